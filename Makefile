@@ -1,0 +1,58 @@
+# drsched — two commands on a fresh machine: `make demo` and `make test`.
+# Caches (venv, pip, Go build cache, built control plane) live outside the clone so CI reuses them.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+CACHE ?= $(HOME)/.cache/drsched
+VENV ?= $(CACHE)/venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+EXTRAS ?= serve,train,traces,dev
+# Re-install when pyproject changes or the checkout moves (CI runs in a fresh clone elsewhere).
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)-$(shell echo $(CURDIR) | sha1sum | cut -c1-8)
+PYTEST := $(PY) -m pytest
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: help venv test test-unit test-integration test-e2e lint demo model bench controlplane clean-venv
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
+	@rm -f $(VENV)/.installed-* && touch $@
+
+venv: $(STAMP)  ## create the venv (outside the clone) and install drsched with all extras
+
+lint: venv  ## ruff + the import-linter layer contracts
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+
+test-unit: venv  ## pure-logic tests
+	$(PYTEST) tests/unit -q
+
+test-integration: venv  ## real processes and servers on loopback
+	$(PYTEST) tests/integration -q
+
+test-e2e: venv controlplane  ## the stock control plane (etcd, kube-apiserver, kube-scheduler, KWOK) + our services
+	$(PYTEST) tests/e2e -q -m e2e
+
+controlplane:  ## build (or reuse) etcd, kube-apiserver, kube-scheduler and KWOK from Go modules
+	@if [ -x tests/e2e/controlplane/build.sh ]; then bash tests/e2e/controlplane/build.sh; fi
+
+test: venv  ## the whole suite: lint, unit, integration, e2e (each timed)
+	@bash scripts/run-tests.sh
+
+demo: venv  ## the main job end to end
+	$(PY) -m policy.evaluate --quick --out $(CURDIR)/out/demo
+
+model: venv  ## train the shipped default model with a fixed seed
+	$(PY) -m policy.train --config policy/models/default-train.yaml --out policy/models/default
+
+bench: venv  ## print the benchmark figures
+	$(PY) bench/bench_sim.py
+
+clean-venv:  ## drop the cached venv
+	rm -rf $(VENV)

@@ -1,0 +1,140 @@
+"""The one feature encoder: (ClusterSnapshot, PodView) -> per-node rows, pod row, cluster summary, mask.
+
+Training (``policy.env``) and serving (the extender) both call ``encode``; nothing else builds features,
+so a model never sees in production a number made differently from the ones it learned on. The layout is
+versioned by ``FEATURE_VERSION``: any change to a column's meaning or order bumps it, and
+``policy.model`` refuses an artifact whose version or column count differs.
+
+Every column is a dimensionless ratio (usage over capacity, capacity over the cluster mean, ...), so one
+set of weights scores a 2-core node and a 64-core node, 3 nodes or 5,000. Importing this module pulls in
+numpy only.
+
+Estimated usage (shared with the load-aware baselines through ``estimated_usage``):
+    est = measured usage + assumed (expected demand of pods placed since the sample)
+    A node whose sample is missing or older than ``max_usage_age`` is estimated from what kube-scheduler
+    knows instead: cpu and memory from requests, net and disk from assumed pods only; its ``stale``
+    column is 1 so the model (and ``/debug/explain``) can tell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from policy.state import N_RESOURCES, RESOURCES, ClusterSnapshot, PodView
+
+FEATURE_VERSION = 1
+"""Bump on any change to the meaning or order of a column below."""
+
+DEFAULT_MAX_USAGE_AGE = 60.0
+"""Seconds after which a node's usage sample is treated as missing."""
+
+_R = RESOURCES
+NODE_FEATURES: tuple[str, ...] = (
+    *(f"est_util_{r}" for r in _R),      # estimated usage / capacity, before the pod
+    *(f"after_util_{r}" for r in _R),    # ... after adding the pod's expected demand
+    "req_frac_cpu", "req_frac_mem",       # requested / allocatable, before the pod
+    "after_req_cpu", "after_req_mem",     # ... after adding the pod's requests
+    *(f"pod_share_{r}" for r in _R),     # pod demand / this node's capacity
+    *(f"cap_rel_{r}" for r in _R),       # log2(capacity / cluster mean capacity)
+    "pods_frac",                          # pods / max pods
+    "stale",                              # 1 if usage was missing or too old
+    "usage_age",                          # min(age / max_usage_age, 1)
+)
+POD_FEATURES: tuple[str, ...] = (
+    *(f"pod_demand_{r}" for r in _R),    # expected demand / mean node capacity
+    "pod_req_cpu", "pod_req_mem",         # requests / mean node capacity
+    "demand_known",                       # 1 if the profile came from a learned profile, annotation or the sim
+)
+CLUSTER_FEATURES: tuple[str, ...] = (
+    *(f"mean_util_{r}" for r in _R),     # mean est_util over feasible nodes
+    *(f"std_util_{r}" for r in _R),      # std of est_util over feasible nodes
+    "feasible_frac",                      # feasible nodes / nodes
+    "log_nodes",                          # log10(n_nodes + 1) / 4
+)
+N_NODE, N_POD, N_CLUSTER = len(NODE_FEATURES), len(POD_FEATURES), len(CLUSTER_FEATURES)
+
+_UTIL_CLIP = 4.0
+_CAP_REL_CLIP = 6.0
+_EPS = 1e-9
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Encoded:
+    """Features of one decision. ``nodes`` rows follow the snapshot's node order."""
+
+    nodes: np.ndarray    # (N, N_NODE) float32
+    pod: np.ndarray      # (N_POD,) float32
+    cluster: np.ndarray  # (N_CLUSTER,) float32
+    mask: np.ndarray     # (N,) bool: the pod's requests fit and the node accepts pods
+
+
+def feasible_mask(snap: ClusterSnapshot, pod: PodView) -> np.ndarray:
+    """Nodes where the pod fits by requests (kube-scheduler's NodeResourcesFit), has a pod slot and is ready."""
+    if snap.n_nodes == 0:
+        return np.zeros(0, dtype=bool)
+    fits = np.all(snap.requested + pod.requests <= snap.capacity[:, :2] + 1e-9, axis=1)
+    return fits & (snap.pods < snap.max_pods) & snap.ready
+
+
+def usage_is_fresh(snap: ClusterSnapshot, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> np.ndarray:
+    """(N,) True where a usage sample exists and is no older than ``max_usage_age`` seconds."""
+    return np.all(np.isfinite(snap.usage), axis=1) & (snap.usage_age <= max_usage_age)
+
+
+def estimated_usage(snap: ClusterSnapshot, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> np.ndarray:
+    """(N, 4) best estimate of each node's usage now, in absolute units (see the module docstring)."""
+    fresh = usage_is_fresh(snap, max_usage_age)
+    fallback = snap.assumed.copy()
+    fallback[:, :2] = np.maximum(snap.requested, snap.assumed[:, :2])
+    measured = np.where(np.isfinite(snap.usage), snap.usage, 0.0) + snap.assumed
+    return np.where(fresh[:, None], measured, fallback)
+
+
+def encode(snap: ClusterSnapshot, pod: PodView, *, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> Encoded:
+    """Encode one scheduling decision. Pure, deterministic, O(N) numpy."""
+    n = snap.n_nodes
+    cap = snap.capacity
+    mask = feasible_mask(snap, pod)
+    if n == 0:
+        mean_cap = np.ones(N_RESOURCES)
+    else:
+        mean_cap = cap.mean(axis=0)
+    est = estimated_usage(snap, max_usage_age) / cap if n else np.zeros((0, N_RESOURCES))
+    share = pod.demand / cap if n else np.zeros((0, N_RESOURCES))
+    req_frac = snap.requested / cap[:, :2] if n else np.zeros((0, 2))
+    after_req = (snap.requested + pod.requests) / cap[:, :2] if n else np.zeros((0, 2))
+    fresh = usage_is_fresh(snap, max_usage_age)
+    age = np.where(np.isfinite(snap.usage_age), snap.usage_age, max_usage_age)
+    nodes = np.empty((n, N_NODE), dtype=np.float32)
+    nodes[:, 0:4] = np.clip(est, 0.0, _UTIL_CLIP)
+    nodes[:, 4:8] = np.clip(est + share, 0.0, _UTIL_CLIP)
+    nodes[:, 8:10] = np.clip(req_frac, 0.0, _UTIL_CLIP)
+    nodes[:, 10:12] = np.clip(after_req, 0.0, _UTIL_CLIP)
+    nodes[:, 12:16] = np.clip(share, 0.0, _UTIL_CLIP)
+    nodes[:, 16:20] = np.clip(np.log2(cap / mean_cap), -_CAP_REL_CLIP, _CAP_REL_CLIP) if n else 0.0
+    nodes[:, 20] = np.clip(snap.pods / np.maximum(snap.max_pods, 1.0), 0.0, 1.0)
+    nodes[:, 21] = ~fresh
+    nodes[:, 22] = np.clip(age / max(max_usage_age, _EPS), 0.0, 1.0)
+
+    pod_row = np.empty(N_POD, dtype=np.float32)
+    pod_row[0:4] = np.clip(pod.demand / mean_cap, 0.0, _UTIL_CLIP)
+    pod_row[4:6] = np.clip(pod.requests / mean_cap[:2], 0.0, _UTIL_CLIP)
+    pod_row[6] = pod.demand_source != "requests"
+
+    cluster = np.zeros(N_CLUSTER, dtype=np.float32)
+    if mask.any():
+        cluster[0:4] = nodes[mask, 0:4].mean(axis=0)
+        cluster[4:8] = nodes[mask, 0:4].std(axis=0)
+    cluster[8] = mask.mean() if n else 0.0
+    cluster[9] = np.log10(n + 1) / 4.0
+    return Encoded(nodes=nodes, pod=pod_row, cluster=cluster, mask=mask)
+
+
+def stack(enc: Encoded) -> np.ndarray:
+    """(N, N_NODE + N_POD + N_CLUSTER) rows the per-node Q-network reads: [node, pod, cluster summary]."""
+    n = enc.nodes.shape[0]
+    return np.concatenate(
+        [enc.nodes, np.broadcast_to(enc.pod, (n, N_POD)), np.broadcast_to(enc.cluster, (n, N_CLUSTER))], axis=1
+    )

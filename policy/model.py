@@ -1,0 +1,131 @@
+"""Numpy inference for the exported DQN: the model the extender serves, with no torch in sight.
+
+An artifact is two files side by side: ``<name>.npz`` (the weights of the per-node Q-network, layers
+``w0, b0, w1, b1, ...``) and ``<name>.json`` (metadata: ``format``, ``feature_version``, ``n_inputs``,
+``activation``, the training config, evaluation scores, the source commit). ``load_model`` checks both
+against ``policy.features`` before anything is served and raises ``ModelError`` naming the file and the
+mismatch, so the extender can fall back to a heuristic and say why.
+
+The network is shared across nodes: each row of ``policy.features.stack(encoded)`` (node features, pod
+features, cluster summary) goes through the same MLP and gives that node's Q-value, so one set of
+weights scores any number of nodes.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from policy.features import FEATURE_VERSION, N_CLUSTER, N_NODE, N_POD, Encoded, stack
+
+FORMAT = "drsched-qnet/1"
+N_INPUTS = N_NODE + N_POD + N_CLUSTER
+_ACTIVATIONS = {"relu": lambda x: np.maximum(x, 0.0, out=x), "tanh": np.tanh}
+
+
+class ModelError(Exception):
+    """The model artifact cannot be served: missing, truncated, or built for other features."""
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = str(path)
+        self.problem = problem
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class QModel:
+    """A loaded per-node Q-network. ``q_values`` is pure and thread-safe."""
+
+    weights: tuple[np.ndarray, ...]
+    biases: tuple[np.ndarray, ...]
+    activation: str
+    meta: dict = field(default_factory=dict)
+    path: str = ""
+
+    @property
+    def version(self) -> str:
+        return str(self.meta.get("version", "unknown"))
+
+    def q_values(self, enc: Encoded) -> np.ndarray:
+        """(N,) Q-value of placing the pod on each node (masked nodes still get a finite value)."""
+        x = stack(enc).astype(np.float32, copy=False)
+        act = _ACTIVATIONS[self.activation]
+        last = len(self.weights) - 1
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            x = x @ w + b
+            if i < last:
+                x = act(x)
+        return x[:, 0].astype(np.float64)
+
+
+def meta_path(path: Path | str) -> Path:
+    return Path(path).with_suffix(".json")
+
+
+def save_model(path: Path | str, weights: list[np.ndarray], biases: list[np.ndarray], *,
+               activation: str = "relu", meta: dict | None = None) -> Path:
+    """Write ``<path>.npz`` and its ``.json`` metadata; returns the .npz path."""
+    path = Path(path).with_suffix(".npz")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {}
+    for i, (w, b) in enumerate(zip(weights, biases, strict=True)):
+        arrays[f"w{i}"] = np.asarray(w, dtype=np.float32)
+        arrays[f"b{i}"] = np.asarray(b, dtype=np.float32)
+    np.savez(path, **arrays)
+    full_meta = {"format": FORMAT, "feature_version": FEATURE_VERSION, "n_inputs": N_INPUTS,
+                 "activation": activation, "layers": len(weights), **(meta or {})}
+    meta_path(path).write_text(json.dumps(full_meta, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def load_model(path: Path | str) -> QModel:
+    """Load and validate an artifact; every failure is a ``ModelError`` naming the file and the problem."""
+    path = Path(path).with_suffix(".npz")
+    mpath = meta_path(path)
+    if not path.is_file():
+        raise ModelError(path, "model file not found")
+    if not mpath.is_file():
+        raise ModelError(mpath, "metadata file not found (expected beside the .npz)")
+    try:
+        meta = json.loads(mpath.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(mpath, f"metadata is not valid JSON: {exc}") from None
+    if not isinstance(meta, dict):
+        raise ModelError(mpath, "metadata must be a JSON object")
+    if meta.get("format") != FORMAT:
+        raise ModelError(mpath, f"format is {meta.get('format')!r}, expected {FORMAT!r}")
+    if meta.get("feature_version") != FEATURE_VERSION:
+        raise ModelError(mpath, f"feature_version is {meta.get('feature_version')!r}, but policy/features.py "
+                                f"is version {FEATURE_VERSION}; retrain or export with matching features")
+    activation = meta.get("activation", "relu")
+    if activation not in _ACTIVATIONS:
+        raise ModelError(mpath, f"unknown activation {activation!r}")
+    try:
+        with np.load(path) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise ModelError(path, f"cannot read weights (truncated or not an .npz): {exc}") from None
+    n_layers = sum(1 for k in arrays if k.startswith("w"))
+    try:
+        weights = tuple(arrays[f"w{i}"] for i in range(n_layers))
+        biases = tuple(arrays[f"b{i}"] for i in range(n_layers))
+    except KeyError as exc:
+        raise ModelError(path, f"missing array {exc.args[0]}") from None
+    if n_layers == 0:
+        raise ModelError(path, "no layers")
+    if weights[0].shape[0] != N_INPUTS:
+        raise ModelError(path, f"first layer takes {weights[0].shape[0]} features, policy/features.py makes "
+                               f"{N_INPUTS} ({N_NODE} node + {N_POD} pod + {N_CLUSTER} cluster)")
+    for i, (w, b) in enumerate(zip(weights, biases, strict=True)):
+        prev = weights[i - 1].shape[1] if i else N_INPUTS
+        if w.ndim != 2 or w.shape[0] != prev or b.shape != (w.shape[1],):
+            raise ModelError(path, f"layer {i} has shapes {w.shape} / {b.shape}, inconsistent with layer {i - 1}")
+        if not (np.all(np.isfinite(w)) and np.all(np.isfinite(b))):
+            raise ModelError(path, f"layer {i} has non-finite weights")
+    if weights[-1].shape[1] != 1:
+        raise ModelError(path, f"last layer gives {weights[-1].shape[1]} outputs, expected 1 per node")
+    return QModel(weights=weights, biases=biases, activation=activation, meta=meta, path=str(path))

@@ -1,0 +1,144 @@
+"""The one picture of a cluster that every scorer decides on.
+
+A ``ClusterSnapshot`` is what a scheduler can know at one instant: per node, capacity, the sum of pod
+*requests* (what kube-scheduler accounts) and the *measured* usage with its age (what a node monitor
+reports, possibly stale). A ``PodView`` is what it can know of the incoming pod: its requests and an
+*expected demand profile* (learned from observed usage, annotated by a user, or just its requests).
+
+The simulator (``policy.sim``) and the extender's cluster cache both produce these records, so features
+(``policy.features``), heuristic scorers (``policy.baselines``) and the DQN (``policy.model``) see the
+same thing in training and in serving. Arrays are numpy, one row per node, columns in ``RESOURCES``
+order. The records are frozen; callers build a new one instead of mutating.
+
+Units (everywhere in ``policy/``):
+    cpu   cores
+    mem   GiB
+    net   MB/s  (receive + transmit)
+    disk  MB/s  (read + write)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+RESOURCES: tuple[str, ...] = ("cpu", "mem", "net", "disk")
+"""Resource order of every per-resource column in ``policy/``."""
+CPU, MEM, NET, DISK = range(4)
+N_RESOURCES = len(RESOURCES)
+REQUESTED: tuple[str, ...] = ("cpu", "mem")
+"""Resources kube-scheduler accounts by request (the first two of ``RESOURCES``)."""
+
+
+class SnapshotError(ValueError):
+    """A snapshot or pod view was built from inconsistent or impossible values."""
+
+
+def _as_2d(name: str, value, n: int, cols: int) -> np.ndarray:
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.shape != (n, cols):
+        raise SnapshotError(f"{name} has shape {arr.shape}, expected ({n}, {cols})")
+    return arr
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ClusterSnapshot:
+    """What a scheduler can know about N nodes at one instant.
+
+    Attributes:
+        names: node names, length N.
+        capacity: (N, 4) allocatable capacity per resource, in ``RESOURCES`` units. Must be > 0.
+        requested: (N, 2) sum of the cpu and memory *requests* of the pods on each node.
+        usage: (N, 4) measured usage per resource; NaN where no sample exists.
+        usage_age: (N,) seconds since each node's usage was sampled; ``inf`` where none.
+        assumed: (N, 4) expected demand of the pods placed on each node *since* its usage was sampled (the
+            Trimaran / Koordinator "assumed pods" correction, so a burst does not pile onto one node). The
+            producer of the snapshot tracks it; ``policy.features`` adds it to ``usage``.
+        pods: (N,) number of pods on each node.
+        max_pods: (N,) pod capacity of each node.
+        ready: (N,) whether the node accepts pods (Ready, not cordoned).
+        now: the snapshot's time, seconds (simulated or wall clock).
+    """
+
+    names: tuple[str, ...]
+    capacity: np.ndarray
+    requested: np.ndarray
+    usage: np.ndarray
+    usage_age: np.ndarray
+    assumed: np.ndarray
+    pods: np.ndarray
+    max_pods: np.ndarray
+    ready: np.ndarray
+    now: float = 0.0
+
+    def __post_init__(self) -> None:
+        n = len(self.names)
+        object.__setattr__(self, "names", tuple(self.names))
+        object.__setattr__(self, "capacity", _as_2d("capacity", self.capacity, n, N_RESOURCES))
+        object.__setattr__(self, "requested", _as_2d("requested", self.requested, n, len(REQUESTED)))
+        object.__setattr__(self, "usage", _as_2d("usage", self.usage, n, N_RESOURCES))
+        object.__setattr__(self, "assumed", _as_2d("assumed", self.assumed, n, N_RESOURCES))
+        for name, dtype in (("usage_age", np.float64), ("pods", np.float64), ("max_pods", np.float64),
+                            ("ready", bool)):
+            arr = np.asarray(getattr(self, name), dtype=dtype)
+            if arr.shape != (n,):
+                raise SnapshotError(f"{name} has shape {arr.shape}, expected ({n},)")
+            object.__setattr__(self, name, arr)
+        if n and not np.all(self.capacity > 0):
+            bad = int(np.argwhere(~(self.capacity > 0))[0][0])
+            raise SnapshotError(f"node {self.names[bad]!r}: capacity must be > 0, got {self.capacity[bad].tolist()}")
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.names)
+
+    @classmethod
+    def empty(cls) -> ClusterSnapshot:
+        return cls((), np.zeros((0, 4)), np.zeros((0, 2)), np.zeros((0, 4)), np.zeros(0), np.zeros((0, 4)),
+                   np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool))
+
+    def subset(self, index) -> ClusterSnapshot:
+        """The snapshot restricted to the nodes at ``index`` (an index array or boolean mask), in that order."""
+        idx = np.arange(self.n_nodes)[index]
+        return ClusterSnapshot(
+            names=tuple(self.names[i] for i in idx), capacity=self.capacity[idx], requested=self.requested[idx],
+            usage=self.usage[idx], usage_age=self.usage_age[idx], assumed=self.assumed[idx], pods=self.pods[idx],
+            max_pods=self.max_pods[idx], ready=self.ready[idx], now=self.now,
+        )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PodView:
+    """What a scheduler can know about the incoming pod.
+
+    Attributes:
+        requests: (2,) cpu and memory requests.
+        demand: (4,) expected demand profile per resource, in ``RESOURCES`` units: what the pod is expected
+            to *use* when running alone (learned, annotated, or derived from requests).
+        demand_source: where ``demand`` came from: ``annotation``, ``learned``, ``requests`` or ``sim``.
+        name: pod name, for logs and explanations.
+    """
+
+    requests: np.ndarray
+    demand: np.ndarray
+    demand_source: str = "requests"
+    name: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        req = np.asarray(self.requests, dtype=np.float64).reshape(-1)
+        dem = np.asarray(self.demand, dtype=np.float64).reshape(-1)
+        if req.shape != (2,):
+            raise SnapshotError(f"pod {self.name!r}: requests must have 2 values (cpu, mem), got {req.shape[0]}")
+        if dem.shape != (N_RESOURCES,):
+            raise SnapshotError(f"pod {self.name!r}: demand must have 4 values {RESOURCES}, got {dem.shape[0]}")
+        if not (np.all(np.isfinite(req)) and np.all(req >= 0) and np.all(np.isfinite(dem)) and np.all(dem >= 0)):
+            raise SnapshotError(f"pod {self.name!r}: requests and demand must be finite and >= 0")
+        object.__setattr__(self, "requests", req)
+        object.__setattr__(self, "demand", dem)
+
+    @classmethod
+    def from_requests(cls, cpu: float, mem: float, *, name: str = "") -> PodView:
+        """A pod whose only information is its requests: expected cpu/mem use = requests, no net or disk."""
+        return cls(requests=[cpu, mem], demand=[cpu, mem, 0.0, 0.0], demand_source="requests", name=name)

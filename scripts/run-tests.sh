@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs lint, then unit, integration and e2e suites in that order, timing each; used by `make test`.
+# A suite with no tests yet (pytest exit 5) is reported, not failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VENV:-$HOME/.cache/drsched/venv}
+PY="$VENV/bin/python"
+status=0
+summary=()
+
+run_suite() {
+  local name=$1; shift
+  local start=$SECONDS rc
+  echo "=== $name: $*"
+  "$@"; rc=$?
+  if [ "$rc" -eq 5 ]; then echo "--- $name: no tests collected"; rc=0; fi
+  summary+=("$name: rc=$rc, $((SECONDS - start)) s")
+  [ "$rc" -eq 0 ] || status=1
+}
+
+run_suite lint bash -c "$VENV/bin/ruff check . && $VENV/bin/lint-imports"
+run_suite unit "$PY" -m pytest tests/unit -q
+run_suite integration "$PY" -m pytest tests/integration -q
+if [ -x tests/e2e/controlplane/build.sh ]; then
+  run_suite controlplane-build bash tests/e2e/controlplane/build.sh
+  run_suite e2e "$PY" -m pytest tests/e2e -q -m e2e
+fi
+echo "=== summary"
+printf '  %s\n' "${summary[@]}"
+exit $status
