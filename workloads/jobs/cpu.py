@@ -1,0 +1,56 @@
+"""cpu: a compute-bound job, an iterated SHA-256 chain.
+
+Each unit hashes the running 32-byte digest ``--work`` times. The chain is seeded by ``--seed``, so the
+final digest is a pure function of (seed, units, work) and cannot be computed without doing all the
+work in order, which makes it a strict test of resume correctness: one skipped or repeated unit changes
+the output. State: the running digest. Output: ``output.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from typing import Any
+
+from workloads.atomic import atomic_write
+from workloads.jobs.base import Job, StateRejected
+
+OUTPUT = "output.json"
+
+
+class CpuJob(Job):
+    kind = "cpu"
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--work", type=int, default=20000, help="SHA-256 rounds per unit (default: %(default)s)")
+        parser.add_argument("--seed", type=int, default=0, help="seed of the hash chain (default: %(default)s)")
+
+    def config(self) -> dict[str, Any]:
+        return {"kind": self.kind, "units": self.units_total, "work": self.args.work, "seed": self.args.seed}
+
+    def restore(self, state: dict[str, Any] | None, units_done: int) -> None:
+        if state is None:
+            self.digest = hashlib.sha256(f"drsched-cpu:{self.args.seed}".encode()).digest()
+            return
+        digest = bytes.fromhex(state["digest"])
+        if len(digest) != 32:
+            raise StateRejected(f"digest has {len(digest)} bytes, expected 32")
+        self.digest = digest
+
+    def run_unit(self, index: int) -> None:
+        digest = self.digest
+        for _ in range(self.args.work):
+            digest = hashlib.sha256(digest).digest()
+        self.digest = digest
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"digest": self.digest.hex()}
+
+    def finish(self) -> None:
+        result = {**self.config(), "digest": self.digest.hex()}
+        atomic_write(self.state_dir / OUTPUT, json.dumps(result, sort_keys=True).encode() + b"\n")
+
+    def is_complete(self) -> bool:
+        return (self.state_dir / OUTPUT).exists()
