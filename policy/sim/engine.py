@@ -1,0 +1,312 @@
+"""The event-driven cluster simulator: arrivals, decisions, completions, monitor samples and injected events.
+
+Why it exists: the RL env, the evaluator and the benchmark drive one loop — ask for the next pod, look at a
+``ClusterSnapshot``, place or defer — and this module is that loop. It owns the clock, the event heap, the
+pod queues (pods awaiting a decision, deferred pods) and the monitor's view (usage sampled every
+``sample_interval`` seconds, plus the "assumed" expected demand of pods placed since that sample); the nodes
+and running jobs live in ``policy.sim.fleet``.
+
+Queueing follows kube-scheduler: a pod is offered (``next_decision``) only when at least one node can take
+it; otherwise, or when the policy calls ``defer``, it waits and is retried after the next event that frees
+resources (a completion, a node coming back). When nothing is running and nothing more can happen, deferred
+pods that fit somewhere are retried after ``RETRY_BACKOFF`` s (kube's max backoff) and the rest are reported
+unschedulable; a pod whose requests exceed every node's capacity is unschedulable on arrival.
+
+``excess_integral`` is ∫ Σ_j (1 − rate_j)/work_j dt over every job present (queued pods have rate 0),
+integrated exactly between events, plus lost_work/work at each restart; at the end of a run it equals
+Σ_j (slowdown_j − 1) over finished jobs.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import math
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from policy.sim.config import SimConfig, build_episode
+from policy.sim.errors import InfeasiblePlacement, NoPendingPod
+from policy.sim.events import NodeFailure, Straggler
+from policy.sim.fleet import COMPLETE, Fleet
+from policy.sim.metrics import RunResult, imbalance
+from policy.state import ClusterSnapshot, PodView
+
+log = logging.getLogger(__name__)
+
+RETRY_BACKOFF = 10.0
+_NODE_EVENT = 1  # heap priority after completions
+_QUEUED, _RUNNING, _DONE, _UNSCHEDULABLE, _FUTURE = range(5)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPod:
+    """The pod awaiting a decision: its job id and what the scheduler may know of it."""
+
+    job_id: int
+    pod: PodView
+
+
+class Simulator:
+    """One simulated cluster run. ``Simulator(SimConfig(...), seed=1)``; ``reset(seed)`` starts another."""
+
+    def __init__(self, config: SimConfig | None = None, *, seed: int | None = None) -> None:
+        self.config = config or SimConfig()
+        self.reset(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Draw a new episode (nodes, jobs, arrivals, profiles) from ``seed``."""
+        cfg = self.config
+        self.nodes, self.jobs, self._skipped = build_episode(cfg, np.random.default_rng(seed))
+        n_jobs = len(self.jobs)
+        self.fleet = Fleet(self.nodes, self.jobs)
+        cap = self.nodes.capacity
+        req = np.array([j.requests for j in self.jobs]).reshape(-1, 2)
+        self._never = ~((req[:, None, :] <= cap[None, :, :2] + 1e-9).all(axis=2).any(axis=1)) if n_jobs else []
+        self.now = 0.0
+        self.excess_integral = 0.0
+        self._pending_excess = 0.0
+        self._heap: list = []
+        self._seq = 0
+        self._next_arrival = 0
+        self._queue: deque[int] = deque()
+        self._deferred: list[int] = []
+        self._retry = False
+        self._current: PendingPod | None = None
+        self._state = [_FUTURE] * n_jobs
+        self._finish = [math.nan] * n_jobs
+        self._finished: list[int] = []
+        self._restarts = 0
+        self._views: dict[int, PodView] = {}
+        self._snap: ClusterSnapshot | None = None
+        self.done = False
+        for ev in cfg.events:
+            self.inject(ev)
+        self._ticks: list[float] = []
+        self._util: list[np.ndarray] = []
+        self._imb: list[float] = []
+        self._sample()
+        self._next_tick = cfg.sample_interval
+
+    # -- time -------------------------------------------------------------------------------------------
+    def _advance_to(self, t: float) -> None:
+        if t > self.now:
+            self.excess_integral += (self.fleet.excess_rate + self._pending_excess) * (t - self.now)
+            self.now = t
+            self._snap = None
+
+    def _push(self, t: float, kind: str, ev) -> None:
+        self._seq += 1
+        heapq.heappush(self._heap, (t, _NODE_EVENT, self._seq, kind, ev))
+
+    def inject(self, event: Straggler | NodeFailure) -> None:
+        """Schedule a straggler or node failure (its times are absolute simulated seconds)."""
+        if isinstance(event, Straggler):
+            self._push(max(event.start, self.now), "slow", event)
+        else:
+            self._push(max(event.at, self.now), "fail", event)
+
+    def _sample(self, *, record: bool = False) -> None:
+        """A monitor tick: usage becomes the true usage now, assumed resets; ``record`` adds a metrics row."""
+        f = self.fleet
+        self._usage = f.usage.copy()
+        self._usage.setflags(write=False)
+        self._sampled_at = self.now
+        self._assumed = np.zeros((self.nodes.n, 4))
+        up = f.ready
+        if record and up.any():
+            cap = self.nodes.capacity[up]
+            self._ticks.append(self.now)
+            self._util.append(f.usage[up].sum(axis=0) / cap.sum(axis=0))
+            self._imb.append(imbalance(f.usage[up], cap))
+        f.recompute_excess()
+        self._snap = None
+
+    # -- the decision loop ------------------------------------------------------------------------------
+    def next_decision(self) -> PendingPod | None:
+        """Advance time until a pod needs placing and return it; ``None`` once the run is over."""
+        if self._current is not None:
+            return self._current
+        while not self.done:
+            if self._queue:
+                j = self._queue.popleft()
+                if self._feasible_any(j):
+                    self._current = PendingPod(j, self._view(j))
+                    return self._current
+                self._deferred.append(j)
+                continue
+            if self._retry and self._deferred:
+                self._queue.extend(self._deferred)
+                self._deferred = []
+                self._retry = False
+                continue
+            self._retry = False
+            self._step()
+        return None
+
+    def _step(self) -> None:
+        """Process the earliest of: heap event, monitor tick, arrival; or end the run."""
+        heap, f, state = self._heap, self.fleet, self._state
+        while heap and heap[0][1] == COMPLETE and (f.version[heap[0][3]] != heap[0][4] or state[heap[0][3]] != _RUNNING):
+            heapq.heappop(heap)  # a completion superseded by a rate change
+        t_heap = heap[0][0] if heap else math.inf
+        t_arr = self.jobs[self._next_arrival].submit if self._next_arrival < len(self.jobs) else math.inf
+        if f.running == 0 and t_arr == math.inf and not self._queue and (not self._deferred or t_heap == math.inf):
+            return self._quiesce()
+        t = min(t_heap, t_arr, self._next_tick)
+        if t > self.config.time_limit:
+            self._advance_to(self.config.time_limit)
+            self.done = True
+        elif t == self._next_tick and t < t_heap:
+            self._advance_to(t)
+            self._sample(record=True)
+            self._next_tick = t + self.config.sample_interval
+        elif t_heap <= t_arr:
+            _, _, _, a, b = heapq.heappop(heap)
+            self._advance_to(t_heap)
+            self._handle(a, b)
+        else:
+            self._advance_to(t_arr)
+            self._arrive()
+
+    def _arrive(self) -> None:
+        t = self.jobs[self._next_arrival].submit
+        while self._next_arrival < len(self.jobs) and self.jobs[self._next_arrival].submit <= t:
+            j = self._next_arrival
+            self._next_arrival += 1
+            if self._never[j]:
+                self._state[j] = _UNSCHEDULABLE
+                log.warning("pod unschedulable on arrival job=%d requests=%s", j, self.jobs[j].requests)
+                continue
+            self._state[j] = _QUEUED
+            self._pending_excess += self.fleet.inv_work[j]
+            self._queue.append(j)
+
+    def _handle(self, a, b) -> None:
+        f = self.fleet
+        if isinstance(a, int):  # a completion: (job, version), already checked current
+            f.complete(a, self.now, self._heap)
+            self._state[a] = _DONE
+            self._finish[a] = self.now
+            self._finished.append(a)
+            self._retry = True
+        elif a == "slow":
+            if self.now < b.start + b.duration:  # injected late but still in force: apply the remainder
+                f.slow(b.node, b.factor, self.now, self._heap)
+                self._push(b.start + b.duration, "unslow", b)
+        elif a == "unslow":
+            f.slow(b.node, b.factor, self.now, self._heap, end=True)
+        elif a == "fail":
+            if not f.ready[b.node]:
+                return
+            for j, lost in f.fail(b.node, self.now):
+                self._restarts += 1
+                self.excess_integral += lost * f.inv_work[j]
+                self._pending_excess += f.inv_work[j]
+                self._state[j] = _QUEUED
+                self._queue.append(j)
+            log.info("node failed node=%s t=%.1f", self.nodes.names[b.node], self.now)
+            if math.isfinite(b.duration):
+                self._push(b.at + b.duration, "up", b)
+        elif a == "up":
+            f.recover(b.node, self.now)
+            self._retry = True
+        self._snap = None
+
+    def _quiesce(self) -> None:
+        """Nothing is running or coming: retry deferred pods that fit after a backoff, else end the run."""
+        fits = [j for j in self._deferred if self._feasible_any(j)]
+        if fits and self.now + RETRY_BACKOFF <= self.config.time_limit:
+            self._advance_to(self.now + RETRY_BACKOFF)
+            self._retry = True
+            return
+        for j in self._deferred:
+            if j not in fits:  # nothing left to happen can make room for it
+                self._state[j] = _UNSCHEDULABLE
+                self._pending_excess -= self.fleet.inv_work[j]
+                log.warning("pod unschedulable job=%d requests=%s", j, self.jobs[j].requests)
+        self._deferred = fits  # still feasible at the time limit: reported unfinished
+        self.done = True
+
+    # -- the scheduler's view ---------------------------------------------------------------------------
+    def _view(self, j: int) -> PodView:
+        v = self._views.get(j)
+        if v is None:
+            spec = self.jobs[j]
+            v = self._views[j] = PodView(spec.requests, spec.expected, "sim", f"{spec.kind}-{j}")
+        return v
+
+    def _feasible_any(self, j: int) -> bool:
+        return bool(self._mask(j).any())
+
+    def _mask(self, j: int) -> np.ndarray:
+        f, req = self.fleet, self.fleet.requests[j]
+        free = self.nodes.capacity[:, :2] - f.requested
+        return (free[:, 0] + 1e-9 >= req[0]) & (free[:, 1] + 1e-9 >= req[1]) & (f.pods < self.nodes.max_pods) & f.ready
+
+    def feasible_mask(self) -> np.ndarray:
+        """(N,) bool: the pending pod's requests fit allocatable, a pod slot is free and the node is up."""
+        if self._current is None:
+            raise NoPendingPod("feasible_mask needs a pending pod; call next_decision first")
+        return self._mask(self._current.job_id)
+
+    def snapshot(self) -> ClusterSnapshot:
+        """What a scheduler can know now (cached until the state changes)."""
+        if self._snap is None:
+            f, n = self.fleet, self.nodes
+            self._snap = ClusterSnapshot(
+                names=n.names, capacity=n.capacity, requested=f.requested.copy(), usage=self._usage,
+                usage_age=np.full(n.n, self.now - self._sampled_at), assumed=self._assumed.copy(),
+                pods=f.pods.copy(), max_pods=n.max_pods, ready=f.ready.copy(), now=self.now)
+        return self._snap
+
+    # -- actions ----------------------------------------------------------------------------------------
+    def place(self, node: int) -> None:
+        """Start the pending pod on ``node``; ``InfeasiblePlacement`` if it cannot go there."""
+        cur = self._current
+        if cur is None:
+            raise NoPendingPod("place needs a pending pod; call next_decision first")
+        j, f = cur.job_id, self.fleet
+        if not 0 <= node < self.nodes.n:
+            raise InfeasiblePlacement(node, f"no such node (cluster has {self.nodes.n})")
+        if not f.fits(j, node):
+            raise InfeasiblePlacement(node, "node down, pod limit reached or requests do not fit allocatable")
+        self._current = None
+        self._pending_excess -= f.inv_work[j]
+        self._state[j] = _RUNNING
+        f.add(j, node, self.now, self._heap)
+        exp = self.jobs[j].expected
+        row = self._assumed[node]
+        row += exp
+        self._snap = None
+
+    def defer(self) -> None:
+        """Leave the pending pod unplaced; it is retried after the next event that frees resources."""
+        if self._current is None:
+            raise NoPendingPod("defer needs a pending pod; call next_decision first")
+        self._deferred.append(self._current.job_id)
+        self._current = None
+
+    # -- results ----------------------------------------------------------------------------------------
+    @property
+    def queue_length(self) -> int:
+        """Pods waiting for a decision or deferred (excluding the one pending now)."""
+        return len(self._queue) + len(self._deferred)
+
+    def result(self) -> RunResult:
+        """Metrics of the run so far (final once ``done``)."""
+        fin = self._finished
+        submit = np.array([self.jobs[j].submit for j in fin])
+        jct = np.array([self._finish[j] for j in fin]) - submit
+        work = np.array([self.jobs[j].work for j in fin])
+        unsched = sum(1 for s in self._state if s == _UNSCHEDULABLE)
+        first = self.jobs[0].submit if self.jobs else 0.0
+        return RunResult(
+            n_jobs=len(self.jobs), finished=len(fin), unschedulable=unsched,
+            unfinished=len(self.jobs) - len(fin) - unsched, restarts=self._restarts, skipped_rows=self._skipped,
+            jct=jct, slowdown=jct / work if len(fin) else np.zeros(0), kinds=tuple(self.jobs[j].kind for j in fin),
+            makespan=(max(self._finish[j] for j in fin) - first) if fin else 0.0,
+            tick_times=np.array(self._ticks), utilisation=np.array(self._util).reshape(-1, 4),
+            imbalance_series=np.array(self._imb), excess_integral=self.excess_integral)

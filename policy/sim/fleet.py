@@ -1,0 +1,153 @@
+"""The mutable state of the nodes and the jobs running on them, kept incrementally for speed.
+
+Why it exists: the engine decides *when* things happen; this module keeps *what is running where* and
+re-derives a node's progress rates whenever its set of jobs or its capacity changes. Per-event work is
+O(jobs on that node): a node's jobs are advanced lazily (``remaining -= rate·dt`` since the node's last
+change), their rates recomputed by ``policy.sim.contention``, and completions whose time moved are pushed
+again onto the engine's heap with a bumped version (stale heap entries are skipped by version).
+
+State owned: per node the job-id list, last-update time, straggler factor, requests, pod count, readiness,
+true usage and Σ(1 − rate)/work; per job the remaining work, rate, version and node.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from policy.sim.cluster import Nodes
+from policy.sim.contention import fair_rates, node_usage, scaled_capacity
+from policy.sim.jobs import JobSpec
+
+COMPLETE = 0  # heap priority: completions first at equal times, so freed resources are seen at once
+
+
+class Fleet:
+    """Nodes and running jobs. Job ids index ``jobs``; node ids index ``nodes``."""
+
+    def __init__(self, nodes: Nodes, jobs: list[JobSpec]) -> None:
+        n = nodes.n
+        self.capacity = nodes.capacity
+        self._max_pods = [float(m) for m in nodes.max_pods]
+        self._cap = [tuple(map(float, row)) for row in nodes.capacity]
+        self._eff = list(self._cap)
+        self.factor = [1.0] * n
+        self._stragglers = [0] * n
+        self.on_node: list[list[int]] = [[] for _ in range(n)]
+        self._last = [0.0] * n
+        self._excess = [0.0] * n
+        self.excess_rate = 0.0  # Σ over running jobs of (1 - rate) / work
+        self.requested = np.zeros((n, 2))
+        self.pods = np.zeros(n)
+        self.ready = np.ones(n, dtype=bool)
+        self.usage = np.zeros((n, 4))
+        self.demand = [j.demand for j in jobs]
+        self.requests = [j.requests for j in jobs]
+        self.work = [j.work for j in jobs]
+        self.inv_work = [1.0 / j.work for j in jobs]
+        self.remaining = list(self.work)
+        self.rate = [0.0] * len(jobs)
+        self.version = [0] * len(jobs)
+        self.node = [-1] * len(jobs)
+        self.running = 0
+        self._seq = 0
+
+    def _advance(self, i: int, now: float) -> None:
+        dt = now - self._last[i]
+        if dt > 0.0:
+            rem, rate = self.remaining, self.rate
+            for j in self.on_node[i]:
+                rem[j] -= rate[j] * dt
+        self._last[i] = now
+
+    def _recompute(self, i: int, now: float, heap: list) -> None:
+        js = self.on_node[i]
+        dem = [self.demand[j] for j in js]
+        rates = fair_rates(dem, self._eff[i])
+        rate, rem, inv, ver = self.rate, self.remaining, self.inv_work, self.version
+        total = 0.0
+        for j, x in zip(js, rates):
+            total += (1.0 - x) * inv[j]
+            if x != rate[j]:
+                rate[j] = x
+                ver[j] += 1
+                if x > 0.0:
+                    self._seq += 1
+                    heapq.heappush(heap, (now + max(rem[j], 0.0) / x, COMPLETE, self._seq, j, ver[j]))
+        self.excess_rate += total - self._excess[i]
+        self._excess[i] = total
+        self.usage[i] = node_usage(dem, rates, self._cap[i]) if js else (0.0, 0.0, 0.0, 0.0)
+
+    def add(self, j: int, i: int, now: float, heap: list) -> None:
+        """Start job ``j`` on node ``i`` (feasibility is the caller's check)."""
+        self._advance(i, now)
+        self.on_node[i].append(j)
+        self.node[j] = i
+        self.rate[j] = -1.0  # forces a completion push in _recompute
+        req = self.requests[j]
+        self.requested[i, 0] += req[0]
+        self.requested[i, 1] += req[1]
+        self.pods[i] += 1
+        self.running += 1
+        self._recompute(i, now, heap)
+
+    def complete(self, j: int, now: float, heap: list) -> int:
+        """Finish job ``j`` now; returns its node."""
+        i = self.node[j]
+        self._advance(i, now)
+        self.remaining[j] = 0.0
+        self.on_node[i].remove(j)
+        self._release(j, i)
+        self._recompute(i, now, heap)
+        return i
+
+    def _release(self, j: int, i: int) -> None:
+        req = self.requests[j]
+        self.requested[i, 0] -= req[0]
+        self.requested[i, 1] -= req[1]
+        self.pods[i] -= 1
+        if self.pods[i] == 0:  # wipe float residue so an empty node is exactly empty
+            self.requested[i] = 0.0
+        self.node[j] = -1
+        self.rate[j] = 0.0
+        self.version[j] += 1
+        self.running -= 1
+
+    def fail(self, i: int, now: float) -> list[tuple[int, float]]:
+        """Take node ``i`` down; its jobs lose their progress. Returns (job, lost work seconds) per job."""
+        self._advance(i, now)
+        lost = []
+        for j in self.on_node[i]:
+            lost.append((j, self.work[j] - max(self.remaining[j], 0.0)))
+            self.remaining[j] = self.work[j]
+            self._release(j, i)
+        self.on_node[i] = []
+        self.ready[i] = False
+        self.excess_rate -= self._excess[i]
+        self._excess[i] = 0.0
+        self.usage[i] = 0.0
+        return lost
+
+    def recover(self, i: int, now: float) -> None:
+        """Bring node ``i`` back, empty."""
+        self.ready[i] = True
+        self._last[i] = now
+
+    def slow(self, i: int, factor: float, now: float, heap: list, *, end: bool = False) -> None:
+        """Start (or, with ``end``, stop) a straggler of ``factor`` on node ``i`` and re-rate its jobs."""
+        self._advance(i, now)
+        self._stragglers[i] += -1 if end else 1
+        self.factor[i] = 1.0 if self._stragglers[i] == 0 else (self.factor[i] / factor if end else self.factor[i] * factor)
+        self._eff[i] = scaled_capacity(self._cap[i], self.factor[i])
+        self._recompute(i, now, heap)
+
+    def fits(self, j: int, i: int) -> bool:
+        """Whether job ``j``'s requests fit node ``i`` now (ready, pod slot free, cpu and memory allocatable)."""
+        req, cap = self.requests[j], self._cap[i]
+        return bool(self.ready[i]) and self.pods[i] < self._max_pods[i] and \
+            self.requested[i, 0] + req[0] <= cap[0] + 1e-9 and self.requested[i, 1] + req[1] <= cap[1] + 1e-9
+
+    def recompute_excess(self) -> None:
+        """Re-add the per-node sums from scratch (bounds float drift of the incremental total)."""
+        self.excess_rate = sum(self._excess)
