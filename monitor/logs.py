@@ -1,0 +1,40 @@
+"""Logging helpers: key=value fields and warn-once for conditions that persist across samples.
+
+A missing interface or an unreadable cgroup stays missing every second; logging it every
+sample would bury everything else. ``OnceLogger`` logs a condition the first time it is
+seen and logs again (at INFO) when it clears, so the log shows when it started and ended.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+
+def fields(**kv: Any) -> str:
+    """``key=value`` pairs in a stable order, for the end of a constant log message."""
+    return " ".join(f"{k}={v}" for k, v in kv.items())
+
+
+class OnceLogger:
+    """Warn once per condition key; note when a condition clears."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self._logger = logger
+        self._active: set[str] = set()
+
+    def warn(self, key: str, message: str, **kv: Any) -> None:
+        if key in self._active:
+            return
+        self._active.add(key)
+        self._logger.warning("%s %s", message, fields(key=key, **kv))
+
+    def clear(self, key: str) -> None:
+        if key in self._active:
+            self._active.discard(key)
+            self._logger.info("condition cleared %s", fields(key=key))
+
+    def clear_prefix(self, prefix: str, keep: set[str]) -> None:
+        """Clear every active key under ``prefix`` that is not in ``keep``."""
+        for key in [k for k in self._active if k.startswith(prefix) and k not in keep]:
+            self.clear(key)

@@ -1,0 +1,88 @@
+"""Reads the host-wide counters from the proc root: the one module that opens /proc files for the node.
+
+A read returns a ``NodeCounters`` snapshot of cumulative counters plus the sources that
+failed; it never raises for a missing or malformed file (that source is ``None`` in the
+snapshot). Which interfaces and disks count is decided here, every sample, so that an
+interface or disk that appears later is picked up and one that vanishes is warned about.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from monitor.counters import LOOPBACK, NodeCounters
+from monitor.errors import SourceUnavailable
+from monitor.logs import OnceLogger
+from monitor.procfs import parse_diskstats, parse_meminfo, parse_net_dev, parse_proc_stat, physical_disks
+
+
+def read_text(path: Path, source: str) -> str:
+    """The whole file, or ``SourceUnavailable(source)`` when it cannot be read."""
+    try:
+        return path.read_text()
+    except OSError as exc:
+        raise SourceUnavailable(source, f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def select(names: list[str], wanted: list[str], *, kind: str, once: OnceLogger) -> list[str]:
+    """The ``wanted`` names that exist (warning once per missing one), or ``names`` when none are wanted."""
+    if not wanted:
+        return names
+    present = set(names)
+    for name in wanted:
+        key = f"{kind}:{name}"
+        if name in present:
+            once.clear(key)
+        else:
+            once.warn(key, f"configured {kind} not found; left out of the sum", name=name)
+    return [n for n in wanted if n in present]
+
+
+class NodeReader:
+    """Reads /proc/stat, /proc/meminfo, /proc/net/dev and /proc/diskstats under ``proc_root``."""
+
+    def __init__(self, *, proc_root: Path, interfaces: list[str], disks: list[str], once: OnceLogger) -> None:
+        self._proc = proc_root
+        self._interfaces = interfaces
+        self._disks = disks
+        self._once = once
+
+    def read(self, *, mono: float, wall: float) -> tuple[NodeCounters, list[SourceUnavailable]]:
+        errors: list[SourceUnavailable] = []
+
+        def attempt(fn):
+            try:
+                return fn()
+            except SourceUnavailable as exc:
+                errors.append(exc)
+                return None
+
+        stat = attempt(lambda: parse_proc_stat(read_text(self._proc / "stat", "proc_stat")))
+        memory = attempt(lambda: parse_meminfo(read_text(self._proc / "meminfo", "meminfo")))
+        net = attempt(self._read_net)
+        disk = attempt(self._read_disk)
+        counters = NodeCounters(
+            mono=mono,
+            wall=wall,
+            cpu=stat[0] if stat else None,
+            ncpu=stat[1] if stat else None,
+            memory=memory,
+            net=net,
+            disk=disk,
+        )
+        return counters, errors
+
+    def _read_net(self) -> dict[str, tuple[int, int]]:
+        # <proc>/net/dev is the netns of the reading process: with hostNetwork, the host's.
+        all_ifaces = parse_net_dev(read_text(self._proc / "net" / "dev", "net_dev"))
+        default = [n for n in all_ifaces if n != LOOPBACK]
+        names = select(list(all_ifaces), self._interfaces, kind="interface", once=self._once)
+        return {n: all_ifaces[n] for n in (names if self._interfaces else default)}
+
+    def _read_disk(self) -> dict[str, tuple[int, int]]:
+        all_disks = parse_diskstats(read_text(self._proc / "diskstats", "diskstats"))
+        if self._disks:
+            names = select(list(all_disks), self._disks, kind="disk", once=self._once)
+        else:
+            names = physical_disks(all_disks)
+        return {n: all_disks[n] for n in names}
