@@ -1,0 +1,188 @@
+"""``ClusterEnv``: the gymnasium environment the DQN learns placement in, one pod per step.
+
+## Description
+A simulated Kubernetes cluster (``policy.sim``) receives a stream of jobs. At each step one pending pod
+must be placed; the agent picks the node. Cluster size, node mix, workload mix, load and the error of
+the pods' expected demand profiles are drawn per episode from ``EnvConfig`` ranges, so one policy learns
+to score clusters of any shape. What the agent sees is exactly what the extender will see in production:
+``policy.features.encode`` of the simulator's ``ClusterSnapshot`` (stale sampled usage plus assumed pods,
+requests, capacities) and the pod's ``PodView`` (requests and *expected* demand, never the true one).
+
+## Action Space
+``Discrete(max_nodes)``: the index of the node in the snapshot's order. Indices past the cluster's size
+are padding. An action whose node is masked (padding, not ready, requests do not fit) is not an error:
+like a failed bind, the pod goes back to the pending queue and waits, which the reward charges for.
+``info["invalid_action"]`` says so. ``policy.dqn.MaskedDQN`` never takes such an action.
+
+## Observation Space
+``Box(-8, 8, (obs_size(max_nodes),), float32)``, laid out by ``policy.obs``: the feasibility mask, the
+per-node feature rows (``policy.features.NODE_FEATURES``), the pod row and the cluster summary.
+
+## Rewards
+``reward="slowdown"`` (default): minus the growth, between this decision and the next, of
+``sum_j (1 - progress_rate_j) / work_j`` integrated over time, for every job present (a waiting job has
+rate 0). An episode's return is therefore exactly ``-sum_j (slowdown_j - 1)``: maximising it minimises
+the mean slowdown, whose physical limit is 1.0.
+``reward="imbalance"``: DRS's reward, minus the load imbalance (mean over resources of the std across
+nodes of true utilisation) at the next decision.
+``reward="mix"``: slowdown reward + ``imbalance_weight`` x imbalance reward.
+
+## Starting State
+A fresh cluster of the drawn size with no jobs; time advances to the first arrival.
+
+## Episode End
+Terminates when every job has finished or was reported unschedulable (the simulator runs the remaining
+jobs to completion inside the last step, so their cost lands in its reward). Never truncated.
+
+## Arguments
+``EnvConfig`` (all fields documented there) and ``seed`` through ``reset``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from policy import obs as obs_layout
+from policy.features import encode
+from policy.sim.config import SimConfig
+from policy.sim.engine import Simulator
+from policy.sim.metrics import imbalance
+
+REWARDS = ("slowdown", "imbalance", "mix")
+
+
+class EnvConfigError(ValueError):
+    """An ``EnvConfig`` that cannot describe an episode."""
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    """What episodes are drawn from. Each tuple field is sampled uniformly per episode."""
+
+    clusters: tuple[str, ...] = ("mixed:4-16",)
+    """Cluster specs (``policy.sim.cluster``); one is picked per episode."""
+    workloads: tuple[str, ...] = ("drs",)
+    """Workload mixes (``SimConfig.workload``); one is picked per episode."""
+    load: tuple[float, float] = (0.6, 1.5)
+    """Offered load range, drawn uniformly."""
+    profile_error: tuple[float, float] = (0.0, 0.3)
+    """Range of the lognormal sigma of the expected-demand error."""
+    sample_intervals: tuple[float, ...] = (10.0,)
+    """Node-monitor sample intervals (seconds); one is picked per episode, so the policy learns stale usage."""
+    n_jobs: int = 120
+    """Jobs per episode."""
+    base: SimConfig = field(default_factory=SimConfig)
+    """Every other simulator setting (arrival kind, sample interval, profile kind, events...)."""
+    max_nodes: int = 16
+    """Observation padding; clusters drawn larger than this are refused."""
+    reward: str = "slowdown"
+    """``slowdown``, ``imbalance`` or ``mix`` (see the module docstring)."""
+    imbalance_weight: float = 1.0
+    """Weight of the imbalance term in ``mix``."""
+
+    def __post_init__(self) -> None:
+        if self.reward not in REWARDS:
+            raise EnvConfigError(f"reward: unknown {self.reward!r}; known: {', '.join(REWARDS)}")
+        if not self.clusters or not self.workloads:
+            raise EnvConfigError("clusters and workloads need at least one entry each")
+        if not (0 < self.load[0] <= self.load[1]):
+            raise EnvConfigError(f"load: need 0 < low <= high, got {self.load}")
+        if not (0 <= self.profile_error[0] <= self.profile_error[1]):
+            raise EnvConfigError(f"profile_error: need 0 <= low <= high, got {self.profile_error}")
+        if not self.sample_intervals or min(self.sample_intervals) <= 0:
+            raise EnvConfigError(f"sample_intervals: need at least one value > 0, got {self.sample_intervals}")
+        if self.max_nodes < 1 or self.n_jobs < 1:
+            raise EnvConfigError("max_nodes and n_jobs must be >= 1")
+
+    def draw(self, rng: np.random.Generator) -> SimConfig:
+        """The simulator config of one episode."""
+        return replace(
+            self.base,
+            cluster=self.clusters[rng.integers(len(self.clusters))],
+            workload=self.workloads[rng.integers(len(self.workloads))],
+            load=float(rng.uniform(*self.load)),
+            profile_error=float(rng.uniform(*self.profile_error)),
+            sample_interval=float(self.sample_intervals[rng.integers(len(self.sample_intervals))]),
+            n_jobs=self.n_jobs,
+        )
+
+
+class ClusterEnv(gym.Env):
+    metadata = {"render_modes": []}
+
+    def __init__(self, config: EnvConfig | None = None) -> None:
+        self.config = config or EnvConfig()
+        m = self.config.max_nodes
+        self.action_space = spaces.Discrete(m)
+        self.observation_space = spaces.Box(-8.0, 8.0, (obs_layout.obs_size(m),), np.float32)
+        self.sim: Simulator | None = None
+        self._pending = None
+        self._mask = np.zeros(0, dtype=bool)
+
+    def _observe(self) -> np.ndarray:
+        if self._pending is None:
+            self._mask = np.zeros(0, dtype=bool)
+            return np.zeros(self.observation_space.shape, dtype=np.float32)
+        enc = encode(self.sim.snapshot(), self._pending.pod)
+        self._mask = enc.mask
+        return np.clip(obs_layout.pack(enc, self.config.max_nodes), -8.0, 8.0)
+
+    def _advance(self) -> np.ndarray:
+        """Move to the next pod that can be placed somewhere; pods that fit nowhere now wait in the sim."""
+        self._pending = self.sim.next_decision()
+        while self._pending is not None:
+            obs = self._observe()
+            if self._mask.any():
+                return obs
+            self.sim.defer()
+            self._pending = self.sim.next_decision()
+        return self._observe()
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        sim_cfg = self.config.draw(self.np_random)
+        self.sim = Simulator(sim_cfg, seed=int(self.np_random.integers(2**31)))
+        if self.sim.nodes.n > self.config.max_nodes:
+            raise EnvConfigError(f"cluster {sim_cfg.cluster!r} drew {self.sim.nodes.n} nodes, "
+                                 f"more than max_nodes={self.config.max_nodes}")
+        obs = self._advance()
+        return obs, {"n_nodes": self.sim.nodes.n, "cluster": sim_cfg.cluster, "load": sim_cfg.load,
+                     "workload": sim_cfg.workload}
+
+    def step(self, action):
+        if self.sim is None or self._pending is None:
+            raise gym.error.ResetNeeded("call reset() before step(), and again after the episode ends")
+        a = int(action)
+        invalid = not (0 <= a < len(self._mask) and self._mask[a])
+        before = self.sim.excess_integral
+        if invalid:
+            self.sim.defer()
+        else:
+            self.sim.place(a)
+        obs = self._advance()
+        reward = self._reward(before)
+        terminated = self._pending is None
+        info = {"invalid_action": invalid}
+        if terminated:
+            info["result"] = self.sim.result().summary()
+        return obs, reward, terminated, False, info
+
+    def _reward(self, before: float) -> float:
+        slow = -(self.sim.excess_integral - before)
+        if self.config.reward == "slowdown":
+            return float(slow)
+        usage, cap = self.sim.fleet.usage, self.sim.nodes.capacity
+        imb = -imbalance(usage, cap)
+        if self.config.reward == "imbalance":
+            return float(imb)
+        return float(slow + self.config.imbalance_weight * imb)
+
+    def action_masks(self) -> np.ndarray:
+        """(max_nodes,) bool mask of the current decision (sb3-contrib's MaskablePPO convention)."""
+        out = np.zeros(self.config.max_nodes, dtype=bool)
+        out[: len(self._mask)] = self._mask
+        return out

@@ -1,0 +1,245 @@
+"""``python -m policy.evaluate``: policies x scenarios x workloads x loads x seeds, on the simulator.
+
+Every policy runs on the very same episodes (the workload is a function of the scenario and seed only),
+so differences are the policies' own. Prints one table per scenario/workload/load with mean slowdown,
+its excess over the physical limit 1.0, each policy's excess as a ratio to ``default-k8s``'s with a 95 %
+interval over seeds, mean and p95 JCT, makespan, load imbalance and utilisation; writes ``runs.csv``,
+``summary.csv`` and PNG plots (JCT CDF, imbalance and utilisation over time) to ``--out``.
+
+Scenarios (the situations where a fixed rule's assumptions break are named so they can be reported):
+    base     8 standard nodes, profiles within 10 %, usage sampled every 10 s
+    hetero   16 mixed nodes (standard, compute, netfast, small)
+    noisy    as base, expected-demand profiles off by a lognormal sigma of 0.5
+    stale    as base, usage sampled every 60 s
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from policy.runner import policy_from_spec, policy_label, run_episode
+from policy.sim.config import SimConfig
+
+log = logging.getLogger("policy.evaluate")
+
+SCENARIOS: dict[str, dict] = {
+    "base": dict(cluster="standard:8", profile_error=0.1, sample_interval=10.0),
+    "hetero": dict(cluster="mixed:16", profile_error=0.1, sample_interval=10.0),
+    "noisy": dict(cluster="standard:8", profile_error=0.5, sample_interval=10.0),
+    "stale": dict(cluster="standard:8", profile_error=0.1, sample_interval=60.0),
+}
+WORKLOADS: dict[str, dict] = {
+    "drs": dict(workload="drs", arrival="poisson"),
+    "drs-bursty": dict(workload="drs", arrival="bursty"),
+    "batch": dict(workload="batch", arrival="poisson"),
+    "alibaba": dict(workload="alibaba", arrival="trace", trace="alibaba"),
+}
+DEFAULT_POLICIES = "default-k8s,tlp,lvrb,koord,demand-aware,random,round-robin"
+BASELINE = "default-k8s"
+METRICS = ("mean_slowdown", "excess_slowdown", "mean_jct", "p95_jct", "makespan", "imbalance", "util_cpu",
+           "util_net", "util_disk", "unschedulable")
+# Two-sided 95 % Student t quantiles for 1..30 degrees of freedom (then the normal 1.96).
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+        2.045, 2.042)
+
+
+@dataclass(frozen=True)
+class Case:
+    scenario: str
+    workload: str
+    load: float
+    seed: int
+
+    def sim_config(self, n_jobs: int) -> SimConfig:
+        return SimConfig(load=self.load, n_jobs=n_jobs, **SCENARIOS[self.scenario], **WORKLOADS[self.workload])
+
+
+def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95 % confidence interval (Student t over the values)."""
+    arr = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
+    if len(arr) == 0:
+        return float("nan"), float("nan")
+    if len(arr) == 1:
+        return float(arr[0]), float("nan")
+    t = _T95[len(arr) - 2] if len(arr) - 1 <= len(_T95) else 1.96
+    return float(arr.mean()), float(t * arr.std(ddof=1) / np.sqrt(len(arr)))
+
+
+def _run_case(args: tuple[Case, int, str]) -> tuple[Case, str, dict, dict]:
+    case, n_jobs, spec = args
+    scorer = policy_from_spec(spec, seed=case.seed)
+    t0 = time.perf_counter()
+    result = run_episode(case.sim_config(n_jobs), case.seed, scorer)
+    row = result.summary()
+    row["wall_s"] = time.perf_counter() - t0
+    series = {"jct": result.jct, "tick_times": result.tick_times, "utilisation": result.utilisation,
+              "imbalance": result.imbalance_series}
+    return case, policy_label(spec), row, series
+
+
+def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True):
+    """Run every (case, policy); returns rows (dicts) and the per-run series of the first seed."""
+    tasks = [(c, n_jobs, p) for c in cases for p in policies]
+    rows, series = [], {}
+    bar = _progress(len(tasks), progress)
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = pool.map(_run_case, tasks, chunksize=1)
+            for out in results:
+                _collect(out, rows, series, bar)
+    else:
+        for task in tasks:
+            _collect(_run_case(task), rows, series, bar)
+    bar.close()
+    return rows, series
+
+
+def _collect(out, rows, series, bar) -> None:
+    case, label, row, ser = out
+    rows.append({"scenario": case.scenario, "workload": case.workload, "load": case.load, "seed": case.seed,
+                 "policy": label, **row})
+    series.setdefault((case.scenario, case.workload, case.load, case.seed), {})[label] = ser
+    bar.update(1)
+
+
+def _progress(total: int, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="episodes", unit="run", disable=not enabled, file=sys.stderr)
+
+
+def summarise(rows: list[dict]) -> list[dict]:
+    """One row per (scenario, workload, load, policy): means over seeds, ratio of excess to the baseline's."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["scenario"], r["workload"], r["load"], r["policy"]), []).append(r)
+    base_excess = {(r["scenario"], r["workload"], r["load"], r["seed"]): r["excess_slowdown"]
+                   for r in rows if r["policy"] == BASELINE}
+    out = []
+    for (scen, wl, load, pol), rs in groups.items():
+        s = {"scenario": scen, "workload": wl, "load": load, "policy": pol, "seeds": len(rs)}
+        for m in METRICS:
+            s[m], s[m + "_ci"] = mean_ci95([r[m] for r in rs])
+        ratios = [r["excess_slowdown"] / base_excess[(scen, wl, load, r["seed"])] for r in rs
+                  if base_excess.get((scen, wl, load, r["seed"]), 0) > 0]
+        s["excess_ratio"], s["excess_ratio_ci"] = mean_ci95(ratios)
+        out.append(s)
+    return out
+
+
+def format_table(summary: list[dict]) -> str:
+    """Plain-text tables, one per scenario/workload/load, policies sorted by mean slowdown."""
+    lines = []
+    keys = sorted({(s["scenario"], s["workload"], s["load"]) for s in summary})
+    head = (f"{'policy':<18}{'slowdown':>10}{'excess':>9}{'vs k8s (95% CI)':>20}{'mean JCT':>10}{'p95 JCT':>10}"
+            f"{'makespan':>10}{'imbal.':>8}{'cpu%':>6}{'net%':>6}{'disk%':>6}")
+    for key in keys:
+        rows = sorted((s for s in summary if (s["scenario"], s["workload"], s["load"]) == key),
+                      key=lambda s: s["mean_slowdown"])
+        n = rows[0]["seeds"]
+        lines.append(f"\n## scenario={key[0]} workload={key[1]} load={key[2]:g} ({n} seed{'s' * (n > 1)})")
+        lines.append(head)
+        for s in rows:
+            ratio = "—" if not np.isfinite(s["excess_ratio"]) else (
+                f"{s['excess_ratio']:.2f}" + (f" ± {s['excess_ratio_ci']:.2f}" if np.isfinite(s["excess_ratio_ci"])
+                                              else ""))
+            lines.append(
+                f"{s['policy']:<18}{s['mean_slowdown']:>10.3f}{s['excess_slowdown']:>9.3f}{ratio:>20}"
+                f"{s['mean_jct']:>10.1f}{s['p95_jct']:>10.1f}{s['makespan']:>10.0f}{s['imbalance']:>8.3f}"
+                f"{100 * s['util_cpu']:>6.1f}{100 * s['util_net']:>6.1f}{100 * s['util_disk']:>6.1f}")
+    return "\n".join(lines)
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    if not rows:
+        return
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m policy.evaluate",
+        description="Compare scheduling policies on the drsched cluster simulator.",
+        epilog=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--policies", default=DEFAULT_POLICIES,
+                   help="comma-separated baselines and/or dqn:<model.npz> (default: %(default)s)")
+    p.add_argument("--scenarios", default="base,hetero,noisy,stale",
+                   help=f"comma-separated, from {', '.join(SCENARIOS)} (default: %(default)s)")
+    p.add_argument("--workloads", default="drs", help=f"comma-separated, from {', '.join(WORKLOADS)} "
+                                                      "(default: %(default)s)")
+    p.add_argument("--loads", default="0.6,0.9,1.2,1.5", help="offered loads (default: %(default)s)")
+    p.add_argument("--seeds", type=int, default=5, help="seeds per case, 1000..1000+N-1 (default: %(default)s)")
+    p.add_argument("--seed-base", type=int, default=1000, help="first seed; training uses seeds below 1000")
+    p.add_argument("--jobs", type=int, default=200, help="jobs per episode (default: %(default)s)")
+    p.add_argument("--workers", type=int, default=1, help="parallel processes (default: %(default)s)")
+    p.add_argument("--out", type=Path, default=Path("out/evaluate"), help="output directory (default: %(default)s)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run in well under a minute: scenario base, loads 0.9 and 1.5, 2 seeds, 60 jobs")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.scenarios, args.loads, args.seeds, args.jobs = "base", "0.9,1.5", 2, 60
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    args = parse_args(argv)
+    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
+    workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    try:
+        loads = [float(x) for x in args.loads.split(",") if x.strip()]
+    except ValueError:
+        print(f"error: --loads must be comma-separated numbers, got {args.loads!r}", file=sys.stderr)  # noqa: T201
+        return 2
+    for name, known, given in (("scenario", SCENARIOS, scenarios), ("workload", WORKLOADS, workloads)):
+        unknown = [g for g in given if g not in known]
+        if unknown:
+            print(f"error: unknown {name} {unknown}; known: {', '.join(known)}", file=sys.stderr)  # noqa: T201
+            return 2
+    for spec in policies:  # fail before any episode runs: unknown names, unreadable models
+        try:
+            policy_from_spec(spec)
+        except (KeyError, ValueError, OSError) as exc:
+            print(f"error: policy {spec!r}: {exc}", file=sys.stderr)  # noqa: T201
+            return 2
+    if BASELINE not in policies:
+        log.warning("baseline %s not in --policies: the 'vs k8s' column stays empty", BASELINE)
+    cases = [Case(s, w, ld, args.seed_base + i) for s in scenarios for w in workloads for ld in loads
+             for i in range(args.seeds)]
+    t0 = time.perf_counter()
+    rows, series = run_all(cases, policies, args.jobs, args.workers, progress=not args.quiet)
+    summary = summarise(rows)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_csv(args.out / "runs.csv", rows)
+    write_csv(args.out / "summary.csv", summary)
+    table = format_table(summary)
+    (args.out / "table.txt").write_text(table + "\n")
+    sys.stdout.write(table + "\n")
+    if not args.no_plots:
+        from policy.plots import write_plots
+
+        for path in write_plots(series, args.out):
+            log.info("wrote %s", path)
+    log.info("evaluated %d runs in %.1f s; results in %s", len(rows), time.perf_counter() - t0, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,288 @@
+"""``python -m policy.train``: train the per-node DQN on ``ClusterEnv`` and export a numpy artifact.
+
+Reads top to bottom: arguments, environment, network, learning loop; the steps stay importable for tests.
+
+    python -m policy.train --steps 200000 --seed 1 --out policy/models/default
+    python -m policy.train --config policy/models/default-train.yaml      # flags override the file
+
+Every ``--eval-every`` steps the current network is exported to numpy and evaluated, through the same
+``policy.runner`` the evaluator uses, on held-out seeds (``--eval-seeds``, disjoint from the evaluator's
+1000+) against ``default-k8s``; the best export is kept as ``<out>.npz`` + ``<out>.json`` with its scores,
+the effective config and the source commit in the metadata. ``--resume`` continues from an SB3
+checkpoint (``<out>.sb3.zip``, written at the end and on Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+log = logging.getLogger("policy.train")
+
+
+@dataclass
+class Args:
+    """Training configuration; each field is a command-line flag of the same name."""
+
+    steps: int = 150_000
+    """environment steps (one step = one pod placed)"""
+    seed: int = 1
+    """seed of the env, the network initialisation and exploration"""
+    clusters: str = "standard:4-12;mixed:4-16"
+    """cluster specs drawn per episode, ';'-separated (policy.sim.cluster)"""
+    workloads: str = "drs;drs;batch"
+    """workload mixes drawn per episode, ';'-separated (repeat one to weight it)"""
+    load_min: float = 0.6
+    """lowest offered load drawn"""
+    load_max: float = 1.6
+    """highest offered load drawn"""
+    profile_error_max: float = 0.5
+    """largest lognormal sigma of the expected-demand error drawn"""
+    sample_intervals: str = "10;30;60"
+    """node-monitor sample intervals drawn per episode, ';'-separated (seconds)"""
+    n_jobs: int = 120
+    """jobs per training episode"""
+    max_nodes: int = 16
+    """observation padding (largest training cluster)"""
+    reward: str = "slowdown"
+    """slowdown | imbalance | mix (policy.env)"""
+    net_arch: list[int] = field(default_factory=lambda: [64, 64])
+    """hidden layers of the per-node MLP"""
+    learning_rate: float = 5e-4
+    """Adam learning rate"""
+    gamma: float = 0.98
+    """discount"""
+    buffer_size: int = 100_000
+    """replay buffer transitions"""
+    learning_starts: int = 2_000
+    """random (masked) steps before learning"""
+    batch_size: int = 64
+    """minibatch size"""
+    train_freq: int = 4
+    """env steps per gradient step"""
+    target_update: int = 2_000
+    """env steps between target-network syncs"""
+    exploration_fraction: float = 0.3
+    """fraction of training over which epsilon decays"""
+    exploration_final_eps: float = 0.05
+    """final epsilon"""
+    eval_every: int = 25_000
+    """env steps between held-out evaluations (0: only at the end)"""
+    eval_seeds: int = 3
+    """held-out seeds per evaluation case"""
+    eval_loads: str = "0.9;1.2;1.5"
+    """loads of the held-out evaluation"""
+    out: str = "runs/dqn"
+    """artifact path without extension: writes <out>.npz, <out>.json, <out>.sb3.zip"""
+    resume: str = ""
+    """SB3 checkpoint (.sb3.zip) to continue from"""
+    tensorboard: str = ""
+    """TensorBoard log directory (off when empty)"""
+    progress: bool = True
+    """show SB3's progress bar"""
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--config", type=Path)
+    known, _ = pre.parse_known_args(argv)
+    defaults = Args()
+    if known.config:
+        try:
+            data = yaml.safe_load(known.config.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise SystemExit(f"error: --config {known.config}: {exc}") from None
+        names = {f.name for f in fields(Args)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise SystemExit(f"error: --config {known.config}: unknown field(s) {unknown}")
+        defaults = Args(**{**asdict(defaults), **data})
+    p = argparse.ArgumentParser(prog="python -m policy.train", description=__doc__.split("\n\n")[0],
+                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", type=Path, help="YAML file of fields below (flags given here override it)")
+    docs = _field_docs()
+    for f in fields(Args):
+        default = getattr(defaults, f.name)
+        flag = "--" + f.name.replace("_", "-")
+        if isinstance(default, bool):
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=docs[f.name])
+        elif isinstance(default, list):
+            p.add_argument(flag, type=int, nargs="+", default=default, help=docs[f.name] + " (default: %(default)s)")
+        else:
+            p.add_argument(flag, type=type(default), default=default, help=docs[f.name] + " (default: %(default)s)")
+    ns = p.parse_args(argv)
+    return Args(**{f.name: getattr(ns, f.name) for f in fields(Args)})
+
+
+def _field_docs() -> dict[str, str]:
+    """The one-line docstring under each ``Args`` field, for --help."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(Args))
+    body = tree.body[0].body
+    docs = {}
+    for node, nxt in zip(body, body[1:], strict=False):
+        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
+            docs[node.target.id] = str(nxt.value.value)
+    return docs
+
+
+def _split(s: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in s.split(";") if x.strip())
+
+
+def make_env_config(args: Args):
+    from policy.env import EnvConfig
+
+    return EnvConfig(clusters=_split(args.clusters), workloads=_split(args.workloads),
+                     load=(args.load_min, args.load_max), profile_error=(0.0, args.profile_error_max),
+                     sample_intervals=tuple(float(x) for x in _split(args.sample_intervals)),
+                     n_jobs=args.n_jobs, max_nodes=args.max_nodes, reward=args.reward)
+
+
+def make_env(args: Args):
+    from policy.env import ClusterEnv
+
+    return ClusterEnv(make_env_config(args))
+
+
+def make_model(args: Args, env):
+    from torch import nn
+
+    from policy.dqn import MaskedDQN, PerNodeDQNPolicy
+
+    if args.resume:
+        log.info("resuming from %s", args.resume)
+        return MaskedDQN.load(args.resume, env=env, tensorboard_log=args.tensorboard or None)
+    return MaskedDQN(
+        PerNodeDQNPolicy, env, learning_rate=args.learning_rate, gamma=args.gamma, buffer_size=args.buffer_size,
+        learning_starts=args.learning_starts, batch_size=args.batch_size, train_freq=args.train_freq,
+        target_update_interval=args.target_update, exploration_fraction=args.exploration_fraction,
+        exploration_final_eps=args.exploration_final_eps, seed=args.seed, verbose=0, device="cpu",
+        policy_kwargs=dict(net_arch=list(args.net_arch), activation_fn=nn.ReLU),
+        tensorboard_log=args.tensorboard or None,
+    )
+
+
+def evaluate_export(model_path: Path, args: Args) -> dict:
+    """Held-out excess slowdown of an exported model and of default-k8s / demand-aware on the same episodes."""
+    from policy.runner import policy_from_spec, run_episode
+    from policy.sim.config import SimConfig
+
+    specs = {"dqn": f"dqn:{model_path}", "default-k8s": "default-k8s", "demand-aware": "demand-aware"}
+    scores: dict[str, list[float]] = {k: [] for k in specs}
+    for load in (float(x) for x in _split(args.eval_loads)):
+        for cluster in _split(args.clusters):
+            for i in range(args.eval_seeds):
+                seed = 500 + i  # held out: training draws from the env rng, the evaluator uses 1000+
+                cfg = SimConfig(cluster=cluster, workload="drs", load=load, n_jobs=args.n_jobs, profile_error=0.1)
+                for name, spec in specs.items():
+                    scores[name].append(run_episode(cfg, seed, policy_from_spec(spec, seed=seed)).excess_slowdown)
+    return {name: float(np.mean(v)) for name, v in scores.items()}
+
+
+def source_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True, cwd=Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def export(model, path: Path, args: Args, scores: dict | None, steps: int) -> Path:
+    from policy.dqn import export_weights
+    from policy.model import save_model
+
+    weights, biases, activation = export_weights(model.q_net)
+    meta = {"version": f"{path.stem}-{source_commit()}-s{steps}", "trained_steps": steps,
+            "train_config": asdict(args), "eval_excess_slowdown": scores, "source_commit": source_commit(),
+            "exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    return save_model(path, weights, biases, activation=activation, meta=meta)
+
+
+def make_callback(args: Args, out: Path):
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class EvalCallback(BaseCallback):
+        """Export + held-out evaluation every ``eval_every`` steps; keeps the best export at ``out``."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.best = float("inf")
+            self.history: list[dict] = []
+
+        def _on_step(self) -> bool:
+            if args.eval_every and self.num_timesteps % args.eval_every == 0:
+                self.evaluate()
+            return True
+
+        def evaluate(self) -> None:
+            cand = out.with_name(out.name + "-candidate")
+            export(self.model, cand, args, None, self.num_timesteps)
+            scores = evaluate_export(cand.with_suffix(".npz"), args)
+            self.history.append({"steps": self.num_timesteps, **scores})
+            self.logger.record("eval/excess_slowdown", scores["dqn"])
+            self.logger.record("eval/excess_ratio_to_default", scores["dqn"] / max(scores["default-k8s"], 1e-9))
+            log.info("eval steps=%d dqn=%.4f default-k8s=%.4f demand-aware=%.4f", self.num_timesteps,
+                     scores["dqn"], scores["default-k8s"], scores["demand-aware"])
+            if scores["dqn"] < self.best:
+                self.best = scores["dqn"]
+                export(self.model, out, args, {**scores, "history": self.history}, self.num_timesteps)
+                log.info("new best model at %s (excess %.4f)", out.with_suffix(".npz"), self.best)
+            for suffix in (".npz", ".json"):
+                cand.with_suffix(suffix).unlink(missing_ok=True)
+
+    return EvalCallback()
+
+
+def train(args: Args) -> Path:
+    """Train, evaluate, export; returns the artifact's .npz path."""
+    import torch
+
+    torch.set_num_threads(1)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    log.info("effective config: %s", json.dumps(asdict(args), sort_keys=True))
+    out.with_suffix(".train-config.json").write_text(json.dumps(asdict(args), indent=2, sort_keys=True) + "\n")
+    env = make_env(args)
+    model = make_model(args, env)
+    callback = make_callback(args, out)
+    t0 = time.perf_counter()
+    try:
+        model.learn(total_timesteps=args.steps, callback=callback, progress_bar=args.progress,
+                    reset_num_timesteps=not args.resume)
+    except KeyboardInterrupt:
+        log.warning("interrupted at step %d; saving a checkpoint", model.num_timesteps)
+    finally:
+        model.save(str(out) + ".sb3.zip")
+    elapsed = time.perf_counter() - t0
+    log.info("trained %d steps in %.0f s (%.0f steps/s)", model.num_timesteps, elapsed,
+             model.num_timesteps / max(elapsed, 1e-9))
+    callback.evaluate()
+    meta_path = out.with_suffix(".json")
+    meta = json.loads(meta_path.read_text())
+    meta["train_seconds"] = round(elapsed, 1)
+    meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    return out.with_suffix(".npz")
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    args = parse_args(argv)
+    path = train(args)
+    log.info("model written to %s", path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
