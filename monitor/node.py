@@ -34,7 +34,7 @@ def select(names: list[str], wanted: list[str], *, kind: str, once: OnceLogger) 
         if name in present:
             once.clear(key)
         else:
-            once.warn(key, f"configured {kind} not found; left out of the sum", name=name)
+            once.warn(key, f"configured {kind} not found; left out of the sum")
     return [n for n in wanted if n in present]
 
 
