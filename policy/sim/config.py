@@ -8,6 +8,7 @@ config and a generator into the nodes and jobs of one episode; the module owns n
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -83,12 +84,23 @@ def _trace_jobs(cfg: SimConfig, rng: np.random.Generator) -> tuple[list[JobSpec]
     return list(trace.jobs[: cfg.n_jobs]), trace.skipped
 
 
-def build_episode(cfg: SimConfig, rng: np.random.Generator) -> tuple[Nodes, list[JobSpec], int]:
-    """Nodes, jobs (with submit times and expected profiles, sorted by submit) and skipped trace rows."""
-    nodes = parse_cluster(cfg.cluster, rng)
+def build_episode(cfg: SimConfig, rng: np.random.Generator, *, nodes: Nodes | None = None,
+                  jobs: Sequence[JobSpec] | None = None) -> tuple[Nodes, list[JobSpec], int]:
+    """Nodes, jobs (with submit times and expected profiles, sorted by submit) and skipped trace rows.
+
+    ``nodes`` replaces ``cfg.cluster``; ``jobs`` replaces the workload and arrivals (their submit times are
+    kept; a missing ``expected`` profile is drawn by ``cfg.profile``)."""
+    nodes = parse_cluster(cfg.cluster, rng) if nodes is None else nodes
     total = nodes.capacity.sum(axis=0)
     skipped = 0
-    if cfg.arrival == "trace":
+    if jobs is not None:
+        for k, j in enumerate(jobs):
+            if not (j.work > 0 and min(j.requests) >= 0 and min(j.demand) >= 0 and j.submit >= 0):
+                raise ConfigError("jobs", f"job {k}: need work > 0, requests/demand >= 0 and submit >= 0, got {j}")
+        given = list(jobs)
+        drawn = with_profiles(given, cfg.profile, cfg.profile_error, rng)
+        jobs = [g if g.expected is not None else d for g, d in zip(given, drawn, strict=True)]
+    elif cfg.arrival == "trace":
         jobs, skipped = _trace_jobs(cfg, rng)
         if not cfg.trace_keep_time:
             jobs = rescale_to_load(jobs, cfg.load, total)
@@ -96,7 +108,8 @@ def build_episode(cfg: SimConfig, rng: np.random.Generator) -> tuple[Nodes, list
         jobs = (sample_alibaba(cfg.n_jobs, rng) if cfg.workload == "alibaba"
                 else sample_mix(parse_mix(cfg.workload), cfg.n_jobs, rng))
         jobs = with_arrivals(jobs, cfg.arrival, cfg.load, total, rng, on=cfg.burst_on, off=cfg.burst_off)
-    jobs = with_profiles(jobs, cfg.profile, cfg.profile_error, rng)
+    if not all(j.expected is not None for j in jobs):
+        jobs = with_profiles(jobs, cfg.profile, cfg.profile_error, rng)
     for ev in cfg.events:
         if not 0 <= ev.node < nodes.n:
             raise ConfigError("events", f"{ev} names node {ev.node} but the cluster has {nodes.n} nodes")

@@ -23,14 +23,17 @@ import heapq
 import logging
 import math
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from policy.sim.cluster import Nodes
 from policy.sim.config import SimConfig, build_episode
 from policy.sim.errors import InfeasiblePlacement, NoPendingPod
 from policy.sim.events import NodeFailure, Straggler
 from policy.sim.fleet import COMPLETE, Fleet
+from policy.sim.jobs import JobSpec
 from policy.sim.metrics import RunResult, imbalance
 from policy.state import ClusterSnapshot, PodView
 
@@ -52,14 +55,18 @@ class PendingPod:
 class Simulator:
     """One simulated cluster run. ``Simulator(SimConfig(...), seed=1)``; ``reset(seed)`` starts another."""
 
-    def __init__(self, config: SimConfig | None = None, *, seed: int | None = None) -> None:
+    def __init__(self, config: SimConfig | None = None, *, seed: int | None = None, nodes: Nodes | None = None,
+                 jobs: Sequence[JobSpec] | None = None) -> None:
         self.config = config or SimConfig()
+        self._given = (nodes, jobs)
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
-        """Draw a new episode (nodes, jobs, arrivals, profiles) from ``seed``."""
+        """Draw a new episode (nodes, jobs, arrivals, profiles) from ``seed``. Nodes or jobs given to the
+        constructor replace ``config.cluster`` / the workload in every episode."""
         cfg = self.config
-        self.nodes, self.jobs, self._skipped = build_episode(cfg, np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)
+        self.nodes, self.jobs, self._skipped = build_episode(cfg, rng, nodes=self._given[0], jobs=self._given[1])
         n_jobs = len(self.jobs)
         self.fleet = Fleet(self.nodes, self.jobs)
         cap = self.nodes.capacity

@@ -1,0 +1,50 @@
+"""Cluster specs: presets, composition, ranges and errors."""
+
+import numpy as np
+import pytest
+
+from policy.sim.cluster import NODE_TYPES, NodeType, parse_cluster
+from policy.sim.errors import ConfigError, UnknownClassError
+
+
+@pytest.mark.parametrize("spec,types", [
+    ("standard:2", ["standard", "standard"]),
+    ("standard:1,netfast:2", ["standard", "netfast", "netfast"]),
+    ("small:1", ["small"]),
+])
+def test_explicit_specs(spec, types):
+    nodes = parse_cluster(spec, np.random.default_rng(0))
+    assert list(nodes.types) == types
+    assert nodes.capacity.tolist() == [list(NODE_TYPES[t].capacity) for t in types]
+    assert nodes.names[0] == f"{types[0]}-0"
+
+
+def test_mixed_composition_is_proportional():
+    nodes = parse_cluster("mixed:10", np.random.default_rng(0))
+    counts = {t: nodes.types.count(t) for t in set(nodes.types)}
+    assert counts == {"standard": 4, "compute": 2, "netfast": 2, "small": 2}
+
+
+def test_size_range_is_drawn_per_episode():
+    sizes = {parse_cluster("mixed:4-8", np.random.default_rng(s)).n for s in range(30)}
+    assert sizes <= set(range(4, 9)) and len(sizes) > 2
+
+
+@pytest.mark.parametrize("spec,error", [
+    ("gpu:2", UnknownClassError), ("standard", ConfigError), ("standard:0", ConfigError),
+    ("standard:x", ConfigError), ("standard:5-2", ConfigError),
+])
+def test_bad_specs(spec, error):
+    with pytest.raises(error):
+        parse_cluster(spec, np.random.default_rng(0))
+
+
+def test_unknown_type_names_it():
+    with pytest.raises(UnknownClassError, match="gpu"):
+        parse_cluster("gpu:2", np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("cap,pods", [((0, 1, 1, 1), 10), ((1, -1, 1, 1), 10), ((1, 1, 1, 1), 0)])
+def test_node_type_refuses_non_positive(cap, pods):
+    with pytest.raises(ConfigError):
+        NodeType("bad", cap, pods)

@@ -1,0 +1,190 @@
+"""Engine invariants: speed alone, sharing, accounting, completion, determinism, the excess integral."""
+
+import numpy as np
+import pytest
+
+from policy.sim import (ConfigError, InfeasiblePlacement, JobSpec, NoPendingPod, Nodes, SimConfig, Simulator,
+                        first_feasible, run)
+from policy.sim.fleet import Fleet
+
+
+def nodes(*caps, max_pods=110):
+    cap = np.array(caps, dtype=float)
+    return Nodes(tuple(f"n{i}" for i in range(len(caps))), ("t",) * len(caps), cap, np.full(len(caps), float(max_pods)))
+
+
+ONE_CORE = (1.0, 8.0, 100.0, 100.0)
+
+
+def cpu_job(submit, work, cores=1.0, req=(0.1, 0.1)):
+    return JobSpec("cpu", work, req, (cores, 0.5, 0.0, 0.0), submit=submit)
+
+
+def sim_of(jobs, caps=(ONE_CORE,), **cfg):
+    return Simulator(SimConfig(**cfg), seed=0, nodes=nodes(*caps), jobs=jobs)
+
+
+@pytest.mark.parametrize("jobs,finishes", [
+    ([cpu_job(0, 10)], [10]),                                   # alone: full speed
+    ([cpu_job(0, 10), cpu_job(0, 10)], [20, 20]),               # two 1-core jobs on one core: twice as long
+    ([cpu_job(0, 10), cpu_job(5, 10)], [15, 20]),               # overlap 5..15 at half speed
+    ([cpu_job(0, 10, cores=2.0)], [20]),                         # wants 2 cores of 1
+    ([cpu_job(0, 10), cpu_job(0, 10), cpu_job(0, 10)], [30, 30, 30]),
+])
+def test_finish_times(jobs, finishes):
+    sim = sim_of(jobs)
+    result = run(sim, first_feasible)
+    assert sorted(result.jct + np.array([jobs[i].submit for i in sim._finished])) == pytest.approx(finishes)
+    assert result.excess_integral == pytest.approx(float((result.slowdown - 1).sum()))
+
+
+def test_alone_slowdown_is_one():
+    result = run(sim_of([JobSpec("io", 60.0, (0.5, 0.5), (1.0, 1.0, 0.5, 80.0))], caps=((4, 16, 125, 200),)),
+                 first_feasible)
+    assert result.slowdown.tolist() == pytest.approx([1.0])
+    assert result.excess_integral == pytest.approx(0.0, abs=1e-12)
+
+
+CONFIGS = [
+    dict(cluster="standard:4", load=0.9, n_jobs=150),
+    dict(cluster="mixed:8", load=1.5, n_jobs=150, arrival="bursty"),
+    dict(cluster="mixed:4-8", load=1.2, n_jobs=150, workload="batch", profile_error=0.3),
+    dict(cluster="small:3", load=0.6, n_jobs=100, workload="cpu:1,io:1", sample_interval=2.0),
+]
+
+
+def random_policy(seed):
+    rng = np.random.default_rng(seed)
+    return lambda snap, pod, mask: int(rng.choice(np.flatnonzero(mask)))
+
+
+@pytest.mark.parametrize("cfg", CONFIGS)
+def test_accounting_never_above_capacity_and_everything_ends(cfg):
+    sim = Simulator(SimConfig(**cfg), seed=3)
+    choose = random_policy(0)
+    while (p := sim.next_decision()) is not None:
+        snap, mask = sim.snapshot(), sim.feasible_mask()
+        assert mask.any()
+        assert np.all(snap.requested <= snap.capacity[:, :2] + 1e-9)
+        assert np.all(sim.fleet.usage <= snap.capacity + 1e-9)
+        assert np.all(snap.pods <= snap.max_pods)
+        sim.place(choose(snap, p.pod, mask))
+    result = sim.result()
+    assert result.finished + result.unschedulable == result.n_jobs == cfg["n_jobs"]
+    assert result.unfinished == 0
+    assert np.all(result.slowdown >= 1 - 1e-9)
+    assert result.excess_integral == pytest.approx(float((result.slowdown - 1).sum()), rel=1e-9)
+
+
+def test_work_is_conserved(monkeypatch):
+    seen = []
+    original = Fleet.complete
+
+    def spy(self, j, now, heap):
+        self._advance(self.node[j], now)
+        seen.append(self.remaining[j] / self.work[j])
+        return original(self, j, now, heap)
+
+    monkeypatch.setattr(Fleet, "complete", spy)
+    run(Simulator(SimConfig(cluster="standard:2", load=1.5, n_jobs=100), seed=1), first_feasible)
+    assert len(seen) == 100 and max(abs(r) for r in seen) < 1e-9
+
+
+@pytest.mark.parametrize("cfg", CONFIGS[:2])
+def test_deterministic_by_seed(cfg):
+    a = run(Simulator(SimConfig(**cfg), seed=7), random_policy(1))
+    b = run(Simulator(SimConfig(**cfg), seed=7), random_policy(1))
+    c = run(Simulator(SimConfig(**cfg), seed=8), random_policy(1))
+    assert a.jct.tolist() == b.jct.tolist() and a.excess_integral == b.excess_integral
+    assert a.jct.tolist() != c.jct.tolist()
+
+
+def test_reset_replays_the_same_episode():
+    sim = Simulator(SimConfig(n_jobs=50), seed=5)
+    first = run(sim, first_feasible)
+    sim.reset(5)
+    assert run(sim, first_feasible).jct.tolist() == first.jct.tolist()
+
+
+def test_unschedulable_on_arrival_is_reported_not_offered():
+    sim = sim_of([cpu_job(0, 10), cpu_job(1, 10, req=(5.0, 0.1))])
+    offered = []
+    result = run(sim, lambda s, p, m: offered.append(p.name) or 0)
+    assert offered == ["cpu-0"]
+    assert (result.finished, result.unschedulable) == (1, 1)
+
+
+def test_pod_that_fits_nowhere_now_waits_for_a_completion():
+    jobs = [cpu_job(0, 10, req=(0.8, 0.1)), cpu_job(1, 10, req=(0.8, 0.1))]
+    result = run(sim_of(jobs), first_feasible)
+    assert sorted(result.jct.tolist()) == pytest.approx([10.0, 19.0])  # second starts at 10, waited 9
+
+
+def test_deferred_pod_is_retried_after_a_completion():
+    jobs = [cpu_job(0, 10), cpu_job(1, 10)]
+    sim = sim_of(jobs, caps=(ONE_CORE, ONE_CORE))
+    deferred = []
+
+    def choose(snap, pod, mask):
+        if pod.name == "cpu-1" and not deferred:
+            deferred.append(snap.now)
+            return None
+        return 1 if pod.name == "cpu-1" else 0
+
+    result = run(sim, choose)
+    assert deferred == [1.0] and result.finished == 2
+    assert sorted(result.jct.tolist()) == pytest.approx([10.0, 19.0])
+
+
+def test_always_deferring_stops_at_the_time_limit():
+    result = run(sim_of([cpu_job(0, 10)], time_limit=100.0), lambda s, p, m: None)
+    assert (result.finished, result.unfinished, result.unschedulable) == (0, 1, 0)
+
+
+def test_action_errors():
+    sim = sim_of([cpu_job(0, 10, req=(0.8, 0.1)), cpu_job(0, 10, req=(0.8, 0.1))], caps=(ONE_CORE, ONE_CORE))
+    with pytest.raises(NoPendingPod):
+        sim.place(0)
+    sim.next_decision()
+    sim.place(0)
+    sim.next_decision()
+    assert sim.feasible_mask().tolist() == [False, True]
+    with pytest.raises(InfeasiblePlacement, match="node 0"):
+        sim.place(0)
+    with pytest.raises(InfeasiblePlacement):
+        sim.place(7)
+    sim.place(1)
+
+
+def test_monitor_view_is_stale_and_assumed_covers_the_gap():
+    jobs = [JobSpec("cpu", 100.0, (0.5, 0.5), (2.0, 1.0, 1.0, 2.0), submit=1.0, expected=(1.5, 1.0, 1.0, 2.0)),
+            JobSpec("cpu", 100.0, (0.5, 0.5), (2.0, 1.0, 1.0, 2.0), submit=12.0)]
+    sim = sim_of(jobs, caps=((4, 16, 125, 200),), sample_interval=10.0)
+    sim.next_decision()
+    sim.place(0)
+    snap = sim.snapshot()
+    assert snap.usage[0].tolist() == [0, 0, 0, 0] and snap.usage_age[0] == 1.0
+    assert snap.assumed[0].tolist() == [1.5, 1.0, 1.0, 2.0]
+    sim.next_decision()  # t = 12, after the tick at 10
+    snap = sim.snapshot()
+    assert snap.usage[0].tolist() == [2.0, 1.0, 1.0, 2.0] and snap.usage_age[0] == pytest.approx(2.0)
+    assert snap.assumed[0].tolist() == [0, 0, 0, 0]
+    assert snap.requested[0].tolist() == [0.5, 0.5]
+
+
+def test_metrics_series_are_recorded_at_the_sample_interval():
+    result = run(Simulator(SimConfig(cluster="standard:4", n_jobs=80, sample_interval=5.0), seed=2), first_feasible)
+    assert np.allclose(np.diff(result.tick_times), 5.0)
+    assert result.utilisation.shape == (len(result.tick_times), 4)
+    assert np.all((result.utilisation >= 0) & (result.utilisation <= 1 + 1e-9))
+    assert result.imbalance > 0 and result.p95_jct >= result.mean_jct * 0.5 and result.makespan > 0
+
+
+@pytest.mark.parametrize("cfg,field", [
+    (dict(arrival="uniform"), "arrival"), (dict(load=0), "load"), (dict(profile="oracle"), "profile"),
+    (dict(arrival="trace"), "trace"), (dict(sample_interval=-1), "sample_interval"),
+])
+def test_config_errors_name_the_field(cfg, field):
+    with pytest.raises(ConfigError) as info:
+        SimConfig(**cfg)
+    assert info.value.field == field
