@@ -1,0 +1,70 @@
+"""``python -m extender``: flags generated from ``Settings`` (so ``--help`` lists every option), then uvicorn.
+
+Precedence: defaults < ``--config`` YAML (or $DRSCHED_CONFIG) < ``DRSCHED_*`` env vars < flags.
+Exit status 2 with one line naming the problem for a bad option, config file or static cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import typing
+from pathlib import Path
+
+from extender.errors import ConfigError
+from extender.settings import Settings, build_settings
+
+
+def _flag_type(annotation):
+    base = annotation
+    if typing.get_origin(annotation) is not typing.Literal:
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        base = args[0] if args else annotation
+    if typing.get_origin(base) is typing.Literal:
+        return str, list(typing.get_args(base))
+    if base is bool:
+        return (lambda v: v.lower() in ("1", "true", "yes")), None
+    return (base if base in (int, float, str, Path) else str), None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m extender",
+        description="drsched scheduler extender (filter / prioritize / bind / preempt for kube-scheduler).",
+        epilog="Every option is also an env var DRSCHED_<NAME> and a key of the --config YAML file.")
+    parser.add_argument("--config", type=Path, default=None, help="YAML file of options (or $DRSCHED_CONFIG).")
+    for name, info in Settings.model_fields.items():
+        kind, choices = _flag_type(info.annotation)
+        parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, choices=choices, default=None,
+                            help=f"{info.description} [default: {info.default}]")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = vars(build_parser().parse_args(argv))
+    config = args.pop("config")
+    try:
+        settings = build_settings(config, **args)
+        from extender.service import create_app
+        from extender.telemetry import setup_logging
+
+        setup_logging(level=settings.log_level, fmt=settings.log_format)
+        app = create_app(settings)
+    except ConfigError as exc:
+        print(f"extender: {exc}", file=sys.stderr)  # noqa: T201 -- before logging exists
+        return 2
+    import uvicorn
+
+    try:
+        uvicorn.run(app, host=settings.host, port=settings.port, log_config=None, access_log=False)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    except ConfigError as exc:  # raised inside the lifespan (static file, provider)
+        logging.getLogger("extender").error("refusing to start", extra={"kv": {"error": str(exc)}})
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,298 @@
+"""The extender's picture of the cluster: nodes, pods, allocations, usage samples and assumed pods.
+
+``ClusterCache`` owns per-node numpy rows (capacity, requested, pod count, usage, sample time, assumed
+demand) that watch events, the static loader, usage polls and binds update in place under one lock. A
+request takes ONE ``snapshot()``: a frozen copy of the rows, rebuilt only when something changed since the
+last one, so the request path never loops over nodes in Python and never sees a half-applied event.
+
+Bookkeeping rules:
+
+* ``requested`` / ``pods`` of a node = sum / count of the requests of its non-terminated pods.
+* ``assumed`` of a node = the expected demand of its pods bound after its last usage sample (minus a
+  grace period, since a sample taken just after a bind has not seen the pod ramp up yet). A newer sample
+  clears them. This is the Trimaran / Koordinator correction: without it a burst of pods piles onto the
+  node that looked idlest in a sample taken before any of them started.
+* Pods may name a node the cache has not seen yet; they are counted when it appears.
+
+The cache knows nothing about HTTP or the Kubernetes API: ``kube.py`` and ``static_cluster.py`` feed it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from extender.objects import NodeInfo
+from policy.state import ClusterSnapshot, PodView
+
+_GROW = 64
+
+
+@dataclass(frozen=True, slots=True)
+class NodeUsage:
+    """One usage sample of one node, in policy units; ``timestamp`` is epoch seconds."""
+
+    cpu: float
+    mem: float
+    net: float
+    disk: float
+    timestamp: float
+
+
+@dataclass(slots=True)
+class PodRecord:
+    """What the cache remembers about a pod (bound or pending)."""
+
+    namespace: str
+    name: str
+    uid: str
+    node: str | None
+    requests: np.ndarray        # (2,)
+    demand: np.ndarray          # (4,)
+    demand_source: str = "requests"
+    terminated: bool = False
+    bound_at: float = 0.0       # epoch seconds the pod was bound (0: before we knew)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CacheView:
+    """One consistent copy of the cache's rows. ``usage_ts`` is -inf where a node has no sample."""
+
+    names: tuple[str, ...]
+    index: dict[str, int]
+    capacity: np.ndarray
+    requested: np.ndarray
+    pods: np.ndarray
+    max_pods: np.ndarray
+    ready: np.ndarray
+    usage: np.ndarray
+    usage_ts: np.ndarray
+    assumed: np.ndarray
+    version: int
+    built_at: float
+
+    def snapshot(self, now: float, idx: np.ndarray | None = None,
+                 names: tuple[str, ...] | None = None) -> ClusterSnapshot:
+        """The ClusterSnapshot at time ``now``, of all nodes or of rows ``idx`` (named ``names``)."""
+        if idx is None:
+            sel = slice(None)
+            names = self.names
+        else:
+            sel = idx
+            names = names if names is not None else tuple(self.names[i] for i in idx)
+        age = now - self.usage_ts[sel]
+        return ClusterSnapshot(names=names, capacity=self.capacity[sel], requested=self.requested[sel],
+                               usage=self.usage[sel], usage_age=np.maximum(age, 0.0), assumed=self.assumed[sel],
+                               pods=self.pods[sel], max_pods=self.max_pods[sel], ready=self.ready[sel], now=now)
+
+    def lookup(self, names: Iterable[str]) -> np.ndarray:
+        """Row index of each name, -1 where the cache does not know the node."""
+        get = self.index.get
+        return np.fromiter((get(n, -1) for n in names), dtype=np.int64)
+
+
+class ClusterCache:
+    """Thread-safe node/pod/usage bookkeeping; see the module docstring for the rules."""
+
+    def __init__(self, *, assume_grace_s: float = 5.0, clock: Callable[[], float] = time.time) -> None:
+        self._lock = threading.RLock()
+        self._clock = clock
+        self.assume_grace_s = assume_grace_s
+        self._names: list[str] = []
+        self._index: dict[str, int] = {}
+        self._alloc_rows(_GROW)
+        self._pods: dict[str, PodRecord] = {}
+        self._by_name: dict[tuple[str, str], str] = {}
+        self._node_pods: dict[str, set[str]] = {}
+        self._version = 0
+        self._view: CacheView | None = None
+        self.last_change = clock()
+
+    # -- storage -------------------------------------------------------------------------------------
+    def _alloc_rows(self, rows: int) -> None:
+        self._cap = np.ones((rows, 4))
+        self._req = np.zeros((rows, 2))
+        self._npods = np.zeros(rows)
+        self._maxpods = np.zeros(rows)
+        self._ready = np.zeros(rows, dtype=bool)
+        self._usage = np.full((rows, 4), np.nan)
+        self._usage_ts = np.full(rows, -np.inf)
+        self._assumed = np.zeros((rows, 4))
+
+    def _grow(self) -> None:
+        old = (self._cap, self._req, self._npods, self._maxpods, self._ready, self._usage, self._usage_ts,
+               self._assumed)
+        n = len(self._names)
+        self._alloc_rows(max(_GROW, 2 * len(old[0])))
+        for new, prev in zip((self._cap, self._req, self._npods, self._maxpods, self._ready, self._usage,
+                              self._usage_ts, self._assumed), old, strict=True):
+            new[:n] = prev[:n]
+
+    def _touch(self) -> None:
+        self._version += 1
+        self.last_change = self._clock()
+
+    # -- nodes ---------------------------------------------------------------------------------------
+    def upsert_node(self, info: NodeInfo) -> None:
+        with self._lock:
+            i = self._index.get(info.name)
+            if i is None:
+                if len(self._names) == len(self._cap):
+                    self._grow()
+                i = len(self._names)
+                self._names.append(info.name)
+                self._index[info.name] = i
+                self._usage[i] = np.nan
+                self._usage_ts[i] = -np.inf
+            self._cap[i] = info.capacity
+            self._maxpods[i] = info.max_pods
+            self._ready[i] = info.ready
+            self._recount(info.name)
+            self._touch()
+
+    def delete_node(self, name: str) -> None:
+        with self._lock:
+            i = self._index.pop(name, None)
+            if i is None:
+                return
+            last = len(self._names) - 1
+            if i != last:  # move the last row into the hole: O(1), order does not matter
+                moved = self._names[last]
+                self._names[i] = moved
+                self._index[moved] = i
+                for arr in (self._cap, self._req, self._npods, self._maxpods, self._ready, self._usage,
+                            self._usage_ts, self._assumed):
+                    arr[i] = arr[last]
+            self._names.pop()
+            self._touch()
+
+    def replace_nodes(self, infos: Iterable[NodeInfo]) -> None:
+        """Make the node set exactly ``infos`` (after a re-list), keeping usage of nodes that stay."""
+        with self._lock:
+            infos = list(infos)
+            keep = {i.name for i in infos}
+            for name in [n for n in self._names if n not in keep]:
+                self.delete_node(name)
+            for info in infos:
+                self.upsert_node(info)
+
+    @property
+    def node_names(self) -> tuple[str, ...]:
+        with self._lock:
+            return tuple(self._names)
+
+    # -- pods ----------------------------------------------------------------------------------------
+    def upsert_pod(self, rec: PodRecord) -> None:
+        """Add or update a pod. A pod that just got a node keeps ``rec.bound_at``; a known one keeps its own."""
+        with self._lock:
+            old = self._pods.get(rec.uid)
+            if old is not None and old.node == rec.node and old.bound_at:
+                rec.bound_at = old.bound_at
+            self._pods[rec.uid] = rec
+            self._by_name[(rec.namespace, rec.name)] = rec.uid
+            if old is not None and old.node and old.node != rec.node:
+                self._node_pods.get(old.node, set()).discard(rec.uid)
+                self._recount(old.node)
+            if rec.node:
+                self._node_pods.setdefault(rec.node, set()).add(rec.uid)
+                self._recount(rec.node)
+            self._touch()
+
+    def delete_pod(self, uid: str) -> None:
+        with self._lock:
+            rec = self._pods.pop(uid, None)
+            if rec is None:
+                return
+            if self._by_name.get((rec.namespace, rec.name)) == uid:
+                del self._by_name[(rec.namespace, rec.name)]
+            if rec.node:
+                self._node_pods.get(rec.node, set()).discard(uid)
+                self._recount(rec.node)
+            self._touch()
+
+    def replace_pods(self, recs: Iterable[PodRecord]) -> None:
+        """Make the pod set exactly ``recs`` (after a re-list)."""
+        with self._lock:
+            recs = list(recs)
+            keep = {r.uid for r in recs}
+            for uid in [u for u in self._pods if u not in keep]:
+                self.delete_pod(uid)
+            for rec in recs:
+                self.upsert_pod(rec)
+
+    def pod(self, namespace: str, name: str) -> PodRecord | None:
+        with self._lock:
+            uid = self._by_name.get((namespace, name))
+            return self._pods.get(uid) if uid else None
+
+    def pod_view(self, namespace: str, name: str) -> PodView | None:
+        rec = self.pod(namespace, name)
+        if rec is None:
+            return None
+        return PodView(requests=rec.requests, demand=rec.demand, demand_source=rec.demand_source,
+                       name=f"{namespace}/{name}")
+
+    @property
+    def n_pods(self) -> int:
+        with self._lock:
+            return len(self._pods)
+
+    def _recount(self, node: str) -> None:
+        """Recompute one node's requested / pods / assumed from its pods (O(pods on that node))."""
+        i = self._index.get(node)
+        if i is None:
+            return
+        req = np.zeros(2)
+        assumed = np.zeros(4)
+        count = 0
+        since = self._usage_ts[i] - self.assume_grace_s
+        for uid in self._node_pods.get(node, ()):
+            rec = self._pods[uid]
+            if rec.terminated:
+                continue
+            req += rec.requests
+            count += 1
+            if rec.bound_at > since:
+                assumed += rec.demand
+        self._req[i] = req
+        self._npods[i] = count
+        self._assumed[i] = assumed
+
+    # -- usage ---------------------------------------------------------------------------------------
+    def apply_usage(self, samples: dict[str, NodeUsage]) -> int:
+        """Record usage samples; a sample older than the one held is ignored. Returns how many were applied."""
+        applied = 0
+        with self._lock:
+            for name, s in samples.items():
+                i = self._index.get(name)
+                if i is None or s.timestamp < self._usage_ts[i]:
+                    continue
+                newer = s.timestamp > self._usage_ts[i]
+                self._usage[i] = (s.cpu, s.mem, s.net, s.disk)
+                self._usage_ts[i] = s.timestamp
+                if newer:
+                    self._recount(name)
+                applied += 1
+            if applied:
+                self._touch()
+        return applied
+
+    # -- the request path ----------------------------------------------------------------------------
+    def view(self) -> CacheView:
+        """A consistent copy of every row; cached until the next change."""
+        view = self._view
+        if view is not None and view.version == self._version:
+            return view
+        with self._lock:
+            n = len(self._names)
+            view = CacheView(
+                names=tuple(self._names), index=dict(self._index), capacity=self._cap[:n].copy(),
+                requested=self._req[:n].copy(), pods=self._npods[:n].copy(), max_pods=self._maxpods[:n].copy(),
+                ready=self._ready[:n].copy(), usage=self._usage[:n].copy(), usage_ts=self._usage_ts[:n].copy(),
+                assumed=self._assumed[:n].copy(), version=self._version, built_at=self._clock())
+            self._view = view
+            return view

@@ -1,0 +1,145 @@
+"""Filter reasons, node scores and the 0-10 rule, all on one ``ClusterSnapshot``. Pure: no I/O, no clock.
+
+Scores (``to_extender_scores``): kube-scheduler wants integers 0..10 (``MaxExtenderPriority``). Among the
+*allowed* nodes (feasible by requests, pod slots and readiness, and not refused with -inf by a heuristic)
+the raw value (Q-value or heuristic score) is min-max scaled and rounded half up:
+
+    score = round(10 * (raw - min) / (max - min))      all allowed equal -> 10;  not allowed -> 0
+
+The rule is monotone (a higher raw value never gets a lower score), keeps the best node at 10 and the
+worst at 0, and does not depend on the raw scale, so a model and a heuristic are interchangeable.
+
+Features come only from ``policy.features.encode``, over the candidate nodes kube-scheduler offered (in
+its order), so the cluster summary describes the nodes actually being chosen between.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from policy.features import Encoded, encode, estimated_usage, usage_is_fresh
+from policy.model import QModel
+from policy.state import RESOURCES, ClusterSnapshot, PodView
+
+MAX_SCORE = 10
+_UNITS = ("cores", "GiB", "MB/s", "MB/s")
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """Hot-node limits on estimated usage / capacity (None = not checked), per resource."""
+
+    cpu: float | None = 0.65
+    mem: float | None = 0.95
+    net: float | None = None
+    disk: float | None = None
+
+    def as_array(self) -> np.ndarray:
+        return np.array([np.inf if v is None else v for v in (self.cpu, self.mem, self.net, self.disk)])
+
+
+class Policy(Protocol):
+    """Something that gives each node a raw value, higher is better (-inf: refused)."""
+
+    name: str
+    version: str
+
+    def raw(self, snap: ClusterSnapshot, pod: PodView, enc: Encoded) -> np.ndarray: ...
+
+
+class ModelPolicy:
+    """The exported DQN: raw value = Q-value of placing the pod on the node."""
+
+    def __init__(self, model: QModel) -> None:
+        self.model = model
+        self.name = "model"
+        self.version = model.version
+
+    def raw(self, snap: ClusterSnapshot, pod: PodView, enc: Encoded) -> np.ndarray:
+        return self.model.q_values(enc)
+
+
+class HeuristicPolicy:
+    """A named ``policy.baselines`` scorer."""
+
+    def __init__(self, scorer) -> None:
+        self.scorer = scorer
+        self.name = scorer.name
+        self.version = f"heuristic:{scorer.name}"
+
+    def raw(self, snap: ClusterSnapshot, pod: PodView, enc: Encoded) -> np.ndarray:
+        return np.asarray(self.scorer.score(snap, pod), dtype=np.float64)
+
+
+def filter_reasons(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds,
+                   max_usage_age: float) -> dict[int, str]:
+    """Row -> reason for every node the pod must not go to; rows not in the dict pass.
+
+    Checks, first failing wins: readiness, pod slots, requests vs allocatable (cpu, memory), then the
+    hot-node thresholds on estimated usage (measured + assumed). A node whose usage is stale or missing
+    is not judged hot: there is nothing fresh to judge it on (Koordinator's default, fail open).
+    """
+    n = snap.n_nodes
+    if n == 0:
+        return {}
+    after_req = snap.requested + pod.requests
+    over_req = after_req > snap.capacity[:, :2] + 1e-9
+    full = snap.pods >= snap.max_pods
+    fresh = usage_is_fresh(snap, max_usage_age)
+    util = estimated_usage(snap, max_usage_age) / snap.capacity
+    limit = thresholds.as_array()
+    hot = (util >= limit) & fresh[:, None]
+    bad = ~snap.ready | full | over_req.any(axis=1) | hot.any(axis=1)
+    reasons: dict[int, str] = {}
+    for i in np.flatnonzero(bad):  # only the rejected nodes, each needs its own sentence
+        if not snap.ready[i]:
+            reasons[i] = "node not ready or unschedulable"
+        elif full[i]:
+            reasons[i] = f"Too many pods: {int(snap.pods[i])} of {int(snap.max_pods[i])}"
+        elif over_req[i].any():
+            r = int(np.argmax(over_req[i]))
+            name = ("cpu", "memory")[r]
+            reasons[i] = (f"Insufficient {name}: requested {snap.requested[i, r]:.3g} + pod {pod.requests[r]:.3g} "
+                          f"> allocatable {snap.capacity[i, r]:.3g} {_UNITS[r]}")
+        else:
+            r = int(np.argmax(hot[i]))
+            reasons[i] = (f"hot node: {RESOURCES[r]} usage {100 * util[i, r]:.0f}% >= threshold "
+                          f"{100 * limit[r]:.0f}%")
+    return reasons
+
+
+def to_extender_scores(raw: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """(N,) int64 scores 0..10 by the module's min-max rule."""
+    raw = np.asarray(raw, dtype=np.float64)
+    ok = allowed & np.isfinite(raw)
+    out = np.zeros(raw.shape[0], dtype=np.int64)
+    if not ok.any():
+        return out
+    lo, hi = raw[ok].min(), raw[ok].max()
+    if hi - lo <= 1e-12 * max(1.0, abs(hi)):
+        out[ok] = MAX_SCORE
+        return out
+    scaled = np.floor(MAX_SCORE * (raw[ok] - lo) / (hi - lo) + 0.5)
+    out[ok] = np.clip(scaled, 0, MAX_SCORE).astype(np.int64)
+    return out
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Scored:
+    """One prioritize decision, kept for /debug/explain."""
+
+    enc: Encoded
+    raw: np.ndarray
+    scores: np.ndarray
+    stale: np.ndarray
+
+
+def score(snap: ClusterSnapshot, pod: PodView, policy: Policy, *, max_usage_age: float) -> Scored:
+    """Encode once, ask the policy, map to 0..10."""
+    enc = encode(snap, pod, max_usage_age=max_usage_age)
+    raw = policy.raw(snap, pod, enc) if snap.n_nodes else np.zeros(0)
+    return Scored(enc=enc, raw=raw, scores=to_extender_scores(raw, enc.mask),
+                  stale=~usage_is_fresh(snap, max_usage_age))

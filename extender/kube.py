@@ -1,0 +1,276 @@
+"""The only module that talks to the Kubernetes API: list + watch into the cache, Binding, Events.
+
+``KubeWatcher`` runs one thread per resource (nodes, pods): list (raw JSON, ``_preload_content=False``),
+replace the cache's set, then watch from the list's resourceVersion; a 410 Gone (or any broken stream)
+means re-list. ``stop()`` ends both loops within ``watch_timeout_s``. Event handling (``apply_node_event``,
+``apply_pod_event``) is plain functions over dicts so unit tests feed them without an apiserver.
+
+``KubeBinder`` POSTs the Binding with ``_preload_content=False`` (the generated client raises *after* a
+successful bind otherwise: the apiserver answers a Status, the client expects a Binding). A 409 "already
+assigned to node X" for X == our node is success: a retried bind after a timeout lands there.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from extender.cache import ClusterCache, PodRecord
+from extender.errors import BindError, QuantityError
+from extender.objects import node_info, pod_key, pod_requests, pod_terminated
+from extender.profiles import ProfileStore, pod_view_for
+from extender.settings import Settings
+from extender.telemetry import Telemetry, kv
+
+log = logging.getLogger(__name__)
+
+
+def _bound_at(pod: Mapping, observed: float) -> float:
+    """When the pod was bound: its PodScheduled condition's transition time, else when we saw it."""
+    for cond in (pod.get("status") or {}).get("conditions") or []:
+        if isinstance(cond, Mapping) and cond.get("type") == "PodScheduled" and cond.get("status") == "True":
+            stamp = cond.get("lastTransitionTime")
+            if isinstance(stamp, str):
+                try:
+                    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+                except ValueError:
+                    break
+    return observed
+
+
+def pod_record(pod: Mapping, *, settings: Settings, store: ProfileStore | None, telemetry: Telemetry | None,
+               now: float) -> PodRecord | None:
+    """A watched v1.Pod as a cache record; None (and a log line) if its quantities do not parse."""
+    ns, name, uid = pod_key(pod)
+    try:
+        requests = pod_requests(pod)
+    except QuantityError as exc:
+        log.warning("pod ignored: bad requests", extra=kv(pod=f"{ns}/{name}", error=str(exc)))
+        return None
+    view, problem = pod_view_for(pod, requests=requests, annotation_key=settings.profile_annotation, store=store)
+    if problem is not None and telemetry is not None:
+        telemetry.report("bad_profile_annotation", f"ignored {settings.profile_annotation}: {problem}",
+                         pod=(ns, name, uid))
+    node = (pod.get("spec") or {}).get("nodeName") or None
+    return PodRecord(namespace=ns, name=name, uid=uid or f"{ns}/{name}", node=node, requests=view.requests,
+                     demand=view.demand, demand_source=view.demand_source, terminated=pod_terminated(pod),
+                     bound_at=_bound_at(pod, now) if node else 0.0)
+
+
+def apply_node_event(cache: ClusterCache, settings: Settings, event_type: str, node: Mapping) -> None:
+    """ADDED / MODIFIED / DELETED of a v1.Node (dict); BOOKMARK and others are ignored."""
+    name = ((node.get("metadata") or {}).get("name")) or ""
+    if event_type == "DELETED":
+        cache.delete_node(name)
+        return
+    if event_type not in ("ADDED", "MODIFIED"):
+        return
+    try:
+        cache.upsert_node(_node_info(node, settings))
+    except QuantityError as exc:
+        log.warning("node ignored: bad allocatable", extra=kv(node=name, error=str(exc)))
+
+
+def apply_pod_event(cache: ClusterCache, settings: Settings, event_type: str, pod: Mapping, *,
+                    store: ProfileStore | None = None, telemetry: Telemetry | None = None,
+                    now: float | None = None) -> None:
+    """ADDED / MODIFIED / DELETED of a v1.Pod (dict); BOOKMARK and others are ignored."""
+    if event_type == "DELETED":
+        ns, name, uid = pod_key(pod)
+        cache.delete_pod(uid or f"{ns}/{name}")
+        return
+    if event_type not in ("ADDED", "MODIFIED"):
+        return
+    rec = pod_record(pod, settings=settings, store=store, telemetry=telemetry, now=now or time.time())
+    if rec is not None:
+        cache.upsert_pod(rec)
+
+
+def _node_info(node: Mapping, settings: Settings):
+    return node_info(node, net_annotation=settings.net_annotation, disk_annotation=settings.disk_annotation,
+                     default_net_mbps=settings.default_net_mbps, default_disk_mbps=settings.default_disk_mbps)
+
+
+def make_core_api(*, kubeconfig: Path | None):
+    """A CoreV1Api from ``kubeconfig``, else in-cluster config, else ``~/.kube/config``."""
+    from kubernetes import client, config
+
+    if kubeconfig is not None:
+        api_client = config.new_client_from_config(config_file=str(kubeconfig))
+    else:
+        try:
+            config.load_incluster_config()
+            api_client = client.ApiClient()
+        except config.ConfigException:
+            api_client = config.new_client_from_config()
+    return client.CoreV1Api(api_client)
+
+
+class KubeWatcher:
+    """List + watch nodes and pods into the cache, in two stoppable threads."""
+
+    def __init__(self, core, cache: ClusterCache, settings: Settings, *, store: ProfileStore | None,
+                 telemetry: Telemetry, watch_timeout_s: int = 30) -> None:
+        self.core, self.cache, self.settings = core, cache, settings
+        self.store, self.telemetry = store, telemetry
+        self.watch_timeout_s = watch_timeout_s
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.synced = {"nodes": threading.Event(), "pods": threading.Event()}
+
+    def _list(self, kind: str) -> tuple[list[dict], str]:
+        fn = self.core.list_node if kind == "nodes" else self.core.list_pod_for_all_namespaces
+        resp = fn(_preload_content=False, _request_timeout=60)
+        body = json.loads(resp.data)
+        return body.get("items") or [], (body.get("metadata") or {}).get("resourceVersion", "")
+
+    def _apply(self, kind: str, event_type: str, obj: Mapping) -> None:
+        if kind == "nodes":
+            apply_node_event(self.cache, self.settings, event_type, obj)
+        else:
+            apply_pod_event(self.cache, self.settings, event_type, obj, store=self.store, telemetry=self.telemetry)
+
+    def _relist(self, kind: str) -> str:
+        items, rv = self._list(kind)
+        if kind == "nodes":
+            infos = []
+            for n in items:
+                try:
+                    infos.append(_node_info(n, self.settings))
+                except QuantityError as exc:
+                    log.warning("node ignored: bad allocatable", extra=kv(error=str(exc)))
+            self.cache.replace_nodes(infos)
+        else:
+            now = time.time()
+            recs = [pod_record(p, settings=self.settings, store=self.store, telemetry=self.telemetry, now=now)
+                    for p in items]
+            self.cache.replace_pods(r for r in recs if r is not None)
+        self.synced[kind].set()
+        log.info("listed", extra=kv(kind=kind, items=len(items), resource_version=rv))
+        return rv
+
+    def _loop(self, kind: str) -> None:
+        from kubernetes import watch
+        from kubernetes.client.exceptions import ApiException
+
+        fn = self.core.list_node if kind == "nodes" else self.core.list_pod_for_all_namespaces
+        rv, backoff = None, 1.0
+        while not self._stop.is_set():
+            try:
+                if rv is None:
+                    rv = self._relist(kind)
+                w = watch.Watch()
+                for ev in w.stream(fn, resource_version=rv, allow_watch_bookmarks=True,
+                                   timeout_seconds=self.watch_timeout_s):
+                    if self._stop.is_set():
+                        w.stop()
+                        break
+                    obj = ev.get("raw_object") or {}
+                    if ev.get("type") == "ERROR":
+                        raise ApiException(status=obj.get("code", 500), reason=obj.get("message", ""))
+                    self._apply(kind, ev.get("type", ""), obj)
+                    rv = w.resource_version or rv
+                backoff = 1.0
+            except ApiException as exc:
+                if exc.status == 410:
+                    log.info("watch expired, re-listing", extra=kv(kind=kind))
+                else:
+                    log.warning("watch failed, re-listing", extra=kv(kind=kind, status=exc.status, error=exc.reason))
+                    self._stop.wait(backoff)
+                    backoff = min(backoff * 2, 30.0)
+                rv = None
+            except Exception as exc:  # connection reset, bad JSON: start over after a pause
+                log.warning("watch broken, re-listing", extra=kv(kind=kind, error=repr(exc)))
+                rv = None
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, 30.0)
+
+    def start(self) -> None:
+        for kind in ("nodes", "pods"):
+            t = threading.Thread(target=self._loop, args=(kind,), name=f"watch-{kind}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout)
+
+
+class KubeBinder:
+    """POST a Binding; idempotent (see the module docstring)."""
+
+    def __init__(self, core, *, timeout_s: float) -> None:
+        self.core, self.timeout_s = core, timeout_s
+
+    def bind(self, *, namespace: str, name: str, uid: str, node: str) -> None:
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        body = client.V1Binding(
+            metadata=client.V1ObjectMeta(name=name, namespace=namespace, uid=uid or None),
+            target=client.V1ObjectReference(api_version="v1", kind="Node", name=node))
+        last: Exception | None = None
+        for attempt in (1, 2):
+            try:
+                resp = self.core.create_namespaced_binding(namespace, body, _preload_content=False,
+                                                           _request_timeout=self.timeout_s)
+                if resp.status in (200, 201):
+                    return
+                raise BindError(f"apiserver answered {resp.status}")
+            except ApiException as exc:
+                message = _status_message(exc)
+                if exc.status == 409 and f'already assigned to node "{node}"' in message:
+                    return  # an earlier (timed-out) attempt bound it where we wanted
+                raise BindError(f"binding {namespace}/{name} to {node}: {exc.status} {message}") from None
+            except (HTTPError, TimeoutError, OSError) as exc:
+                last = exc
+                log.warning("bind attempt failed", extra=kv(pod=f"{namespace}/{name}", node=node, attempt=attempt,
+                                                            error=repr(exc)))
+        raise BindError(f"binding {namespace}/{name} to {node}: {last!r}")
+
+
+def _status_message(exc: Any) -> str:
+    try:
+        return str(json.loads(exc.body).get("message", exc.reason))
+    except (TypeError, ValueError, AttributeError):
+        return str(exc.reason)
+
+
+class KubeEventSink:
+    """core/v1 Events about pods, posted from a small thread pool (never on the request path)."""
+
+    def __init__(self, core, *, component: str = "drsched-extender") -> None:
+        self.core, self.component = core, component
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="events")
+
+    def event(self, *, namespace: str, name: str, uid: str, reason: str, message: str,
+              type_: str = "Warning") -> None:
+        from kubernetes import client
+
+        now = datetime.now().astimezone()
+        body = client.CoreV1Event(
+            metadata=client.V1ObjectMeta(generate_name=f"{name}.", namespace=namespace),
+            involved_object=client.V1ObjectReference(api_version="v1", kind="Pod", name=name, namespace=namespace,
+                                                     uid=uid or None),
+            reason=reason, message=message[:1000], type=type_, first_timestamp=now, last_timestamp=now, count=1,
+            source=client.V1EventSource(component=self.component))
+
+        def post() -> None:
+            try:
+                self.core.create_namespaced_event(namespace, body, _preload_content=False)
+            except Exception as exc:
+                log.debug("event not posted", extra=kv(reason=reason, error=repr(exc)))
+
+        self._pool.submit(post)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)

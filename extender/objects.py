@@ -1,0 +1,151 @@
+"""What the extender reads out of v1.Pod and v1.Node JSON, as plain numbers. Pure, no I/O.
+
+Pod requests follow kube-scheduler's accounting (``resource.PodRequests``): the sum over app containers,
+raised to the largest init container (an init container runs alone, but beside the restartable "sidecar"
+init containers started before it), sidecars added to the running sum, plus ``spec.overhead``. A pod-level
+``spec.resources.requests`` replaces the container sum where set. Node capacity is ``status.allocatable``;
+net and disk bandwidth come from node annotations (Kubernetes has no such resources).
+
+Inputs are the camelCase Kubernetes JSON (what kube-scheduler embeds in ``Pod`` / ``Nodes``) or the same
+shape from ``ApiClient.sanitize_for_serialization`` of a watched object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from extender.errors import QuantityError
+from extender.quantity import cpu_cores, mem_gib, parse_quantity, rate_mbps
+
+WORKLOAD_LABEL = "drsched.io/workload"
+"""A pod label that names its workload explicitly (for learned profiles); wins over owner references."""
+TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+def _map(obj: Any, key: str) -> Mapping:
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(obj: Any, key: str) -> list:
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    return value if isinstance(value, list) else []
+
+
+def _cpu_mem(resources: Mapping, where: str) -> np.ndarray:
+    out = np.zeros(2)
+    try:
+        if "cpu" in resources:
+            out[0] = cpu_cores(resources["cpu"])
+        if "memory" in resources:
+            out[1] = mem_gib(resources["memory"])
+    except QuantityError as exc:
+        raise QuantityError(f"{where}: {exc}") from None
+    return out
+
+
+def pod_requests(pod: Mapping) -> np.ndarray:
+    """(2,) cpu cores and memory GiB the scheduler accounts for ``pod``; raises ``QuantityError``."""
+    spec = _map(pod, "spec")
+    pod_level = _map(_map(spec, "resources"), "requests")
+    total = np.zeros(2)
+    for i, c in enumerate(_list(spec, "containers")):
+        total += _cpu_mem(_map(_map(c, "resources"), "requests"), f"spec.containers[{i}].resources.requests")
+    sidecars = np.zeros(2)
+    init_peak = np.zeros(2)
+    for i, c in enumerate(_list(spec, "initContainers")):
+        req = _cpu_mem(_map(_map(c, "resources"), "requests"), f"spec.initContainers[{i}].resources.requests")
+        if isinstance(c, Mapping) and c.get("restartPolicy") == "Always":
+            total += req
+            sidecars += req
+            init_peak = np.maximum(init_peak, sidecars)
+        else:
+            init_peak = np.maximum(init_peak, req + sidecars)
+    total = np.maximum(total, init_peak)
+    if pod_level:
+        given = _cpu_mem(pod_level, "spec.resources.requests")
+        total = np.where([("cpu" in pod_level), ("memory" in pod_level)], given, total)
+    overhead = _map(spec, "overhead")
+    if overhead:
+        total += _cpu_mem(overhead, "spec.overhead")
+    return total
+
+
+def pod_key(pod: Mapping) -> tuple[str, str, str]:
+    """(namespace, name, uid) of a pod; namespace defaults to ``default``."""
+    meta = _map(pod, "metadata")
+    return (str(meta.get("namespace") or "default"), str(meta.get("name") or ""), str(meta.get("uid") or ""))
+
+
+def pod_terminated(pod: Mapping) -> bool:
+    """Succeeded or Failed pods hold no resources (kube-scheduler's cache drops them too)."""
+    return _map(pod, "status").get("phase") in TERMINATED_PHASES
+
+
+def workload_key(pod: Mapping) -> str | None:
+    """``namespace/Kind/name`` of the workload a pod belongs to, for learned profiles; None if standalone.
+
+    The ``drsched.io/workload`` label wins; otherwise the controller owner, with a ReplicaSet's
+    ``pod-template-hash`` suffix cut so all revisions of a Deployment share one profile.
+    """
+    meta = _map(pod, "metadata")
+    ns = str(meta.get("namespace") or "default")
+    labels = _map(meta, "labels")
+    if labels.get(WORKLOAD_LABEL):
+        return f"{ns}/{labels[WORKLOAD_LABEL]}"
+    owners = [o for o in _list(meta, "ownerReferences") if isinstance(o, Mapping)]
+    owner = next((o for o in owners if o.get("controller")), owners[0] if owners else None)
+    if owner is None:
+        return None
+    kind, name = str(owner.get("kind", "")), str(owner.get("name", ""))
+    tmpl_hash = labels.get("pod-template-hash")
+    if kind == "ReplicaSet" and tmpl_hash and name.endswith(f"-{tmpl_hash}"):
+        return f"{ns}/Deployment/{name[: -len(tmpl_hash) - 1]}"
+    return f"{ns}/{kind}/{name}"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeInfo:
+    """One node as the cache keeps it: (4,) capacity in policy units, pod slots, readiness."""
+
+    name: str
+    capacity: tuple[float, float, float, float]
+    max_pods: float
+    ready: bool
+
+
+def node_info(node: Mapping, *, net_annotation: str, disk_annotation: str, default_net_mbps: float,
+              default_disk_mbps: float) -> NodeInfo:
+    """Read a v1.Node; raises ``QuantityError`` on an unparseable allocatable or bandwidth annotation.
+
+    A node with no (or zero) allocatable cpu or memory gets a tiny capacity instead, so it never fits a
+    request but does not break the snapshot (``ClusterSnapshot`` requires capacity > 0).
+    """
+    meta = _map(node, "metadata")
+    name = str(meta.get("name") or "")
+    status = _map(node, "status")
+    alloc = _map(status, "allocatable") or _map(status, "capacity")
+    ann = _map(meta, "annotations")
+    try:
+        cpu = cpu_cores(alloc["cpu"]) if "cpu" in alloc else 0.0
+        mem = mem_gib(alloc["memory"]) if "memory" in alloc else 0.0
+        pods = parse_quantity(alloc["pods"]) if "pods" in alloc else 110.0
+        net = float(parse_quantity(ann[net_annotation])) if net_annotation in ann else default_net_mbps
+        disk = float(parse_quantity(ann[disk_annotation])) if disk_annotation in ann else default_disk_mbps
+    except QuantityError as exc:
+        raise QuantityError(f"node {name!r}: {exc}") from None
+    conditions = [c for c in _list(status, "conditions") if isinstance(c, Mapping)]
+    ready_cond = next((c for c in conditions if c.get("type") == "Ready"), None)
+    # A node with no conditions at all (hand-written JSON, a fresh KWOK node) counts as ready.
+    ready = (ready_cond is None or ready_cond.get("status") == "True") and not _map(node, "spec").get(
+        "unschedulable", False)
+    tiny = 1e-9
+    return NodeInfo(name=name, capacity=(max(cpu, tiny), max(mem, tiny), max(net, tiny), max(disk, tiny)),
+                    max_pods=pods, ready=bool(ready))
+
+
+__all__ = ["NodeInfo", "node_info", "pod_key", "pod_requests", "pod_terminated", "rate_mbps", "workload_key"]

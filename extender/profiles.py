@@ -1,0 +1,140 @@
+"""The incoming pod's expected demand profile, and where it came from.
+
+Sources, in order (the first that answers wins; ``PodView.demand_source`` says which):
+
+1. ``annotation`` -- the pod's ``drsched.io/profile`` annotation, in one of two forms:
+
+   * JSON with Kubernetes quantities in Kubernetes base units (cpu cores, memory bytes, net and disk
+     bytes per second): ``{"cpu": "2", "memory": "1Gi", "net": "60M", "disk": "80M"}``
+   * compact ``key=value`` pairs in policy units (cores, GiB, MB/s, MB/s): ``cpu=2,mem=1,net=60,disk=80``
+
+   Keys: ``cpu``; ``mem`` or ``memory``; ``net`` or ``network``; ``disk``. A key left out takes the value
+   from the pod's requests (cpu, mem) or 0 (net, disk). Unknown keys, negative or unparseable values are a
+   ``ProfileError``; the caller then falls back to the next source and reports it.
+2. ``learned`` -- the profile a ``ProfileStore`` holds for the pod's workload (``objects.workload_key``).
+   The monitor issue brings the real store; ``InMemoryProfileStore`` serves tests and static mode.
+3. ``requests`` -- ``PodView.from_requests``: cpu and memory as requested, no net or disk.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from typing import Protocol
+
+import numpy as np
+
+from extender.errors import ProfileError, QuantityError
+from extender.quantity import cpu_cores, mem_gib, rate_mbps
+from policy.state import PodView
+
+PROFILE_ANNOTATION = "drsched.io/profile"
+_KEYS = {"cpu": 0, "mem": 1, "memory": 1, "net": 2, "network": 2, "disk": 3}
+_JSON_CONVERT = (cpu_cores, mem_gib, rate_mbps, rate_mbps)
+
+
+def parse_profile(text: str, requests: np.ndarray) -> np.ndarray:
+    """(4,) demand in policy units from an annotation value; raises ``ProfileError`` naming the problem."""
+    if not isinstance(text, str) or not text.strip():
+        raise ProfileError("profile annotation is empty")
+    demand = np.array([requests[0], requests[1], 0.0, 0.0], dtype=np.float64)
+    text = text.strip()
+    seen: set[int] = set()
+    if text.startswith("{"):
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ProfileError(f"profile annotation is not valid JSON: {exc.msg} at column {exc.colno}") from None
+        if not isinstance(obj, dict):
+            raise ProfileError("profile annotation JSON must be an object")
+        items = list(obj.items())
+        convert = True
+    else:
+        items = []
+        for part in text.split(","):
+            if not part.strip():
+                continue
+            key, sep, value = part.partition("=")
+            if not sep:
+                raise ProfileError(f"profile entry {part.strip()!r} is not key=value (e.g. cpu=2,mem=1,net=60,disk=80)")
+            items.append((key.strip(), value.strip()))
+        convert = False
+    for key, value in items:
+        idx = _KEYS.get(str(key).lower())
+        if idx is None:
+            raise ProfileError(f"profile key {key!r} is unknown; use cpu, mem, net, disk")
+        if idx in seen:
+            raise ProfileError(f"profile key {key!r} is given twice")
+        seen.add(idx)
+        try:
+            if convert:
+                demand[idx] = _JSON_CONVERT[idx](value)
+            else:
+                number = float(value)
+                if not np.isfinite(number) or number < 0:
+                    raise ValueError
+                demand[idx] = number
+        except (QuantityError, ValueError, TypeError):
+            unit = "a Kubernetes quantity" if convert else "a number >= 0 in policy units"
+            raise ProfileError(f"profile value {key}={value!r} is not {unit}") from None
+    return demand
+
+
+class ProfileStore(Protocol):
+    """Learned demand profiles per workload key (``namespace/Kind/name``), in policy units."""
+
+    def get(self, workload: str) -> np.ndarray | None: ...
+
+
+class InMemoryProfileStore:
+    """A thread-safe dict of workload -> (4,) demand. Static mode fills it from the YAML's ``profiles``."""
+
+    def __init__(self, profiles: Mapping[str, np.ndarray] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._profiles = {k: np.asarray(v, dtype=np.float64) for k, v in (profiles or {}).items()}
+
+    def get(self, workload: str) -> np.ndarray | None:
+        with self._lock:
+            return self._profiles.get(workload)
+
+    def put(self, workload: str, demand: np.ndarray) -> None:
+        demand = np.asarray(demand, dtype=np.float64).reshape(-1)
+        if demand.shape != (4,) or not np.all(np.isfinite(demand)) or np.any(demand < 0):
+            raise ProfileError(f"profile for {workload!r} must be 4 finite values >= 0")
+        with self._lock:
+            self._profiles[workload] = demand
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._profiles)
+
+
+def pod_view(*, name: str, requests: np.ndarray, annotation: str | None, workload: str | None,
+             store: ProfileStore | None) -> tuple[PodView, ProfileError | None]:
+    """The PodView for a pod, plus the annotation error if one was skipped (for the caller to report)."""
+    problem = None
+    if annotation is not None:
+        try:
+            demand = parse_profile(annotation, requests)
+            return PodView(requests=requests, demand=demand, demand_source="annotation", name=name), None
+        except ProfileError as exc:
+            problem = exc
+    if workload is not None and store is not None:
+        learned = store.get(workload)
+        if learned is not None:
+            return PodView(requests=requests, demand=learned, demand_source="learned", name=name), problem
+    return PodView.from_requests(float(requests[0]), float(requests[1]), name=name), problem
+
+
+def pod_view_for(pod: Mapping, *, requests: np.ndarray, annotation_key: str,
+                 store: ProfileStore | None) -> tuple[PodView, ProfileError | None]:
+    """``pod_view`` for a v1.Pod JSON object (name, annotation and workload read from its metadata)."""
+    from extender.objects import pod_key, workload_key
+
+    ns, name, _ = pod_key(pod)
+    meta = pod.get("metadata") if isinstance(pod.get("metadata"), Mapping) else {}
+    ann = meta.get("annotations") if isinstance(meta.get("annotations"), Mapping) else {}
+    value = ann.get(annotation_key)
+    return pod_view(name=f"{ns}/{name}", requests=requests, annotation=value if value is None else str(value),
+                    workload=workload_key(pod), store=store)

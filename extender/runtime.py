@@ -1,0 +1,267 @@
+"""Everything a request needs, built once in the lifespan: cache, policy, profiles, binder, telemetry.
+
+``Runtime`` also holds the verb logic that is not HTTP: turning ``ExtenderArgs`` into a snapshot of the
+candidate nodes (from the cache when names came, from the request's nodes when full nodes came), running
+filter / prioritize on it, and the short memory of recent decisions that ``/debug/explain`` and the bind
+metrics read. Scoring is stateless (the decision log is only for explanation), so replicas agree.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from extender.cache import ClusterCache, PodRecord
+from extender.decide import HeuristicPolicy, ModelPolicy, Policy, Scored, Thresholds, filter_reasons, score
+from extender.errors import BadRequest, QuantityError
+from extender.objects import node_info, pod_key, pod_requests
+from extender.profiles import InMemoryProfileStore, ProfileStore, pod_view_for
+from extender.settings import Settings
+from extender.telemetry import Telemetry, kv
+from extender.wire import ExtenderArgs
+from policy.baselines import make_scorer
+from policy.model import ModelError, load_model
+from policy.state import ClusterSnapshot, PodView
+
+log = logging.getLogger(__name__)
+UNKNOWN_NODE = "unknown node"
+
+
+class Binder(Protocol):
+    def bind(self, *, namespace: str, name: str, uid: str, node: str) -> None: ...
+
+
+class RecordingBinder:
+    """Static mode: nothing to POST; the bind is recorded and applied to the cache by the caller."""
+
+    def bind(self, *, namespace: str, name: str, uid: str, node: str) -> None:
+        return None
+
+
+def load_policy(settings: Settings, telemetry: Telemetry) -> tuple[Policy, str | None]:
+    """The policy to serve and, when the model could not be used, why (the degraded reason)."""
+    if settings.policy != "model":
+        return HeuristicPolicy(make_scorer(settings.policy)), None
+    try:
+        return ModelPolicy(load_model(settings.model_path)), None
+    except ModelError as exc:
+        reason = f"model unusable, serving heuristic {settings.fallback_heuristic}: {exc}"
+        label = "model_missing" if "not found" in exc.problem else "model_corrupt"
+        telemetry.report(label, reason, path=exc.path, heuristic=settings.fallback_heuristic)
+        return HeuristicPolicy(make_scorer(settings.fallback_heuristic)), reason
+
+
+@dataclass(eq=False)
+class Candidates:
+    """The nodes of one request: ``names`` in request order, ``known`` rows and their snapshot."""
+
+    names: list[str]
+    known: np.ndarray            # (len(names),) bool
+    snap: ClusterSnapshot        # the known nodes only, in request order
+    items: list[dict] | None     # the request's full nodes (Nodes mode), aligned with names
+
+
+@dataclass(eq=False)
+class Runtime:
+    settings: Settings
+    cache: ClusterCache
+    telemetry: Telemetry
+    policy: Policy
+    degraded: str | None = None
+    profiles: ProfileStore = field(default_factory=InMemoryProfileStore)
+    binder: Binder = field(default_factory=RecordingBinder)
+    ready: Any = None  # callable -> (bool, reason) for /readyz
+    decisions: OrderedDict = field(default_factory=OrderedDict)
+
+    @property
+    def thresholds(self) -> Thresholds:
+        s = self.settings
+        return Thresholds(cpu=s.hot_cpu, mem=s.hot_mem, net=s.hot_net, disk=s.hot_disk)
+
+    # -- the pod --------------------------------------------------------------------------------------
+    def pod_view(self, pod: dict[str, Any] | None) -> tuple[PodView, tuple[str, str, str]]:
+        if pod is None:
+            raise BadRequest("request has no Pod")
+        key = pod_key(pod)
+        try:
+            requests = pod_requests(pod)
+        except QuantityError as exc:
+            raise BadRequest(f"pod {key[0]}/{key[1]}: {exc}") from None
+        view, problem = pod_view_for(pod, requests=requests, annotation_key=self.settings.profile_annotation,
+                                     store=self.profiles)
+        if problem is not None:
+            self.telemetry.report("bad_profile_annotation",
+                                  f"ignored {self.settings.profile_annotation}: {problem}", pod=key)
+        return view, key
+
+    # -- the nodes ------------------------------------------------------------------------------------
+    def candidates(self, args: ExtenderArgs, now: float) -> Candidates:
+        view = self.cache.view()
+        if args.NodeNames is not None:
+            names = list(args.NodeNames)
+            idx = view.lookup(names)
+            known = idx >= 0
+            if known.all():
+                snap = view.snapshot(now, idx, tuple(names))
+            else:
+                snap = view.snapshot(now, idx[known], tuple(n for n, k in zip(names, known, strict=True) if k))
+            return Candidates(names=names, known=known, snap=snap, items=None)
+        if args.Nodes is not None:
+            return self._from_items(args.Nodes.items, view, now)
+        raise BadRequest("request has neither NodeNames nor Nodes")
+
+    def _from_items(self, items: list[dict], view, now: float) -> Candidates:
+        """Nodes mode: capacity from the request's nodes; allocations and usage from the cache where known."""
+        s = self.settings
+        infos = []
+        for i, item in enumerate(items):
+            try:
+                infos.append(node_info(item, net_annotation=s.net_annotation, disk_annotation=s.disk_annotation,
+                                       default_net_mbps=s.default_net_mbps, default_disk_mbps=s.default_disk_mbps))
+            except QuantityError as exc:
+                raise BadRequest(f"Nodes.items[{i}]: {exc}") from None
+        names = [n.name for n in infos]
+        if any(not n for n in names):
+            raise BadRequest("Nodes.items: every node needs metadata.name")
+        n = len(infos)
+        idx = view.lookup(names)
+        hit = idx >= 0
+        rows = idx[hit]
+        requested, pods = np.zeros((n, 2)), np.zeros(n)
+        usage, usage_ts, assumed = np.full((n, 4), np.nan), np.full(n, -np.inf), np.zeros((n, 4))
+        requested[hit], pods[hit] = view.requested[rows], view.pods[rows]
+        usage[hit], usage_ts[hit], assumed[hit] = view.usage[rows], view.usage_ts[rows], view.assumed[rows]
+        snap = ClusterSnapshot(
+            names=tuple(names), capacity=np.array([i.capacity for i in infos]).reshape(n, 4), requested=requested,
+            usage=usage, usage_age=np.maximum(now - usage_ts, 0.0), assumed=assumed, pods=pods,
+            max_pods=np.array([i.max_pods for i in infos]), ready=np.array([i.ready for i in infos], dtype=bool),
+            now=now)
+        return Candidates(names=names, known=np.ones(n, dtype=bool), snap=snap, items=items)
+
+    # -- verbs ----------------------------------------------------------------------------------------
+    def filter(self, args: ExtenderArgs) -> dict[str, Any]:
+        now = time.time()
+        pod, key = self.pod_view(args.Pod)
+        cand = self.candidates(args, now)
+        reasons = filter_reasons(cand.snap, pod, self.thresholds, self.settings.max_usage_age_s)
+        known_names = cand.snap.names
+        failed = {known_names[i]: r for i, r in reasons.items()}
+        unresolvable = {n: UNKNOWN_NODE for n, k in zip(cand.names, cand.known, strict=True) if not k}
+        self.telemetry.metrics.decisions.labels(verb="filter", policy="filter").inc()
+        if cand.items is None:
+            passed = [n for n in cand.names if n not in failed and n not in unresolvable] if (failed or unresolvable) \
+                else cand.names
+            return {"Nodes": None, "NodeNames": passed, "FailedNodes": failed,
+                    "FailedAndUnresolvableNodes": unresolvable, "Error": ""}
+        items = [it for it, n in zip(cand.items, cand.names, strict=True) if n not in failed]
+        return {"Nodes": {"metadata": {}, "items": items}, "NodeNames": None, "FailedNodes": failed,
+                "FailedAndUnresolvableNodes": unresolvable, "Error": ""}
+
+    def prioritize(self, args: ExtenderArgs) -> list[dict[str, Any]]:
+        now = time.time()
+        pod, key = self.pod_view(args.Pod)
+        cand = self.candidates(args, now)
+        scored = score(cand.snap, pod, self.policy, max_usage_age=self.settings.max_usage_age_s)
+        metrics = self.telemetry.metrics
+        metrics.decisions.labels(verb="prioritize", policy=self.policy.name).inc()
+        n_stale = int(scored.stale.sum())
+        if n_stale:
+            metrics.stale_scored.inc(n_stale)
+        scores = scored.scores.tolist()
+        if cand.known.all():
+            out = [{"Host": h, "Score": s} for h, s in zip(cand.names, scores, strict=True)]
+        else:
+            it = iter(scores)
+            out = [{"Host": h, "Score": next(it) if k else 0} for h, k in zip(cand.names, cand.known.tolist(),
+                                                                             strict=True)]
+        self._remember(key, pod, cand.snap, scored)
+        return out
+
+    def explain(self, args: ExtenderArgs | None = None, *, pod: PodView | None = None,
+                key: tuple[str, str, str] | None = None) -> dict[str, Any]:
+        """Per-node features, raw values, filter reasons and 0-10 scores, for a person to read."""
+        from policy.features import CLUSTER_FEATURES, NODE_FEATURES, POD_FEATURES
+
+        now = time.time()
+        if args is not None:
+            pod, key = self.pod_view(args.Pod)
+            cand = self.candidates(args, now)
+            snap, unknown = cand.snap, [n for n, k in zip(cand.names, cand.known, strict=True) if not k]
+        else:
+            snap, unknown = self.cache.view().snapshot(now), []
+        reasons = filter_reasons(snap, pod, self.thresholds, self.settings.max_usage_age_s)
+        scored = score(snap, pod, self.policy, max_usage_age=self.settings.max_usage_age_s)
+        nodes = []
+        for i, name in enumerate(snap.names):
+            nodes.append({
+                "name": name,
+                "filter": reasons.get(i, "passed"),
+                "feasible": bool(scored.enc.mask[i]),
+                "stale": bool(scored.stale[i]),
+                "raw": _finite(scored.raw[i]),
+                "score": int(scored.scores[i]),
+                "features": {f: round(float(v), 6) for f, v in zip(NODE_FEATURES, scored.enc.nodes[i], strict=True)},
+            })
+        nodes.sort(key=lambda n: (-n["score"], -(n["raw"] if n["raw"] is not None else -1e300)))
+        return {
+            "pod": {"namespace": key[0], "name": key[1], "requests": pod.requests.tolist(),
+                    "demand": pod.demand.tolist(), "demand_source": pod.demand_source},
+            "policy": {"name": self.policy.name, "version": self.policy.version, "degraded": self.degraded},
+            "pod_features": {f: round(float(v), 6) for f, v in zip(POD_FEATURES, scored.enc.pod, strict=True)},
+            "cluster_features": {f: round(float(v), 6) for f, v in zip(CLUSTER_FEATURES, scored.enc.cluster,
+                                                                        strict=True)},
+            "unknown_nodes": unknown,
+            "nodes": nodes,
+            "last_decision": public_decision(self.decisions.get((key[0], key[1]))),
+        }
+
+    def bind(self, *, namespace: str, name: str, uid: str, node: str) -> None:
+        """Bind through the binder (raises ``BindError``), then record and assume the pod on ``node``."""
+        self.binder.bind(namespace=namespace, name=name, uid=uid, node=node)
+        now = time.time()
+        rec = self.cache.pod(namespace, name)
+        last = self.decisions.get((namespace, name))
+        if rec is not None:
+            requests, demand, source = rec.requests, rec.demand, rec.demand_source
+        elif last is not None:
+            requests, demand, source = last["_requests"], last["_demand"], last["demand_source"]
+        else:
+            requests, demand, source = np.zeros(2), np.zeros(4), "unknown"
+        self.cache.upsert_pod(PodRecord(namespace=namespace, name=name, uid=uid or (rec.uid if rec else "")
+                                        or f"{namespace}/{name}", node=node, requests=requests, demand=demand,
+                                        demand_source=source, bound_at=now))
+        entry = self.decisions.setdefault((namespace, name), {})
+        rank = None
+        if entry.get("scores"):
+            ranked = sorted(entry["scores"].items(), key=lambda kv_: -kv_[1])
+            rank = next((i for i, (n, _) in enumerate(ranked) if n == node), None)
+        entry.update({"bound_to": node, "bound_at": now, "rank_of_bound_node": rank})
+        log.info("bound pod", extra=kv(pod=f"{namespace}/{name}", node=node, rank=rank, policy=self.policy.name))
+
+    def _remember(self, key: tuple[str, str, str], pod: PodView, snap: ClusterSnapshot, scored: Scored) -> None:
+        limit = self.settings.decision_history
+        if limit <= 0:
+            return
+        top = np.argsort(-scored.scores, kind="stable")[:10] if scored.scores.size else []
+        self.decisions[(key[0], key[1])] = {
+            "at": snap.now, "policy": self.policy.name, "demand_source": pod.demand_source,
+            "candidates": snap.n_nodes, "scores": {snap.names[i]: int(scored.scores[i]) for i in top},
+            "_requests": pod.requests, "_demand": pod.demand,
+        }
+        self.decisions.move_to_end((key[0], key[1]))
+        while len(self.decisions) > limit:
+            self.decisions.popitem(last=False)
+
+
+def _finite(x: float) -> float | None:
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def public_decision(entry: dict | None) -> dict | None:
+    return None if entry is None else {k: v for k, v in entry.items() if not k.startswith("_")}

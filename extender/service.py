@@ -1,0 +1,318 @@
+"""The FastAPI app: lifespan (cache, model, background loops), the four verbs, health, metrics, debug.
+
+Routes (``P`` = ``url_prefix`` without its trailing slash):
+
+    POST P/filter  P/prioritize  P/bind  P/preempt      the extender verbs (always HTTP 200 when handled)
+    GET  /healthz  /readyz  /metrics                    liveness, readiness (degraded = heuristic fallback)
+    GET  /debug/explain?namespace=&name=                explain a cached pod against every cached node
+    POST /debug/explain                                 explain an ExtenderArgs
+    GET|POST /debug/noop                                does nothing (the benchmark's floor)
+
+Error mapping lives here and only here: a body that is not JSON, has wrong types or is too large -> 400
+``{"Error": ...}``; a well-formed request that cannot be served (no Pod, bad quantity) -> 200 with
+``Error`` for filter and bind (kube-scheduler reads that field) and 400 for prioritize and preempt
+(whose replies have no such field); anything unexpected -> logged with its traceback, and answered as
+the verb's error, never a bare 500 page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic_core import to_json
+
+from extender.cache import ClusterCache
+from extender.errors import BadRequest, BindError
+from extender.profiles import InMemoryProfileStore
+from extender.runtime import RecordingBinder, Runtime, load_policy
+from extender.settings import Settings, get_settings
+from extender.static_cluster import load_static_cluster
+from extender.telemetry import Telemetry, kv
+from extender.usage import UsagePoller, make_provider
+from extender.wire import (
+    ErrorBody,
+    ExtenderArgs,
+    ExtenderBindingArgs,
+    ExtenderBindingResult,
+    ExtenderFilterResult,
+    ExtenderPreemptionArgs,
+    ExtenderPreemptionResult,
+    HostPriority,
+)
+
+log = logging.getLogger("extender")
+_400 = {400: {"model": ErrorBody, "description": "The request could not be read (not JSON, wrong types, too large)."}}
+
+
+def _json(body: Any, status: int = 200) -> Response:
+    return Response(to_json(body), status_code=status, media_type="application/json")
+
+
+def _error(status: int, message: str) -> Response:
+    return _json({"Error": message}, status)
+
+
+class BodyLimit:
+    """ASGI middleware: refuse bodies over ``limit`` bytes with 400 before anything parses them."""
+
+    def __init__(self, app, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope.get("method") not in ("POST", "PUT", "PATCH"):
+            return await self.app(scope, receive, send)
+        headers = dict(scope["headers"])
+        if not headers.get(b"content-type", b"").startswith(b"application/json"):
+            # kube-scheduler always sends JSON; `curl -d` says form-urlencoded. Every body here is JSON.
+            scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"content-type"]
+                     + [(b"content-type", b"application/json")]}
+        length = headers.get(b"content-length")
+        if length is not None:
+            try:
+                too_big = int(length) > self.limit
+            except ValueError:
+                too_big = True
+            if too_big:
+                return await _error(400, f"request body over the {self.limit}-byte limit")(scope, receive, send)
+            return await self.app(scope, receive, send)
+        chunks, size = [], 0  # chunked: read it all here (bounded), then replay
+        while True:
+            msg = await receive()
+            if msg["type"] == "http.disconnect":
+                return None
+            size += len(msg.get("body", b""))
+            if size > self.limit:
+                return await _error(400, f"request body over the {self.limit}-byte limit")(scope, receive, send)
+            chunks.append(msg.get("body", b""))
+            if not msg.get("more_body"):
+                break
+        body, sent = b"".join(chunks), False
+
+        async def replay():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return await self.app(scope, replay, send)
+
+
+def _describe(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
+    return "invalid request: " + "; ".join(parts)
+
+
+async def _build_runtime(app: FastAPI, settings: Settings | None) -> tuple[Runtime, list[Callable[[], Awaitable]]]:
+    """Cache, policy, binder and background loops for ``settings``; returns the runtime and its stoppers."""
+    settings = settings or app.dependency_overrides.get(get_settings, get_settings)()
+    telemetry = Telemetry()
+    cache = ClusterCache(assume_grace_s=settings.assume_grace_s)
+    profiles = InMemoryProfileStore()
+    policy, degraded = load_policy(settings, telemetry)
+    stoppers: list[Callable[[], Awaitable]] = []
+    rt = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=policy, degraded=degraded,
+                 profiles=profiles)
+    if settings.static_cluster is not None:
+        cluster = await asyncio.to_thread(load_static_cluster, settings.static_cluster,
+                                          default_net_mbps=settings.default_net_mbps,
+                                          default_disk_mbps=settings.default_disk_mbps)
+        cache.replace_nodes(cluster.nodes)
+        cache.replace_pods(cluster.pods)
+        for workload, demand in cluster.profiles.items():
+            profiles.put(workload, demand)
+        rt.binder = RecordingBinder()
+        rt.ready = lambda: (True, "static cluster")
+    else:
+        from extender.kube import KubeBinder, KubeEventSink, KubeWatcher, make_core_api
+
+        core = await asyncio.to_thread(make_core_api, kubeconfig=settings.kubeconfig)
+        sink = KubeEventSink(core)
+        telemetry.events = sink
+        watcher = KubeWatcher(core, cache, settings, store=profiles, telemetry=telemetry)
+        watcher.start()
+        rt.binder = KubeBinder(core, timeout_s=settings.bind_timeout_s)
+        rt.ready = lambda: ((True, "cache synced") if all(e.is_set() for e in watcher.synced.values())
+                            else (False, "cache not synced with the apiserver yet"))
+
+        async def stop_watch() -> None:
+            await asyncio.to_thread(watcher.stop)
+            sink.close()
+
+        stoppers.append(stop_watch)
+    poller = UsagePoller(make_provider(settings), cache, telemetry, interval_s=settings.usage_interval_s,
+                         timeout_s=settings.usage_timeout_s)
+    await poller.start()
+    stoppers.insert(0, poller.stop)
+    telemetry.metrics.model.info({"policy": policy.name, "version": policy.version,
+                                  "degraded": "true" if degraded else "false"})
+    log.info("extender configured", extra=kv(**settings.echo()))
+    log.info("serving", extra=kv(policy=policy.name, version=policy.version, degraded=degraded or "",
+                                 nodes=len(cache.node_names), pods=cache.n_pods))
+    return rt, stoppers
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The app. ``settings`` None: ``get_settings()`` (or its dependency override) inside the lifespan."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        rt, stoppers = await _build_runtime(app, settings)
+        app.state.runtime = rt
+        try:
+            yield
+        finally:
+            for stop in stoppers:
+                await stop()
+
+    prefix = (settings.prefix if settings is not None else get_settings_prefix())
+    limit = settings.max_body_bytes if settings is not None else 64 * 2**20
+    app = FastAPI(title="drsched extender", version="1", lifespan=lifespan,
+                  description="Kubernetes scheduler extender: load-aware filter / prioritize / bind / preempt.")
+    app.add_middleware(BodyLimit, limit=limit)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        return _error(400, _describe(exc))
+
+    def rt_of(request: Request) -> Runtime:
+        return request.app.state.runtime
+
+    async def timed(request: Request, verb: str, fn: Callable[[Runtime], Any],
+                    on_bad: Callable[[str], Response]) -> Response:
+        rt = rt_of(request)
+        m = rt.telemetry.metrics
+        start = time.perf_counter()
+        try:
+            body = fn(rt)
+            outcome, resp = "ok", _json(body)
+        except BadRequest as exc:
+            outcome, resp = "bad_request", on_bad(str(exc))
+        except Exception as exc:  # a bug: log it, answer the verb's error, never a 500
+            log.exception("request failed", extra=kv(verb=verb))
+            outcome, resp = "error", on_bad(f"internal error: {type(exc).__name__}: {exc}")
+        m.latency.labels(verb=verb).observe(time.perf_counter() - start)
+        m.requests.labels(verb=verb, outcome=outcome).inc()
+        return resp
+
+    def filter_error(message: str) -> Response:
+        return _json({"Nodes": None, "NodeNames": None, "FailedNodes": None, "FailedAndUnresolvableNodes": None,
+                      "Error": message})
+
+    @app.post(f"{prefix}/filter", response_model=ExtenderFilterResult, responses=_400, tags=["extender"])
+    async def filter_(args: ExtenderArgs, request: Request) -> Response:
+        """Drop nodes the pod does not fit (requests) or that run hot (measured usage); reasons per node."""
+        return await timed(request, "filter", lambda rt: rt.filter(args), filter_error)
+
+    @app.post(f"{prefix}/prioritize", response_model=list[HostPriority], responses=_400, tags=["extender"])
+    async def prioritize(args: ExtenderArgs, request: Request) -> Response:
+        """Score each candidate node 0-10 with the served policy."""
+        return await timed(request, "prioritize", lambda rt: rt.prioritize(args), lambda m: _error(400, m))
+
+    @app.post(f"{prefix}/bind", response_model=ExtenderBindingResult, responses=_400, tags=["extender"])
+    async def bind(args: ExtenderBindingArgs, request: Request) -> Response:
+        """POST the Binding (idempotent); static mode records it and assumes the pod on the node."""
+        rt = rt_of(request)
+        m = rt.telemetry.metrics
+        start = time.perf_counter()
+        try:
+            await asyncio.to_thread(rt.bind, namespace=args.PodNamespace, name=args.PodName, uid=args.PodUID,
+                                    node=args.Node)
+            outcome, error = "ok", ""
+        except BindError as exc:
+            outcome, error = "refused", str(exc)
+            log.warning("bind refused", extra=kv(pod=f"{args.PodNamespace}/{args.PodName}", node=args.Node,
+                                                 error=error))
+        except Exception as exc:
+            log.exception("bind failed", extra=kv(pod=f"{args.PodNamespace}/{args.PodName}"))
+            outcome, error = "error", f"internal error: {type(exc).__name__}: {exc}"
+        m.binds.labels(outcome=outcome).inc()
+        m.latency.labels(verb="bind").observe(time.perf_counter() - start)
+        m.requests.labels(verb="bind", outcome=outcome).inc()
+        return _json({"Error": error})
+
+    @app.post(f"{prefix}/preempt", response_model=ExtenderPreemptionResult, responses=_400, tags=["extender"])
+    async def preempt(args: ExtenderPreemptionArgs, request: Request) -> Response:
+        """Accept kube-scheduler's candidate victims unchanged (as UIDs)."""
+
+        def run(rt: Runtime) -> dict:
+            if args.NodeNameToMetaVictims is not None:
+                return args.model_dump(include={"NodeNameToMetaVictims"})
+            out: dict[str, Any] = {}
+            for node, victims in (args.NodeNameToVictims or {}).items():
+                if victims is None:
+                    out[node] = None
+                    continue
+                uids = [{"UID": str(((p.get("metadata") or {}) if isinstance(p.get("metadata"), dict) else {})
+                                    .get("uid", ""))} for p in victims.Pods or []]
+                out[node] = {"Pods": uids, "NumPDBViolations": victims.NumPDBViolations}
+            return {"NodeNameToMetaVictims": out}
+
+        return await timed(request, "preempt", run, lambda m: _error(400, m))
+
+    @app.get("/healthz", tags=["ops"])
+    async def healthz() -> dict:
+        """Liveness: the process answers."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["ops"], responses={503: {"description": "Cache not synced yet."}})
+    async def readyz(request: Request) -> Response:
+        """Readiness; ``degraded`` (still 200) when a heuristic stands in for the model, with the reason."""
+        rt = rt_of(request)
+        ok, why = rt.ready() if rt.ready else (True, "")
+        body = {"status": ("degraded" if rt.degraded else "ready") if ok else "not ready",
+                "policy": rt.policy.name, "version": rt.policy.version, "reason": rt.degraded or why,
+                "nodes": len(rt.cache.node_names), "pods": rt.cache.n_pods,
+                "usage_provider": rt.settings.usage_provider}
+        return _json(body, 200 if ok else 503)
+
+    @app.get("/metrics", tags=["ops"])
+    async def metrics(request: Request) -> Response:
+        """Prometheus exposition."""
+        rt = rt_of(request)
+        m = rt.telemetry.metrics
+        view = rt.cache.view()
+        m.cache_age.set(max(0.0, time.time() - rt.cache.last_change))
+        m.nodes.set(len(view.names))
+        m.pods.set(rt.cache.n_pods)
+        fresh = (time.time() - view.usage_ts) <= rt.settings.max_usage_age_s
+        m.stale_nodes.set(int((~fresh).sum()))
+        return Response(generate_latest(m.registry), media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/debug/explain", tags=["debug"], responses={404: {"model": ErrorBody}})
+    async def explain_get(request: Request, namespace: str = Query("default"), name: str = Query(...)) -> Response:
+        """Explain a pod the cache knows, against every cached node."""
+        rt = rt_of(request)
+        pod = rt.cache.pod_view(namespace, name)
+        if pod is None:
+            return _error(404, f"pod {namespace}/{name} is not in the cache")
+        rec = rt.cache.pod(namespace, name)
+        return _json(rt.explain(pod=pod, key=(namespace, name, rec.uid if rec else "")))
+
+    @app.post("/debug/explain", tags=["debug"], responses=_400)
+    async def explain_post(args: ExtenderArgs, request: Request) -> Response:
+        """Explain an ExtenderArgs: what filter and prioritize would answer, node by node."""
+        return await timed(request, "explain", lambda rt: rt.explain(args), lambda m: _error(400, m))
+
+    @app.api_route("/debug/noop", methods=["GET", "POST"], tags=["debug"])
+    async def noop() -> Response:
+        """Does nothing; the benchmark's round-trip floor."""
+        return Response(b"{}", media_type="application/json")
+
+    return app
+
+
+def get_settings_prefix() -> str:
+    return get_settings().prefix

@@ -1,0 +1,148 @@
+"""The extender's one typed config object: defaults < YAML file < ``DRSCHED_*`` env vars < CLI flags.
+
+Built by ``build_settings`` (a function, never at import); ``get_settings`` caches the env/file-only
+build for the app, and tests override it (``app.dependency_overrides[get_settings]``) or pass their own
+``Settings`` to ``create_app``. ``python -m extender --help`` lists every field below with its doc.
+The validator at the bottom refuses combinations that cannot work, naming the fields.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from extender.errors import ConfigError
+from policy.baselines import SCORERS
+
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "policy" / "models" / "default.npz"
+CONFIG_ENV = "DRSCHED_CONFIG"
+USAGE_PROVIDERS = ("static", "none", "monitor", "prometheus")
+
+
+class Settings(BaseSettings):
+    """Every option of ``python -m extender`` (env var: ``DRSCHED_<NAME>``, YAML key: ``<name>``)."""
+
+    model_config = SettingsConfigDict(env_prefix="DRSCHED_", extra="forbid", validate_default=True)
+
+    host: str = Field("127.0.0.1", description="Address to listen on.")
+    port: int = Field(8888, ge=1, le=65535, description="Port to listen on.")
+    url_prefix: str = Field("/", description="Path prefix of the verbs (kube-scheduler's urlPrefix path), "
+                                             "e.g. /scheduler -> POST /scheduler/filter.")
+    policy: str = Field("model", description="'model' (the DQN artifact at model_path) or a heuristic name: "
+                                             + ", ".join(SCORERS) + ".")
+    model_path: Path = Field(DEFAULT_MODEL, description="DQN artifact (.npz beside its .json).")
+    fallback_heuristic: str = Field("demand-aware", description="Heuristic served when the model is missing "
+                                                                 "or corrupt (/readyz then says degraded).")
+    static_cluster: Path | None = Field(None, description="Serve from a static-cluster YAML (nodes, pods, usage) "
+                                                          "instead of the Kubernetes API.")
+    kubeconfig: Path | None = Field(None, description="Kubeconfig for the cluster cache and bind; unset: "
+                                                      "in-cluster config, then ~/.kube/config.")
+    usage_provider: Literal["static", "none", "monitor", "prometheus"] | None = Field(
+        None, description="Where node usage comes from: static (YAML usage_file, or the static cluster's "
+                          "usage), none (score from requests), monitor / prometheus (monitor issue). "
+                          "Unset: static with static_cluster or usage_file, else none.")
+    usage_file: Path | None = Field(None, description="YAML of node usage for the static provider "
+                                                      "(default: the static cluster file).")
+    usage_interval_s: float = Field(10.0, gt=0, description="Seconds between usage fetches.")
+    usage_timeout_s: float = Field(2.0, gt=0, description="Timeout of one usage fetch.")
+    max_usage_age_s: float = Field(60.0, gt=0, description="Usage older than this is stale: the node is scored "
+                                                           "from requests and does not count as hot.")
+    assume_grace_s: float = Field(5.0, ge=0, description="Pods bound up to this long before a usage sample stay "
+                                                        "'assumed' (the sample has not seen them ramp up).")
+    hot_cpu: float | None = Field(0.65, gt=0, description="Filter nodes whose estimated cpu usage / capacity is "
+                                                          "at or above this (unset: no cpu check).")
+    hot_mem: float | None = Field(0.95, gt=0, description="Same for memory.")
+    hot_net: float | None = Field(None, gt=0, description="Same for network bandwidth.")
+    hot_disk: float | None = Field(None, gt=0, description="Same for disk bandwidth.")
+    net_annotation: str = Field("drsched.io/net-mbps", description="Node annotation with network capacity, MB/s.")
+    disk_annotation: str = Field("drsched.io/disk-mbps", description="Node annotation with disk capacity, MB/s.")
+    default_net_mbps: float = Field(1250.0, gt=0, description="Network capacity of nodes without the annotation.")
+    default_disk_mbps: float = Field(500.0, gt=0, description="Disk capacity of nodes without the annotation.")
+    profile_annotation: str = Field("drsched.io/profile", description="Pod annotation with its demand profile.")
+    bind_timeout_s: float = Field(5.0, gt=0, description="Timeout of one Binding POST (one retry after a timeout).")
+    max_body_bytes: int = Field(64 * 2**20, gt=0, description="Larger request bodies are refused with 400.")
+    decision_history: int = Field(1000, ge=0, description="Recent decisions kept for /debug/explain.")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Log level.")
+    log_format: Literal["json", "text"] = Field("json", description="Log line format.")
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource, dotenv_settings, file_secret_settings,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings)
+
+    @model_validator(mode="after")
+    def _combinations(self) -> Settings:
+        if not self.url_prefix.startswith("/"):
+            raise ValueError(f"url_prefix must start with '/', got {self.url_prefix!r}")
+        if self.policy != "model" and self.policy not in SCORERS:
+            raise ValueError(f"policy {self.policy!r} is neither 'model' nor a heuristic ({', '.join(SCORERS)})")
+        if self.fallback_heuristic not in SCORERS:
+            raise ValueError(f"fallback_heuristic {self.fallback_heuristic!r} is not one of {', '.join(SCORERS)}")
+        if self.fallback_heuristic == "round-robin" or self.policy == "round-robin":
+            raise ValueError("round-robin keeps state between calls; replicas behind one Service would disagree")
+        if self.static_cluster is not None and self.kubeconfig is not None:
+            raise ValueError("static_cluster and kubeconfig are exclusive: serve a file or a cluster, not both")
+        if self.usage_provider is None:
+            self.usage_provider = "static" if (self.static_cluster or self.usage_file) else "none"
+        if self.usage_provider == "static" and self.static_cluster is None and self.usage_file is None:
+            raise ValueError("usage_provider 'static' needs usage_file (or static_cluster to read usage from); "
+                             "use usage_provider 'none' to score from requests only")
+        if self.usage_timeout_s >= self.usage_interval_s:
+            raise ValueError("usage_timeout_s must be shorter than usage_interval_s")
+        return self
+
+    @property
+    def prefix(self) -> str:
+        """``url_prefix`` without its trailing slash ("" for "/")."""
+        return self.url_prefix.rstrip("/")
+
+    def echo(self) -> dict[str, Any]:
+        """The effective config as plain values, for the one start-up log line."""
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.model_dump().items()}
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: config file must be a mapping of option: value")
+    return {str(k).replace("-", "_"): v for k, v in data.items()}
+
+
+def build_settings(config_file: Path | str | None = None, **overrides: Any) -> Settings:
+    """Settings from the YAML file (``config_file`` or $DRSCHED_CONFIG), env vars, then ``overrides``.
+
+    Raises ``ConfigError`` with every problem, naming the fields.
+    """
+    config_file = config_file or os.environ.get(CONFIG_ENV)
+    file_values = _read_yaml(Path(config_file)) if config_file else {}
+    env_names = {f"DRSCHED_{name.upper()}" for name in Settings.model_fields}
+    # env beats the file: drop file keys that an env var sets, then let pydantic-settings read env.
+    file_values = {k: v for k, v in file_values.items() if f"DRSCHED_{k.upper()}" not in os.environ}
+    unknown = sorted(k for k in file_values if f"DRSCHED_{k.upper()}" not in env_names)
+    if unknown:
+        raise ConfigError(f"{config_file}: unknown option(s) {', '.join(unknown)}")
+    try:
+        return Settings(**{**file_values, **{k: v for k, v in overrides.items() if v is not None}})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid configuration: {problems}") from None
+
+
+@functools.lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process's settings from file + env (cached). Tests override this dependency."""
+    return build_settings()
