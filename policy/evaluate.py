@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from policy.model import ModelError
 from policy.runner import policy_from_spec, policy_label, run_episode
 from policy.sim.config import SimConfig
 
@@ -177,23 +178,26 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         epilog=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--policies", default=DEFAULT_POLICIES,
                    help="comma-separated baselines and/or dqn:<model.npz> (default: %(default)s)")
-    p.add_argument("--scenarios", default="base,hetero,noisy,stale",
-                   help=f"comma-separated, from {', '.join(SCENARIOS)} (default: %(default)s)")
+    p.add_argument("--scenarios", help=f"comma-separated, from {', '.join(SCENARIOS)} (default: all)")
     p.add_argument("--workloads", default="drs", help=f"comma-separated, from {', '.join(WORKLOADS)} "
                                                       "(default: %(default)s)")
-    p.add_argument("--loads", default="0.6,0.9,1.2,1.5", help="offered loads (default: %(default)s)")
-    p.add_argument("--seeds", type=int, default=5, help="seeds per case, 1000..1000+N-1 (default: %(default)s)")
+    p.add_argument("--loads", help="offered loads (default: 0.6,0.9,1.2,1.5)")
+    p.add_argument("--seeds", type=int, help="seeds per case, seed-base..seed-base+N-1 (default: 5)")
     p.add_argument("--seed-base", type=int, default=1000, help="first seed; training uses seeds below 1000")
-    p.add_argument("--jobs", type=int, default=200, help="jobs per episode (default: %(default)s)")
+    p.add_argument("--jobs", type=int, help="jobs per episode (default: 200)")
     p.add_argument("--workers", type=int, default=1, help="parallel processes (default: %(default)s)")
     p.add_argument("--out", type=Path, default=Path("out/evaluate"), help="output directory (default: %(default)s)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--quick", action="store_true",
-                   help="smoke run in well under a minute: scenario base, loads 0.9 and 1.5, 2 seeds, 60 jobs")
+                   help="smoke run in well under a minute: defaults become scenario base, loads 0.9 and 1.5, "
+                        "2 seeds, 60 jobs (flags given still win)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
-    if args.quick:
-        args.scenarios, args.loads, args.seeds, args.jobs = "base", "0.9,1.5", 2, 60
+    defaults = (dict(scenarios="base", loads="0.9,1.5", seeds=2, jobs=60) if args.quick else
+                dict(scenarios=",".join(SCENARIOS), loads="0.6,0.9,1.2,1.5", seeds=5, jobs=200))
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     return args
 
 
@@ -216,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for spec in policies:  # fail before any episode runs: unknown names, unreadable models
         try:
             policy_from_spec(spec)
-        except (KeyError, ValueError, OSError) as exc:
+        except (KeyError, ValueError, OSError, ModelError) as exc:
             print(f"error: policy {spec!r}: {exc}", file=sys.stderr)  # noqa: T201
             return 2
     if BASELINE not in policies:

@@ -220,6 +220,11 @@ def make_callback(args: Args, out: Path):
             super().__init__()
             self.best = float("inf")
             self.history: list[dict] = []
+            previous = out.with_suffix(".json")
+            if args.resume and previous.is_file():  # keep the earlier run's best unless we beat it
+                scores = json.loads(previous.read_text()).get("eval_excess_slowdown") or {}
+                self.best = float(scores.get("dqn", float("inf")))
+                self.history = list(scores.get("history", []))
 
         def _on_step(self) -> bool:
             if args.eval_every and self.num_timesteps % args.eval_every == 0:

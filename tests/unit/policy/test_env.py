@@ -1,0 +1,87 @@
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from policy import obs as obs_layout
+from policy.env import ClusterEnv, EnvConfig, EnvConfigError
+from policy.sim.config import SimConfig
+
+SMALL = EnvConfig(clusters=("standard:3-5",), n_jobs=30, max_nodes=8)
+
+
+def _rollout(env, seed, choose):
+    obs, _ = env.reset(seed=seed)
+    total, done, info = 0.0, False, {}
+    trace = []
+    while not done:
+        a = choose(env)
+        obs, r, done, _, info = env.step(a)
+        total += r
+        trace.append((a, round(r, 12)))
+    return total, info["result"], trace
+
+
+def test_check_env_passes():
+    check_env(ClusterEnv(SMALL), skip_render_check=True)
+
+
+@pytest.mark.parametrize("reward", ["slowdown", "imbalance", "mix"])
+def test_deterministic_by_seed(reward):
+    cfg = EnvConfig(clusters=("mixed:4-8",), n_jobs=30, max_nodes=8, reward=reward)
+    first = lambda env: int(np.flatnonzero(env.action_masks())[0])  # noqa: E731
+    assert _rollout(ClusterEnv(cfg), 7, first)[2] == _rollout(ClusterEnv(cfg), 7, first)[2]
+    assert _rollout(ClusterEnv(cfg), 7, first)[2] != _rollout(ClusterEnv(cfg), 8, first)[2]
+
+
+def test_slowdown_return_is_minus_total_excess_slowdown():
+    total, result, _ = _rollout(ClusterEnv(SMALL), 3, lambda env: int(np.flatnonzero(env.action_masks())[-1]))
+    assert result["finished"] == 30
+    assert total == pytest.approx(-(result["mean_slowdown"] - 1.0) * 30, rel=1e-6)
+
+
+def test_known_best_action_spreading_beats_piling():
+    # Two identical idle nodes, cpu-bound jobs that each need a whole node's cpu: always choosing one node
+    # makes them share it, alternating keeps them alone. The reward must tell the two apart.
+    cfg = EnvConfig(clusters=("standard:2",), workloads=("cpu",), load=(0.5, 0.5), profile_error=(0, 0),
+                    n_jobs=20, max_nodes=2)
+    pile, _, _ = _rollout(ClusterEnv(cfg), 1, lambda env: 0 if env.action_masks()[0] else 1)
+    spread, _, _ = _rollout(ClusterEnv(cfg), 1, lambda env: int(np.argmin(env.sim.fleet.pods)))
+    assert spread > pile
+
+
+def test_masked_action_defers_the_pod_and_is_reported():
+    env = ClusterEnv(SMALL)
+    env.reset(seed=0)
+    padding = env.config.max_nodes - 1
+    assert not env.action_masks()[padding]
+    _, _, _, _, info = env.step(padding)
+    assert info["invalid_action"] is True
+
+
+def test_observation_layout_round_trips():
+    env = ClusterEnv(SMALL)
+    obs, _ = env.reset(seed=0)
+    mask, nodes, pod, cluster = obs_layout.unpack(obs[None, :], SMALL.max_nodes)
+    n = env.sim.nodes.n
+    assert mask[0, :n].tolist() == env.action_masks()[:n].tolist()
+    assert not mask[0, n:].any() and not nodes[0, n:].any()
+    assert obs.shape == env.observation_space.shape
+
+
+def test_step_before_reset_is_an_error():
+    with pytest.raises(gym.error.ResetNeeded):
+        ClusterEnv(SMALL).step(0)
+
+
+@pytest.mark.parametrize("kwargs", [dict(reward="speed"), dict(load=(1.0, 0.5)), dict(clusters=()),
+                                    dict(sample_intervals=(0.0,)), dict(max_nodes=0)])
+def test_bad_config_is_refused(kwargs):
+    with pytest.raises(EnvConfigError):
+        EnvConfig(**kwargs)
+
+
+def test_cluster_larger_than_padding_is_refused():
+    env = ClusterEnv(EnvConfig(clusters=("standard:10",), max_nodes=4, base=SimConfig()))
+    with pytest.raises(EnvConfigError, match="max_nodes=4"):
+        env.reset(seed=0)

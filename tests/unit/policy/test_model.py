@@ -1,0 +1,68 @@
+"""policy.model: loading refuses every broken artifact with a ModelError naming file and mismatch."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from policy.features import FEATURE_VERSION, encode
+from policy.model import N_INPUTS, ModelError, load_model, save_model
+from policy.state import PodView
+from tests.unit.policy.helpers import snapshot
+
+
+def _write(tmp_path, n_in=N_INPUTS, **meta):
+    rng = np.random.default_rng(0)
+    return save_model(tmp_path / "m", [rng.normal(size=(n_in, 8)), rng.normal(size=(8, 1))],
+                      [np.zeros(8), np.zeros(1)], meta=meta)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ModelError, match="m.npz: model file not found"):
+        load_model(tmp_path / "m.npz")
+
+
+def test_truncated_weights(tmp_path):
+    path = _write(tmp_path)
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(ModelError, match="truncated or not an .npz"):
+        load_model(path)
+
+
+def test_other_feature_version(tmp_path):
+    path = _write(tmp_path)
+    meta = json.loads(path.with_suffix(".json").read_text())
+    meta["feature_version"] = FEATURE_VERSION + 1
+    path.with_suffix(".json").write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match=f"feature_version is {FEATURE_VERSION + 1}"):
+        load_model(path)
+
+
+def test_feature_count_mismatch(tmp_path):
+    with pytest.raises(ModelError, match=f"first layer takes {N_INPUTS - 1} features.*makes {N_INPUTS}"):
+        load_model(_write(tmp_path, n_in=N_INPUTS - 1))
+
+
+def test_garbled_metadata(tmp_path):
+    path = _write(tmp_path)
+    path.with_suffix(".json").write_text("{not json")
+    with pytest.raises(ModelError, match="m.json: metadata is not valid JSON"):
+        load_model(path)
+
+
+def test_scores_any_cluster_size(tmp_path):
+    model = load_model(_write(tmp_path))
+    for n in (1, 3, 500):
+        snap = snapshot([[4, 16, 125, 200]] * n, usage=np.random.default_rng(n).random((n, 4)))
+        q = model.q_values(encode(snap, PodView.from_requests(0.5, 1)))
+        assert q.shape == (n,) and np.all(np.isfinite(q))
+
+
+def test_importing_the_serving_path_never_imports_torch_or_gymnasium():
+    code = ("import sys, policy.model, policy.features, policy.baselines, policy.state; "
+            "bad = [m for m in ('torch', 'gymnasium', 'stable_baselines3') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
