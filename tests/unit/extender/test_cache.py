@@ -1,0 +1,162 @@
+"""Cache bookkeeping: allocations, assumed pods, usage samples, watch events as plain dicts."""
+
+import numpy as np
+import pytest
+
+from extender.cache import ClusterCache, NodeUsage, PodRecord
+from extender.kube import apply_node_event, apply_pod_event
+from extender.objects import NodeInfo
+from extender.profiles import InMemoryProfileStore
+from extender.settings import build_settings
+
+
+class Clock:
+    def __init__(self, t=1000.0):
+        self.t = t
+
+    def __call__(self):
+        return self.t
+
+
+def node(name, cpu=8.0):
+    return NodeInfo(name=name, capacity=(cpu, 32.0, 1000.0, 500.0), max_pods=110, ready=True)
+
+
+def pod(uid, node_name, cpu=1.0, *, bound_at=0.0, terminated=False, demand=None):
+    return PodRecord(namespace="ns", name=uid, uid=uid, node=node_name, requests=np.array([cpu, 1.0]),
+                     demand=np.array(demand if demand is not None else [cpu, 1.0, 10.0, 0.0]),
+                     terminated=terminated, bound_at=bound_at)
+
+
+@pytest.fixture
+def cache():
+    c = ClusterCache(assume_grace_s=0.0, clock=Clock())
+    c.upsert_node(node("a"))
+    c.upsert_node(node("b"))
+    return c
+
+
+def test_requested_sums_non_terminated(cache):
+    cache.upsert_pod(pod("p1", "a", 1.0))
+    cache.upsert_pod(pod("p2", "a", 2.0))
+    cache.upsert_pod(pod("p3", "a", 4.0, terminated=True))
+    v = cache.view()
+    assert v.requested[v.index["a"]].tolist() == [3.0, 2.0] and v.pods[v.index["a"]] == 2
+
+
+def test_pod_moves_and_deletes(cache):
+    cache.upsert_pod(pod("p1", None))
+    assert cache.view().requested.sum() == 0
+    cache.upsert_pod(pod("p1", "b", bound_at=5.0))
+    v = cache.view()
+    assert v.requested[v.index["b"], 0] == 1.0
+    cache.delete_pod("p1")
+    assert cache.view().requested.sum() == 0 and cache.n_pods == 0
+
+
+def test_assumed_until_newer_sample(cache):
+    cache.apply_usage({"a": NodeUsage(1, 1, 1, 1, timestamp=100.0)})
+    cache.upsert_pod(pod("p1", "a", 2.0, bound_at=150.0, demand=[2, 1, 50, 5]))
+    v = cache.view()
+    assert v.assumed[v.index["a"]].tolist() == [2, 1, 50, 5]
+    cache.apply_usage({"a": NodeUsage(3, 2, 60, 6, timestamp=100.0)})  # same time: not newer, still assumed
+    assert cache.view().assumed[v.index["a"]].tolist() == [2, 1, 50, 5]
+    cache.apply_usage({"a": NodeUsage(3, 2, 60, 6, timestamp=200.0)})
+    assert cache.view().assumed[v.index["a"]].tolist() == [0, 0, 0, 0]
+    assert cache.apply_usage({"a": NodeUsage(0, 0, 0, 0, timestamp=50.0)}) == 0, "older samples are ignored"
+
+
+def test_assume_grace_keeps_pods_bound_just_before_a_sample():
+    c = ClusterCache(assume_grace_s=10.0)
+    c.upsert_node(node("a"))
+    c.upsert_pod(pod("p1", "a", bound_at=195.0))
+    c.apply_usage({"a": NodeUsage(0, 0, 0, 0, timestamp=200.0)})
+    assert c.view().assumed[0, 0] == 1.0
+
+
+def test_pods_before_their_node(cache):
+    cache.upsert_pod(pod("p1", "c", 2.0))
+    cache.upsert_node(node("c"))
+    v = cache.view()
+    assert v.requested[v.index["c"], 0] == 2.0
+
+
+def test_delete_node_keeps_other_rows(cache):
+    cache.upsert_node(node("c", cpu=16))
+    cache.apply_usage({"c": NodeUsage(5, 0, 0, 0, timestamp=1.0)})
+    cache.delete_node("a")
+    v = cache.view()
+    assert set(v.names) == {"b", "c"}
+    assert v.capacity[v.index["c"], 0] == 16 and v.usage[v.index["c"], 0] == 5
+
+
+def test_grows_past_initial_rows():
+    c = ClusterCache()
+    c.replace_nodes(node(f"n{i}") for i in range(300))
+    assert len(c.view().names) == 300 and np.all(np.isnan(c.view().usage))
+    c.replace_nodes(node(f"n{i}") for i in range(10))
+    assert sorted(c.view().names) == sorted(f"n{i}" for i in range(10))
+
+
+def test_view_cached_until_change(cache):
+    v1 = cache.view()
+    assert cache.view() is v1
+    cache.upsert_pod(pod("p1", "a"))
+    assert cache.view() is not v1
+
+
+def test_snapshot_ages_and_subset(cache):
+    cache.apply_usage({"b": NodeUsage(1, 2, 3, 4, timestamp=990.0)})
+    v = cache.view()
+    idx = v.lookup(["b", "zz", "a"])
+    assert idx.tolist() == [v.index["b"], -1, v.index["a"]]
+    s = v.snapshot(1000.0, idx[idx >= 0], ("b", "a"))
+    assert s.names == ("b", "a") and s.usage_age[0] == 10.0 and np.isinf(s.usage_age[1])
+
+
+SETTINGS = build_settings(usage_provider="none")
+
+
+def kpod(name, node_name=None, cpu="1", phase="Running", annotations=None):
+    return {"metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "annotations": annotations or {}},
+            "spec": {"nodeName": node_name, "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
+            "status": {"phase": phase, "conditions": [
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
+
+
+def knode(name, cpu="4"):
+    return {"metadata": {"name": name}, "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "10"}}}
+
+
+def test_watch_events_as_dicts():
+    c = ClusterCache()
+    apply_node_event(c, SETTINGS, "ADDED", knode("n1"))
+    apply_node_event(c, SETTINGS, "BOOKMARK", {"metadata": {"resourceVersion": "9"}})
+    apply_pod_event(c, SETTINGS, "ADDED", kpod("p1"))
+    apply_pod_event(c, SETTINGS, "MODIFIED", kpod("p1", "n1"))
+    apply_pod_event(c, SETTINGS, "ADDED", kpod("p2", "n1", cpu="500m"))
+    v = c.view()
+    assert v.requested[0, 0] == 1.5 and v.pods[0] == 2
+    assert c.pod("ns", "p1").bound_at == pytest.approx(1767225600.0)
+    apply_pod_event(c, SETTINGS, "MODIFIED", kpod("p2", "n1", cpu="500m", phase="Succeeded"))
+    assert c.view().requested[0, 0] == 1.0
+    apply_pod_event(c, SETTINGS, "DELETED", kpod("p1", "n1"))
+    assert c.view().requested[0, 0] == 0.0
+    apply_node_event(c, SETTINGS, "MODIFIED", knode("n1", cpu="8"))
+    assert c.view().capacity[0, 0] == 8
+    apply_node_event(c, SETTINGS, "DELETED", knode("n1"))
+    assert c.view().names == ()
+
+
+def test_watch_event_with_bad_quantities_is_skipped():
+    c = ClusterCache()
+    apply_node_event(c, SETTINGS, "ADDED", knode("n1", cpu="many"))
+    apply_pod_event(c, SETTINGS, "ADDED", kpod("p1", cpu="lots"))
+    assert c.view().names == () and c.n_pods == 0
+
+
+def test_watched_pod_profile_sources():
+    store = InMemoryProfileStore()
+    c = ClusterCache()
+    apply_pod_event(c, SETTINGS, "ADDED", kpod("p1", annotations={"drsched.io/profile": "net=70"}), store=store)
+    assert c.pod("ns", "p1").demand_source == "annotation" and c.pod("ns", "p1").demand[2] == 70

@@ -1,0 +1,80 @@
+"""Pod requests (kube-scheduler accounting), node capacity and workload keys from Kubernetes JSON."""
+
+import numpy as np
+import pytest
+
+from extender.errors import QuantityError
+from extender.objects import node_info, pod_requests, pod_terminated, workload_key
+
+
+def c(cpu=None, mem=None, **extra):
+    req = {}
+    if cpu is not None:
+        req["cpu"] = cpu
+    if mem is not None:
+        req["memory"] = mem
+    return {"name": "c", "resources": {"requests": req}, **extra}
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ({}, [0, 0]),
+    ({"containers": [c("500m", "1Gi"), c("1", "512Mi")]}, [1.5, 1.5]),
+    ({"containers": [c("1", "1Gi")], "initContainers": [c("2", "256Mi")]}, [2, 1]),
+    ({"containers": [c("1")], "initContainers": [c("3"), c("2")]}, [3, 0]),
+    # a restartable init container (sidecar) adds to the sum and runs beside later init containers
+    ({"containers": [c("1")], "initContainers": [c("500m", restartPolicy="Always"), c("2")]}, [2.5, 0]),
+    ({"containers": [c("1", "1Gi")], "overhead": {"cpu": "250m", "memory": "128Mi"}}, [1.25, 1.125]),
+    ({"containers": [c("1", "1Gi")], "resources": {"requests": {"cpu": "4"}}}, [4, 1]),
+    ({"containers": [{"name": "no-resources"}]}, [0, 0]),
+    ({"containers": "garbage"}, [0, 0]),
+])
+def test_pod_requests(spec, expected):
+    np.testing.assert_allclose(pod_requests({"spec": spec}), expected)
+
+
+def test_bad_quantity_names_the_field():
+    with pytest.raises(QuantityError, match=r"spec.containers\[1\].resources.requests"):
+        pod_requests({"spec": {"containers": [c("1"), c("lots")]}})
+
+
+def test_terminated():
+    assert pod_terminated({"status": {"phase": "Succeeded"}})
+    assert not pod_terminated({"status": {"phase": "Running"}})
+
+
+@pytest.mark.parametrize("meta, expected", [
+    ({"name": "x"}, None),
+    ({"namespace": "a", "labels": {"drsched.io/workload": "etl"}}, "a/etl"),
+    ({"namespace": "a", "labels": {"pod-template-hash": "h1"},
+      "ownerReferences": [{"kind": "ReplicaSet", "name": "web-h1", "controller": True}]}, "a/Deployment/web"),
+    ({"ownerReferences": [{"kind": "Job", "name": "j"}]}, "default/Job/j"),
+])
+def test_workload_key(meta, expected):
+    assert workload_key({"metadata": meta}) == expected
+
+
+NODE_KW = dict(net_annotation="drsched.io/net-mbps", disk_annotation="drsched.io/disk-mbps",
+               default_net_mbps=1000.0, default_disk_mbps=500.0)
+
+
+def test_node_info():
+    node = {"metadata": {"name": "n1", "annotations": {"drsched.io/net-mbps": "2500"}},
+            "spec": {}, "status": {"allocatable": {"cpu": "3920m", "memory": "16Gi", "pods": "110"},
+                                   "conditions": [{"type": "Ready", "status": "True"}]}}
+    info = node_info(node, **NODE_KW)
+    assert info.capacity == pytest.approx((3.92, 16.0, 2500.0, 500.0))
+    assert info.max_pods == 110 and info.ready
+
+
+@pytest.mark.parametrize("node, ready", [
+    ({"status": {"conditions": [{"type": "Ready", "status": "False"}]}}, False),
+    ({"spec": {"unschedulable": True}}, False),
+    ({}, True),
+])
+def test_node_ready(node, ready):
+    assert node_info({"metadata": {"name": "n"}, **node}, **NODE_KW).ready is ready
+
+
+def test_node_without_allocatable_gets_tiny_capacity():
+    info = node_info({"metadata": {"name": "n"}}, **NODE_KW)
+    assert 0 < info.capacity[0] < 1e-6
