@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import re
+import socket
 import socketserver
 import threading
 from pathlib import Path
@@ -43,6 +44,10 @@ class SinkProtocolError(Exception):
 
 class _Handler(socketserver.StreamRequestHandler):
     server: SinkServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def handle(self) -> None:
         stream: _Stream | None = None

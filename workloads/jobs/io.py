@@ -62,8 +62,9 @@ class IoJob(Job):
             raise JobError(f"input {self.input} has {self.size} bytes = {units} units of {chunk_bytes}, not --units {self.units_total}")
 
     def config(self) -> dict[str, Any]:
+        # No paths: a migrated job may see the same volume mounted elsewhere.
         return {"kind": self.kind, "units": self.units_total, "chunk_bytes": self.args.chunk_bytes,
-                "input": str(self.input), "input_bytes": self.size, "seed": self.args.seed}
+                "input_bytes": self.size, "seed": self.args.seed}
 
     def restore(self, state: dict[str, Any] | None, units_done: int) -> None:
         self.close()

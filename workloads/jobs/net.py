@@ -94,6 +94,8 @@ class NetJob(Job):
             self._sock = socket.create_connection(address, timeout=self.args.timeout)
         except OSError as exc:
             raise JobError(f"cannot connect to sink {address[0]}:{address[1]}: {exc}") from None
+        # Small sync/finish requests behind unacknowledged data would otherwise wait out Nagle + delayed ACK.
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._rfile = self._sock.makefile("rb")
         units = 0 if state is None else units_done
         self._hasher = prefix_hasher(self.args.seed, units, self.args.chunk_bytes)
