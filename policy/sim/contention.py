@@ -24,8 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-RATE_RESOURCES = (0, 2, 3)  # cpu, net, disk in policy.state.RESOURCES order
-MEM = 1
 _EPS = 1e-12
 
 
@@ -39,44 +37,45 @@ def fair_rates(demands: Sequence[Sequence[float]], capacity: Sequence[float]) ->
     k = len(demands)
     if k == 0:
         return []
-    c0, c1, c2, c3 = capacity[0], capacity[1], capacity[2], capacity[3]
+    c0, c1, c2, c3 = capacity
     s0 = s1 = s2 = s3 = 0.0
-    for d in demands:
-        s0 += d[0]
-        s1 += d[1]
-        s2 += d[2]
-        s3 += d[3]
+    for d0, d1, d2, d3 in demands:
+        s0 += d0
+        s1 += d1
+        s2 += d2
+        s3 += d3
     thrash = c1 / s1 if s1 > c1 else 1.0
     if s0 <= c0 and s2 <= c2 and s3 <= c3:  # the common case: nothing saturates
         return [thrash] * k
-    caps = (c0, c2, c3)
     rates = [1.0] * k
-    active = list(range(k))
-    frozen_use = [0.0, 0.0, 0.0]
+    active = range(k)
+    f0 = f2 = f3 = 0.0  # use of the frozen jobs
+    w0, w2, w3 = s0, s2, s3  # demand of the active jobs at rate 1
     while active:
         level = 1.0
-        wants = [0.0, 0.0, 0.0]
-        for i, r in enumerate(RATE_RESOURCES):
-            want = 0.0
-            for j in active:
-                want += demands[j][r]
-            wants[i] = want
-            if want > _EPS:
-                t = (caps[i] - frozen_use[i]) / want
-                if t < level:
-                    level = t
+        if w0 > _EPS:
+            level = min(level, (c0 - f0) / w0)
+        if w2 > _EPS:
+            level = min(level, (c2 - f2) / w2)
+        if w3 > _EPS:
+            level = min(level, (c3 - f3) / w3)
         if level >= 1.0:
             break  # every remaining job runs at full speed
         level = max(level, 0.0)
-        saturated = [r for i, r in enumerate(RATE_RESOURCES)
-                     if wants[i] > _EPS and frozen_use[i] + level * wants[i] >= caps[i] * (1.0 - 1e-9)]
+        sat0 = w0 > _EPS and f0 + level * w0 >= c0 * (1.0 - 1e-9)
+        sat2 = w2 > _EPS and f2 + level * w2 >= c2 * (1.0 - 1e-9)
+        sat3 = w3 > _EPS and f3 + level * w3 >= c3 * (1.0 - 1e-9)
         still = []
         for j in active:
-            d = demands[j]
-            if any(d[r] > _EPS for r in saturated):
+            d0, _, d2, d3 = demands[j]
+            if (sat0 and d0 > _EPS) or (sat2 and d2 > _EPS) or (sat3 and d3 > _EPS):
                 rates[j] = level
-                for i, r in enumerate(RATE_RESOURCES):
-                    frozen_use[i] += level * d[r]
+                f0 += level * d0
+                f2 += level * d2
+                f3 += level * d3
+                w0 -= d0
+                w2 -= d2
+                w3 -= d3
             else:
                 still.append(j)
         if len(still) == len(active):  # only demands below _EPS saturate: stop rather than spin
@@ -84,6 +83,13 @@ def fair_rates(demands: Sequence[Sequence[float]], capacity: Sequence[float]) ->
                 rates[j] = level
             break
         active = still
+        if still:  # re-sum rather than trust the subtractions, which can leave float residue
+            w0 = w2 = w3 = 0.0
+            for j in still:
+                d0, _, d2, d3 = demands[j]
+                w0 += d0
+                w2 += d2
+                w3 += d3
     if thrash < 1.0:
         rates = [x * thrash for x in rates]
     return rates

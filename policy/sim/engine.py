@@ -24,7 +24,6 @@ import logging
 import math
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,12 +43,26 @@ _NODE_EVENT = 1  # heap priority after completions
 _QUEUED, _RUNNING, _DONE, _UNSCHEDULABLE, _FUTURE = range(5)
 
 
-@dataclass(frozen=True, slots=True)
 class PendingPod:
-    """The pod awaiting a decision: its job id and what the scheduler may know of it."""
+    """The pod awaiting a decision: its job id and what the scheduler may know of it (``pod``, a
+    ``PodView`` built on first access so loops that only need the mask do not pay for it)."""
 
-    job_id: int
-    pod: PodView
+    __slots__ = ("job_id", "_spec", "_pod")
+
+    def __init__(self, job_id: int, spec: JobSpec) -> None:
+        self.job_id = job_id
+        self._spec = spec
+        self._pod: PodView | None = None
+
+    @property
+    def pod(self) -> PodView:
+        if self._pod is None:
+            s = self._spec
+            self._pod = PodView(s.requests, s.expected, "sim", f"{s.kind}-{self.job_id}")
+        return self._pod
+
+    def __repr__(self) -> str:
+        return f"PendingPod(job_id={self.job_id}, kind={self._spec.kind!r})"
 
 
 class Simulator:
@@ -86,7 +99,7 @@ class Simulator:
         self._finish = [math.nan] * n_jobs
         self._finished: list[int] = []
         self._restarts = 0
-        self._views: dict[int, PodView] = {}
+        self._mask_now = np.zeros(0, dtype=bool)
         self._snap: ClusterSnapshot | None = None
         self.done = False
         for ev in cfg.events:
@@ -139,8 +152,10 @@ class Simulator:
         while not self.done:
             if self._queue:
                 j = self._queue.popleft()
-                if self._feasible_any(j):
-                    self._current = PendingPod(j, self._view(j))
+                mask = self.fleet.mask(j)
+                if mask.any():
+                    self._mask_now = mask
+                    self._current = PendingPod(j, self.jobs[j])
                     return self._current
                 self._deferred.append(j)
                 continue
@@ -238,26 +253,14 @@ class Simulator:
         self.done = True
 
     # -- the scheduler's view ---------------------------------------------------------------------------
-    def _view(self, j: int) -> PodView:
-        v = self._views.get(j)
-        if v is None:
-            spec = self.jobs[j]
-            v = self._views[j] = PodView(spec.requests, spec.expected, "sim", f"{spec.kind}-{j}")
-        return v
-
     def _feasible_any(self, j: int) -> bool:
-        return bool(self._mask(j).any())
-
-    def _mask(self, j: int) -> np.ndarray:
-        f, req = self.fleet, self.fleet.requests[j]
-        free = self.nodes.capacity[:, :2] - f.requested
-        return (free[:, 0] + 1e-9 >= req[0]) & (free[:, 1] + 1e-9 >= req[1]) & (f.pods < self.nodes.max_pods) & f.ready
+        return bool(self.fleet.mask(j).any())
 
     def feasible_mask(self) -> np.ndarray:
         """(N,) bool: the pending pod's requests fit allocatable, a pod slot is free and the node is up."""
         if self._current is None:
             raise NoPendingPod("feasible_mask needs a pending pod; call next_decision first")
-        return self._mask(self._current.job_id)
+        return self._mask_now
 
     def snapshot(self) -> ClusterSnapshot:
         """What a scheduler can know now (cached until the state changes)."""

@@ -42,6 +42,11 @@ class Fleet:
         self.pods = np.zeros(n)
         self.ready = np.ones(n, dtype=bool)
         self.usage = np.zeros((n, 4))
+        # What kube-scheduler's filter needs, kept ready for one vectorised mask per decision: free allocatable
+        # (with a 1e-9 tolerance so a pod that exactly fills a node fits) and "ready with a pod slot free".
+        self.free_cpu = nodes.capacity[:, 0] + 1e-9
+        self.free_mem = nodes.capacity[:, 1] + 1e-9
+        self.open = np.ones(n, dtype=bool)
         self.demand = [j.demand for j in jobs]
         self.requests = [j.requests for j in jobs]
         self.work = [j.work for j in jobs]
@@ -88,7 +93,10 @@ class Fleet:
         req = self.requests[j]
         self.requested[i, 0] += req[0]
         self.requested[i, 1] += req[1]
+        self.free_cpu[i] -= req[0]
+        self.free_mem[i] -= req[1]
         self.pods[i] += 1
+        self.open[i] = self.pods[i] < self._max_pods[i]
         self.running += 1
         self._recompute(i, now, heap)
 
@@ -106,9 +114,14 @@ class Fleet:
         req = self.requests[j]
         self.requested[i, 0] -= req[0]
         self.requested[i, 1] -= req[1]
+        self.free_cpu[i] += req[0]
+        self.free_mem[i] += req[1]
         self.pods[i] -= 1
+        self.open[i] = self.ready[i]
         if self.pods[i] == 0:  # wipe float residue so an empty node is exactly empty
             self.requested[i] = 0.0
+            self.free_cpu[i] = self.capacity[i, 0] + 1e-9
+            self.free_mem[i] = self.capacity[i, 1] + 1e-9
         self.node[j] = -1
         self.rate[j] = 0.0
         self.version[j] += 1
@@ -124,6 +137,7 @@ class Fleet:
             self._release(j, i)
         self.on_node[i] = []
         self.ready[i] = False
+        self.open[i] = False
         self.excess_rate -= self._excess[i]
         self._excess[i] = 0.0
         self.usage[i] = 0.0
@@ -132,6 +146,7 @@ class Fleet:
     def recover(self, i: int, now: float) -> None:
         """Bring node ``i`` back, empty."""
         self.ready[i] = True
+        self.open[i] = True
         self._last[i] = now
 
     def slow(self, i: int, factor: float, now: float, heap: list, *, end: bool = False) -> None:
@@ -144,9 +159,13 @@ class Fleet:
 
     def fits(self, j: int, i: int) -> bool:
         """Whether job ``j``'s requests fit node ``i`` now (ready, pod slot free, cpu and memory allocatable)."""
-        req, cap = self.requests[j], self._cap[i]
-        return bool(self.ready[i]) and self.pods[i] < self._max_pods[i] and \
-            self.requested[i, 0] + req[0] <= cap[0] + 1e-9 and self.requested[i, 1] + req[1] <= cap[1] + 1e-9
+        req = self.requests[j]
+        return bool(self.open[i] and self.free_cpu[i] >= req[0] and self.free_mem[i] >= req[1])
+
+    def mask(self, j: int) -> np.ndarray:
+        """(N,) bool: the nodes job ``j`` fits now."""
+        req = self.requests[j]
+        return (self.free_cpu >= req[0]) & (self.free_mem >= req[1]) & self.open
 
     def recompute_excess(self) -> None:
         """Re-add the per-node sums from scratch (bounds float drift of the incremental total)."""

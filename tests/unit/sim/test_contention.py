@@ -1,5 +1,6 @@
 """Table tests of the contention model (hand-computed)."""
 
+import numpy as np
 import pytest
 
 from policy.sim.contention import fair_rates, node_usage, scaled_capacity
@@ -51,3 +52,20 @@ def test_max_min_fair_a_saturated_resource_is_fully_used():
 
 def test_scaled_capacity_keeps_memory():
     assert scaled_capacity(STD, 0.25) == (1.0, 16.0, 31.25, 50.0)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_every_slowed_job_has_a_bottleneck(seed):
+    """The defining property of max-min fairness: a job below rate 1 uses a saturated resource on which no
+    other job runs faster (memory kept below capacity so thrash does not apply)."""
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 12))
+    demands = [tuple(float(v) for v in row) for row in rng.choice([0.0, 0.5, 1.0, 2.0, 60.0, 80.0], size=(k, 4))]
+    demands = [(d[0], 0.1, d[2], d[3]) for d in demands]
+    rates = fair_rates(demands, STD)
+    used = node_usage(demands, rates, STD)
+    for j, x in enumerate(rates):
+        if x < 1.0 - 1e-9:
+            assert any(demands[j][r] > 0 and used[r] >= STD[r] * (1 - 1e-6)
+                       and all(rates[i] <= x + 1e-9 for i in range(k) if demands[i][r] > 0)
+                       for r in (0, 2, 3)), (demands, rates)
