@@ -11,12 +11,19 @@ or simply ``run(sim, choose)``. See each module's docstring for the model it own
 """
 
 from policy.sim.arrivals import offered_work
-from policy.sim.cluster import MIXED_WEIGHTS, NODE_TYPES, NodeType, Nodes, parse_cluster
+from policy.sim.cluster import MIXED_WEIGHTS, NODE_TYPES, Nodes, NodeType, parse_cluster
 from policy.sim.config import SimConfig
 from policy.sim.contention import fair_rates
 from policy.sim.engine import PendingPod, Simulator
-from policy.sim.errors import (ActionError, ConfigError, InfeasiblePlacement, NoPendingPod, SimError, TraceError,
-                               UnknownClassError)
+from policy.sim.errors import (
+                               ActionError,
+                               ConfigError,
+                               InfeasiblePlacement,
+                               NoPendingPod,
+                               SimError,
+                               TraceError,
+                               UnknownClassError,
+)
 from policy.sim.events import NodeFailure, Straggler, random_stragglers
 from policy.sim.jobs import JOB_CLASSES, JobClass, JobSpec
 from policy.sim.metrics import RunResult, imbalance

@@ -72,7 +72,7 @@ class Fleet:
         rates = fair_rates(dem, self._eff[i])
         rate, rem, inv, ver = self.rate, self.remaining, self.inv_work, self.version
         total = 0.0
-        for j, x in zip(js, rates):
+        for j, x in zip(js, rates, strict=True):
             total += (1.0 - x) * inv[j]
             if x != rate[j]:
                 rate[j] = x

@@ -38,7 +38,7 @@ def test_fair_rates(name, demands, capacity, expected):
 def test_usage_never_above_capacity(name, demands, capacity, expected):
     rates = fair_rates(demands, capacity)
     usage = node_usage(demands, rates, capacity)
-    assert all(u <= c * (1 + 1e-9) for u, c in zip(usage, capacity))
+    assert all(u <= c * (1 + 1e-9) for u, c in zip(usage, capacity, strict=True))
     assert all(0.0 <= x <= 1.0 for x in rates)
 
 

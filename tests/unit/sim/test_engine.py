@@ -3,8 +3,17 @@
 import numpy as np
 import pytest
 
-from policy.sim import (ConfigError, InfeasiblePlacement, JobSpec, NoPendingPod, Nodes, SimConfig, Simulator,
-                        first_feasible, run)
+from policy.sim import (
+    ConfigError,
+    InfeasiblePlacement,
+    JobSpec,
+    Nodes,
+    NoPendingPod,
+    SimConfig,
+    Simulator,
+    first_feasible,
+    run,
+)
 from policy.sim.fleet import Fleet
 
 
