@@ -41,6 +41,9 @@ NODE_FEATURES: tuple[str, ...] = (
     "pods_frac",                          # pods / max pods
     "stale",                              # 1 if usage was missing or too old
     "usage_age",                          # min(age / max_usage_age, 1)
+    "after_util_max",                     # max over resources of after_util: the post-placement bottleneck
+    "overload_before",                    # sum over resources of max(0, est_util - 1)
+    "overload_after",                     # sum over resources of max(0, after_util - 1)
 )
 POD_FEATURES: tuple[str, ...] = (
     *(f"pod_demand_{r}" for r in _R),    # expected demand / mean node capacity
@@ -117,6 +120,9 @@ def encode(snap: ClusterSnapshot, pod: PodView, *, max_usage_age: float = DEFAUL
     nodes[:, 20] = np.clip(snap.pods / np.maximum(snap.max_pods, 1.0), 0.0, 1.0)
     nodes[:, 21] = ~fresh
     nodes[:, 22] = np.clip(age / max(max_usage_age, _EPS), 0.0, 1.0)
+    nodes[:, 23] = nodes[:, 4:8].max(axis=1) if n else 0.0
+    nodes[:, 24] = np.maximum(nodes[:, 0:4] - 1.0, 0.0).sum(axis=1)
+    nodes[:, 25] = np.maximum(nodes[:, 4:8] - 1.0, 0.0).sum(axis=1)
 
     pod_row = np.empty(N_POD, dtype=np.float32)
     pod_row[0:4] = np.clip(pod.demand / mean_cap, 0.0, _UTIL_CLIP)
