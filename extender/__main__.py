@@ -50,6 +50,13 @@ def main(argv: list[str] | None = None) -> int:
         from extender.telemetry import setup_logging
 
         setup_logging(level=settings.log_level, fmt=settings.log_format)
+        if settings.static_cluster is not None:  # fail here, with file:line:field, not inside uvicorn
+            from extender.static_cluster import load_static_cluster
+
+            load_static_cluster(settings.static_cluster)
+        from extender.usage import make_provider
+
+        make_provider(settings)
         app = create_app(settings)
     except ConfigError as exc:
         print(f"extender: {exc}", file=sys.stderr)  # noqa: T201 -- before logging exists

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from extender.cache import ClusterCache, PodRecord
-from extender.errors import BindError, QuantityError
+from extender.errors import BindError, ConfigError, QuantityError
 from extender.objects import node_info, pod_key, pod_requests, pod_terminated
 from extender.profiles import ProfileStore, pod_view_for
 from extender.settings import Settings
@@ -102,14 +102,18 @@ def make_core_api(*, kubeconfig: Path | None):
     """A CoreV1Api from ``kubeconfig``, else in-cluster config, else ``~/.kube/config``."""
     from kubernetes import client, config
 
-    if kubeconfig is not None:
-        api_client = config.new_client_from_config(config_file=str(kubeconfig))
-    else:
-        try:
-            config.load_incluster_config()
-            api_client = client.ApiClient()
-        except config.ConfigException:
-            api_client = config.new_client_from_config()
+    try:
+        if kubeconfig is not None:
+            api_client = config.new_client_from_config(config_file=str(kubeconfig))
+        else:
+            try:
+                config.load_incluster_config()
+                api_client = client.ApiClient()
+            except config.ConfigException:
+                api_client = config.new_client_from_config()
+    except (config.ConfigException, OSError, ValueError, TypeError) as exc:
+        raise ConfigError(f"cannot build a Kubernetes client from kubeconfig {kubeconfig or '(default)'}: {exc}"
+                          ) from None
     return client.CoreV1Api(api_client)
 
 

@@ -41,7 +41,7 @@ def parse_profile(text: str, requests: np.ndarray) -> np.ndarray:
     demand = np.array([requests[0], requests[1], 0.0, 0.0], dtype=np.float64)
     text = text.strip()
     seen: set[int] = set()
-    if text.startswith("{"):
+    if text[0] in "{[":
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
