@@ -146,21 +146,26 @@ class Sampler:
         return version
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Sample every ``interval`` seconds on a fixed schedule until ``stop`` is set."""
+        """Sample every ``interval`` seconds on a fixed schedule until ``stop`` is set.
+
+        The first sample of the loop comes one interval after the call: the caller takes
+        the startup sample, and a rate over a few milliseconds would be mostly noise.
+        """
         interval = self.settings.interval
-        next_at = self._clock()
-        while not stop.is_set():
-            try:
-                self.sample_once()
-            except Exception:  # a bug in one sample must not end the loop; it shows in the log and errors_total
-                self._errors["sampler"] = self._errors.get("sampler", 0) + 1
-                log.exception("sample failed")
-            next_at += interval
+        next_at = self._clock() + interval
+        while True:
             delay = next_at - self._clock()
             if delay < 0:  # fell behind (host stalled): skip the missed ticks rather than burst
                 next_at = self._clock()
                 delay = 0
             try:
                 await asyncio.wait_for(stop.wait(), timeout=delay)
+                return
             except TimeoutError:
                 pass
+            try:
+                self.sample_once()
+            except Exception:  # a bug in one sample must not end the loop; it shows in the log and errors_total
+                self._errors["sampler"] = self._errors.get("sampler", 0) + 1
+                log.exception("sample failed")
+            next_at += interval
