@@ -39,6 +39,7 @@ class Job(abc.ABC):
 
     def prepare(self) -> None:
         """Create inputs / helpers before anything else (generate the input file, start the sink)."""
+        return None
 
     @abc.abstractmethod
     def config(self) -> dict[str, Any]:
@@ -66,3 +67,4 @@ class Job(abc.ABC):
 
     def close(self) -> None:
         """Release sockets, files, helper threads."""
+        return None

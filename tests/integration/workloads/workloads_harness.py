@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -37,16 +38,26 @@ OUTPUTS: dict[str, tuple[str, ...]] = {
 }
 
 
-def command(kind: str, state_dir: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "workloads", kind, "--state-dir", str(state_dir), *KIND_ARGS[kind],
+def command(kind: str, state_dir: Path, *extra: str, base: list[str] | None = None) -> list[str]:
+    return [sys.executable, "-m", "workloads", kind, "--state-dir", str(state_dir), *(base or KIND_ARGS[kind]),
             "--checkpoint-units", str(CKPT_UNITS), "--checkpoint-every", "0", "--progress-interval", "0.01",
             *extra]
 
 
-def start(kind: str, state_dir: Path, *extra: str) -> subprocess.Popen:
+def popen(argv: list[str], log_path: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO), "OPENBLAS_NUM_THREADS": "1"}
-    log = open(state_dir.parent / f"{state_dir.name}.log", "ab")
-    return subprocess.Popen(command(kind, state_dir, *extra), cwd=REPO, env=env, stdout=log, stderr=log)
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(argv, cwd=REPO, env=env, stdout=log, stderr=log)
+
+
+def start(kind: str, state_dir: Path, *extra: str, base: list[str] | None = None) -> subprocess.Popen:
+    return popen(command(kind, state_dir, *extra, base=base), state_dir.parent / f"{state_dir.name}.log")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def log_text(state_dir: Path) -> str:
