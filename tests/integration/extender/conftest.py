@@ -1,13 +1,18 @@
 """Fixtures for the extender integration tests (payload helpers live in ``extender_payloads``)."""
 
+import json
+import os
+import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder is not a package (it would shadow extender)
-from extender_payloads import static_settings  # noqa: E402
+from extender_payloads import EXAMPLE, ROOT, free_port, static_settings  # noqa: E402
 
 from extender.service import create_app
 
@@ -16,3 +21,30 @@ from extender.service import create_app
 def client():
     with TestClient(create_app(static_settings())) as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = free_port()
+    env = {**os.environ, "DRSCHED_LOG_FORMAT": "json"}
+    proc = subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port", str(port),
+                             "--url-prefix", "/scheduler"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"{base}/healthz", timeout=1).read()
+            break
+        except OSError:
+            if proc.poll() is not None:
+                pytest.fail(proc.stdout.read().decode())
+            time.sleep(0.1)
+    yield base
+    proc.terminate()
+    out, _ = proc.communicate(timeout=10)
+    lines = [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+    assert any(entry["msg"] == "extender configured" and entry["port"] == port for entry in lines), \
+        "the effective config is logged once, as JSON"
+
+

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import copy
+import socket
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from extender.settings import build_settings
@@ -67,3 +70,18 @@ def args_nodes(nodes, pod=None) -> dict:
 def static_settings(**kw):
     return build_settings(static_cluster=str(EXAMPLE), **kw)
 
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def post(url: str, raw: bytes) -> tuple[int, bytes]:
+    req = urllib.request.Request(url, data=raw, method="POST", headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
