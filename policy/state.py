@@ -94,6 +94,19 @@ class ClusterSnapshot:
         return len(self.names)
 
     @classmethod
+    def trusted(cls, *, names: tuple[str, ...], capacity: np.ndarray, requested: np.ndarray, usage: np.ndarray,
+                usage_age: np.ndarray, assumed: np.ndarray, pods: np.ndarray, max_pods: np.ndarray,
+                ready: np.ndarray, now: float = 0.0) -> ClusterSnapshot:
+        """Build without validation, for producers whose arrays are float64/bool of the right shapes by
+        construction (the simulator's hot path: validation costs more than the rest of a decision)."""
+        snap = object.__new__(cls)
+        for name, value in (("names", names), ("capacity", capacity), ("requested", requested), ("usage", usage),
+                            ("usage_age", usage_age), ("assumed", assumed), ("pods", pods),
+                            ("max_pods", max_pods), ("ready", ready), ("now", now)):
+            object.__setattr__(snap, name, value)
+        return snap
+
+    @classmethod
     def empty(cls) -> ClusterSnapshot:
         return cls((), np.zeros((0, 4)), np.zeros((0, 2)), np.zeros((0, 4)), np.zeros(0), np.zeros((0, 4)),
                    np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool))

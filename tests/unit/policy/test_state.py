@@ -34,3 +34,12 @@ def test_subset_keeps_rows_together():
 
 def test_empty_snapshot():
     assert ClusterSnapshot.empty().n_nodes == 0
+
+
+def test_trusted_constructor_gives_the_same_record():
+    checked = snapshot([[4, 16, 125, 200], [8, 32, 125, 200]], pods=[1, 2])
+    fast = ClusterSnapshot.trusted(**{name: getattr(checked, name) for name in (
+        "names", "capacity", "requested", "usage", "usage_age", "assumed", "pods", "max_pods", "ready", "now")})
+    for name in ("capacity", "requested", "usage", "usage_age", "assumed", "pods", "max_pods", "ready"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(checked, name))
+    assert fast.names == checked.names and fast.n_nodes == 2
