@@ -85,3 +85,22 @@ def test_cluster_larger_than_padding_is_refused():
     env = ClusterEnv(EnvConfig(clusters=("standard:10",), max_nodes=4, base=SimConfig()))
     with pytest.raises(EnvConfigError, match="max_nodes=4"):
         env.reset(seed=0)
+
+
+def test_shaped_reward_keeps_the_return_and_charges_the_placement():
+    cfg = dict(clusters=("mixed:4-8",), n_jobs=30, max_nodes=8)
+    rng_choice = lambda env: int(np.random.default_rng(len(env.sim.jobs)).choice(np.flatnonzero(env.action_masks())))  # noqa: E731
+    plain, _, _ = _rollout(ClusterEnv(EnvConfig(reward="slowdown", **cfg)), 5, rng_choice)
+    shaped, _, _ = _rollout(ClusterEnv(EnvConfig(reward="shaped", shaping_gamma=1.0, **cfg)), 5, rng_choice)
+    assert shaped == pytest.approx(plain, rel=1e-9)  # potential-based: same return when gamma = 1
+
+
+def test_projection_matches_hand_computed_sharing():
+    from policy.shaping import project
+
+    # Two cpu-bound jobs of 10 s on one core: both run at 1/2 until t=20; excess = 2 jobs * 20 s * (1/2) / 10 s
+    times, cum = project([(1, 0, 0, 0), (1, 0, 0, 0)], [10, 10], [0.1, 0.1], (1, 16, 125, 200))
+    assert times[-1] == pytest.approx(20) and cum[-1] == pytest.approx(2.0)
+    # A 10 s and a 30 s job: shared until the first ends at 20 s, then the second runs alone for 10 s.
+    times, cum = project([(1, 0, 0, 0), (1, 0, 0, 0)], [10, 30], [0.1, 1 / 30], (1, 16, 125, 200))
+    assert times == pytest.approx([0, 20, 30]) and cum[-1] == pytest.approx(20 * 0.5 * 0.1 + 20 * 0.5 / 30)
