@@ -101,6 +101,6 @@ def test_projection_matches_hand_computed_sharing():
     # Two cpu-bound jobs of 10 s on one core: both run at 1/2 until t=20; excess = 2 jobs * 20 s * (1/2) / 10 s
     times, cum = project([(1, 0, 0, 0), (1, 0, 0, 0)], [10, 10], [0.1, 0.1], (1, 16, 125, 200))
     assert times[-1] == pytest.approx(20) and cum[-1] == pytest.approx(2.0)
-    # A 10 s and a 30 s job: shared until the first ends at 20 s, then the second runs alone for 10 s.
+    # A 10 s and a 30 s job: shared until the first ends at 20 s, then the second runs its last 20 s alone.
     times, cum = project([(1, 0, 0, 0), (1, 0, 0, 0)], [10, 30], [0.1, 1 / 30], (1, 16, 125, 200))
-    assert times == pytest.approx([0, 20, 30]) and cum[-1] == pytest.approx(20 * 0.5 * 0.1 + 20 * 0.5 / 30)
+    assert times == pytest.approx([0, 20, 40]) and cum[-1] == pytest.approx(20 * 0.5 * 0.1 + 20 * 0.5 / 30)
