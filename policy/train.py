@@ -54,7 +54,7 @@ class Args:
     max_nodes: int = 16
     """observation padding (largest training cluster)"""
     reward: str = "slowdown"
-    """slowdown | imbalance | mix (policy.env)"""
+    """slowdown | shaped | imbalance | mix (policy.env)"""
     net_arch: list[int] = field(default_factory=lambda: [64, 64])
     """hidden layers of the per-node MLP"""
     learning_rate: float = 5e-4
@@ -147,7 +147,7 @@ def make_env_config(args: Args):
     return EnvConfig(clusters=_split(args.clusters), workloads=_split(args.workloads),
                      load=(args.load_min, args.load_max), profile_error=(0.0, args.profile_error_max),
                      sample_intervals=tuple(float(x) for x in _split(args.sample_intervals)),
-                     n_jobs=args.n_jobs, max_nodes=args.max_nodes, reward=args.reward)
+                     n_jobs=args.n_jobs, max_nodes=args.max_nodes, reward=args.reward, shaping_gamma=args.gamma)
 
 
 def make_env(args: Args):
