@@ -1,0 +1,122 @@
+"""Benchmark: the node agent's own CPU use at 1 s sampling, as % of one core.
+
+Starts ``python -m monitor`` and, in the same run, an idle Python process as a baseline;
+after the agent is healthy, reads utime+stime from /proc/<pid>/stat of both at the start
+and the end of a measuring window and prints CPU % of one core, plus the agent's RSS.
+Optionally a client GETs /usage every ``--poll`` seconds during the window (the load the
+extender's usage provider adds). Target: <= 1 % of one core (DRS's monitor: 3.27 %).
+Figures only: nothing here asserts on timing.
+
+    python bench/bench_monitor.py --seconds 30
+    python bench/bench_monitor.py --seconds 30 --poll 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of ``pid`` in seconds (fields 14 and 15 of /proc/<pid>/stat)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    fields = text[text.rindex(")") + 2:].split()  # the command name may contain spaces
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return response.read()
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"agent exited with {proc.returncode}")
+        try:
+            get(url + "/healthz")
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit("agent did not become healthy")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=30, help="length of the measuring window (default 30)")
+    parser.add_argument("--interval", type=float, default=1.0, help="agent sampling interval in seconds (default 1)")
+    parser.add_argument("--warmup", type=float, default=3, help="seconds after /healthz before measuring (default 3)")
+    parser.add_argument("--poll", type=float, default=0, help="GET /usage every POLL seconds during the window (0 = no client)")
+    parser.add_argument("agent_args", nargs="*", help="extra flags for python -m monitor (after --)")
+    args = parser.parse_args()
+
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "monitor", "--host", "127.0.0.1", "--port", str(port), "--interval", str(args.interval),
+         "--log-level", "WARNING", *args.agent_args],
+        cwd=REPO, env=env,
+    )
+    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(10**6)"])
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, agent)
+        time.sleep(args.warmup)
+        start_wall, agent0, idle0 = time.monotonic(), cpu_seconds(agent.pid), cpu_seconds(idle.pid)
+        polls = 0
+        end = start_wall + args.seconds
+        while (now := time.monotonic()) < end:
+            if args.poll > 0:
+                get(url + "/usage")
+                polls += 1
+                time.sleep(max(min(args.poll, end - time.monotonic()), 0))
+            else:
+                time.sleep(end - now)
+        wall = time.monotonic() - start_wall
+        agent_pct = 100 * (cpu_seconds(agent.pid) - agent0) / wall
+        idle_pct = 100 * (cpu_seconds(idle.pid) - idle0) / wall
+        metrics = get(url + "/metrics").decode()
+        duration = next((float(line.split()[-1]) for line in metrics.splitlines()
+                         if line.startswith("drsched_monitor_sample_duration_seconds ")), float("nan"))
+        print(f"window            {wall:.1f} s at {args.interval:g} s sampling, {polls} GET /usage")
+        print(f"agent CPU         {agent_pct:.2f} % of one core")
+        print(f"idle python CPU   {idle_pct:.2f} % of one core (baseline)")
+        print(f"agent - baseline  {agent_pct - idle_pct:.2f} % of one core (target <= 1 %, DRS monitor 3.27 %)")
+        print(f"agent RSS         {rss_mib(agent.pid):.1f} MiB")
+        print(f"last sample took  {duration * 1000:.2f} ms")
+        print(f"clock ticks       {CLK_TCK}/s: resolution {100 / CLK_TCK / wall:.3f} % over this window")
+    finally:
+        for proc in (agent, idle):
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+if __name__ == "__main__":
+    main()
