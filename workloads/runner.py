@@ -81,67 +81,96 @@ class _Stop:
 
 
 def run(job: Job, settings: RunSettings) -> int:
-    state_dir = settings.state_dir
-    state_dir.mkdir(parents=True, exist_ok=True)
-    remove_stale_temps(state_dir)
-    job.prepare()
-    store = CheckpointStore(state_dir, kind=job.kind, fingerprint=fingerprint(job.config()), keep=settings.keep)
-    total = job.units_total
-
-    if job.is_complete():
-        log.info("output already present, nothing to do kind=%s", job.kind)
-        ProgressReporter(state_dir, kind=job.kind, units_total=total, resumed_from=total).report(
-            total, state="done", checkpoint=None, force=True)
-        return EXIT_OK
-
-    ckpt = store.load_newest(accept=lambda c: _restore(job, c))
-    if ckpt is None:
-        job.restore(None, 0)
-    units = ckpt.units_done if ckpt else 0
-    ref: CheckpointRef | None = ckpt.ref() if ckpt else None
-    log.info("starting kind=%s units_done=%d units_total=%d resumed_from=%s", job.kind, units, total,
-             ckpt.path.name if ckpt else "scratch")
-
-    reporter = ProgressReporter(state_dir, kind=job.kind, units_total=total, resumed_from=units,
-                                interval=settings.progress_interval)
-    server = None
+    """Run ``job`` to completion or to a SIGTERM checkpoint; return the process exit code."""
     stop = _Stop(settings.grace)
+    # Installed first, so a SIGTERM during input generation or resume still ends in a clean stop.
     previous = {s: signal.signal(s, stop.handle) for s in (signal.SIGTERM, signal.SIGINT)}
+    session = _Session(job, settings, stop)
     try:
-        if settings.progress_port is not None:
-            server = ProgressServer(reporter, host=settings.progress_host, port=settings.progress_port)
-            server.start()
-        reporter.report(units, checkpoint=ref, force=True)
-        last_ckpt_at = time.monotonic()
-        while units < total:
-            if stop.event.is_set():
-                return _checkpoint_and_stop(job, store, reporter, units, ckpt)
-            job.run_unit(units)
-            units += 1
-            if units < total and _due(settings, units, last_ckpt_at):
-                ckpt = _save(job, store, units)
-                ref, last_ckpt_at = ckpt.ref(), time.monotonic()
-                reporter.report(units, checkpoint=ref, force=True)
-            else:
-                reporter.report(units, checkpoint=ref)
-        job.finish()
-        reporter.report(units, state="done", checkpoint=ref, force=True)
-        log.info("done kind=%s units=%d", job.kind, units)
-        return EXIT_OK
+        return session.execute()
     except (JobError, OSError) as exc:
-        log.error("job failed kind=%s units_done=%d error=%s", job.kind, units, exc)
-        try:
-            reporter.report(units, state="failed", checkpoint=ref, force=True)
-        except OSError:
-            log.exception("could not report the failure")
+        log.error("job failed kind=%s units_done=%d error=%s", job.kind, session.units, exc)
+        session.report_failure()
         return EXIT_FAILED
     finally:
         stop.cancel()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        if server is not None:
-            server.stop()
+        if session.server is not None:
+            session.server.stop()
         job.close()
+
+
+class _Session:
+    """One process's run of a job: where it resumed, how far it got, its newest checkpoint."""
+
+    def __init__(self, job: Job, settings: RunSettings, stop: _Stop) -> None:
+        self.job, self.settings, self.stop = job, settings, stop
+        self.units = 0
+        self.ckpt: Checkpoint | None = None
+        self.reporter: ProgressReporter | None = None
+        self.server: ProgressServer | None = None
+
+    def execute(self) -> int:
+        job, settings, state_dir = self.job, self.settings, self.settings.state_dir
+        state_dir.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(state_dir)
+        job.prepare()
+        store = CheckpointStore(state_dir, kind=job.kind, fingerprint=fingerprint(job.config()), keep=settings.keep)
+        total = job.units_total
+        if job.is_complete():
+            log.info("output already present, nothing to do kind=%s", job.kind)
+            ProgressReporter(state_dir, kind=job.kind, units_total=total, resumed_from=total).report(
+                total, state="done", checkpoint=None, force=True)
+            return EXIT_OK
+
+        self.ckpt = store.load_newest(accept=lambda c: _restore(job, c))
+        if self.ckpt is None:
+            job.restore(None, 0)
+        self.units = self.ckpt.units_done if self.ckpt else 0
+        log.info("starting kind=%s units_done=%d units_total=%d resumed_from=%s", job.kind, self.units, total,
+                 self.ckpt.path.name if self.ckpt else "scratch")
+        self.reporter = ProgressReporter(state_dir, kind=job.kind, units_total=total, resumed_from=self.units,
+                                         interval=settings.progress_interval)
+        if settings.progress_port is not None:
+            self.server = ProgressServer(self.reporter, host=settings.progress_host, port=settings.progress_port)
+            self.server.start()
+        self.reporter.report(self.units, checkpoint=self._ref(), force=True)
+        last_ckpt_at = time.monotonic()
+        while self.units < total:
+            if self.stop.event.is_set():
+                return self._checkpoint_and_stop(store)
+            job.run_unit(self.units)
+            self.units += 1
+            if self.units < total and _due(settings, self.units, last_ckpt_at):
+                self.ckpt = _save(job, store, self.units)
+                last_ckpt_at = time.monotonic()
+                self.reporter.report(self.units, checkpoint=self._ref(), force=True)
+            else:
+                self.reporter.report(self.units, checkpoint=self._ref())
+        job.finish()
+        self.reporter.report(self.units, state="done", checkpoint=self._ref(), force=True)
+        log.info("done kind=%s units=%d", job.kind, self.units)
+        return EXIT_OK
+
+    def _ref(self) -> CheckpointRef | None:
+        return self.ckpt.ref() if self.ckpt else None
+
+    def _checkpoint_and_stop(self, store: CheckpointStore) -> int:
+        self.reporter.report(self.units, state="checkpointing", checkpoint=self._ref(), force=True)
+        if self.ckpt is None or self.ckpt.units_done != self.units:
+            self.ckpt = _save(self.job, store, self.units)
+        self.reporter.report(self.units, state="checkpointing", checkpoint=self._ref(), force=True)
+        log.info("stopped at a checkpoint units_done=%d", self.units)
+        return EXIT_OK
+
+    def report_failure(self) -> None:
+        if self.reporter is None:
+            return  # failed before resuming: no progress of this process to report
+        try:
+            self.reporter.report(self.units, state="failed", checkpoint=self._ref(), force=True)
+        except OSError:
+            log.exception("could not report the failure")
 
 
 def _restore(job: Job, ckpt: Checkpoint) -> None:
@@ -165,13 +194,3 @@ def _save(job: Job, store: CheckpointStore, units: int) -> Checkpoint:
     log.info("checkpoint written units_done=%d path=%s took_ms=%.1f", units, ckpt.path.name,
              (time.monotonic() - started) * 1e3)
     return ckpt
-
-
-def _checkpoint_and_stop(job: Job, store: CheckpointStore, reporter: ProgressReporter, units: int,
-                         ckpt: Checkpoint | None) -> int:
-    reporter.report(units, state="checkpointing", checkpoint=ckpt.ref() if ckpt else None, force=True)
-    if ckpt is None or ckpt.units_done != units:
-        ckpt = _save(job, store, units)
-    reporter.report(units, state="checkpointing", checkpoint=ckpt.ref(), force=True)
-    log.info("stopped at a checkpoint units_done=%d", units)
-    return EXIT_OK

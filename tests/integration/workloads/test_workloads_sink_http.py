@@ -83,3 +83,13 @@ def _get(port: int) -> bytes | None:
             return resp.read()
     except OSError:
         return None
+
+
+def test_unreachable_sink_fails_with_a_logged_error(tmp_path):
+    state_dir = tmp_path / "state"
+    state_dir.mkdir()
+    base = [a for a in KIND_ARGS["net"] if a != "--start-sink"] + ["--sink", f"127.0.0.1:{free_port()}"]
+    proc = start("net", state_dir, "--timeout", "2", base=base)
+    assert wait_exit(proc, timeout=15) == 1
+    assert "cannot connect to sink" in log_text(state_dir)
+    assert not (state_dir / "output.json").exists()
