@@ -40,16 +40,18 @@ def test_cpu_rises_under_load_and_falls_after(start_agent, busy):
     ncpu = agent.usage()["node"]["capacity_cores"]
     poll(lambda: current(agent, "cpu_cores") is not None, timeout=5, what="a first CPU rate")
     baseline = median_current(agent, "cpu_cores")
-    if ncpu - baseline < 0.8:
+    headroom = ncpu - baseline
+    if headroom < 0.5:
         pytest.skip(f"node CPU already near saturation by other work ({baseline:.2f} of {ncpu} cores busy); "
                     "a rise cannot show. Per-pod attribution is covered by the cgroup tests.")
+    rise = 0.5 * min(headroom, 1.0)  # one busy process gets at most the idle headroom, shared with others
     load = busy(seconds=15)
-    peak = poll(lambda: (v := current(agent, "cpu_cores")) is not None and v >= baseline + 0.5 and v,
-                timeout=8, what=f"cpu_cores >= baseline {baseline:.2f} + 0.5")
+    peak = poll(lambda: (v := current(agent, "cpu_cores")) is not None and v >= baseline + rise and v,
+                timeout=8, what=f"cpu_cores >= baseline {baseline:.2f} + {rise:.2f}")
     load.kill()
     load.wait()
-    poll(lambda: (v := current(agent, "cpu_cores")) is not None and v <= peak - 0.4,
-         timeout=8, what=f"cpu_cores to fall below peak {peak:.2f} - 0.4")
+    poll(lambda: (v := current(agent, "cpu_cores")) is not None and v <= peak - 0.6 * rise,
+         timeout=8, what=f"cpu_cores to fall below peak {peak:.2f} - {0.6 * rise:.2f}")
     assert agent.usage()["node"]["cpu_fraction"]["max"] <= 1.0
 
 
