@@ -329,6 +329,13 @@ class ControlPlane:
         except TimeoutError as exc:
             raise TimeoutError(f"{exc}\n{self.describe_pod(name, namespace=namespace)}") from None
 
+    def kubectl(self, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        """Run kubectl as the admin against this cluster (e.g. `auth can-i ... --as=...` in RBAC tests)."""
+        return subprocess.run(
+            [self.bins["kubectl"], f"--kubeconfig={self.kubeconfig}", *args],
+            capture_output=True, text=True, timeout=timeout, check=False,
+        )  # fmt: skip
+
     def bind_pod(self, namespace: str, name: str, uid: str, node: str) -> None:
         """POST a Binding the way a binding extender must.
 

@@ -7,11 +7,15 @@ component's last lines. This module owns those processes and nothing else.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import logging
 import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,6 +23,25 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 POLL_INTERVAL_S = 0.2
+_PR_SET_PDEATHSIG = 1
+
+
+@functools.cache
+def _die_with_parent() -> Callable[[], None] | None:
+    """A preexec_fn asking Linux to SIGKILL the child when the harness dies without tearing down.
+
+    Children run in their own sessions, so a SIGKILLed pytest (a CI timeout) would otherwise leave
+    etcd and the apiserver running. prctl is resolved here, in the parent, so the code run between
+    fork and exec is a single foreign call.
+    """
+    if sys.platform != "linux":
+        return None
+    try:
+        prctl = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    return lambda: prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 class ComponentError(RuntimeError):
@@ -65,6 +88,7 @@ class Component:
                     stdout=log_file,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
+                    preexec_fn=_die_with_parent(),
                     env=self.env,
                 )
             except OSError as exc:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .cluster import Binaries
+from .cluster import Binaries, ControlPlane
 from .procs import Component, ComponentError, run_to_completion
 
 
@@ -91,3 +91,25 @@ def test_etcd_on_a_busy_port_fails_fast_with_its_log(tmp_path: Path, controlplan
         with pytest.raises(ComponentError, match=r"(?s)etcd exited with code \d+.*address already in use"):
             etcd.wait_ready(lambda: False, timeout=30)
         assert time.monotonic() - started < 20
+
+
+@pytest.mark.e2e
+def test_control_plane_start_failure_names_the_component_and_stops_the_rest(
+    tmp_path: Path, controlplane_binaries: Binaries
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for entry in controlplane_binaries.bin_dir.iterdir():
+        (bin_dir / entry.name).symlink_to(entry)
+    (bin_dir / "kube-apiserver").unlink()
+    fake = bin_dir / "kube-apiserver"
+    fake.write_text(
+        "#!/bin/sh\necho 'Error: invalid argument \"--etcd-servers\": pretend misconfiguration' >&2\nexit 1\n"
+    )
+    fake.chmod(0o755)
+
+    cp = ControlPlane(workdir=tmp_path / "cluster", binaries=Binaries(bin_dir))
+    with pytest.raises(ComponentError, match=r"(?s)kube-apiserver exited with code 1.*pretend misconfiguration"):
+        cp.start()
+    etcd = cp.components["etcd"]
+    assert etcd.proc is not None and etcd.proc.returncode is not None  # start() stopped what it had started

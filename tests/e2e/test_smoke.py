@@ -49,3 +49,10 @@ def test_pod_that_fits_nowhere_stays_pending_with_a_reason(cluster: ControlPlane
     with pytest.raises(TimeoutError, match="Insufficient cpu"):
         cluster.wait_pod_bound(name, timeout=5)
     cluster.core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
+
+
+def test_rbac_is_enforced(cluster: ControlPlane) -> None:
+    admin = cluster.kubectl("auth", "can-i", "create", "pods/binding")
+    assert admin.stdout.strip() == "yes", admin.stderr
+    stranger = cluster.kubectl("auth", "can-i", "create", "pods/binding", "--as=system:serviceaccount:default:default")
+    assert stranger.stdout.strip() == "no", stranger.stderr
