@@ -50,14 +50,16 @@ def main(argv: list[str] | None = None) -> int:
         from extender.telemetry import setup_logging
 
         setup_logging(level=settings.log_level, fmt=settings.log_format)
+        cluster = None
         if settings.static_cluster is not None:  # fail here, with file:line:field, not inside uvicorn
             from extender.static_cluster import load_static_cluster
 
-            load_static_cluster(settings.static_cluster)
+            cluster = load_static_cluster(settings.static_cluster, default_net_mbps=settings.default_net_mbps,
+                                          default_disk_mbps=settings.default_disk_mbps)
         from extender.usage import make_provider
 
-        make_provider(settings)
-        app = create_app(settings)
+        make_provider(settings, static_usage=cluster.usage if cluster else None)
+        app = create_app(settings, cluster=cluster)
     except ConfigError as exc:
         print(f"extender: {exc}", file=sys.stderr)  # noqa: T201 -- before logging exists
         return 2

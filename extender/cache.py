@@ -19,10 +19,11 @@ The cache knows nothing about HTTP or the Kubernetes API: ``kube.py`` and ``stat
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -74,6 +75,7 @@ class CacheView:
     assumed: np.ndarray
     version: int
     built_at: float
+    _memo: list = field(default_factory=list, repr=False)
 
     def snapshot(self, now: float, idx: np.ndarray | None = None,
                  names: tuple[str, ...] | None = None) -> ClusterSnapshot:
@@ -89,10 +91,28 @@ class CacheView:
                                usage=self.usage[sel], usage_age=np.maximum(age, 0.0), assumed=self.assumed[sel],
                                pods=self.pods[sel], max_pods=self.max_pods[sel], ready=self.ready[sel], now=now)
 
-    def lookup(self, names: Iterable[str]) -> np.ndarray:
-        """Row index of each name, -1 where the cache does not know the node."""
+    def lookup(self, names: list[str] | tuple[str, ...]) -> np.ndarray:
+        """Row index of each name, -1 where the cache does not know the node.
+
+        kube-scheduler sends the same candidate list again and again while the cluster is quiet, so the
+        last answer is memoised per view (comparing two lists of names is cheaper than hashing each).
+        """
+        return self._memoised(names)[0]
+
+    def host_prefixes(self, names: list[str] | tuple[str, ...]) -> list[str]:
+        """``{"Host":"<name>","Score":`` per name, JSON-escaped once (memoised like ``lookup``)."""
+        return self._memoised(names)[1]
+
+    def _memoised(self, names) -> tuple[np.ndarray, list[str]]:
+        memo = self._memo
+        if memo and memo[0] == names:
+            return memo[1], memo[2]
         get = self.index.get
-        return np.fromiter((get(n, -1) for n in names), dtype=np.int64)
+        idx = np.fromiter((get(n, -1) for n in names), dtype=np.int64, count=len(names))
+        idx.flags.writeable = False
+        prefixes = [f'{{"Host":{json.dumps(n)},"Score":' for n in names]
+        self._memo[:] = [list(names), idx, prefixes]
+        return idx, prefixes
 
 
 class ClusterCache:

@@ -92,22 +92,32 @@ def filter_reasons(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds,
     util = estimated_usage(snap, max_usage_age) / snap.capacity
     limit = thresholds.as_array()
     hot = (util >= limit) & fresh[:, None]
-    bad = ~snap.ready | full | over_req.any(axis=1) | hot.any(axis=1)
+    code = np.select([~snap.ready, full, over_req.any(axis=1), hot.any(axis=1)], [1, 2, 3, 4], 0)
+    rows = np.flatnonzero(code)
+    if rows.size == 0:
+        return {}
+    # one numpy gather per column, then plain Python floats: no per-node numpy calls
+    codes = code[rows].tolist()
+    req_r, hot_r = over_req[rows].argmax(axis=1), hot[rows].argmax(axis=1)
+    requested = snap.requested[rows, req_r].tolist()
+    alloc = snap.capacity[rows, req_r].tolist()
+    pct = (100 * util[rows, hot_r]).tolist()
+    npods, maxp = snap.pods[rows].tolist(), snap.max_pods[rows].tolist()
+    req_r, hot_r = req_r.tolist(), hot_r.tolist()
     reasons: dict[int, str] = {}
-    for i in np.flatnonzero(bad):  # only the rejected nodes, each needs its own sentence
-        if not snap.ready[i]:
+    for j, i in enumerate(rows.tolist()):
+        c = codes[j]
+        if c == 1:
             reasons[i] = "node not ready or unschedulable"
-        elif full[i]:
-            reasons[i] = f"Too many pods: {int(snap.pods[i])} of {int(snap.max_pods[i])}"
-        elif over_req[i].any():
-            r = int(np.argmax(over_req[i]))
-            name = ("cpu", "memory")[r]
-            reasons[i] = (f"Insufficient {name}: requested {snap.requested[i, r]:.3g} + pod {pod.requests[r]:.3g} "
-                          f"> allocatable {snap.capacity[i, r]:.3g} {_UNITS[r]}")
+        elif c == 2:
+            reasons[i] = f"Too many pods: {int(npods[j])} of {int(maxp[j])}"
+        elif c == 3:
+            r = req_r[j]
+            reasons[i] = (f"Insufficient {('cpu', 'memory')[r]}: requested {requested[j]:.3g} + pod "
+                          f"{pod.requests[r]:.3g} > allocatable {alloc[j]:.3g} {_UNITS[r]}")
         else:
-            r = int(np.argmax(hot[i]))
-            reasons[i] = (f"hot node: {RESOURCES[r]} usage {100 * util[i, r]:.0f}% >= threshold "
-                          f"{100 * limit[r]:.0f}%")
+            r = hot_r[j]
+            reasons[i] = f"hot node: {RESOURCES[r]} usage {pct[j]:.0f}% >= threshold {100 * limit[r]:.0f}%"
     return reasons
 
 

@@ -33,9 +33,9 @@ from pydantic_core import to_json
 from extender.cache import ClusterCache
 from extender.errors import BadRequest, BindError
 from extender.profiles import InMemoryProfileStore
-from extender.runtime import RecordingBinder, Runtime, load_policy
+from extender.runtime import RawJSON, RecordingBinder, Runtime, load_policy
 from extender.settings import Settings, get_settings
-from extender.static_cluster import load_static_cluster
+from extender.static_cluster import StaticCluster, load_static_cluster
 from extender.telemetry import Telemetry, kv
 from extender.usage import UsagePoller, make_provider
 from extender.wire import (
@@ -54,7 +54,8 @@ _400 = {400: {"model": ErrorBody, "description": "The request could not be read 
 
 
 def _json(body: Any, status: int = 200) -> Response:
-    return Response(to_json(body), status_code=status, media_type="application/json")
+    raw = body if isinstance(body, RawJSON) else to_json(body)
+    return Response(raw, status_code=status, media_type="application/json")
 
 
 def _error(status: int, message: str) -> Response:
@@ -115,7 +116,8 @@ def _describe(exc: RequestValidationError) -> str:
     return "invalid request: " + "; ".join(parts)
 
 
-async def _build_runtime(app: FastAPI, settings: Settings | None) -> tuple[Runtime, list[Callable[[], Awaitable]]]:
+async def _build_runtime(app: FastAPI, settings: Settings | None,
+                         cluster: StaticCluster | None) -> tuple[Runtime, list[Callable[[], Awaitable]]]:
     """Cache, policy, binder and background loops for ``settings``; returns the runtime and its stoppers."""
     settings = settings or app.dependency_overrides.get(get_settings, get_settings)()
     telemetry = Telemetry()
@@ -125,10 +127,14 @@ async def _build_runtime(app: FastAPI, settings: Settings | None) -> tuple[Runti
     stoppers: list[Callable[[], Awaitable]] = []
     rt = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=policy, degraded=degraded,
                  profiles=profiles)
+    static_usage, static_mtime = None, None
     if settings.static_cluster is not None:
-        cluster = await asyncio.to_thread(load_static_cluster, settings.static_cluster,
-                                          default_net_mbps=settings.default_net_mbps,
-                                          default_disk_mbps=settings.default_disk_mbps)
+        static_mtime = settings.static_cluster.stat().st_mtime if settings.static_cluster.exists() else None
+        if cluster is None:
+            cluster = await asyncio.to_thread(load_static_cluster, settings.static_cluster,
+                                              default_net_mbps=settings.default_net_mbps,
+                                              default_disk_mbps=settings.default_disk_mbps)
+        static_usage = cluster.usage
         cache.replace_nodes(cluster.nodes)
         cache.replace_pods(cluster.pods)
         for workload, demand in cluster.profiles.items():
@@ -152,7 +158,7 @@ async def _build_runtime(app: FastAPI, settings: Settings | None) -> tuple[Runti
             sink.close()
 
         stoppers.append(stop_watch)
-    poller = UsagePoller(make_provider(settings), cache, telemetry, interval_s=settings.usage_interval_s,
+    poller = UsagePoller(make_provider(settings, static_usage=static_usage, static_mtime=static_mtime), cache, telemetry, interval_s=settings.usage_interval_s,
                          timeout_s=settings.usage_timeout_s)
     await poller.start()
     stoppers.insert(0, poller.stop)
@@ -164,12 +170,16 @@ async def _build_runtime(app: FastAPI, settings: Settings | None) -> tuple[Runti
     return rt, stoppers
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """The app. ``settings`` None: ``get_settings()`` (or its dependency override) inside the lifespan."""
+def create_app(settings: Settings | None = None, *, cluster: StaticCluster | None = None) -> FastAPI:
+    """The app. ``settings`` None: ``get_settings()`` (or its dependency override) inside the lifespan.
+
+    ``cluster``: the static cluster already parsed from ``settings.static_cluster`` (``__main__`` parses it
+    up front to fail fast), so a large file is not parsed twice.
+    """
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        rt, stoppers = await _build_runtime(app, settings)
+        rt, stoppers = await _build_runtime(app, settings, cluster)
         app.state.runtime = rt
         try:
             yield

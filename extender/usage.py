@@ -48,11 +48,12 @@ class StaticUsageProvider:
 
     name = "static"
 
-    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time, preloaded: dict | None = None,
+                 mtime: float | None = None) -> None:
         self.path = Path(path)
         self._clock = clock
-        self._mtime: float | None = None
-        self._usage: dict = {}
+        self._mtime: float | None = mtime if preloaded is not None else None
+        self._usage: dict = preloaded or {}
 
     def _reload(self) -> None:
         try:
@@ -83,7 +84,11 @@ def register_provider(name: str, factory: ProviderFactory) -> None:
     _PROVIDERS[name] = factory
 
 
-def make_provider(settings: Settings) -> UsageProvider:
+def make_provider(settings: Settings, *, static_usage: dict | None = None,
+                  static_mtime: float | None = None) -> UsageProvider:
+    """Build the configured provider; ``static_usage`` seeds the static one with an already parsed file."""
+    if settings.usage_provider == "static" and settings.usage_file is None and static_usage is not None:
+        return StaticUsageProvider(settings.static_cluster, preloaded=static_usage, mtime=static_mtime)
     try:
         factory = _PROVIDERS[settings.usage_provider]
     except KeyError:

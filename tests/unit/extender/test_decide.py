@@ -5,6 +5,7 @@ import pytest
 
 from extender.decide import HeuristicPolicy, Thresholds, filter_reasons, score, to_extender_scores
 from policy.baselines import make_scorer
+from policy.features import NODE_FEATURES
 from policy.state import ClusterSnapshot, PodView
 
 
@@ -69,7 +70,7 @@ def test_stale_nodes_scored_from_requests():
     out = score(s, POD, HeuristicPolicy(make_scorer("demand-aware")), max_usage_age=60)
     assert out.stale.tolist() == [False, True]
     assert out.scores.tolist() == [0, 10], "the stale node's load is unknown: estimated from requests (0)"
-    assert out.enc.nodes[1, -2] == 1.0
+    assert out.enc.nodes[1, NODE_FEATURES.index("stale")] == 1.0
 
 
 def test_empty_candidates():
