@@ -192,6 +192,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="smoke run in well under a minute: defaults become scenario base, loads 0.9 and 1.5, "
                         "2 seeds, 60 jobs (flags given still win)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--migration", action="store_true",
+                   help="instead: no migration vs the migration controller under stragglers "
+                        "(policy.migration_eval; see --migration --help for its own flags)")
     args = p.parse_args(argv)
     defaults = (dict(scenarios="base", loads="0.9,1.5", seeds=2, jobs=60) if args.quick else
                 dict(scenarios=",".join(SCENARIOS), loads="0.6,0.9,1.2,1.5", seeds=5, jobs=200))
@@ -202,6 +205,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--migration" in argv:
+        from policy.migration_eval import main as migration_main
+
+        return migration_main([a for a in argv if a != "--migration"])
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = parse_args(argv)
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -59,6 +59,14 @@ class SimConfig:
     """Injected stragglers and node failures (``policy.sim.events``)."""
     time_limit: float = 1e7
     """Simulated seconds after which the run stops; jobs still pending or running are reported unfinished."""
+    work_scale: float = 1.0
+    """Multiplies the work of synthetic jobs (before arrivals, so the offered load is unchanged)."""
+    checkpoint_interval: float | None = None
+    """Jobs checkpoint every this many seconds of work; ``None``/0: never (a restart loses all progress)."""
+    restore_cost: float = 0.0
+    """Seconds a restarted job (migration or node failure) spends restoring on its new node, at rate 0."""
+    migration_interval: float = 10.0
+    """Seconds between migration checks (only with a controller, ``policy.sim.migration``)."""
 
     def __post_init__(self) -> None:
         if self.arrival not in (*ARRIVALS, "trace"):
@@ -67,11 +75,15 @@ class SimConfig:
             raise ConfigError("trace", "arrival='trace' needs a trace file")
         if self.profile not in PROFILES:
             raise ConfigError("profile", f"unknown {self.profile!r}; known: {', '.join(PROFILES)}")
-        for name in ("load", "sample_interval", "burst_on", "time_limit"):
+        for name in ("load", "sample_interval", "burst_on", "time_limit", "work_scale", "migration_interval"):
             if not getattr(self, name) > 0:
                 raise ConfigError(name, f"must be > 0, got {getattr(self, name)}")
         if not (self.profile_error >= 0 and self.burst_off >= 0 and self.n_jobs >= 1):
             raise ConfigError("profile_error/burst_off/n_jobs", "need profile_error >= 0, burst_off >= 0, n_jobs >= 1")
+        if not (self.restore_cost >= 0 and math.isfinite(self.restore_cost)):
+            raise ConfigError("restore_cost", f"must be finite and >= 0, got {self.restore_cost}")
+        if self.checkpoint_interval is not None and not self.checkpoint_interval >= 0:
+            raise ConfigError("checkpoint_interval", f"must be >= 0 or None, got {self.checkpoint_interval}")
 
 
 def _trace_jobs(cfg: SimConfig, rng: np.random.Generator) -> tuple[list[JobSpec], int]:
@@ -107,6 +119,8 @@ def build_episode(cfg: SimConfig, rng: np.random.Generator, *, nodes: Nodes | No
     else:
         jobs = (sample_alibaba(cfg.n_jobs, rng) if cfg.workload == "alibaba"
                 else sample_mix(parse_mix(cfg.workload), cfg.n_jobs, rng))
+        if cfg.work_scale != 1.0:
+            jobs = [replace(j, work=j.work * cfg.work_scale) for j in jobs]
         jobs = with_arrivals(jobs, cfg.arrival, cfg.load, total, rng, on=cfg.burst_on, off=cfg.burst_off)
     if not all(j.expected is not None for j in jobs):
         jobs = with_profiles(jobs, cfg.profile, cfg.profile_error, rng)

@@ -12,9 +12,16 @@ resources (a completion, a node coming back). When nothing is running and nothin
 pods that fit somewhere are retried after ``RETRY_BACKOFF`` s (kube's max backoff) and the rest are reported
 unschedulable; a pod whose requests exceed every node's capacity is unschedulable on arrival.
 
-``excess_integral`` is ∫ Σ_j (1 − rate_j)/work_j dt over every job present (queued pods have rate 0),
-integrated exactly between events, plus lost_work/work at each restart; at the end of a run it equals
-Σ_j (slowdown_j − 1) over finished jobs.
+``excess_integral`` is ∫ Σ_j (1 − rate_j)/work_j dt over every job present (queued pods and jobs restoring
+after a restart have rate 0), integrated exactly between events, plus lost_work/work at each restart
+(migration or node failure); at the end of a run it equals Σ_j (slowdown_j − 1) over finished jobs, because
+a job's JCT is the time it progressed, redid lost work, restored and waited.
+
+Migration (optional): given a ``controller`` (``policy.sim.migration``), every ``migration_interval``
+seconds the engine shows it the running jobs as a progress reporter would and carries out the moves it
+returns: the job stops on its source and rewinds to its newest checkpoint (``checkpoint_interval``), then
+restores on the target for ``restore_cost`` seconds (holding its requests, at rate 0) before progressing.
+A job restarted after a node failure also resumes from its checkpoint and pays ``restore_cost`` once placed.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from policy.sim.events import NodeFailure, Straggler
 from policy.sim.fleet import COMPLETE, Fleet
 from policy.sim.jobs import JobSpec
 from policy.sim.metrics import RunResult, imbalance
+from policy.sim.migration import Controller, Migrator
 from policy.state import ClusterSnapshot, PodView
 
 log = logging.getLogger(__name__)
@@ -69,9 +77,10 @@ class Simulator:
     """One simulated cluster run. ``Simulator(SimConfig(...), seed=1)``; ``reset(seed)`` starts another."""
 
     def __init__(self, config: SimConfig | None = None, *, seed: int | None = None, nodes: Nodes | None = None,
-                 jobs: Sequence[JobSpec] | None = None) -> None:
+                 jobs: Sequence[JobSpec] | None = None, controller: Controller | None = None) -> None:
         self.config = config or SimConfig()
         self._given = (nodes, jobs)
+        self._controller = controller
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
@@ -81,7 +90,7 @@ class Simulator:
         rng = np.random.default_rng(seed)
         self.nodes, self.jobs, self._skipped = build_episode(cfg, rng, nodes=self._given[0], jobs=self._given[1])
         n_jobs = len(self.jobs)
-        self.fleet = Fleet(self.nodes, self.jobs)
+        self.fleet = Fleet(self.nodes, self.jobs, cfg.checkpoint_interval)
         cap = self.nodes.capacity
         req = np.array([j.requests for j in self.jobs]).reshape(-1, 2)
         self._never = ~((req[:, None, :] <= cap[None, :, :2] + 1e-9).all(axis=2).any(axis=1)) if n_jobs else []
@@ -99,6 +108,11 @@ class Simulator:
         self._finish = [math.nan] * n_jobs
         self._finished: list[int] = []
         self._restarts = 0
+        self._restarted = [False] * n_jobs
+        self.started = [math.nan] * n_jobs  # when each job's current process began progressing
+        self.lost_work = 0.0
+        self.migrator = None if self._controller is None else Migrator(self._controller, self.jobs)
+        self._next_check = cfg.migration_interval if self._controller is not None else math.inf
         self._mask_now = np.zeros(0, dtype=bool)
         self._snap: ClusterSnapshot | None = None
         self.done = False
@@ -177,7 +191,7 @@ class Simulator:
         t_arr = self.jobs[self._next_arrival].submit if self._next_arrival < len(self.jobs) else math.inf
         if f.running == 0 and t_arr == math.inf and not self._queue and (not self._deferred or t_heap == math.inf):
             return self._quiesce()
-        t = min(t_heap, t_arr, self._next_tick)
+        t = min(t_heap, t_arr, self._next_tick, self._next_check)
         if t > self.config.time_limit:
             self._advance_to(self.config.time_limit)
             self.done = True
@@ -185,6 +199,10 @@ class Simulator:
             self._advance_to(t)
             self._sample(record=True)
             self._next_tick = t + self.config.sample_interval
+        elif t == self._next_check and t < t_heap and t < t_arr:
+            self._advance_to(t)
+            self.migrator.check(self)
+            self._next_check = t + self.config.migration_interval
         elif t_heap <= t_arr:
             _, _, _, a, b = heapq.heappop(heap)
             self._advance_to(t_heap)
@@ -220,13 +238,23 @@ class Simulator:
                 self._push(b.start + b.duration, "unslow", b)
         elif a == "unslow":
             f.slow(b.node, b.factor, self.now, self._heap, end=True)
+        elif a == "restored":
+            j, ver = b
+            if f.version[j] == ver and j in f.restoring[f.node[j]]:
+                f.activate(j, self.now, self._heap)
+                self._pending_excess -= f.inv_work[j]
+                self.started[j] = self.now
         elif a == "fail":
             if not f.ready[b.node]:
                 return
+            restoring = set(f.restoring[b.node])
             for j, lost in f.fail(b.node, self.now):
                 self._restarts += 1
+                self.lost_work += lost
                 self.excess_integral += lost * f.inv_work[j]
-                self._pending_excess += f.inv_work[j]
+                if j not in restoring:  # a restoring job already counts at rate 0
+                    self._pending_excess += f.inv_work[j]
+                self._restarted[j] = True
                 self._state[j] = _QUEUED
                 self._queue.append(j)
             log.info("node failed node=%s t=%.1f", self.nodes.names[b.node], self.now)
@@ -284,13 +312,40 @@ class Simulator:
         if not f.fits(j, node):
             raise InfeasiblePlacement(node, "node down, pod limit reached or requests do not fit allocatable")
         self._current = None
-        self._pending_excess -= f.inv_work[j]
         self._state[j] = _RUNNING
-        f.add(j, node, self.now, self._heap)
+        if self._restarted[j] and self.config.restore_cost > 0:
+            self._restore(j, node)  # stays at rate 0, counted in _pending_excess, until restored
+        else:
+            self._pending_excess -= f.inv_work[j]
+            f.add(j, node, self.now, self._heap)
+            self.started[j] = self.now
         exp = self.jobs[j].expected
         row = self._assumed[node]
         row += exp
         self._snap = None
+
+    def _restore(self, j: int, node: int) -> None:
+        ver = self.fleet.reserve(j, node)
+        self._push(self.now + self.config.restore_cost, "restored", (j, ver))
+
+    def move(self, j: int, node: int) -> float:
+        """Migrate running job ``j`` to ``node`` now (the caller checked it fits and differs from its node):
+        it rewinds to its checkpoint, then restores there for ``restore_cost`` s. Returns the work lost."""
+        f = self.fleet
+        lost = f.evict(j, self.now, self._heap)
+        self.lost_work += lost
+        self.excess_integral += lost * f.inv_work[j]
+        if self.config.restore_cost > 0:
+            self._pending_excess += f.inv_work[j]
+            self._restore(j, node)
+        else:
+            f.add(j, node, self.now, self._heap)
+            self.started[j] = self.now
+        row = self._assumed[node]
+        row += self.jobs[j].expected
+        self._retry = True  # the source has room now
+        self._snap = None
+        return lost
 
     def defer(self) -> None:
         """Leave the pending pod unplaced; it is retried after the next event that frees resources."""
@@ -313,10 +368,13 @@ class Simulator:
         work = np.array([self.jobs[j].work for j in fin])
         unsched = sum(1 for s in self._state if s == _UNSCHEDULABLE)
         first = self.jobs[0].submit if self.jobs else 0.0
+        m = self.migrator
         return RunResult(
             n_jobs=len(self.jobs), finished=len(fin), unschedulable=unsched,
             unfinished=len(self.jobs) - len(fin) - unsched, restarts=self._restarts, skipped_rows=self._skipped,
             jct=jct, slowdown=jct / work if len(fin) else np.zeros(0), kinds=tuple(self.jobs[j].kind for j in fin),
             makespan=(max(self._finish[j] for j in fin) - first) if fin else 0.0,
             tick_times=np.array(self._ticks), utilisation=np.array(self._util).reshape(-1, 4),
-            imbalance_series=np.array(self._imb), excess_integral=self.excess_integral)
+            imbalance_series=np.array(self._imb), excess_integral=self.excess_integral,
+            migrations=m.migrations if m else 0, migration_rollbacks=m.rollbacks if m else 0,
+            lost_work=self.lost_work)

@@ -9,9 +9,11 @@ Effects (applied by ``policy.sim.engine``):
         net and disk capacity is multiplied by ``factor`` (0 < factor <= 1), so every job on it slows through
         the contention model. Overlapping stragglers on one node multiply.
     ``NodeFailure(node, at, duration)``: at ``at`` the node goes down (not ready; no placements); every job
-        on it is restarted from scratch as a new pending pod (counted in ``RunResult.restarts``); its lost
-        progress is added to ``excess_integral`` at once so that the integral still sums to Σ(slowdown − 1).
-        After ``duration`` seconds (``inf`` = never) the node comes back empty.
+        on it goes back to its newest checkpoint (``SimConfig.checkpoint_interval``; none = from scratch) as a
+        new pending pod (counted in ``RunResult.restarts``), and once placed restores for
+        ``SimConfig.restore_cost`` seconds; its lost progress is added to ``RunResult.lost_work`` and to
+        ``excess_integral`` at once so that the integral still sums to Σ(slowdown − 1). After ``duration``
+        seconds (``inf`` = never) the node comes back empty.
 """
 
 from __future__ import annotations
@@ -57,9 +59,13 @@ Event = Straggler | NodeFailure
 
 
 def random_stragglers(n_nodes: int, horizon: float, rng: np.random.Generator, *, per_node: float = 0.1,
-                      factor: float = 0.3, duration: float = 120.0) -> list[Straggler]:
+                      factor: float | tuple[float, float] = 0.3, duration: float = 120.0) -> list[Straggler]:
     """Each node independently becomes a straggler with probability ``per_node`` at a uniform time in
-    [0, horizon), for ``duration`` seconds at ``factor`` speed."""
+    [0, horizon), for ``duration`` seconds at ``factor`` speed (a ``(low, high)`` factor is drawn uniformly
+    per straggler)."""
     hit = np.flatnonzero(rng.random(n_nodes) < per_node)
     starts = rng.uniform(0.0, horizon, size=hit.size)
+    if isinstance(factor, tuple):
+        factors = rng.uniform(factor[0], factor[1], size=hit.size)
+        return [Straggler(int(i), float(s), duration, float(x)) for i, s, x in zip(hit, starts, factors, strict=True)]
     return [Straggler(int(i), float(s), duration, factor) for i, s in zip(hit, starts, strict=True)]

@@ -6,8 +6,13 @@ O(jobs on that node): a node's jobs are advanced lazily (``remaining -= rate·dt
 change), their rates recomputed by ``policy.sim.contention``, and completions whose time moved are pushed
 again onto the engine's heap with a bumped version (stale heap entries are skipped by version).
 
-State owned: per node the job-id list, last-update time, straggler factor, requests, pod count, readiness,
-true usage and Σ(1 − rate)/work; per job the remaining work, rate, version and node.
+Restarts (migration, node failure) resume from the newest checkpoint (``policy.sim.checkpoint``): the work
+done since it is lost and redone. A restarted job first *restores* for ``restore_cost`` seconds on its new
+node: it holds its requests and a pod slot there but is not in the node's contention set (rate 0, no usage).
+
+State owned: per node the job-id list (running) and restoring set, last-update time, straggler factor,
+requests, pod count, readiness, true usage and Σ(1 − rate)/work; per job the remaining work, rate, version
+and node.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import heapq
 
 import numpy as np
 
+from policy.sim.checkpoint import checkpointed
 from policy.sim.cluster import Nodes
 from policy.sim.contention import fair_rates, node_usage, scaled_capacity
 from policy.sim.jobs import JobSpec
@@ -26,8 +32,10 @@ COMPLETE = 0  # heap priority: completions first at equal times, so freed resour
 class Fleet:
     """Nodes and running jobs. Job ids index ``jobs``; node ids index ``nodes``."""
 
-    def __init__(self, nodes: Nodes, jobs: list[JobSpec]) -> None:
+    def __init__(self, nodes: Nodes, jobs: list[JobSpec], checkpoint_interval: float | None = None) -> None:
         n = nodes.n
+        self.checkpoint_interval = checkpoint_interval
+        self.restoring: list[set[int]] = [set() for _ in range(n)]
         self.capacity = nodes.capacity
         self._max_pods = [float(m) for m in nodes.max_pods]
         self._cap = [tuple(map(float, row)) for row in nodes.capacity]
@@ -86,10 +94,30 @@ class Fleet:
 
     def add(self, j: int, i: int, now: float, heap: list) -> None:
         """Start job ``j`` on node ``i`` (feasibility is the caller's check)."""
+        self._hold(j, i)
+        self._join(j, i, now, heap)
+
+    def reserve(self, j: int, i: int) -> int:
+        """Hold node ``i``'s resources for job ``j`` while it restores (no progress); returns its version."""
+        self._hold(j, i)
+        self.restoring[i].add(j)
+        self.version[j] += 1
+        return self.version[j]
+
+    def activate(self, j: int, now: float, heap: list) -> None:
+        """End job ``j``'s restore: it joins its node's contention set and progresses."""
+        i = self.node[j]
+        self.restoring[i].discard(j)
+        self._join(j, i, now, heap)
+
+    def _join(self, j: int, i: int, now: float, heap: list) -> None:
         self._advance(i, now)
         self.on_node[i].append(j)
-        self.node[j] = i
         self.rate[j] = -1.0  # forces a completion push in _recompute
+        self._recompute(i, now, heap)
+
+    def _hold(self, j: int, i: int) -> None:
+        self.node[j] = i
         req = self.requests[j]
         self.requested[i, 0] += req[0]
         self.requested[i, 1] += req[1]
@@ -98,7 +126,6 @@ class Fleet:
         self.pods[i] += 1
         self.open[i] = self.pods[i] < self._max_pods[i]
         self.running += 1
-        self._recompute(i, now, heap)
 
     def complete(self, j: int, now: float, heap: list) -> int:
         """Finish job ``j`` now; returns its node."""
@@ -127,15 +154,45 @@ class Fleet:
         self.version[j] += 1
         self.running -= 1
 
+    def done(self, j: int, now: float) -> float:
+        """Work job ``j`` has done by ``now`` (without advancing its node)."""
+        i = self.node[j]
+        rem = self.remaining[j]
+        if i >= 0 and j not in self.restoring[i]:
+            rem -= self.rate[j] * (now - self._last[i])
+        return self.work[j] - max(rem, 0.0)
+
+    def _rollback(self, j: int) -> float:
+        """Rewind running job ``j`` (its node advanced) to its newest checkpoint; returns the work lost."""
+        done = self.work[j] - max(self.remaining[j], 0.0)
+        kept = checkpointed(done, self.checkpoint_interval)
+        self.remaining[j] = self.work[j] - kept
+        return done - kept
+
+    def evict(self, j: int, now: float, heap: list) -> float:
+        """Stop running job ``j`` (a migration's first half): it rewinds to its checkpoint and frees its node.
+        Returns the work lost."""
+        i = self.node[j]
+        self._advance(i, now)
+        lost = self._rollback(j)
+        self.on_node[i].remove(j)
+        self._release(j, i)
+        self._recompute(i, now, heap)
+        return lost
+
     def fail(self, i: int, now: float) -> list[tuple[int, float]]:
-        """Take node ``i`` down; its jobs lose their progress. Returns (job, lost work seconds) per job."""
+        """Take node ``i`` down; its jobs (running or restoring) go back to their newest checkpoint.
+        Returns (job, lost work seconds) per job."""
         self._advance(i, now)
         lost = []
         for j in self.on_node[i]:
-            lost.append((j, self.work[j] - max(self.remaining[j], 0.0)))
-            self.remaining[j] = self.work[j]
+            lost.append((j, self._rollback(j)))
+            self._release(j, i)
+        for j in sorted(self.restoring[i]):
+            lost.append((j, 0.0))  # already at its checkpoint
             self._release(j, i)
         self.on_node[i] = []
+        self.restoring[i] = set()
         self.ready[i] = False
         self.open[i] = False
         self.excess_rate -= self._excess[i]

@@ -11,6 +11,8 @@ Definitions:
     utilisation  per sample tick, Σ usage / Σ capacity over ready nodes, per resource
     imbalance  per sample tick, mean over resources of the population std across ready nodes of
                usage / capacity (DRS §3.4); reported as the mean over the ticks of the run
+    migrations           moves carried out; migration_rollbacks: allowed moves whose targets were all full
+    lost_work            work seconds redone because of restarts (migrations and node failures)
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ class RunResult:
     utilisation: np.ndarray
     imbalance_series: np.ndarray
     excess_integral: float
+    migrations: int = 0
+    migration_rollbacks: int = 0
+    lost_work: float = 0.0
 
     @property
     def mean_slowdown(self) -> float:
@@ -82,4 +87,6 @@ class RunResult:
             "excess_slowdown": self.excess_slowdown, "mean_jct": self.mean_jct, "p95_jct": self.p95_jct,
             "makespan": self.makespan, "imbalance": self.imbalance, "util_cpu": float(util[0]),
             "util_mem": float(util[1]), "util_net": float(util[2]), "util_disk": float(util[3]),
+            "migrations": self.migrations, "migration_rollbacks": self.migration_rollbacks,
+            "lost_work": self.lost_work,
         }

@@ -1,0 +1,166 @@
+"""Migration in the simulator: checkpoints, lost work, restore pauses, the hook, and the excess identity."""
+
+import math
+
+import numpy as np
+import pytest
+
+from policy.baselines import make_scorer
+from policy.migrate import Budget, MigrationController, MigrationIntent, RuleParams
+from policy.sim import JobSpec, NodeFailure, Nodes, SimConfig, Simulator, Straggler, first_feasible, run
+from policy.sim.checkpoint import checkpointed
+from policy.sim.fleet import Fleet
+
+NODE = (1.0, 8.0, 100.0, 100.0)
+
+
+def nodes(n):
+    return Nodes(tuple(f"n{i}" for i in range(n)), ("t",) * n, np.array([NODE] * n), np.full(n, 110.0))
+
+
+def job(work=100.0, submit=0.0):
+    return JobSpec("cpu", work, (0.1, 0.1), (1.0, 0.5, 0.0, 0.0), submit=submit)
+
+
+@pytest.mark.parametrize("done,interval,expected", [
+    (0.0, 30.0, 0.0), (29.9, 30.0, 0.0), (30.0, 30.0, 30.0), (75.0, 30.0, 60.0), (75.0, None, 0.0), (75.0, 0, 0.0),
+])
+def test_checkpointed(done, interval, expected):
+    assert checkpointed(done, interval) == pytest.approx(expected)
+
+
+class Scripted:
+    """A controller that moves the named job to the named node at its first check at or after ``at``."""
+
+    def __init__(self, moves):
+        self.moves = moves
+
+    def reset(self):
+        self.pending = list(self.moves)
+        self.seen = []
+
+    def check(self, snap, jobs, budget_state):
+        self.seen.append((snap.now, {j.job_id: j for j in jobs}, budget_state))
+        out = []
+        for at, job_id, target in list(self.pending):
+            if snap.now >= at and any(j.job_id == job_id for j in jobs):
+                src = next(j.node for j in jobs if j.job_id == job_id)
+                out.append(MigrationIntent(job_id, src, target, (), "scripted", 0, 0, 0, 0, 0, 1))
+                self.pending.remove((at, job_id, target))
+        return out
+
+
+def place_on(index):
+    return lambda snap, pod, mask: index if mask[index] else int(mask.argmax())
+
+
+@pytest.mark.parametrize("interval,restore,finish,lost", [
+    (None, 0.0, 140.0, 40.0),   # no checkpoints: the move at t=40 loses all 40 s of work
+    (0.0, 5.0, 145.0, 40.0),    # 0 = none too, plus 5 s restore
+    (30.0, 5.0, 115.0, 10.0),   # checkpoint at 30: 10 s lost, 5 s restore
+    (20.0, 0.0, 100.0, 0.0),    # the move falls on a checkpoint: nothing lost
+])
+def test_a_move_loses_the_work_since_the_checkpoint_and_pays_the_restore(interval, restore, finish, lost):
+    ctl = Scripted([(40.0, "cpu-0", "n1")])
+    sim = Simulator(SimConfig(checkpoint_interval=interval, restore_cost=restore, migration_interval=10.0),
+                    seed=0, nodes=nodes(2), jobs=[job()], controller=ctl)
+    result = run(sim, place_on(0))
+    assert result.jct.tolist() == pytest.approx([finish])
+    assert (result.migrations, result.lost_work) == (1, pytest.approx(lost))
+    assert result.excess_integral == pytest.approx(float((result.slowdown - 1).sum()))
+
+
+def test_the_reporter_view_is_smoothed_and_restarts_with_the_process():
+    ctl = Scripted([(40.0, "cpu-0", "n1")])
+    events = (Straggler(0, 20.0, 1000.0, 0.5),)
+    sim = Simulator(SimConfig(checkpoint_interval=30.0, restore_cost=5.0, events=events), seed=0,
+                    nodes=nodes(2), jobs=[job()], controller=ctl)
+    run(sim, place_on(0))
+    views = {t: seen["cpu-0"] for t, seen, _ in ctl.seen if "cpu-0" in seen}
+    assert views[10.0].rate is None and views[20.0].rate == pytest.approx(0.01)
+    assert views[30.0].rate == pytest.approx(0.5 * 0.005 + 0.5 * 0.01)   # half speed since 20, smoothed
+    assert views[30.0].progress == pytest.approx(0.25) and views[30.0].checkpoint_progress == pytest.approx(0.0)
+    assert views[40.0].checkpoint_progress == pytest.approx(0.3) and views[40.0].node == "n0"
+    # restored on n1 at 45: a new process, whose rate is unknown at its first report
+    assert views[50.0].rate is None and views[50.0].node == "n1" and views[50.0].running_for == pytest.approx(5.0)
+    assert views[50.0].progress == pytest.approx(0.35) and views[60.0].rate == pytest.approx(0.01)
+    in_flight = [b.in_flight for t, _, b in ctl.seen if t == 50.0]
+    assert in_flight == [{}]   # restored at 45, so no longer in flight at 50
+
+
+def test_rollback_when_every_target_is_full():
+    tiny = Nodes(("n0", "n1"), ("t", "t"), np.array([NODE, NODE]), np.array([110.0, 1.0]))
+    ctl = Scripted([(20.0, "cpu-0", "n1")])
+    jobs = [job(), job(work=500.0)]
+    sim = Simulator(SimConfig(), seed=0, nodes=tiny, jobs=jobs, controller=ctl)
+    result = run(sim, lambda s, p, m: 0 if p.name == "cpu-0" else 1)
+    assert (result.migrations, sim.migrator.rollbacks) == (0, 1) and result.finished == 2
+
+
+def test_never_two_copies_and_work_conserved_under_the_real_rule(monkeypatch):
+    seen = []
+    original = Fleet.complete
+
+    def spy(self, j, now, heap):
+        self._advance(self.node[j], now)
+        seen.append(self.remaining[j] / self.work[j])
+        return original(self, j, now, heap)
+
+    monkeypatch.setattr(Fleet, "complete", spy)
+    events = tuple(Straggler(i, 50.0 * i, 600.0, 0.25) for i in range(3))
+    cfg = SimConfig(cluster="standard:6", load=0.8, n_jobs=60, work_scale=4.0, checkpoint_interval=30.0,
+                    restore_cost=10.0, events=events)
+    ctl = MigrationController(make_scorer("demand-aware"), RuleParams(), Budget())
+    sim = Simulator(cfg, seed=3, controller=ctl)
+    while (p := sim.next_decision()) is not None:
+        f = sim.fleet
+        placed = [j for js in f.on_node for j in js] + [j for r in f.restoring for j in r]
+        assert len(placed) == len(set(placed)) == f.running
+        assert all(f.node[j] >= 0 for j in placed)
+        sim.place(first_feasible(sim.snapshot(), p.pod, sim.feasible_mask()))
+    result = sim.result()
+    assert result.migrations > 0 and result.finished == 60
+    assert len(seen) == 60 and max(abs(r) for r in seen) < 1e-9   # every job, lost work included, done once
+    assert result.excess_integral == pytest.approx(float((result.slowdown - 1).sum()), rel=1e-9)
+    assert ctl.outcomes["allowed"] >= result.migrations
+
+
+def test_no_stragglers_means_almost_no_migrations():
+    # With a load-aware placement there is little to fix without stragglers (first-feasible packing, by
+    # contrast, is legitimately rebalanced by migration).
+    cfg = SimConfig(cluster="standard:8", load=0.8, n_jobs=100, work_scale=5.0, checkpoint_interval=30.0,
+                    restore_cost=10.0)
+    scorer = make_scorer("demand-aware")
+    ctl = MigrationController(scorer)
+    result = run(Simulator(cfg, seed=5, controller=ctl),
+                 lambda snap, pod, mask: int(np.flatnonzero(mask)[np.argmax(scorer.score(snap, pod)[mask])]))
+    assert result.migrations <= 0.05 * result.n_jobs
+
+
+def test_node_failure_restarts_from_the_checkpoint_and_pays_the_restore():
+    cfg = SimConfig(checkpoint_interval=30.0, restore_cost=5.0, events=(NodeFailure(0, at=40.0),))
+    sim = Simulator(cfg, seed=0, nodes=nodes(2), jobs=[job()])
+    result = run(sim, first_feasible)
+    # 40 s done, checkpoint at 30: 10 lost; placed on n1 at 40, restores until 45, 70 s left -> 115
+    assert result.jct.tolist() == pytest.approx([115.0])
+    assert (result.restarts, result.lost_work) == (1, pytest.approx(10.0))
+    assert result.excess_integral == pytest.approx(0.15)
+
+
+def test_failure_of_the_node_a_job_is_restoring_on():
+    ctl = Scripted([(40.0, "cpu-0", "n1")])
+    cfg = SimConfig(checkpoint_interval=30.0, restore_cost=5.0, events=(NodeFailure(1, at=42.0),))
+    sim = Simulator(cfg, seed=0, nodes=nodes(3), jobs=[job()], controller=ctl)
+    result = run(sim, place_on(0))
+    # moved at 40 (10 lost), n1 fails at 42 mid-restore; back on n0 at 42, restores to 47, 70 s -> 117
+    assert result.jct.tolist() == pytest.approx([117.0]) and result.restarts == 1
+    assert result.excess_integral == pytest.approx(float((result.slowdown - 1).sum()))
+
+
+def test_config_fields_are_validated():
+    from policy.sim import ConfigError
+
+    for kw in (dict(restore_cost=-1), dict(restore_cost=math.inf), dict(checkpoint_interval=-5),
+               dict(migration_interval=0), dict(work_scale=0)):
+        with pytest.raises(ConfigError):
+            SimConfig(**kw)
