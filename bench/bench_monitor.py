@@ -9,17 +9,21 @@ Figures only: nothing here asserts on timing.
 
     python bench/bench_monitor.py --seconds 30
     python bench/bench_monitor.py --seconds 30 --poll 1
+    python bench/bench_monitor.py --seconds 30 --fake-pods 50   # per-pod cost, on a fake cgroup v2 tree
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,14 +68,37 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 30) -> None:
     raise SystemExit("agent did not become healthy")
 
 
+def fake_cgroup_tree(root: Path, pods: int) -> None:
+    """A cgroup v2 tree with ``pods`` burstable pod cgroups holding static counter files."""
+    (root / "cgroup.controllers").write_text("cpu io memory\n")
+    for _ in range(pods):
+        uid = str(uuid.uuid4()).replace("-", "_")
+        pod = root / "kubepods.slice" / "kubepods-burstable.slice" / f"kubepods-burstable-pod{uid}.slice"
+        pod.mkdir(parents=True)
+        (pod / "cpu.stat").write_text("usage_usec 1000\nuser_usec 800\nsystem_usec 200\n")
+        (pod / "memory.current").write_text("104857600\n")
+        (pod / "memory.stat").write_text("anon 52428800\nfile 52428800\ninactive_file 10485760\n")
+        (pod / "io.stat").write_text("254:0 rbytes=4096 wbytes=8192 rios=1 wios=2 dbytes=0 dios=0\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=30, help="length of the measuring window (default 30)")
     parser.add_argument("--interval", type=float, default=1.0, help="agent sampling interval in seconds (default 1)")
     parser.add_argument("--warmup", type=float, default=3, help="seconds after /healthz before measuring (default 3)")
     parser.add_argument("--poll", type=float, default=0, help="GET /usage every POLL seconds during the window (0 = no client)")
+    parser.add_argument("--fake-pods", type=int, default=0,
+                        help="point the agent at a temp cgroup v2 tree with this many pods (0 = the real cgroup root)")
     parser.add_argument("agent_args", nargs="*", help="extra flags for python -m monitor (after --)")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-monitor-") as tmp:
+        if args.fake_pods:
+            fake_cgroup_tree(Path(tmp), args.fake_pods)
+            args.agent_args += ["--cgroup-root", tmp]
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
 
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -101,7 +128,8 @@ def main() -> None:
         metrics = get(url + "/metrics").decode()
         duration = next((float(line.split()[-1]) for line in metrics.splitlines()
                          if line.startswith("drsched_monitor_sample_duration_seconds ")), float("nan"))
-        print(f"window            {wall:.1f} s at {args.interval:g} s sampling, {polls} GET /usage")
+        pods = len(json.loads(get(url + "/usage"))["pods"])
+        print(f"window            {wall:.1f} s at {args.interval:g} s sampling, {pods} pods, {polls} GET /usage")
         print(f"agent CPU         {agent_pct:.2f} % of one core")
         print(f"idle python CPU   {idle_pct:.2f} % of one core (baseline)")
         print(f"agent - baseline  {agent_pct - idle_pct:.2f} % of one core (target <= 1 %, DRS monitor 3.27 %)")

@@ -1,9 +1,10 @@
 """Reads per-pod counters from the kubelet's pod cgroups: the one module that opens cgroup files.
 
 The layout (v2 unified, or v1 per-controller hierarchies) is looked up on every discovery,
-so a cgroup root mounted late is picked up. The reader owns two small caches: per pod, one
-PID whose network namespace stands for the pod's, and per PID whether that namespace is
-the host's.
+so a cgroup root mounted late is picked up. The reader owns small caches: per pod, one PID
+whose network namespace stands for the pod's (and, for a pod without processes, when to look
+again), and per PID whether that namespace is the host's. Paths are plain strings here:
+this runs for every pod every second, and pathlib costs more than the reads.
 
 Per-pod network: a cgroup has no network counters; a pod's traffic is only visible inside
 its network namespace. So the reader takes one process of the pod (any: all containers of
@@ -25,13 +26,14 @@ from monitor import cgroups
 from monitor.counters import LOOPBACK, PodCgroup, PodCounters
 from monitor.errors import SourceUnavailable
 from monitor.logs import OnceLogger, fields
-from monitor.node import read_text
+from monitor.node import read_small, read_text
 from monitor.procfs import parse_net_dev
 
 log = logging.getLogger(__name__)
 
 _V1_CPU_DIRS = ("cpu,cpuacct", "cpuacct,cpu", "cpuacct")
 _SAME_COUNTER_SLACK = 1 << 20
+_PID_RETRY_SAMPLES = 5
 
 NET_HOST = "host network: the pod shares the node's network namespace"
 NET_NO_PROCESS = "no process found in the pod cgroup"
@@ -52,23 +54,27 @@ class CgroupReader:
         self._once = once
         self._pids: dict[str, int] = {}
         self._host_netns: dict[int, bool] = {}
+        self._pid_retry: dict[str, int] = {}
+        self._tick = 0
 
-    def layout(self) -> tuple[str, dict[str, Path]] | None:
+    def layout(self) -> tuple[str, dict[str, str]] | None:
         """``(version, {controller: hierarchy dir})`` for the configured root, or ``None``."""
-        v2 = (self._root / "cgroup.controllers").exists()
+        root = str(self._root)
+        v2 = os.path.exists(f"{root}/cgroup.controllers")
         if self._version == "2" or (self._version == "auto" and v2):
-            return ("2", {c: self._root for c in ("cpu", "memory", "io")}) if self._root.is_dir() else None
-        dirs: dict[str, Path] = {}
-        cpu = next((self._root / d for d in _V1_CPU_DIRS if (self._root / d / "cpuacct.usage").exists()), None)
+            return ("2", {c: root for c in ("cpu", "memory", "io")}) if os.path.isdir(root) else None
+        dirs: dict[str, str] = {}
+        cpu = next((f"{root}/{d}" for d in _V1_CPU_DIRS if os.path.exists(f"{root}/{d}/cpuacct.usage")), None)
         if cpu is not None:
             dirs["cpu"] = cpu
         for controller, name in (("memory", "memory"), ("io", "blkio")):
-            if (self._root / name).is_dir():
-                dirs[controller] = self._root / name
+            if os.path.isdir(f"{root}/{name}"):
+                dirs[controller] = f"{root}/{name}"
         return ("1", dirs) if dirs else None
 
     def discover(self) -> tuple[str | None, dict[str, PodCgroup]]:
         """The cgroup version found and every pod cgroup, keyed by pod UID."""
+        self._tick += 1
         layout = self.layout()
         if layout is None:
             self._once.warn("cgroup_root", "no cgroup hierarchy found; per-pod usage is empty", root=self._root)
@@ -76,11 +82,16 @@ class CgroupReader:
         self._once.clear("cgroup_root")
         version, hierarchies = layout
         pods: dict[str, PodCgroup] = {}
+        walked: dict[str, dict[str, tuple[str, str]]] = {}
         for controller, hierarchy in hierarchies.items():
-            for uid, (qos, path) in _pod_dirs(hierarchy / self._parent).items():
+            if hierarchy not in walked:  # v2: one hierarchy serves all controllers, walk it once
+                walked[hierarchy] = _pod_dirs(os.path.join(hierarchy, self._parent) if self._parent else hierarchy)
+            for uid, (qos, path) in walked[hierarchy].items():
                 pods.setdefault(uid, PodCgroup(uid=uid, qos=qos)).paths[controller] = path
         for gone in self._pids.keys() - pods.keys():
             self._host_netns.pop(self._pids.pop(gone), None)
+        for gone in self._pid_retry.keys() - pods.keys():
+            del self._pid_retry[gone]
         return version, pods
 
     def read(self, pod: PodCgroup, version: str) -> PodCounters:
@@ -106,14 +117,14 @@ class CgroupReader:
             net_note=note,
         )
 
-    def _attempt(self, directory: Path | None, name: str, parse):
+    def _attempt(self, directory: str | None, name: str, parse):
         if directory is None:
             return None
-        path = directory / name
+        path = f"{directory}/{name}"
         try:
-            value = parse(path.read_text())
+            value = parse(read_small(path))
         except FileNotFoundError:
-            if directory.is_dir():  # the controller does not offer this file here
+            if os.path.isdir(directory):  # the controller does not offer this file here
                 self._once.warn(f"cgroup_file:{name}", "cgroup file missing; field left empty", path=path)
             return None
         except (OSError, SourceUnavailable) as exc:
@@ -126,7 +137,7 @@ class CgroupReader:
         if not self._pod_network:
             return None, NET_DISABLED
         for _ in range(2):  # a cached PID may have exited: look again once
-            pid = self._pids.get(pod.uid) or _first_pid(pod)
+            pid = self._pids.get(pod.uid) or self._find_pid(pod)
             if pid is None:
                 return None, NET_NO_PROCESS
             try:
@@ -142,6 +153,15 @@ class CgroupReader:
             tx = sum(c[1] for n, c in ifaces.items() if n != LOOPBACK)
             return (rx, tx), None
         return None, NET_NO_PROCESS
+
+    def _find_pid(self, pod: PodCgroup) -> int | None:
+        # A pod without processes (sandbox starting or gone) is looked at again every few samples, not every one.
+        if self._pid_retry.get(pod.uid, 0) > self._tick:
+            return None
+        pid = _first_pid(pod)
+        if pid is None:
+            self._pid_retry[pod.uid] = self._tick + _PID_RETRY_SAMPLES
+        return pid
 
     def _in_host_netns(self, pid: int, ifaces: dict[str, tuple[int, int]]) -> bool:
         if pid not in self._host_netns:
@@ -162,31 +182,31 @@ class CgroupReader:
         )
 
 
-def _pod_dirs(base: Path) -> dict[str, tuple[str, Path]]:
+def _pod_dirs(base: str) -> dict[str, tuple[str, str]]:
     """``{uid: (qos, dir)}`` for the pod cgroups under the kubepods directories in ``base``."""
-    found: dict[str, tuple[str, Path]] = {}
-    for top in _subdirs(base):
-        if not cgroups.is_kubepods_dir(top.name):
+    found: dict[str, tuple[str, str]] = {}
+    for top_name, top in _subdirs(base):
+        if not cgroups.is_kubepods_dir(top_name):
             continue
-        for child in _subdirs(top):
-            pod = cgroups.pod_from_dirname(child.name)
+        for name, child in _subdirs(top):
+            pod = cgroups.pod_from_dirname(name)
             if pod is not None:
                 found[pod[0]] = (pod[1] or cgroups.QOS_GUARANTEED, child)
                 continue
-            qos = cgroups.qos_from_dirname(child.name)
+            qos = cgroups.qos_from_dirname(name)
             if qos is None:
                 continue
-            for grandchild in _subdirs(child):
-                pod = cgroups.pod_from_dirname(grandchild.name)
+            for grand_name, grandchild in _subdirs(child):
+                pod = cgroups.pod_from_dirname(grand_name)
                 if pod is not None:
                     found[pod[0]] = (pod[1] or qos, grandchild)
     return found
 
 
-def _subdirs(path: Path) -> list[Path]:
+def _subdirs(path: str) -> list[tuple[str, str]]:
     try:
         with os.scandir(path) as entries:
-            return [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+            return [(e.name, e.path) for e in entries if e.is_dir(follow_symlinks=False)]
     except OSError:
         return []
 
@@ -198,7 +218,7 @@ def _first_pid(pod: PodCgroup) -> int | None:
         return None
     for current, _dirs, _files in os.walk(directory):
         try:
-            pids = cgroups.parse_cgroup_procs(Path(current, "cgroup.procs").read_text())
+            pids = cgroups.parse_cgroup_procs(read_small(os.path.join(current, "cgroup.procs")))
         except OSError:
             continue
         if pids:

@@ -10,7 +10,6 @@ counter reset). Units: cores, bytes, fractions in [0, 1], bytes per second.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from monitor.procfs import CpuTimes, MemInfo
 from monitor.rates import counter_rate, ratio, summed_rate
@@ -61,7 +60,7 @@ class PodCgroup:
 
     uid: str
     qos: str
-    paths: dict[str, Path] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,9 +57,13 @@ class SeriesStats:
 
     ``add(None)`` records a missing sample: ``current`` becomes ``None`` while the EWMA and
     the window keep what they had, so one failed read does not erase the history.
+
+    ``add`` and ``stat`` are O(1) amortised (a running sum, and a deque of candidate maxima
+    in decreasing order), since every pod has several series and the agent budget is <1 %
+    of a core.
     """
 
-    __slots__ = ("_alpha", "_values", "_current", "_ewma")
+    __slots__ = ("_alpha", "_window", "_values", "_maxima", "_sum", "_count", "_current", "_ewma")
 
     def __init__(self, *, window: int, alpha: float) -> None:
         if window < 1:
@@ -67,7 +71,11 @@ class SeriesStats:
         if not 0.0 < alpha <= 1.0:
             raise ValueError(f"alpha must be in (0, 1], got {alpha}")
         self._alpha = alpha
-        self._values: deque[float] = deque(maxlen=window)
+        self._window = window
+        self._values: deque[float] = deque()
+        self._maxima: deque[tuple[int, float]] = deque()  # (sequence number, value), values decreasing
+        self._sum = 0.0
+        self._count = 0  # values ever added; the sequence number of the next one
         self._current: float | None = None
         self._ewma: float | None = None
 
@@ -76,17 +84,28 @@ class SeriesStats:
         if value is None:
             return
         self._values.append(value)
+        self._sum += value
+        if len(self._values) > self._window:
+            self._sum -= self._values.popleft()
+        while self._maxima and self._maxima[-1][1] <= value:
+            self._maxima.pop()
+        self._maxima.append((self._count, value))
+        if self._maxima[0][0] <= self._count - self._window:
+            self._maxima.popleft()
+        self._count += 1
         self._ewma = value if self._ewma is None else self._alpha * value + (1 - self._alpha) * self._ewma
+        if self._count % (self._window * 64) == 0:
+            self._sum = sum(self._values)  # re-anchor the running sum against float drift
 
     @property
     def filled(self) -> int:
         return len(self._values)
 
     def stat(self) -> Stat:
-        values = self._values
+        n = len(self._values)
         return Stat(
             current=self._current,
             ewma=self._ewma,
-            mean=sum(values) / len(values) if values else None,
-            max=max(values) if values else None,
+            mean=self._sum / n if n else None,
+            max=self._maxima[0][1] if n else None,
         )

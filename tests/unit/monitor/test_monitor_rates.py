@@ -75,3 +75,22 @@ def test_series_stats(values, alpha, window, expected):
 def test_series_stats_rejects_bad_parameters(window, alpha):
     with pytest.raises(ValueError):
         SeriesStats(window=window, alpha=alpha)
+
+
+def test_series_stats_window_matches_brute_force():
+    import random
+
+    rng = random.Random(7)
+    for window in (1, 2, 5, 17):
+        series = SeriesStats(window=window, alpha=0.3)
+        kept: list[float] = []
+        for _ in range(400):
+            value = None if rng.random() < 0.1 else rng.choice([rng.uniform(0, 10), 5.0, 0.0])
+            series.add(value)
+            if value is not None:
+                kept = (kept + [value])[-window:]
+            stat = series.stat()
+            if kept:
+                assert stat.max == max(kept)
+                assert stat.mean == pytest.approx(sum(kept) / len(kept))
+                assert series.filled == len(kept)
