@@ -7,10 +7,12 @@ metrics (``GET /metrics``) and as a health check (``GET /healthz``).
 
 Layout (pure core inside thin I/O shells):
 
-* ``procfs``, ``cgroups``, ``rates`` -- pure parsers and rate/window math, no I/O.
+* ``procfs``, ``cgroups``, ``rates``, ``counters`` -- pure parsers, counter snapshots and the
+  rate/window math, no I/O.
 * ``node``, ``cgroupfs`` -- the only modules that read the host (files under the proc
   and cgroup roots).
 * ``sampler`` -- owns the previous counters and the per-series windows; one stoppable loop.
 * ``models``, ``metrics``, ``server`` -- the wire shapes and the HTTP shell.
 * ``settings``, ``__main__`` -- configuration and the process entry point.
+* ``errors``, ``logs`` -- typed errors; key=value and warn-once logging helpers.
 """
