@@ -6,10 +6,9 @@ import json
 import subprocess
 import sys
 import urllib.request
-from pathlib import Path
 
 import pytest
-from extender_payloads import EXAMPLE, NODE_NAMES, ROOT, V1_POD, free_port, post, v1_node
+from extender_payloads import NODE_NAMES, ROOT, V1_POD, free_port, post, v1_node
 
 pytestmark = pytest.mark.timeout(60)
 
