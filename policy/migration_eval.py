@@ -141,7 +141,7 @@ def _plot(jcts: dict, out: Path) -> Path:
     import matplotlib.pyplot as plt
 
     scenarios = list(dict.fromkeys(k[0] for k in jcts))
-    fig, axes = plt.subplots(1, len(scenarios), figsize=(6 * len(scenarios), 4.5), squeeze=False)
+    fig, axes = plt.subplots(1, len(scenarios), figsize=(6 * len(scenarios), 4.5), squeeze=False, layout="constrained")
     for ax, scenario in zip(axes[0], scenarios, strict=True):
         for arm in ARMS:
             jct = np.sort(np.concatenate([v for (s, a), v in jcts.items() if s == scenario and a == arm]))
@@ -149,7 +149,6 @@ def _plot(jcts: dict, out: Path) -> Path:
                 ax.plot(jct, np.arange(1, len(jct) + 1) / len(jct), label=arm)
         ax.set(xlabel="job completion time (s)", ylabel="fraction of jobs", title=f"JCT CDF, {scenario} (all seeds)")
         ax.legend()
-    fig.tight_layout()
     path = out / "migration_jct_cdf.png"
     fig.savefig(path, dpi=90)
     plt.close(fig)
