@@ -144,7 +144,7 @@ def _plot(jcts: dict, out: Path) -> Path:
     fig, axes = plt.subplots(1, len(scenarios), figsize=(6 * len(scenarios), 4.5), squeeze=False, layout="constrained")
     for ax, scenario in zip(axes[0], scenarios, strict=True):
         for arm in ARMS:
-            jct = np.sort(np.concatenate([v for (s, a), v in jcts.items() if s == scenario and a == arm]))
+            jct = np.sort(np.concatenate([np.ravel(x) for x in jcts.get((scenario, arm), [])] or [np.zeros(0)]))
             if len(jct):
                 ax.plot(jct, np.arange(1, len(jct) + 1) / len(jct), label=arm)
         ax.set(xlabel="job completion time (s)", ylabel="fraction of jobs", title=f"JCT CDF, {scenario} (all seeds)")
@@ -207,6 +207,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     (args.out / "migration_table.txt").write_text(table + "\n")
     sys.stdout.write(table + "\n")
     if not args.no_plots:
-        log.info("wrote %s", _plot({k: v for k, v in jcts.items()}, args.out))
+        log.info("wrote %s", _plot(jcts, args.out))
     log.info("evaluated %d runs in %.1f s; results in %s", len(rows), time.perf_counter() - t0, args.out)
     return 0
