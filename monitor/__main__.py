@@ -1,4 +1,4 @@
-"""Entry point: ``python -m monitor --port 9102`` parses flags, builds settings, serves.
+"""Entry point: ``python -m monitor --port 9847`` parses flags, builds settings, serves.
 
 Each flag mirrors one ``MonitorSettings`` field and its help text is that field's
 description, plus its default and its environment variable. Flags not given fall through

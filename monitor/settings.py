@@ -27,7 +27,7 @@ class MonitorSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", frozen=True)
 
     host: str = Field("0.0.0.0", description="Address the HTTP server binds to.")
-    port: int = Field(9102, ge=1, le=65535, description="TCP port of the HTTP server.")
+    port: int = Field(9847, ge=1, le=65535, description="TCP port of the HTTP server.")
     node_name: str = Field(
         default_factory=socket.gethostname,
         validation_alias=AliasChoices("node_name", "NODE_NAME", f"{ENV_PREFIX}NODE_NAME"),

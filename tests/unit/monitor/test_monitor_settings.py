@@ -19,7 +19,7 @@ def clean_env(monkeypatch):
 def test_defaults():
     s = build_settings()
     assert s.interval == 1.0
-    assert s.port == 9102
+    assert s.port == 9847
     assert s.proc_root == Path("/proc")
     assert s.cgroup_root == Path("/sys/fs/cgroup")
     assert s.interfaces == [] and s.disks == []
