@@ -95,47 +95,56 @@ def estimated_usage(snap: ClusterSnapshot, max_usage_age: float = DEFAULT_MAX_US
     return np.where(fresh[:, None], measured, fallback)
 
 
+_NODE_LO = np.array([0.0] * 16 + [-_CAP_REL_CLIP] * 4 + [0.0] * 6)
+_NODE_HI = np.array([_UTIL_CLIP] * 16 + [_CAP_REL_CLIP] * 4 + [1.0, 1.0, 1.0] + [_UTIL_CLIP] * 3)
+
+
 def encode(snap: ClusterSnapshot, pod: PodView, *, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> Encoded:
-    """Encode one scheduling decision. Pure, deterministic, O(N) numpy."""
+    """Encode one scheduling decision. Pure, deterministic, O(N) numpy (a few dozen whole-array ops)."""
     n = snap.n_nodes
-    cap = snap.capacity
     mask = feasible_mask(snap, pod)
     if n == 0:
-        mean_cap = np.ones(N_RESOURCES)
-    else:
-        mean_cap = cap.mean(axis=0)
-    est = estimated_usage(snap, max_usage_age) / cap if n else np.zeros((0, N_RESOURCES))
-    share = pod.demand / cap if n else np.zeros((0, N_RESOURCES))
-    req_frac = snap.requested / cap[:, :2] if n else np.zeros((0, 2))
-    after_req = (snap.requested + pod.requests) / cap[:, :2] if n else np.zeros((0, 2))
+        return Encoded(nodes=np.zeros((0, N_NODE), np.float32), pod=_pod_row(pod, np.ones(N_RESOURCES)),
+                       cluster=np.zeros(N_CLUSTER, np.float32), mask=mask)
+    cap = snap.capacity
+    mean_cap = cap.mean(axis=0)
+    inv_cap = 1.0 / cap
     fresh = usage_is_fresh(snap, max_usage_age)
+    rows = np.empty((n, N_NODE))
+    est = rows[:, 0:4]
+    np.multiply(estimated_usage(snap, max_usage_age), inv_cap, out=est)
+    share = rows[:, 12:16]
+    np.multiply(pod.demand, inv_cap, out=share)
+    np.add(est, share, out=rows[:, 4:8])
+    np.multiply(snap.requested, inv_cap[:, :2], out=rows[:, 8:10])
+    np.multiply(snap.requested + pod.requests, inv_cap[:, :2], out=rows[:, 10:12])
+    np.log2(cap / mean_cap, out=rows[:, 16:20])
+    np.divide(snap.pods, np.maximum(snap.max_pods, 1.0), out=rows[:, 20])
+    rows[:, 21] = ~fresh
     age = np.where(np.isfinite(snap.usage_age), snap.usage_age, max_usage_age)
-    nodes = np.empty((n, N_NODE), dtype=np.float32)
-    nodes[:, 0:4] = np.clip(est, 0.0, _UTIL_CLIP)
-    nodes[:, 4:8] = np.clip(est + share, 0.0, _UTIL_CLIP)
-    nodes[:, 8:10] = np.clip(req_frac, 0.0, _UTIL_CLIP)
-    nodes[:, 10:12] = np.clip(after_req, 0.0, _UTIL_CLIP)
-    nodes[:, 12:16] = np.clip(share, 0.0, _UTIL_CLIP)
-    nodes[:, 16:20] = np.clip(np.log2(cap / mean_cap), -_CAP_REL_CLIP, _CAP_REL_CLIP) if n else 0.0
-    nodes[:, 20] = np.clip(snap.pods / np.maximum(snap.max_pods, 1.0), 0.0, 1.0)
-    nodes[:, 21] = ~fresh
-    nodes[:, 22] = np.clip(age / max(max_usage_age, _EPS), 0.0, 1.0)
-    nodes[:, 23] = nodes[:, 4:8].max(axis=1) if n else 0.0
-    nodes[:, 24] = np.maximum(nodes[:, 0:4] - 1.0, 0.0).sum(axis=1)
-    nodes[:, 25] = np.maximum(nodes[:, 4:8] - 1.0, 0.0).sum(axis=1)
-
-    pod_row = np.empty(N_POD, dtype=np.float32)
-    pod_row[0:4] = np.clip(pod.demand / mean_cap, 0.0, _UTIL_CLIP)
-    pod_row[4:6] = np.clip(pod.requests / mean_cap[:2], 0.0, _UTIL_CLIP)
-    pod_row[6] = pod.demand_source != "requests"
+    np.multiply(age, 1.0 / max(max_usage_age, _EPS), out=rows[:, 22])
+    np.clip(rows[:, :23], _NODE_LO[:23], _NODE_HI[:23], out=rows[:, :23])
+    rows[:, 23] = rows[:, 4:8].max(axis=1)
+    rows[:, 24] = np.maximum(rows[:, 0:4] - 1.0, 0.0).sum(axis=1)
+    rows[:, 25] = np.maximum(rows[:, 4:8] - 1.0, 0.0).sum(axis=1)
+    nodes = rows.astype(np.float32)
 
     cluster = np.zeros(N_CLUSTER, dtype=np.float32)
     if mask.any():
-        cluster[0:4] = nodes[mask, 0:4].mean(axis=0)
-        cluster[4:8] = nodes[mask, 0:4].std(axis=0)
-    cluster[8] = mask.mean() if n else 0.0
+        feasible = nodes[mask, 0:4]
+        cluster[0:4] = feasible.mean(axis=0)
+        cluster[4:8] = feasible.std(axis=0)
+    cluster[8] = mask.mean()
     cluster[9] = np.log10(n + 1) / 4.0
-    return Encoded(nodes=nodes, pod=pod_row, cluster=cluster, mask=mask)
+    return Encoded(nodes=nodes, pod=_pod_row(pod, mean_cap), cluster=cluster, mask=mask)
+
+
+def _pod_row(pod: PodView, mean_cap: np.ndarray) -> np.ndarray:
+    row = np.empty(N_POD, dtype=np.float32)
+    row[0:4] = np.clip(pod.demand / mean_cap, 0.0, _UTIL_CLIP)
+    row[4:6] = np.clip(pod.requests / mean_cap[:2], 0.0, _UTIL_CLIP)
+    row[6] = pod.demand_source != "requests"
+    return row
 
 
 def stack(enc: Encoded) -> np.ndarray:
