@@ -28,6 +28,7 @@ from policy.baselines.demand_aware import DemandAware
 from policy.baselines.koord import Koord
 from policy.baselines.simple import RandomScorer, RoundRobin
 from policy.baselines.trimaran import LoadVariationRiskBalancing, TargetLoadPacking
+from policy.features import DEFAULT_MAX_USAGE_AGE
 from policy.state import ClusterSnapshot, PodView
 
 
@@ -55,13 +56,21 @@ SCORERS: dict[str, Callable[..., Scorer]] = {
 }
 
 
-def make_scorer(name: str, *, seed: int = 0) -> Scorer:
-    """Build a fresh scorer by name; ``seed`` feeds the ones that draw random numbers."""
+_LOAD_AWARE = (TargetLoadPacking, LoadVariationRiskBalancing, Koord, DemandAware)
+
+
+def make_scorer(name: str, *, seed: int = 0, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> Scorer:
+    """Build a fresh scorer by name; ``seed`` feeds the ones that draw random numbers, ``max_usage_age`` the
+    ones that read measured usage (so they and ``policy.features`` agree on which nodes are stale)."""
     try:
         factory = SCORERS[name]
     except KeyError:
         raise UnknownScorer(name) from None
-    return factory(seed=seed) if factory is RandomScorer else factory()
+    if factory is RandomScorer:
+        return factory(seed=seed)
+    if factory in _LOAD_AWARE:
+        return factory(max_usage_age=max_usage_age)
+    return factory()
 
 
 def pick(scores: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from policy.features import estimated_usage
+from policy.features import DEFAULT_MAX_USAGE_AGE, estimated_usage
 from policy.state import ClusterSnapshot, PodView
 
 TIE_WEIGHT = 1e-3
@@ -26,6 +26,9 @@ TIE_WEIGHT = 1e-3
 class DemandAware:
     name = "demand-aware"
 
+    def __init__(self, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> None:
+        self.max_usage_age = max_usage_age
+
     def score(self, snap: ClusterSnapshot, pod: PodView) -> np.ndarray:
-        after = (estimated_usage(snap) + pod.demand) / snap.capacity
+        after = (estimated_usage(snap, self.max_usage_age) + pod.demand) / snap.capacity
         return -after.max(axis=1) - TIE_WEIGHT * after.mean(axis=1)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from policy.features import estimated_usage
+from policy.features import DEFAULT_MAX_USAGE_AGE, estimated_usage
 from policy.state import CPU, MEM, ClusterSnapshot, PodView
 
 SCALING = np.array([0.85, 0.70])
@@ -28,12 +28,13 @@ DEFAULT_REQUEST = np.array([0.25, 200 / 1024])
 class Koord:
     name = "koord"
 
-    def __init__(self, thresholds: np.ndarray = THRESHOLDS) -> None:
+    def __init__(self, thresholds: np.ndarray = THRESHOLDS, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> None:
         self.thresholds = np.asarray(thresholds, dtype=float)
+        self.max_usage_age = max_usage_age
 
     def score(self, snap: ClusterSnapshot, pod: PodView) -> np.ndarray:
         cap = snap.capacity[:, [CPU, MEM]]
-        est = estimated_usage(snap)[:, [CPU, MEM]]
+        est = estimated_usage(snap, self.max_usage_age)[:, [CPU, MEM]]
         req = np.where(pod.requests > 0, pod.requests, DEFAULT_REQUEST)
         p = est + req * SCALING
         least = np.where(p >= cap, 0.0, (cap - p) * 100 / cap)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from policy.features import estimated_usage
+from policy.features import DEFAULT_MAX_USAGE_AGE, estimated_usage
 from policy.state import CPU, MEM, ClusterSnapshot, PodView
 
 TARGET = 40.0
@@ -37,12 +37,13 @@ SENSITIVITY = 1.0
 class TargetLoadPacking:
     name = "tlp"
 
-    def __init__(self, target: float = TARGET) -> None:
+    def __init__(self, target: float = TARGET, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> None:
         self.target = target
+        self.max_usage_age = max_usage_age
 
     def score(self, snap: ClusterSnapshot, pod: PodView) -> np.ndarray:
         predicted = pod.requests[CPU] * REQUEST_MULTIPLIER if pod.requests[CPU] > 0 else DEFAULT_CPU
-        u = 100.0 * (estimated_usage(snap)[:, CPU] + predicted) / snap.capacity[:, CPU]
+        u = 100.0 * (estimated_usage(snap, self.max_usage_age)[:, CPU] + predicted) / snap.capacity[:, CPU]
         x = self.target
         return np.where(u <= x, (100 - x) * u / x + x, np.where(u <= 100, x * (100 - u) / (100 - x), 0.0))
 
@@ -50,8 +51,11 @@ class TargetLoadPacking:
 class LoadVariationRiskBalancing:
     name = "lvrb"
 
+    def __init__(self, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> None:
+        self.max_usage_age = max_usage_age
+
     def score(self, snap: ClusterSnapshot, pod: PodView) -> np.ndarray:
-        est = estimated_usage(snap)
+        est = estimated_usage(snap, self.max_usage_age)
         risks = []
         for r in (CPU, MEM):
             mu = (est[:, r] + pod.requests[r]) / snap.capacity[:, r]

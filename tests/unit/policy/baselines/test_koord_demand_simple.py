@@ -51,3 +51,14 @@ def test_round_robin_walks_the_ring_by_name():
 def test_make_scorer_unknown_name_lists_known_ones():
     with pytest.raises(UnknownScorer, match="unknown scorer 'nope'.*default-k8s"):
         make_scorer("nope")
+
+
+@pytest.mark.parametrize("name", ["tlp", "lvrb", "koord", "demand-aware"])
+def test_load_aware_scorers_honour_max_usage_age(name):
+    from tests.unit.policy.helpers import snapshot as snap_of
+
+    # n0's (busy) sample is 100 s old: fresh under a 300 s limit, stale (scored from its idle requests) under 60 s.
+    snap = snap_of([[4, 16, 125, 200]] * 2, usage=[[3.9, 15, 120, 190], [1, 4, 30, 50]], age=[100, 0])
+    pod = PodView(requests=[0.5, 1], demand=[1, 1, 10, 10], demand_source="learned")
+    strict, lenient = make_scorer(name, max_usage_age=60), make_scorer(name, max_usage_age=300)
+    assert not np.allclose(strict.score(snap, pod)[0], lenient.score(snap, pod)[0])
