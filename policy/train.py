@@ -55,6 +55,9 @@ class Args:
     """observation padding (largest training cluster)"""
     reward: str = "slowdown"
     """slowdown | shaped | imbalance | mix (policy.env)"""
+    shaping_gamma: float = 1.0
+    """discount in the shaped reward's potential term: 1 keeps every episode's return equal to the plain
+    slowdown reward's (our objective is the undiscounted sum), gamma makes it exactly potential-based"""
     net_arch: list[int] = field(default_factory=lambda: [64, 64])
     """hidden layers of the per-node MLP"""
     learning_rate: float = 5e-4
@@ -147,7 +150,7 @@ def make_env_config(args: Args):
     return EnvConfig(clusters=_split(args.clusters), workloads=_split(args.workloads),
                      load=(args.load_min, args.load_max), profile_error=(0.0, args.profile_error_max),
                      sample_intervals=tuple(float(x) for x in _split(args.sample_intervals)),
-                     n_jobs=args.n_jobs, max_nodes=args.max_nodes, reward=args.reward, shaping_gamma=args.gamma)
+                     n_jobs=args.n_jobs, max_nodes=args.max_nodes, reward=args.reward, shaping_gamma=args.shaping_gamma)
 
 
 def make_env(args: Args):
