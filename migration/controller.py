@@ -1,0 +1,193 @@
+"""The controller's cycle: fetch once, advance in-flight migrations, decide on ONE snapshot, hand intents over.
+
+Why it exists: it is the reconcile loop around the pure rule (``policy.migrate.decide``) and the one executor.
+Per cycle (descheduler's sync-then-balance shape):
+
+1. list nodes, pods and window Leases (one fetch);
+2. advance every in-flight window (resume or roll back: ``executor.advance``);
+3. build one ``ClusterSnapshot`` (the extender's cache code), windows reserved on their placement node;
+4. for each opted-in pod (label ``drsched.io/migrate=true``): skip with a counted reason, or read its
+   progress into a ``RunningJob``;
+5. ``decide`` with the extender's scorer → intents; the executor applies the budget/dry-run and starts them.
+
+State owned: the rule's ``RuleState`` (slow-check counts, blocklisted nodes) and the highest rate seen per job,
+both in memory; a restarted controller re-learns them (the hysteresis restarts, which only delays a move).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from migration.errors import PermanentError, RecordError, TemporaryError
+from migration.executor import Candidate, Executor, Window, budget_state, parse_window
+from migration.kube import Kube
+from migration.podspec import MIGRATE_LABEL, job_base
+from migration.progress import ExpectedRates, ProgressSource, SkipReason, read_or_skip, running_job
+from migration.protocol import PodState
+from migration.record import Step
+from migration.snapshot import build_picture
+from migration.telemetry import Kind, PodRef, Telemetry
+from policy.baselines import Scorer, make_scorer
+from policy.migrate import RuleParams, RuleState, decide
+from policy.state import ClusterSnapshot, PodView
+
+log = logging.getLogger(__name__)
+
+
+class ModelScorer:
+    """The extender's DQN as a ``Scorer``: Q-values over ``policy.features.encode`` (what the extender serves)."""
+
+    name = "model"
+
+    def __init__(self, model) -> None:
+        self.model = model
+
+    def score(self, snap: ClusterSnapshot, pod: PodView) -> np.ndarray:
+        from policy.features import encode
+
+        return self.model.q_values(encode(snap, pod))
+
+
+def make_target_scorer(policy: str, model_path=None) -> Scorer:
+    """The scorer the extender would use for ``policy`` (same code: ``policy.baselines`` / ``policy.model``)."""
+    if policy != "model":
+        return make_scorer(policy)
+    from extender.settings import DEFAULT_MODEL
+    from policy.model import load_model
+
+    return ModelScorer(load_model(model_path or DEFAULT_MODEL))
+
+
+@dataclass(frozen=True)
+class CycleConfig:
+    namespace: str | None
+    node_selector: Mapping[str, str]
+    stale_after_s: float
+    restore_cost_s: float
+    dry_run: bool = False
+    """Dry run: windows left by an earlier run are not advanced either (that could stop a pod)."""
+
+
+def _ref(pod: Mapping[str, Any]) -> PodRef:
+    meta = pod.get("metadata") or {}
+    return PodRef(meta.get("namespace", "default"), meta.get("name", ""), meta.get("uid", ""))
+
+
+def _has_controller(pod: Mapping[str, Any]) -> bool:
+    return any(o.get("controller") for o in (pod.get("metadata") or {}).get("ownerReferences") or [])
+
+
+class Controller:
+    def __init__(self, kube: Kube, executor: Executor, telemetry: Telemetry, *, scorer: Scorer, params: RuleParams,
+                 source: ProgressSource, config: CycleConfig, clock: Callable[[], float] = time.time) -> None:
+        self.kube, self.executor, self.telemetry = kube, executor, telemetry
+        self.scorer, self.params, self.source, self.config = scorer, params, source, config
+        self.clock = clock
+        self.rule_state = RuleState()
+        self.rates = ExpectedRates()
+
+    def _windows(self) -> list[Window]:
+        out = []
+        for lease in self.kube.list_windows(namespace=self.config.namespace):
+            try:
+                out.append(parse_window(lease))
+            except RecordError as exc:
+                meta = lease.get("metadata") or {}
+                self.telemetry.report(Kind.ERROR, "permanent", f"window {meta.get('namespace')}/{meta.get('name')} "
+                                      f"unreadable, left for a person: {exc}", warning=True)
+        return out
+
+    def _skip(self, pod: Mapping[str, Any], reason: SkipReason | str, detail: str) -> None:
+        self.telemetry.report(Kind.SKIP, str(reason), detail, pod=_ref(pod))
+
+    def cycle(self) -> None:
+        """One cycle (module docstring). API trouble raises ``TemporaryError`` / ``PermanentError``."""
+        cfg = self.config
+        nodes = self.kube.list_nodes()
+        pods = self.kube.list_pods(namespace=cfg.namespace)
+        windows = self._windows()
+        if not cfg.dry_run:
+            windows = [w for w in (self.executor.advance(w) for w in windows) if w is not None]
+        now = self.clock()
+        reservations = [(w.record.placement, {"metadata": {"annotations": w.template.get("annotations", {})},
+                                              "spec": w.template.get("spec", {})})
+                        for w in windows if w.record.step in (Step.RESERVED, Step.EVICTING, Step.SOURCE_GONE)
+                        and w.record.placement]
+        picture = build_picture(nodes=nodes, pods=pods, now=now, node_selector=cfg.node_selector,
+                                reservations=reservations)
+        flying = {w.record.job for w in windows}
+        jobs, candidates, histories = [], {}, {}
+        running = 0
+        for pod in pods:
+            meta = pod.get("metadata") or {}
+            if (meta.get("labels") or {}).get(MIGRATE_LABEL) != "true":
+                continue
+            ns = meta.get("namespace", "default")
+            job = f"{ns}/{job_base(pod)}"
+            state = PodState.of(pod)
+            if state.lineage is not None:
+                histories[job] = state.lineage
+            if state.deleting:
+                self._skip(pod, SkipReason.TERMINATING, "being deleted")
+                continue
+            if state.phase != "Running" or not state.node:
+                self._skip(pod, SkipReason.NOT_RUNNING, f"phase {state.phase} node {state.node}")
+                continue
+            running += 1
+            if job in flying:
+                self._skip(pod, SkipReason.IN_FLIGHT, "a migration of this job is in progress")
+                continue
+            if _has_controller(pod):
+                self._skip(pod, SkipReason.HAS_CONTROLLER, "its controller would recreate it; only bare pods move")
+                continue
+            view = picture.views.get(f"{ns}/{meta.get('name')}")
+            if view is None:
+                self._skip(pod, SkipReason.BAD_REQUESTS, picture.bad_pods.get(f"{ns}/{meta.get('name')}", "unparsed"))
+                continue
+            progress, reason, detail = read_or_skip(self.source, pod, now=now, stale_after_s=cfg.stale_after_s)
+            if progress is None:
+                self._skip(pod, reason or SkipReason.NO_PROGRESS, detail)
+                continue
+            jobs.append(running_job(job=job, pod=pod, node=state.node, progress=progress, view=view, now=now,
+                                    rates=self.rates, default_restore_cost_s=cfg.restore_cost_s))
+            candidates[job] = Candidate(pod=pod, base=job_base(pod), progress=progress, history=state.lineage)
+        self.rates.forget(set(candidates) | flying)
+        result = decide(jobs, picture.snapshot, self.scorer, self.params, self.rule_state)
+        self.rule_state = result.state
+        for job, skip in result.skipped.items():
+            self._skip(candidates[job].pod, skip.value, "rule")
+        state = budget_state(now=now, running=running, windows=windows, histories=histories)
+        started = self.executor.submit(result.intents, candidates=candidates, state=state)
+        self.telemetry.metrics.in_flight.set(len(windows) + len(started))
+
+
+def run_loop(controller: Controller, *, interval_s: float, stop: threading.Event, once: bool = False) -> None:
+    """Cycle every ``interval_s`` until ``stop``; API trouble backs off exponentially (max 30 s) and the next
+    cycle resumes from the window Leases, so an API server that is briefly away only delays the protocol."""
+    backoff = 1.0
+    while not stop.is_set():
+        started = time.monotonic()
+        wait = interval_s
+        try:
+            controller.cycle()
+            backoff = 1.0
+        except TemporaryError as exc:
+            controller.telemetry.report(Kind.ERROR, "temporary", f"cycle interrupted, retrying: {exc}", warning=True,
+                                        retry_in=round(max(exc.delay, backoff), 1))
+            wait = min(max(exc.delay, backoff), 30.0)
+            backoff = min(backoff * 2, 30.0)
+        except PermanentError as exc:  # e.g. RBAC: a person must act; keep trying slowly
+            controller.telemetry.report(Kind.ERROR, "permanent", f"cycle failed: {exc}", warning=True)
+            wait = 30.0
+        finally:
+            controller.telemetry.metrics.cycle.observe(time.monotonic() - started)
+        if once:
+            return
+        stop.wait(wait)

@@ -1,0 +1,222 @@
+"""The only module of ``migration/`` that talks to the Kubernetes API.
+
+Everything goes over raw JSON (``_preload_content=False``): the controller reads and writes dicts, and the
+generated models' deserialisation traps (``reference/k8s-extender.md`` §5) never apply. HTTP statuses are
+mapped to the typed errors of ``migration.errors`` in ONE place (``_mapped``): 404 ``NotFound``, 409
+``Conflict``, 429 / 5xx / connection errors ``TemporaryError``, the rest ``PermanentError``.
+
+What it does:
+* nodes and pods: list (one fetch per cycle), read one pod, create, delete (uid precondition), evict
+  (policy/v1 Eviction, so PodDisruptionBudgets apply; a 429 means "not now" and returns False);
+* window Leases (``coordination.k8s.io/v1``): the per-job record store while a migration is in flight;
+* Events through the extender's ``KubeEventSink`` (posted from a small thread pool);
+* leader election through the client library's ``kubernetes.leaderelection`` with a ``LeaseLock``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from migration.errors import ConfigError, Conflict, NotFound, PermanentError, TemporaryError
+
+log = logging.getLogger(__name__)
+
+WINDOW_LABEL = "drsched.io/migration-window"
+TEMPLATE_ANNOTATION = "drsched.io/pod-template"
+_TIMEOUT = 30
+
+
+def make_api_client(*, kubeconfig: Path | None):
+    """An ApiClient from ``kubeconfig``, else in-cluster config, else ``~/.kube/config``."""
+    from kubernetes import client, config
+
+    try:
+        if kubeconfig is not None:
+            return config.new_client_from_config(config_file=str(kubeconfig))
+        try:
+            config.load_incluster_config()
+            return client.ApiClient()
+        except config.ConfigException:
+            return config.new_client_from_config()
+    except (config.ConfigException, OSError, ValueError, TypeError) as exc:
+        raise ConfigError(f"cannot build a Kubernetes client from kubeconfig {kubeconfig or '(default)'}: {exc}"
+                          ) from None
+
+
+def _message(exc: Any) -> str:
+    try:
+        return str(json.loads(exc.body).get("message", exc.reason))
+    except (TypeError, ValueError, AttributeError):
+        return str(getattr(exc, "reason", exc))
+
+
+@contextlib.contextmanager
+def _mapped(what: str) -> Iterator[None]:
+    from kubernetes.client.exceptions import ApiException
+    from urllib3.exceptions import HTTPError
+
+    try:
+        yield
+    except ApiException as exc:
+        message = f"{what}: {exc.status} {_message(exc)}"
+        if exc.status == 404:
+            raise NotFound(message) from None
+        if exc.status == 409:
+            raise Conflict(message) from None
+        if exc.status == 429 or (exc.status or 0) >= 500 or exc.status == 0:
+            retry = (exc.headers or {}).get("Retry-After") if hasattr(exc, "headers") else None
+            raise TemporaryError(message, delay=float(retry) if retry and str(retry).isdigit() else 1.0,
+                                 status=exc.status) from None
+        raise PermanentError(message) from None
+    except (HTTPError, OSError, TimeoutError) as exc:
+        raise TemporaryError(f"{what}: {exc!r}") from None
+
+
+def _json(resp) -> dict:
+    return json.loads(resp.data)
+
+
+class Kube:
+    """Typed, keyword-only calls over one ApiClient (module docstring)."""
+
+    def __init__(self, api_client) -> None:
+        from kubernetes import client
+
+        self.api_client = api_client
+        self.core = client.CoreV1Api(api_client)
+        self.coord = client.CoordinationV1Api(api_client)
+
+    # -- reads -----------------------------------------------------------------------------------
+    def list_nodes(self) -> list[dict]:
+        with _mapped("list nodes"):
+            return _json(self.core.list_node(_preload_content=False, _request_timeout=_TIMEOUT)).get("items") or []
+
+    def list_pods(self, *, namespace: str | None, label_selector: str | None = None) -> list[dict]:
+        with _mapped("list pods"):
+            kw = {"label_selector": label_selector} if label_selector else {}
+            if namespace:
+                resp = self.core.list_namespaced_pod(namespace, _preload_content=False, _request_timeout=_TIMEOUT, **kw)
+            else:
+                resp = self.core.list_pod_for_all_namespaces(_preload_content=False, _request_timeout=_TIMEOUT, **kw)
+            return _json(resp).get("items") or []
+
+    def read_pod(self, *, namespace: str, name: str) -> dict | None:
+        try:
+            with _mapped(f"read pod {namespace}/{name}"):
+                return _json(self.core.read_namespaced_pod(name, namespace, _preload_content=False,
+                                                           _request_timeout=_TIMEOUT))
+        except NotFound:
+            return None
+
+    # -- pod writes ------------------------------------------------------------------------------
+    def create_pod(self, *, namespace: str, body: Mapping[str, Any]) -> dict:
+        with _mapped(f"create pod {namespace}/{body['metadata']['name']}"):
+            return _json(self.core.create_namespaced_pod(namespace, dict(body), _preload_content=False,
+                                                         _request_timeout=_TIMEOUT))
+
+    def delete_pod(self, *, namespace: str, name: str, uid: str, grace_period_s: int | None = None) -> None:
+        """Delete if it is still the pod ``uid`` (a precondition); gone already is fine."""
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": uid}}
+        if grace_period_s is not None:
+            body["gracePeriodSeconds"] = grace_period_s
+        try:
+            with _mapped(f"delete pod {namespace}/{name}"):
+                self.core.delete_namespaced_pod(name, namespace, body=body, _preload_content=False,
+                                                _request_timeout=_TIMEOUT)
+        except (NotFound, Conflict):  # gone, or a different pod by now: nothing of ours to delete
+            return
+
+    def evict_pod(self, *, namespace: str, name: str, uid: str, grace_period_s: int | None) -> bool:
+        """POST the Eviction; True when accepted (or already gone), False when a PDB refuses it for now."""
+        delete_options: dict[str, Any] = {"preconditions": {"uid": uid}}
+        if grace_period_s is not None:
+            delete_options["gracePeriodSeconds"] = grace_period_s
+        body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": namespace},
+                "deleteOptions": delete_options}
+        try:
+            with _mapped(f"evict pod {namespace}/{name}"):
+                self.core.create_namespaced_pod_eviction(name, namespace, body, _preload_content=False,
+                                                         _request_timeout=_TIMEOUT)
+            return True
+        except NotFound:
+            return True
+        except TemporaryError as exc:
+            if exc.status == 429:
+                return False
+            raise
+
+    # -- window Leases ---------------------------------------------------------------------------
+    def list_windows(self, *, namespace: str | None) -> list[dict]:
+        with _mapped("list migration windows"):
+            sel = f"{WINDOW_LABEL}=true"
+            if namespace:
+                resp = self.coord.list_namespaced_lease(namespace, label_selector=sel, _preload_content=False,
+                                                        _request_timeout=_TIMEOUT)
+            else:
+                resp = self.coord.list_lease_for_all_namespaces(label_selector=sel, _preload_content=False,
+                                                                _request_timeout=_TIMEOUT)
+            return _json(resp).get("items") or []
+
+    def create_window(self, *, namespace: str, name: str, annotations: Mapping[str, str], holder: str) -> dict:
+        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": name, "namespace": namespace, "labels": {WINDOW_LABEL: "true"},
+                             "annotations": dict(annotations)},
+                "spec": {"holderIdentity": holder}}
+        with _mapped(f"create window {namespace}/{name}"):
+            return _json(self.coord.create_namespaced_lease(namespace, body, _preload_content=False,
+                                                            _request_timeout=_TIMEOUT))
+
+    def update_window(self, *, lease: Mapping[str, Any], annotations: Mapping[str, str]) -> dict:
+        """Replace the Lease's annotations; its resourceVersion makes a concurrent writer a ``Conflict``."""
+        meta = lease["metadata"]
+        body = {**lease, "metadata": {**meta, "annotations": {**(meta.get("annotations") or {}), **annotations}}}
+        with _mapped(f"update window {meta['namespace']}/{meta['name']}"):
+            return _json(self.coord.replace_namespaced_lease(meta["name"], meta["namespace"], body,
+                                                             _preload_content=False, _request_timeout=_TIMEOUT))
+
+    def delete_window(self, *, namespace: str, name: str) -> None:
+        try:
+            with _mapped(f"delete window {namespace}/{name}"):
+                self.coord.delete_namespaced_lease(name, namespace, _preload_content=False, _request_timeout=_TIMEOUT)
+        except NotFound:
+            return
+
+    # -- events ----------------------------------------------------------------------------------
+    def event_sink(self, *, component: str = "drsched-migration"):
+        from extender.kube import KubeEventSink
+
+        return KubeEventSink(self.core, component=component)
+
+
+class LeaderElector:
+    """Run ``lead()`` only while holding the Lease ``namespace/name`` (``kubernetes.leaderelection``).
+
+    ``lead`` runs in the library's thread; when renewing fails, ``on_lost`` is called (the process should
+    stop acting and exit: a Deployment restarts it as a follower). ``identity`` should be the pod name, so
+    a restarted container of the same pod takes its own Lease back at once.
+    """
+
+    def __init__(self, api_client, *, namespace: str, name: str, identity: str, lease_s: int, renew_s: int,
+                 retry_s: int, lead: Callable[[], None], on_lost: Callable[[], None]) -> None:
+        from kubernetes import client
+        from kubernetes.leaderelection import electionconfig, leaderelection
+        from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
+
+        lock = LeaseLock(name, namespace, identity)
+        lock.api_instance = client.CoordinationV1Api(api_client)  # the library would use the default client
+        try:
+            cfg = electionconfig.Config(lock, lease_duration=lease_s, renew_deadline=renew_s, retry_period=retry_s,
+                                        onstarted_leading=lead, onstopped_leading=on_lost)
+        except SystemExit as exc:  # the library exits on a bad config
+            raise ConfigError(f"leader election: {exc}") from None
+        self._election = leaderelection.LeaderElection(cfg)
+        self._thread = threading.Thread(target=self._election.run, name="leader-election", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()

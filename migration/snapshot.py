@@ -1,0 +1,118 @@
+"""One cycle's picture of the cluster, built from one list of nodes and pods: the ``ClusterSnapshot`` the rule
+decides on and the ``PodView`` of every pod. Pure: the lists come from ``migration.kube``.
+
+Why it exists: the controller must see the cluster the way the extender does, so it is built by the
+extender's own code (``extender.cache.ClusterCache`` for the per-node rows, ``extender.objects`` for requests
+and node capacity, ``extender.profiles.pod_view_for`` for demand profiles), never a copy of it.
+
+Reservations: a migration in flight whose successor does not exist yet (or is not bound yet) has its pod's
+requests and demand added to its current placement node, so the rule does not send another job onto the
+capacity this one is about to use (a soft reservation; the scheduler validates the real fit at placement).
+Node usage: none is read yet (nodes are scored from requests, as the extender does with usage provider
+``none``); ``usage`` samples can be passed in once the controller polls the monitor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from extender.cache import ClusterCache, NodeUsage, PodRecord
+from extender.errors import QuantityError
+from extender.objects import node_info, pod_key, pod_requests, pod_terminated
+from extender.profiles import PROFILE_ANNOTATION, pod_view_for
+from policy.state import ClusterSnapshot, PodView
+
+
+@dataclass(frozen=True)
+class NodeAnnotations:
+    """How node bandwidth is read (the extender's defaults)."""
+
+    net: str = "drsched.io/net-mbps"
+    disk: str = "drsched.io/disk-mbps"
+    default_net_mbps: float = 1250.0
+    default_disk_mbps: float = 500.0
+
+
+@dataclass(frozen=True, eq=False)
+class Picture:
+    """A cycle's snapshot plus the PodView of each parsed pod, keyed ``namespace/name``."""
+
+    snapshot: ClusterSnapshot
+    views: Mapping[str, PodView]
+    bad_pods: Mapping[str, str]          # namespace/name -> why its requests did not parse
+
+
+def build_picture(*, nodes: Iterable[Mapping], pods: Iterable[Mapping], now: float,
+                  annotations: NodeAnnotations = NodeAnnotations(), profile_annotation: str = PROFILE_ANNOTATION,
+                  node_selector: Mapping[str, str] | None = None, usage: Mapping[str, NodeUsage] | None = None,
+                  reservations: Iterable[tuple[str, Mapping]] = ()) -> Picture:
+    """The snapshot of ``nodes`` (only those matching ``node_selector``) with ``pods`` accounted.
+
+    ``reservations``: (node, pod JSON -- a window's template will do) pairs to count on that node too.
+    """
+    cache = ClusterCache(assume_grace_s=0.0, clock=lambda: now)
+    infos = []
+    for node in nodes:
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        if node_selector and any(labels.get(k) != v for k, v in node_selector.items()):
+            continue
+        try:
+            infos.append(node_info(node, net_annotation=annotations.net, disk_annotation=annotations.disk,
+                                   default_net_mbps=annotations.default_net_mbps,
+                                   default_disk_mbps=annotations.default_disk_mbps))
+        except QuantityError:
+            continue  # the extender ignores such nodes too; the rule never sees them
+    cache.replace_nodes(infos)
+    views: dict[str, PodView] = {}
+    bad: dict[str, str] = {}
+    records = []
+    for pod in pods:
+        ns, name, uid = pod_key(pod)
+        try:
+            requests = pod_requests(pod)
+        except QuantityError as exc:
+            bad[f"{ns}/{name}"] = str(exc)
+            continue
+        view, _ = pod_view_for(pod, requests=requests, annotation_key=profile_annotation, store=None)
+        views[f"{ns}/{name}"] = view
+        node = (pod.get("spec") or {}).get("nodeName") or None
+        records.append(PodRecord(namespace=ns, name=name, uid=uid or f"{ns}/{name}", node=node,
+                                 requests=view.requests, demand=view.demand, demand_source=view.demand_source,
+                                 terminated=pod_terminated(pod), bound_at=0.0))
+    cache.replace_pods(records)
+    if usage:
+        cache.apply_usage(dict(usage))
+    snap = cache.view().snapshot(now)
+    for node, pod in reservations:
+        try:
+            view, _ = pod_view_for(pod, requests=pod_requests(pod), annotation_key=profile_annotation, store=None)
+        except QuantityError:
+            continue
+        snap = reserve(snap, node, view)
+    return Picture(snapshot=snap, views=views, bad_pods=bad)
+
+
+def reserve(snap: ClusterSnapshot, node: str, pod: PodView) -> ClusterSnapshot:
+    """``snap`` with ``pod`` counted on ``node`` (requests, assumed demand, one pod slot); unknown node: as is."""
+    if node not in snap.names:
+        return snap
+    i = snap.names.index(node)
+    requested, assumed, pods = snap.requested.copy(), snap.assumed.copy(), snap.pods.copy()
+    requested[i] += pod.requests
+    assumed[i] += pod.demand
+    pods[i] += 1
+    return ClusterSnapshot(names=snap.names, capacity=snap.capacity, requested=requested, usage=snap.usage,
+                           usage_age=snap.usage_age, assumed=assumed, pods=pods, max_pods=snap.max_pods,
+                           ready=snap.ready, now=snap.now)
+
+
+def fits(snap: ClusterSnapshot, node: str, pod: PodView) -> bool:
+    """Whether ``pod``'s requests fit on ``node`` now (ready, a free pod slot, cpu and memory)."""
+    if node not in snap.names:
+        return False
+    i = snap.names.index(node)
+    free = snap.capacity[i, :2] - snap.requested[i]
+    return bool(snap.ready[i] and snap.pods[i] < snap.max_pods[i] and np.all(pod.requests <= free + 1e-9))

@@ -1,0 +1,76 @@
+"""A slow job moved end to end, and dry run, against the real control plane (KWOK nodes; the test plays the job)."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+
+import pytest
+
+from ..procs import free_port
+from .helpers import job_pod, wait_for
+
+pytestmark = pytest.mark.e2e
+
+
+def _metric(port: int, name: str) -> float:
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()  # noqa: S310
+    match = re.search(rf"^{re.escape(name)} ([0-9.e+]+)$", text, re.M)
+    return float(match.group(1)) if match else 0.0
+
+
+def test_slow_job_is_migrated_end_to_end(mig, dump):
+    src = mig.node("src", cpu="2")
+    big = mig.node("big", cpu="16")
+    mig.core.create_namespaced_pod(mig.namespace, job_pod("job", node=src))
+    mig.start_fake_jobs()
+    port = free_port()
+    ctl = mig.controller(f"--metrics-port={port}").start()
+
+    successor = wait_for(lambda: next((p for p in mig.pods() if p.metadata.name == "job-m1"
+                                       and p.status.phase == "Running"), None),
+                         timeout=60, what="job-m1 Running", on_timeout=dump)
+    assert successor.spec.node_name == big
+    wait_for(lambda: not mig.windows(), timeout=30, what="the window released", on_timeout=dump)
+    assert mig.live_copies() == {"job": ["job-m1"]}, dump()
+    assert all(p.metadata.name != "job" for p in mig.pods()), "the old pod is gone"
+    ann = successor.metadata.annotations
+    assert ann["drsched.io/migrated-from"] == "job"
+    lineage = json.loads(ann["drsched.io/migration"])
+    assert (lineage["source_node"], lineage["candidates"][0], lineage["attempt"]) == (src, big, 1)
+    assert successor.metadata.labels["drsched.io/job"] == "job"
+    assert "drsched.io/progress" not in ann or json.loads(ann["drsched.io/progress"])["resumed_from"] == 200
+    affinity = successor.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution
+    assert affinity.node_selector_terms[0].match_fields[0].values == [big]
+
+    assert wait_for(lambda: _metric(port, "drsched_migration_completed_total") == 1.0, timeout=10,
+                    what="completed metric", on_timeout=dump)
+    assert _metric(port, "drsched_migration_started_total") == 1.0
+    assert _metric(port, 'drsched_migration_decisions_total{verdict="allowed"}') == 1.0
+    reasons_old = {e.reason for e in mig.events("job")}
+    assert {"MigrationDecision", "MigrationStarted"} <= reasons_old, reasons_old
+    wait_for(lambda: "MigrationCompleted" in {e.reason for e in mig.events("job-m1")}, timeout=10,
+             what="MigrationCompleted event", on_timeout=dump)
+    assert ctl.proc.poll() is None, dump()
+    log = ctl.log_text()
+    assert "[%s/job] migration decision" % mig.namespace in log
+    assert "reason=completed" in log
+
+
+def test_dry_run_only_logs_and_emits_events(mig, dump):
+    src = mig.node("src", cpu="2")
+    mig.node("big", cpu="16")
+    mig.core.create_namespaced_pod(mig.namespace, job_pod("job", node=src))
+    mig.start_fake_jobs()
+    ctl = mig.controller("--dry-run").start()
+
+    wait_for(lambda: "MigrationDryRun" in {e.reason for e in mig.events("job")}, timeout=60,
+             what="a MigrationDryRun event", on_timeout=dump)
+    wait_for(lambda: ctl.log_text().count("migration decision") >= 2, timeout=20, what="two decision log lines",
+             on_timeout=dump)
+    assert mig.live_copies() == {"job": ["job"]}, dump()
+    assert [p.spec.node_name for p in mig.pods()] == [src]
+    assert not mig.windows()
+    assert "reason=dry-run" in ctl.log_text()
+    assert ctl.proc.poll() is None, dump()
