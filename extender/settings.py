@@ -9,20 +9,23 @@ The validator at the bottom refuses combinations that cannot work, naming the fi
 from __future__ import annotations
 
 import functools
+import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from extender.errors import ConfigError
+from extender.pod_index import parse_selector
 from policy.baselines import SCORERS
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "policy" / "models" / "default.npz"
 CONFIG_ENV = "DRSCHED_CONFIG"
 USAGE_PROVIDERS = ("static", "none", "monitor", "prometheus")
+PROMETHEUS_QUERY_KEYS = ("cpu", "mem", "net", "disk", "timestamp")
 
 
 class Settings(BaseSettings):
@@ -45,14 +48,52 @@ class Settings(BaseSettings):
                                                       "in-cluster config, then ~/.kube/config.")
     usage_provider: Literal["static", "none", "monitor", "prometheus"] | None = Field(
         None, description="Where node usage comes from: static (YAML usage_file, or the static cluster's "
-                          "usage), none (score from requests), monitor / prometheus (monitor issue). "
-                          "Unset: static with static_cluster or usage_file, else none.")
+                          "usage), none (score from requests), monitor (the drsched node agents), prometheus "
+                          "(node-exporter metrics). Unset: static with static_cluster or usage_file, else none.")
     usage_file: Path | None = Field(None, description="YAML of node usage for the static provider "
                                                       "(default: the static cluster file).")
     usage_interval_s: float = Field(10.0, gt=0, description="Seconds between usage fetches.")
     usage_timeout_s: float = Field(2.0, gt=0, description="Timeout of one usage fetch.")
     max_usage_age_s: float = Field(60.0, gt=0, description="Usage older than this is stale: the node is scored "
                                                            "from requests and does not count as hot.")
+    monitor_agents: Annotated[dict[str, str], NoDecode] = Field(
+        default_factory=dict, description="monitor provider without a cluster (static cluster, tests): node -> agent "
+                                          "base URL, as JSON or node=url,node=url. In a cluster agents are found "
+                                          "by monitor_selector.")
+    monitor_selector: str = Field("app.kubernetes.io/name=drsched-monitor",
+                                  description="Equality label selector of the agent pods (k=v,k2=v2).")
+    monitor_namespace: str | None = Field(None, description="Namespace of the agent pods (unset: any).")
+    monitor_port: int = Field(9847, ge=1, le=65535, description="Agent HTTP port (hostNetwork: on the node IP).")
+    monitor_stat: Literal["current", "ewma", "window_mean", "window_max"] = Field(
+        "ewma", description="Which scheduler_units statistic of the agent's /usage is the node's usage.")
+    monitor_pod_stat: Literal["current", "ewma", "mean", "max"] = Field(
+        "mean", description="Which per-pod statistic feeds the learned profiles.")
+    monitor_concurrency: int = Field(32, ge=1, description="Agent requests in flight at once.")
+    prometheus_url: str | None = Field(None, description="Prometheus base URL for the prometheus provider, "
+                                                         "e.g. http://prometheus:9090.")
+    prometheus_queries: Annotated[dict[str, str], NoDecode] = Field(
+        default_factory=dict, description="PromQL replacing the default cpu / mem / net / disk / timestamp "
+                                          "queries (JSON; $label and $window are substituted; '' drops timestamp).")
+    prometheus_rate_window: str = Field("1m", description="Range of the rate() in the default queries "
+                                                          "(>= 4 scrape intervals).")
+    prometheus_node_label: str = Field("instance", description="Series label that identifies the node.")
+    prometheus_instance_map: Annotated[dict[str, str], NoDecode] = Field(
+        default_factory=dict, description="Label value (or its host part) -> node name, before the name and "
+                                          "address rules (JSON or value=node,...).")
+    profile_file: Path | None = Field(None, description="JSON file the learned profiles persist to "
+                                                        "(unset: not persisted).")
+    profile_half_life_s: float = Field(600.0, gt=0, description="Learned profiles: a reading's weight halves "
+                                                                "every this many seconds.")
+    profile_min_samples: int = Field(6, ge=1, description="Samples (polls) before a learned profile is served.")
+    profile_save_interval_s: float = Field(60.0, gt=0, description="Seconds between saves of the profile file.")
+    profile_ttl_s: float = Field(7 * 86400.0, gt=0, description="Profiles not updated for this long are dropped.")
+    profile_max: int = Field(10_000, ge=1, description="Most profiles kept (least recently updated dropped).")
+    workload_labels: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Pod labels that together name a workload (comma-separated), "
+                                          "used before owner references; the drsched.io/workload label wins.")
+    pod_workloads: Annotated[dict[str, str], NoDecode] = Field(
+        default_factory=dict, description="Static cluster / tests: pod UID -> workload key for learning "
+                                          "(JSON or uid=key,...); in a cluster the pods' owners say it.")
     assume_grace_s: float = Field(5.0, ge=0, description="Pods bound up to this long before a usage sample stay "
                                                         "'assumed' (the sample has not seen them ramp up).")
     hot_cpu: float | None = Field(0.65, gt=0, description="Filter nodes whose estimated cpu usage / capacity is "
@@ -70,6 +111,34 @@ class Settings(BaseSettings):
     decision_history: int = Field(1000, ge=0, description="Recent decisions kept for /debug/explain.")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Log level.")
     log_format: Literal["json", "text"] = Field("json", description="Log line format.")
+
+    @field_validator("monitor_agents", "prometheus_queries", "prometheus_instance_map", "pod_workloads",
+                     mode="before")
+    @classmethod
+    def _mapping(cls, value: Any) -> Any:
+        """A dict, JSON text, or k=v,k2=v2 (flags and env vars are strings)."""
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if text.startswith("{"):
+            try:
+                return json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"not valid JSON: {exc.msg}") from None
+        out = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            key, sep, val = part.partition("=")
+            if not sep:
+                raise ValueError(f"{part!r} is not key=value")
+            out[key.strip()] = val.strip()
+        return out
+
+    @field_validator("workload_labels", mode="before")
+    @classmethod
+    def _list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [p.strip() for p in value.split(",") if p.strip()]
+        return value
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
@@ -94,6 +163,22 @@ class Settings(BaseSettings):
         if self.usage_provider == "static" and self.static_cluster is None and self.usage_file is None:
             raise ValueError("usage_provider 'static' needs usage_file (or static_cluster to read usage from); "
                              "use usage_provider 'none' to score from requests only")
+        if self.usage_provider == "prometheus" and not self.prometheus_url:
+            raise ValueError("usage_provider 'prometheus' needs prometheus_url")
+        if self.usage_provider == "monitor" and self.static_cluster is not None and not self.monitor_agents:
+            raise ValueError("usage_provider 'monitor' with a static cluster needs monitor_agents (node: URL); "
+                             "there is no API to find the agents in")
+        try:
+            parse_selector(self.monitor_selector)
+        except ValueError as exc:
+            raise ValueError(f"monitor_selector: {exc}") from None
+        bad_urls = [u for u in self.monitor_agents.values() if not u.startswith(("http://", "https://"))]
+        if bad_urls:
+            raise ValueError(f"monitor_agents URLs must start with http:// or https://, got {bad_urls[0]!r}")
+        unknown = sorted(set(self.prometheus_queries) - set(PROMETHEUS_QUERY_KEYS))
+        if unknown or any(not self.prometheus_queries.get(k, "x") for k in ("cpu", "mem")):
+            raise ValueError(f"prometheus_queries keys are {', '.join(PROMETHEUS_QUERY_KEYS)} (cpu and mem not "
+                             f"empty); got {', '.join(unknown) or 'an empty cpu or mem query'}")
         if self.usage_timeout_s >= self.usage_interval_s:
             raise ValueError("usage_timeout_s must be shorter than usage_interval_s")
         return self

@@ -5,8 +5,13 @@ MB/s) and the time each sample was taken. ``UsagePoller`` calls it every ``usage
 ``usage_timeout_s`` timeout and feeds the cache; a failed fetch is reported (log + counter) and the nodes
 simply age until ``max_usage_age_s`` makes them stale, when they are scored from requests.
 
-Providers: ``static`` (a YAML file, re-read when it changes), ``none``. The monitor issue registers
-``monitor`` and ``prometheus`` with ``register_provider``; until then naming them is a ``ConfigError``.
+Providers: ``static`` (a YAML file, re-read when it changes), ``none``, ``monitor`` (the drsched node
+agents) and ``prometheus`` (node-exporter metrics); the last two live in ``extender.providers`` and keep a
+per-node ``UsageHealth`` (last good sample, why the last read failed). A factory gets the settings and a
+``ProviderContext`` (telemetry, the cache's node names, the pod index's agents and node addresses).
+
+A provider that also has ``take_pod_samples()`` (the monitor) feeds the ``ProfileLearner`` after every
+successful poll. Requests never wait on any of this: they read the cache's last samples.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -72,43 +78,110 @@ class StaticUsageProvider:
         return to_samples(self._usage, self._clock())
 
 
-ProviderFactory = Callable[[Settings], UsageProvider]
+@dataclass
+class ProviderContext:
+    """What a provider may read besides its settings; every field has a harmless default (``__main__``
+    builds providers only to check the configuration)."""
+
+    telemetry: Telemetry = field(default_factory=Telemetry)
+    usage_metrics: object | None = None                                   # providers.health.UsageMetrics
+    node_names: Callable[[], Iterable[str]] = tuple                       # the cache's nodes
+    agents: Callable[[], dict[str, str]] | None = None                    # cluster mode: node -> agent URL
+    addresses: Callable[[], Mapping[str, str]] | None = None              # cluster mode: address -> node
+    collect_pods: bool = True                                             # keep per-pod readings (learning)
+    clock: Callable[[], float] = time.time
+
+
+def _health(name: str, ctx: ProviderContext):
+    from extender.providers.health import UsageHealth
+
+    return UsageHealth(name, telemetry=ctx.telemetry, metrics=ctx.usage_metrics, nodes=ctx.node_names,
+                       clock=ctx.clock)
+
+
+def _monitor(s: Settings, ctx: ProviderContext) -> UsageProvider:
+    from extender.providers.monitor import MonitorProvider
+
+    static = dict(s.monitor_agents)
+    agents = (lambda: static) if static or ctx.agents is None else ctx.agents
+    return MonitorProvider(agents=agents, health=_health("monitor", ctx), timeout_s=0.8 * s.usage_timeout_s,
+                           stat=s.monitor_stat, pod_stat=s.monitor_pod_stat, collect_pods=ctx.collect_pods,
+                           concurrency=s.monitor_concurrency, known_nodes=ctx.node_names, clock=ctx.clock)
+
+
+def _prometheus(s: Settings, ctx: ProviderContext) -> UsageProvider:
+    from extender.providers.prometheus import PrometheusProvider
+    from extender.providers.promql import queries
+
+    return PrometheusProvider(url=str(s.prometheus_url), label=s.prometheus_node_label,
+                              queries=queries(s.prometheus_queries, label=s.prometheus_node_label,
+                                              window=s.prometheus_rate_window),
+                              health=_health("prometheus", ctx), timeout_s=0.8 * s.usage_timeout_s,
+                              instance_map=s.prometheus_instance_map, known_nodes=ctx.node_names,
+                              addresses=ctx.addresses, clock=ctx.clock)
+
+
+ProviderFactory = Callable[[Settings, ProviderContext], UsageProvider]
 _PROVIDERS: dict[str, ProviderFactory] = {
-    "none": lambda s: NoUsage(),
-    "static": lambda s: StaticUsageProvider(s.usage_file or s.static_cluster),
+    "none": lambda s, ctx: NoUsage(),
+    "static": lambda s, ctx: StaticUsageProvider(s.usage_file or s.static_cluster),
+    "monitor": _monitor,
+    "prometheus": _prometheus,
 }
 
 
 def register_provider(name: str, factory: ProviderFactory) -> None:
-    """Make ``usage_provider: <name>`` build ``factory(settings)`` (the monitor issue's entry point)."""
+    """Make ``usage_provider: <name>`` build ``factory(settings, context)``."""
     _PROVIDERS[name] = factory
 
 
-def make_provider(settings: Settings, *, static_usage: dict | None = None,
-                  static_mtime: float | None = None) -> UsageProvider:
+def make_provider(settings: Settings, *, static_usage: dict | None = None, static_mtime: float | None = None,
+                  context: ProviderContext | None = None) -> UsageProvider:
     """Build the configured provider; ``static_usage`` seeds the static one with an already parsed file."""
     if settings.usage_provider == "static" and settings.usage_file is None and static_usage is not None:
         return StaticUsageProvider(settings.static_cluster, preloaded=static_usage, mtime=static_mtime)
     try:
         factory = _PROVIDERS[settings.usage_provider]
     except KeyError:
-        raise ConfigError(f"usage_provider {settings.usage_provider!r} is not available yet "
+        raise ConfigError(f"usage_provider {settings.usage_provider!r} is not available "
                           f"(available: {', '.join(sorted(_PROVIDERS))})") from None
-    return factory(settings)
+    return factory(settings, context or ProviderContext())
 
 
 class UsagePoller:
-    """Background loop: fetch, apply to the cache, sleep; ``start``/``stop`` from the app's lifespan."""
+    """Background loop: fetch, apply to the cache, feed the learner, sleep; ``start``/``stop`` from the lifespan.
+
+    Nothing a provider does can end the loop: an unexpected exception is logged with its traceback and
+    counted as ``usage_fetch_total{outcome="error"}``; the next poll comes on time.
+    """
 
     def __init__(self, provider: UsageProvider, cache: ClusterCache, telemetry: Telemetry, *,
-                 interval_s: float, timeout_s: float) -> None:
+                 interval_s: float, timeout_s: float, learner=None) -> None:
         self.provider, self.cache, self.telemetry = provider, cache, telemetry
         self.interval_s, self.timeout_s = interval_s, timeout_s
+        self.learner = learner  # profile_store.ProfileLearner, when the provider has pod readings
         self._stop = asyncio.Event()
         self._task: asyncio.Task | None = None
         self.last_ok: float | None = None
 
+    @property
+    def health(self):
+        """The provider's per-node ``UsageHealth`` (None for static / none)."""
+        return getattr(self.provider, "health", None)
+
+    def status(self) -> dict[str, dict]:
+        health = self.health
+        return health.status() if health is not None else {}
+
     async def poll_once(self) -> bool:
+        try:
+            return await self._poll()
+        except Exception as exc:  # a provider bug must not end the loop
+            log.exception("usage poll failed", extra=kv(provider=self.provider.name, error=repr(exc)))
+            self.telemetry.metrics.usage_fetch.labels(provider=self.provider.name, outcome="error").inc()
+            return False
+
+    async def _poll(self) -> bool:
         metrics = self.telemetry.metrics
         try:
             samples = await asyncio.wait_for(self.provider.fetch(), self.timeout_s)
@@ -116,6 +189,8 @@ class UsagePoller:
             metrics.usage_fetch.labels(provider=self.provider.name, outcome="timeout").inc()
             self.telemetry.report("usage_fetch_failed", "usage fetch timed out", provider=self.provider.name,
                                   timeout_s=self.timeout_s)
+            if self.health is not None:
+                self.health.failed_all("timeout", f"fetch took over usage_timeout_s={self.timeout_s:g}")
             return False
         except UsageUnavailable as exc:
             metrics.usage_fetch.labels(provider=self.provider.name, outcome="error").inc()
@@ -126,6 +201,11 @@ class UsagePoller:
         metrics.usage_fetch.labels(provider=self.provider.name, outcome="ok").inc()
         self.last_ok = time.time()
         log.debug("usage applied", extra=kv(provider=self.provider.name, samples=len(samples), applied=applied))
+        take = getattr(self.provider, "take_pod_samples", None)
+        if take is not None:
+            pods = take()
+            if self.learner is not None:
+                await self.learner.after_poll(pods)
         return True
 
     async def _run(self) -> None:
@@ -146,3 +226,8 @@ class UsagePoller:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        close = getattr(self.provider, "aclose", None)
+        if close is not None:
+            await close()
+        if self.learner is not None:
+            await self.learner.close()

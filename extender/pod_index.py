@@ -1,0 +1,141 @@
+"""What the usage providers and the profile learner need from pod and node objects, kept from the one watch.
+
+``PodIndex`` is fed the raw v1.Pod / v1.Node JSON the extender's watch already receives
+(``extender.kube_index.IndexingWatcher``) -- no second watch -- and keeps three small maps:
+
+* pod UID -> workload key (``workload_of``, the profile store's rule), for learning from the agents'
+  per-pod readings, which are keyed by UID;
+* node -> agent URL, for the drsched-monitor pods (equality label ``selector``, optional ``namespace``,
+  phase Running, not being deleted, with a pod IP; hostNetwork makes that the node IP): ``scheme://IP:port``.
+  With two agents on a node (a rolling update) a Ready one wins, then the lexically first UID;
+* node address (InternalIP, ExternalIP, Hostname) -> node name, for mapping Prometheus instances.
+
+Writers are the watch threads, readers the event loop: one lock, readers get copies.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from extender.objects import pod_key, workload_key
+
+
+def parse_selector(text: str) -> dict[str, str]:
+    """``k=v,k2=v2`` (equality only) -> dict; raises ValueError otherwise."""
+    out = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        key, value = key.strip(), value.strip().lstrip("=")
+        if not sep or not key or key.endswith("!"):
+            raise ValueError(f"selector term {part.strip()!r} is not key=value")
+        out[key] = value
+    return out
+
+
+def _map(obj: Any, key: str) -> Mapping:
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
+class PodIndex:
+    def __init__(self, *, selector: Mapping[str, str], port: int, namespace: str | None = None,
+                 scheme: str = "http", workload_of: Callable[[Mapping], str | None] = workload_key) -> None:
+        self.selector, self.port, self.namespace, self.scheme = dict(selector), port, namespace, scheme
+        self.workload_of = workload_of
+        self._lock = threading.Lock()
+        self._workloads: dict[str, str] = {}
+        self._agents: dict[str, tuple[str, str, bool]] = {}     # agent pod uid -> (node, url, ready)
+        self._addresses: dict[str, dict[str, str]] = {}         # node -> {address: node}
+
+    # -- pods ----------------------------------------------------------------------------------------
+    def _agent(self, pod: Mapping) -> tuple[str, str, bool] | None:
+        meta, spec, status = _map(pod, "metadata"), _map(pod, "spec"), _map(pod, "status")
+        labels = _map(meta, "labels")
+        if any(labels.get(k) != v for k, v in self.selector.items()):
+            return None
+        if self.namespace and meta.get("namespace") != self.namespace:
+            return None
+        node, ip = spec.get("nodeName"), status.get("podIP") or status.get("hostIP")
+        if not node or not ip or status.get("phase") != "Running" or meta.get("deletionTimestamp"):
+            return None
+        host = f"[{ip}]" if ":" in str(ip) else str(ip)
+        ready = any(isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
+                    for c in status.get("conditions") or [])
+        return str(node), f"{self.scheme}://{host}:{self.port}", ready
+
+    def _put_pod(self, pod: Mapping) -> None:
+        ns, name, uid = pod_key(pod)
+        uid = uid or f"{ns}/{name}"
+        key = self.workload_of(pod)
+        if key is None:
+            self._workloads.pop(uid, None)
+        else:
+            self._workloads[uid] = key
+        agent = self._agent(pod)
+        if agent is None:
+            self._agents.pop(uid, None)
+        else:
+            self._agents[uid] = agent
+
+    def apply_pod(self, event_type: str, pod: Mapping) -> None:
+        with self._lock:
+            if event_type == "DELETED":
+                ns, name, uid = pod_key(pod)
+                uid = uid or f"{ns}/{name}"
+                self._workloads.pop(uid, None)
+                self._agents.pop(uid, None)
+            elif event_type in ("ADDED", "MODIFIED"):
+                self._put_pod(pod)
+
+    def replace_pods(self, pods: Iterable[Mapping]) -> None:
+        with self._lock:
+            self._workloads.clear()
+            self._agents.clear()
+            for pod in pods:
+                self._put_pod(pod)
+
+    def workload(self, uid: str) -> str | None:
+        with self._lock:
+            return self._workloads.get(uid)
+
+    def agents(self) -> dict[str, str]:
+        with self._lock:
+            rows = sorted(self._agents.items())
+        out: dict[str, tuple[bool, str]] = {}
+        for _, (node, url, ready) in rows:
+            if node not in out or (ready and not out[node][0]):
+                out[node] = (ready, url)
+        return {node: url for node, (_, url) in out.items()}
+
+    # -- nodes ---------------------------------------------------------------------------------------
+    def _put_node(self, node: Mapping) -> None:
+        name = str(_map(node, "metadata").get("name") or "")
+        if not name:
+            return
+        addrs = {}
+        for a in _map(node, "status").get("addresses") or []:
+            if isinstance(a, Mapping) and a.get("type") in ("InternalIP", "ExternalIP", "Hostname") \
+                    and a.get("address"):
+                addrs[str(a["address"])] = name
+        self._addresses[name] = addrs
+
+    def apply_node(self, event_type: str, node: Mapping) -> None:
+        with self._lock:
+            if event_type == "DELETED":
+                self._addresses.pop(str(_map(node, "metadata").get("name") or ""), None)
+            elif event_type in ("ADDED", "MODIFIED"):
+                self._put_node(node)
+
+    def replace_nodes(self, nodes: Iterable[Mapping]) -> None:
+        with self._lock:
+            self._addresses.clear()
+            for node in nodes:
+                self._put_node(node)
+
+    def addresses(self) -> dict[str, str]:
+        with self._lock:
+            return {addr: node for per in self._addresses.values() for addr, node in per.items()}
