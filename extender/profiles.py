@@ -11,8 +11,10 @@ Sources, in order (the first that answers wins; ``PodView.demand_source`` says w
    Keys: ``cpu``; ``mem`` or ``memory``; ``net`` or ``network``; ``disk``. A key left out takes the value
    from the pod's requests (cpu, mem) or 0 (net, disk). Unknown keys, negative or unparseable values are a
    ``ProfileError``; the caller then falls back to the next source and reports it.
-2. ``learned`` -- the profile a ``ProfileStore`` holds for the pod's workload (``objects.workload_key``).
-   The monitor issue brings the real store; ``InMemoryProfileStore`` serves tests and static mode.
+2. ``learned`` -- the profile a ``ProfileStore`` holds for the pod's workload (the store's own
+   ``workload_of(pod)`` when it has one, else ``objects.workload_key``). ``LearnedProfileStore``
+   (``extender.profile_store``) learns them from the node agents' per-pod readings and persists them;
+   ``InMemoryProfileStore`` is a plain dict for tests.
 3. ``requests`` -- ``PodView.from_requests``: cpu and memory as requested, no net or disk.
 """
 
@@ -82,7 +84,9 @@ def parse_profile(text: str, requests: np.ndarray) -> np.ndarray:
 
 
 class ProfileStore(Protocol):
-    """Learned demand profiles per workload key (``namespace/Kind/name``), in policy units."""
+    """Learned demand profiles per workload key (``namespace/Kind/name``), in policy units.
+
+    A store may also define ``workload_of(pod) -> str | None`` to choose how pods map to keys."""
 
     def get(self, workload: str) -> np.ndarray | None: ...
 
@@ -136,5 +140,6 @@ def pod_view_for(pod: Mapping, *, requests: np.ndarray, annotation_key: str,
     meta = pod.get("metadata") if isinstance(pod.get("metadata"), Mapping) else {}
     ann = meta.get("annotations") if isinstance(meta.get("annotations"), Mapping) else {}
     value = ann.get(annotation_key)
+    key_of = getattr(store, "workload_of", None) or workload_key
     return pod_view(name=f"{ns}/{name}", requests=requests, annotation=value if value is None else str(value),
-                    workload=workload_key(pod), store=store)
+                    workload=key_of(pod), store=store)

@@ -20,7 +20,7 @@ import numpy as np
 from extender.cache import ClusterCache, PodRecord
 from extender.decide import HeuristicPolicy, ModelPolicy, Policy, Scored, Thresholds, filter_reasons, score
 from extender.errors import BadRequest, QuantityError
-from extender.objects import node_info, pod_key, pod_requests
+from extender.objects import node_info, pod_key, pod_requests, workload_key
 from extender.profiles import InMemoryProfileStore, ProfileStore, pod_view_for
 from extender.settings import Settings
 from extender.telemetry import Telemetry, kv
@@ -78,6 +78,8 @@ class Runtime:
     binder: Binder = field(default_factory=RecordingBinder)
     ready: Any = None  # callable -> (bool, reason) for /readyz
     decisions: OrderedDict = field(default_factory=OrderedDict)
+    usage_status: Any = None   # callable -> {node: {age_s, error, ...}} (the usage provider's health)
+    pod_workload: Any = None   # callable uid -> workload key (the pod index, or the static map)
 
     @property
     def thresholds(self) -> Thresholds:
@@ -196,8 +198,13 @@ class Runtime:
             pod, key = self.pod_view(args.Pod)
             cand = self.candidates(args, now)
             snap, unknown = cand.snap, [n for n, k in zip(cand.names, cand.known, strict=True) if not k]
+            workload = (getattr(self.profiles, "workload_of", None) or workload_key)(args.Pod)
         else:
             snap, unknown = self.cache.view().snapshot(now), []
+            workload = self.pod_workload(key[2]) if self.pod_workload is not None and key[2] else None
+        usage_status = self.usage_status() if self.usage_status is not None else {}
+        describe = getattr(self.profiles, "describe", None)
+        profile = describe(workload).get(workload) if describe is not None and workload else None
         reasons = filter_reasons(snap, pod, self.thresholds, self.settings.max_usage_age_s)
         scored = score(snap, pod, self.policy, max_usage_age=self.settings.max_usage_age_s)
         nodes = []
@@ -207,6 +214,8 @@ class Runtime:
                 "filter": reasons.get(i, "passed"),
                 "feasible": bool(scored.enc.mask[i]),
                 "stale": bool(scored.stale[i]),
+                "usage_age_s": _finite(snap.usage_age[i]),
+                "usage_error": (usage_status.get(name) or {}).get("error"),
                 "raw": _finite(scored.raw[i]),
                 "score": int(scored.scores[i]),
                 "features": {f: round(float(v), 6) for f, v in zip(NODE_FEATURES, scored.enc.nodes[i], strict=True)},
@@ -214,7 +223,8 @@ class Runtime:
         nodes.sort(key=lambda n: (-n["score"], -(n["raw"] if n["raw"] is not None else -1e300)))
         return {
             "pod": {"namespace": key[0], "name": key[1], "requests": pod.requests.tolist(),
-                    "demand": pod.demand.tolist(), "demand_source": pod.demand_source},
+                    "demand": pod.demand.tolist(), "demand_source": pod.demand_source, "workload": workload,
+                    "profile": profile},
             "policy": {"name": self.policy.name, "version": self.policy.version, "degraded": self.degraded},
             "pod_features": {f: round(float(v), 6) for f, v in zip(POD_FEATURES, scored.enc.pod, strict=True)},
             "cluster_features": {f: round(float(v), 6) for f, v in zip(CLUSTER_FEATURES, scored.enc.cluster,

@@ -5,6 +5,8 @@ Routes (``P`` = ``url_prefix`` without its trailing slash):
     POST P/filter  P/prioritize  P/bind  P/preempt      the extender verbs (always HTTP 200 when handled)
     GET  /healthz  /readyz  /metrics                    liveness, readiness (degraded = heuristic fallback)
     GET  /debug/explain?namespace=&name=                explain a cached pod against every cached node
+    GET  /debug/usage                                   per-node usage age, staleness and provider errors
+    GET  /debug/profiles?workload=                      learned (and static) workload profiles
     POST /debug/explain                                 explain an ExtenderArgs
     GET|POST /debug/noop                                does nothing (the benchmark's floor)
 
@@ -32,12 +34,14 @@ from pydantic_core import to_json
 
 from extender.cache import ClusterCache
 from extender.errors import BadRequest, BindError
-from extender.profiles import InMemoryProfileStore
+from extender.pod_index import PodIndex, parse_selector
+from extender.profile_store import JsonFileBackend, LearnedProfileStore, ProfileLearner, ProfileMetrics
+from extender.providers.health import UsageMetrics
 from extender.runtime import RawJSON, RecordingBinder, Runtime, load_policy
 from extender.settings import Settings, get_settings
 from extender.static_cluster import StaticCluster, load_static_cluster
 from extender.telemetry import Telemetry, kv
-from extender.usage import UsagePoller, make_provider
+from extender.usage import ProviderContext, UsagePoller, make_provider
 from extender.wire import (
     ErrorBody,
     ExtenderArgs,
@@ -122,7 +126,16 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
     settings = settings or app.dependency_overrides.get(get_settings, get_settings)()
     telemetry = Telemetry()
     cache = ClusterCache(assume_grace_s=settings.assume_grace_s)
-    profiles = InMemoryProfileStore()
+    registry = telemetry.metrics.registry
+    profiles = LearnedProfileStore(
+        min_samples=settings.profile_min_samples, half_life_s=settings.profile_half_life_s,
+        workload_labels=settings.workload_labels, ttl_s=settings.profile_ttl_s, max_profiles=settings.profile_max,
+        backend=JsonFileBackend(settings.profile_file) if settings.profile_file else None,
+        metrics=ProfileMetrics(registry))
+    await asyncio.to_thread(profiles.load)
+    context = ProviderContext(telemetry=telemetry, usage_metrics=UsageMetrics(registry),
+                              node_names=lambda: cache.node_names)
+    pod_workload = settings.pod_workloads.get
     policy, degraded = load_policy(settings, telemetry)
     stoppers: list[Callable[[], Awaitable]] = []
     rt = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=policy, degraded=degraded,
@@ -142,12 +155,16 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         rt.binder = RecordingBinder()
         rt.ready = lambda: (True, "static cluster")
     else:
-        from extender.kube import KubeBinder, KubeEventSink, KubeWatcher, make_core_api
+        from extender.kube import KubeBinder, KubeEventSink, make_core_api
+        from extender.kube_index import IndexingWatcher
 
         core = await asyncio.to_thread(make_core_api, kubeconfig=settings.kubeconfig)
         sink = KubeEventSink(core)
         telemetry.events = sink
-        watcher = KubeWatcher(core, cache, settings, store=profiles, telemetry=telemetry)
+        index = PodIndex(selector=parse_selector(settings.monitor_selector), port=settings.monitor_port,
+                         namespace=settings.monitor_namespace, workload_of=profiles.workload_of)
+        context.agents, context.addresses, pod_workload = index.agents, index.addresses, index.workload
+        watcher = IndexingWatcher(core, cache, settings, store=profiles, telemetry=telemetry, index=index)
         watcher.start()
         rt.binder = KubeBinder(core, timeout_s=settings.bind_timeout_s)
         rt.ready = lambda: ((True, "cache synced") if all(e.is_set() for e in watcher.synced.values())
@@ -158,8 +175,12 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
             sink.close()
 
         stoppers.append(stop_watch)
-    poller = UsagePoller(make_provider(settings, static_usage=static_usage, static_mtime=static_mtime), cache, telemetry, interval_s=settings.usage_interval_s,
-                         timeout_s=settings.usage_timeout_s)
+    provider = make_provider(settings, static_usage=static_usage, static_mtime=static_mtime, context=context)
+    learner = ProfileLearner(profiles, pod_workload, save_interval_s=settings.profile_save_interval_s) \
+        if hasattr(provider, "take_pod_samples") else None
+    poller = UsagePoller(provider, cache, telemetry, interval_s=settings.usage_interval_s,
+                         timeout_s=settings.usage_timeout_s, learner=learner)
+    rt.usage_status, rt.pod_workload = poller.status, pod_workload
     await poller.start()
     stoppers.insert(0, poller.stop)
     telemetry.metrics.model.info({"policy": policy.name, "version": policy.version,
@@ -315,6 +336,31 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
     async def explain_post(args: ExtenderArgs, request: Request) -> Response:
         """Explain an ExtenderArgs: what filter and prioritize would answer, node by node."""
         return await timed(request, "explain", lambda rt: rt.explain(args), lambda m: _error(400, m))
+
+    @app.get("/debug/usage", tags=["debug"])
+    async def debug_usage(request: Request) -> Response:
+        """Per cached node: age of its usage sample, stale or not, and the provider's last error."""
+        rt = rt_of(request)
+        view, now = rt.cache.view(), time.time()
+        status = rt.usage_status() if rt.usage_status is not None else {}
+        nodes = {}
+        for name, ts in zip(view.names, view.usage_ts.tolist(), strict=True):
+            age = now - ts if ts > -1e300 else None
+            nodes[name] = {"age_s": None if age is None else round(max(age, 0.0), 3),
+                           "stale": age is None or age > rt.settings.max_usage_age_s,
+                           **{k: v for k, v in (status.get(name) or {}).items() if k != "age_s"}}
+        return _json({"provider": rt.settings.usage_provider, "max_usage_age_s": rt.settings.max_usage_age_s,
+                      "nodes": nodes})
+
+    @app.get("/debug/profiles", tags=["debug"])
+    async def debug_profiles(request: Request, workload: str | None = Query(None)) -> Response:
+        """Learned workload profiles (demand, samples, trusted) and the static ones, by workload key."""
+        rt = rt_of(request)
+        describe = getattr(rt.profiles, "describe", None)
+        s = rt.settings
+        return _json({"min_samples": s.profile_min_samples, "half_life_s": s.profile_half_life_s,
+                      "file": str(s.profile_file) if s.profile_file else None,
+                      "profiles": describe(workload) if describe is not None else {}})
 
     @app.api_route("/debug/noop", methods=["GET", "POST"], tags=["debug"])
     async def noop() -> Response:
