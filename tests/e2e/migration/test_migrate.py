@@ -54,7 +54,7 @@ def test_slow_job_is_migrated_end_to_end(mig, dump):
              what="MigrationCompleted event", on_timeout=dump)
     assert ctl.proc.poll() is None, dump()
     log = ctl.log_text()
-    assert "[%s/job] migration decision" % mig.namespace in log
+    assert f"[{mig.namespace}/job] migration decision" in log
     assert "reason=completed" in log
 
 
