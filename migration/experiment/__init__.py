@@ -1,0 +1,1 @@
+"""Experiment tooling for migration A/B runs (``python -m migration.experiment --help``); see ``plan``."""
