@@ -1,0 +1,103 @@
+"""Policy benchmarks: numpy inference latency at 100 / 1,000 / 5,000 nodes and DQN training throughput.
+
+Why it exists: the extender serves the DQN on kube-scheduler's serial path, so ``encode`` + ``q_values``
+must stay within a couple of milliseconds at 5,000 nodes (target <= 2 ms); training must fit a 2-core
+machine (``make model`` <= 15 min). Figures are printed with a same-run baseline (the ``demand-aware``
+heuristic scoring the same snapshot), never asserted.
+
+    python bench/bench_policy.py                       # inference with the shipped model + 3,000 training steps
+    python bench/bench_policy.py --model runs/dqn.npz --train-steps 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from policy.baselines import make_scorer
+from policy.features import encode
+from policy.model import load_model
+from policy.state import ClusterSnapshot, PodView
+
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "policy" / "models" / "default.npz"
+
+
+def snapshot(n: int, rng: np.random.Generator) -> ClusterSnapshot:
+    cap = np.tile([8.0, 32.0, 125.0, 200.0], (n, 1)) * rng.choice([0.5, 1, 2], size=(n, 1))
+    return ClusterSnapshot(
+        names=tuple(f"node-{i}" for i in range(n)), capacity=cap, requested=cap[:, :2] * rng.random((n, 2)) * 0.8,
+        usage=cap * rng.random((n, 4)), usage_age=rng.random(n) * 30, assumed=np.zeros((n, 4)),
+        pods=rng.integers(0, 50, n).astype(float), max_pods=np.full(n, 110.0), ready=np.ones(n, dtype=bool))
+
+
+def timed(fn, repeat: int) -> tuple[float, float]:
+    """Median and 99th percentile in ms."""
+    for _ in range(3):
+        fn()
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1e3)
+    samples.sort()
+    return statistics.median(samples), samples[min(len(samples) - 1, int(0.99 * len(samples)))]
+
+
+def bench_inference(model_path: Path, sizes: list[int], repeat: int) -> None:
+    model = load_model(model_path)
+    heuristic = make_scorer("demand-aware")
+    pod = PodView(requests=[0.5, 1.0], demand=[2.0, 1.0, 20.0, 5.0], demand_source="learned")
+    rng = np.random.default_rng(0)
+    print(f"model {model_path} ({model.version})")
+    print(f"{'nodes':>7}{'encode p50':>12}{'dqn p50':>10}{'dqn p99':>10}{'heur p50':>10}{'dqn/heur':>10}   ms")
+    for n in sizes:
+        snap = snapshot(n, rng)
+        enc_p50, _ = timed(lambda snap=snap: encode(snap, pod), repeat)
+        dqn_p50, dqn_p99 = timed(lambda snap=snap: model.q_values(encode(snap, pod)), repeat)
+        heur_p50, _ = timed(lambda snap=snap: heuristic.score(snap, pod), repeat)
+        print(f"{n:>7}{enc_p50:>12.3f}{dqn_p50:>10.3f}{dqn_p99:>10.3f}{heur_p50:>10.3f}{dqn_p50 / heur_p50:>10.1f}")
+
+
+def bench_training(steps: int) -> None:
+    from policy.train import Args, make_env, make_model
+
+    args = Args(steps=steps, learning_starts=min(500, steps // 2), eval_every=0, progress=False)
+    env = make_env(args)
+    model = make_model(args, env)
+    t0 = time.perf_counter()
+    model.learn(total_timesteps=steps)
+    elapsed = time.perf_counter() - t0
+    print(f"training: {steps} steps in {elapsed:.1f} s = {steps / elapsed:.0f} env steps/s "
+          f"(one gradient step every {args.train_freq} env steps, batch {args.batch_size})")
+    env_steps = 0
+    env.reset(seed=0)
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 3.0:
+        _, _, done, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+        env_steps += 1
+        if done:
+            env.reset()
+    print(f"env alone (first feasible): {env_steps / (time.perf_counter() - t0):.0f} steps/s")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="exported .npz (default: the shipped model)")
+    p.add_argument("--nodes", default="100,1000,5000", help="cluster sizes (default: %(default)s)")
+    p.add_argument("--repeat", type=int, default=200, help="timed calls per size (default: %(default)s)")
+    p.add_argument("--train-steps", type=int, default=3000, help="training steps to time; 0 skips (default: %(default)s)")
+    args = p.parse_args()
+    bench_inference(args.model, [int(x) for x in args.nodes.split(",")], args.repeat)
+    if args.train_steps:
+        import torch
+
+        torch.set_num_threads(1)
+        bench_training(args.train_steps)
+
+
+if __name__ == "__main__":
+    main()
