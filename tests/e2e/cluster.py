@@ -38,7 +38,7 @@ KWOK_STAGES_DIR = Path(__file__).resolve().parent / "kwok-stages"
 BINARIES = ("etcd", "kube-apiserver", "kube-scheduler", "kubectl", "kwok")
 KWOK_DEFAULT_STAGES = "kwok-default-stages.yaml"
 
-BUILD_TIMEOUT_S = float(os.environ.get("DRSCHED_E2E_BUILD_TIMEOUT", 3600))
+DEFAULT_BUILD_TIMEOUT_S = 3600.0  # a cold build on 2 busy cores took ~9 min; override with DRSCHED_E2E_BUILD_TIMEOUT
 READY_TIMEOUT_S = 60.0
 
 T = TypeVar("T")
@@ -69,11 +69,12 @@ def ensure_binaries() -> Binaries:
 
     Its output goes to build.log next to the bin dir, outside the clone, overwritten each run.
     """
+    timeout = float(os.environ.get("DRSCHED_E2E_BUILD_TIMEOUT", DEFAULT_BUILD_TIMEOUT_S))
     bin_dir = cached_bin_dir()
     log_path = bin_dir.parent / "build.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.unlink(missing_ok=True)
-    run_to_completion(name="build.sh", argv=[str(BUILD_SCRIPT)], log_path=log_path, timeout=BUILD_TIMEOUT_S)
+    run_to_completion(name="build.sh", argv=[str(BUILD_SCRIPT)], log_path=log_path, timeout=timeout)
     missing = [b for b in (*BINARIES, KWOK_DEFAULT_STAGES) if not (bin_dir / b).exists()]
     if missing:
         raise ComponentError(f"build.sh finished but {bin_dir} lacks {missing}\n{tail(log_path)}")
@@ -139,10 +140,10 @@ class ControlPlane:
         )
         self.sa_keys = self.pki.service_account_keys()
 
-    def _add(self, name: str, argv: list[str]) -> Component:
+    def _add(self, name: str, argv: list[str], *, env: dict[str, str] | None = None) -> Component:
         if name in self.components and self.components[name].running:
             raise ComponentError(f"{name} is already running")
-        component = Component(name=name, argv=argv, log_path=self.logs / f"{name}.log")
+        component = Component(name=name, argv=argv, log_path=self.logs / f"{name}.log", env=env)
         self.components[name] = component
         component.start()
         return component
@@ -223,13 +224,15 @@ class ControlPlane:
         port = free_port()
         key, value = KWOK_NODE_ANNOTATION
         stage_files = [self.bins.kwok_default_stages, *sorted(KWOK_STAGES_DIR.glob("*.yaml"))]
+        # kwok also loads ~/.kwok/kwok.yaml when it exists: a HOME of its own keeps a developer's out.
+        kwok_env = {**os.environ, "HOME": str(self.workdir)}
         kwok = self._add("kwok", [
             self.bins["kwok"], f"--kubeconfig={self.kubeconfig}",
             *(f"--config={f}" for f in stage_files),
             "--manage-all-nodes=false", f"--manage-nodes-with-annotation-selector={key}={value}",
             "--cidr=10.0.0.1/16", "--node-ip=10.0.0.1",
             f"--server-address=127.0.0.1:{port}",
-        ])  # fmt: skip
+        ], env=kwok_env)  # fmt: skip
         kwok.wait_ready(lambda: _http_get(f"http://127.0.0.1:{port}/healthz") == b"ok", timeout=READY_TIMEOUT_S)
 
     # ---- schedulers -----------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 #
 #   ${DRSCHED_CACHE:-$HOME/.cache/drsched}/controlplane/<k8s version>/bin/
 #
-# A stamp file keyed by the pinned versions and the go.mod/go.sum hashes makes a
+# A stamp file keyed by the pinned versions and the go.mod/go.sum (and source) hashes makes a
 # second run a no-op, so the e2e fixture can call this on every session.
 # GOMODCACHE and GOCACHE stay at Go's defaults under $HOME, so CI runs on the
 # same machine reuse the downloaded modules and compiled packages.
@@ -44,8 +44,9 @@ esac
 stamp_key() {
     {
         echo "k8s=$k8s_version etcd=$etcd_version kwok=$kwok_version"
+        # build.sh itself is in the key: a change to its flags must rebuild.
         cat "$here/go.mod" "$here/go.sum" "$here/kwok/go.mod" "$here/kwok/go.sum" \
-            "$here/cmd/etcd/main.go" "$here/kwok/cmd/kwok-default-stages/main.go"
+            "$here/cmd/etcd/main.go" "$here/kwok/cmd/kwok-default-stages/main.go" "$here/build.sh"
     } | sha256sum | cut -d' ' -f1
 }
 
