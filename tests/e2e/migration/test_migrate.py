@@ -9,7 +9,7 @@ import urllib.request
 import pytest
 
 from ..procs import free_port
-from .helpers import job_pod, wait_for
+from .helpers import REPO, job_pod, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -74,3 +74,51 @@ def test_dry_run_only_logs_and_emits_events(mig, dump):
     assert not mig.windows()
     assert "reason=dry-run" in ctl.log_text()
     assert ctl.proc.poll() is None, dump()
+
+
+def test_least_privilege_rbac_is_enough(mig, dump, tmp_path):
+    """The controller, authenticated as its ServiceAccount bound to manifests/migration/rbac.yaml, moves a job."""
+    import yaml
+    from kubernetes import client
+
+    sa = "drsched-migration"
+    mig.cluster.create_service_account(mig.namespace, sa)
+    rbac = client.RbacAuthorizationV1Api(mig.cluster.api)
+    role, binding = yaml.safe_load_all((REPO / "manifests/migration/rbac.yaml").read_text())
+    suffix = f"-{mig.tag}"
+    role["metadata"]["name"] += suffix
+    binding["metadata"]["name"] += suffix
+    binding["roleRef"]["name"] = role["metadata"]["name"]
+    binding["subjects"][0]["namespace"] = mig.namespace
+    rbac.create_cluster_role(role)
+    rbac.create_cluster_role_binding(binding)
+    try:
+        token = mig.core.create_namespaced_service_account_token(
+            sa, mig.namespace, client.AuthenticationV1TokenRequest(
+                spec=client.V1TokenRequestSpec(audiences=["https://kubernetes.default.svc.cluster.local"],
+                                               expiration_seconds=3600))).status.token
+        kubeconfig = tmp_path / "sa.kubeconfig"
+        kubeconfig.write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "sa",
+            "clusters": [{"name": "e2e", "cluster": {"server": mig.cluster.api_url,
+                                                     "certificate-authority": str(mig.cluster.pki.ca.cert)}}],
+            "users": [{"name": "sa", "user": {"token": token}}],
+            "contexts": [{"name": "sa", "context": {"cluster": "e2e", "user": "sa"}}]}))
+        src = mig.node("src", cpu="2")
+        big = mig.node("big", cpu="16")
+        mig.core.create_namespaced_pod(mig.namespace, job_pod("job", node=src))
+        mig.start_fake_jobs()
+        ctl = mig.controller()
+        ctl.argv = [a if not a.startswith("--kubeconfig=") else f"--kubeconfig={kubeconfig}" for a in ctl.argv]
+        ctl.start()
+        successor = wait_for(lambda: next((p for p in mig.pods() if p.metadata.name == "job-m1"
+                                           and p.status.phase == "Running"), None),
+                             timeout=60, what="job-m1 Running as the ServiceAccount", on_timeout=dump)
+        assert successor.spec.node_name == big
+        wait_for(lambda: not mig.windows(), timeout=30, what="the window released", on_timeout=dump)
+        wait_for(lambda: "MigrationCompleted" in {e.reason for e in mig.events("job-m1")}, timeout=10,
+                 what="MigrationCompleted event", on_timeout=dump)
+        assert "403" not in ctl.log_text() and "forbidden" not in ctl.log_text().lower(), dump()
+    finally:
+        rbac.delete_cluster_role_binding(binding["metadata"]["name"])
+        rbac.delete_cluster_role(role["metadata"]["name"])
