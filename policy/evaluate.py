@@ -47,6 +47,8 @@ WORKLOADS: dict[str, dict] = {
 }
 DEFAULT_POLICIES = "default-k8s,tlp,lvrb,koord,demand-aware,random,round-robin"
 BASELINE = "default-k8s"
+MIN_BASE_EXCESS = 0.005
+"""Seeds where the baseline's excess slowdown is below this are left out of the ratio column."""
 METRICS = ("mean_slowdown", "excess_slowdown", "mean_jct", "p95_jct", "makespan", "imbalance", "util_cpu",
            "util_net", "util_disk", "unschedulable")
 # Two-sided 95 % Student t quantiles for 1..30 degrees of freedom (then the normal 1.96).
@@ -132,8 +134,9 @@ def summarise(rows: list[dict]) -> list[dict]:
         s = {"scenario": scen, "workload": wl, "load": load, "policy": pol, "seeds": len(rs)}
         for m in METRICS:
             s[m], s[m + "_ci"] = mean_ci95([r[m] for r in rs])
+        # A ratio to a baseline that lost (almost) nothing is noise, not a result: such seeds are left out.
         ratios = [r["excess_slowdown"] / base_excess[(scen, wl, load, r["seed"])] for r in rs
-                  if base_excess.get((scen, wl, load, r["seed"]), 0) > 0]
+                  if base_excess.get((scen, wl, load, r["seed"]), 0) > MIN_BASE_EXCESS]
         s["excess_ratio"], s["excess_ratio_ci"] = mean_ci95(ratios)
         out.append(s)
     return out
