@@ -36,7 +36,8 @@ def test_opted_in_pod_is_filtered_and_scored_by_the_extender(
     assert {"filter", "prioritize"} <= extender_double.verbs(name)
     filter_call = next(c for c in extender_double.calls if c.verb == "filter" and c.pod_name == name)
     assert filter_call.body["Nodes"] is None  # nodeCacheCapable: names only
-    assert set(filter_call.body["NodeNames"]) == {"kwok-small", "kwok-medium", "kwok-large"}
+    # Other tests of the session may add nodes of their own, hence a subset.
+    assert {"kwok-small", "kwok-medium", "kwok-large"} <= set(filter_call.body["NodeNames"])
     cluster.wait_pod_phase(name, "Running")
 
 

@@ -8,7 +8,7 @@ import pytest
 from kubernetes import client
 
 from .cluster import CONTROLPLANE_DIR, ControlPlane
-from .objects import HETEROGENEOUS_NODES, small_pod
+from .objects import HETEROGENEOUS_NODES, KWOK_NODE_ANNOTATION, small_pod
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -30,7 +30,8 @@ def test_kwok_nodes_are_ready_with_their_capacities(cluster: ControlPlane) -> No
 def test_default_scheduler_binds_a_pod_and_kwok_runs_it(cluster: ControlPlane, unique) -> None:
     name = unique("smoke")
     cluster.create_pod(small_pod(name))
-    assert cluster.wait_pod_bound(name) in {s.name for s in HETEROGENEOUS_NODES}
+    node = cluster.core.read_node(cluster.wait_pod_bound(name))
+    assert node.metadata.annotations.get(KWOK_NODE_ANNOTATION[0]) == KWOK_NODE_ANNOTATION[1]
     pod = cluster.wait_pod_phase(name, "Running")
     assert pod.status.pod_ip
 
