@@ -57,7 +57,7 @@ class Settings(BaseSettings):
     max_usage_age_s: float = Field(60.0, gt=0, description="Usage older than this is stale: the node is scored "
                                                            "from requests and does not count as hot.")
     monitor_agents: Annotated[dict[str, str], NoDecode] = Field(
-        default_factory=dict, description="monitor provider without a cluster (static cluster, tests): node -> agent "
+        {}, description="monitor provider without a cluster (static cluster, tests): node -> agent "
                                           "base URL, as JSON or node=url,node=url. In a cluster agents are found "
                                           "by monitor_selector.")
     monitor_selector: str = Field("app.kubernetes.io/name=drsched-monitor",
@@ -72,13 +72,13 @@ class Settings(BaseSettings):
     prometheus_url: str | None = Field(None, description="Prometheus base URL for the prometheus provider, "
                                                          "e.g. http://prometheus:9090.")
     prometheus_queries: Annotated[dict[str, str], NoDecode] = Field(
-        default_factory=dict, description="PromQL replacing the default cpu / mem / net / disk / timestamp "
+        {}, description="PromQL replacing the default cpu / mem / net / disk / timestamp "
                                           "queries (JSON; $label and $window are substituted; '' drops timestamp).")
     prometheus_rate_window: str = Field("1m", description="Range of the rate() in the default queries "
                                                           "(>= 4 scrape intervals).")
     prometheus_node_label: str = Field("instance", description="Series label that identifies the node.")
     prometheus_instance_map: Annotated[dict[str, str], NoDecode] = Field(
-        default_factory=dict, description="Label value (or its host part) -> node name, before the name and "
+        {}, description="Label value (or its host part) -> node name, before the name and "
                                           "address rules (JSON or value=node,...).")
     profile_file: Path | None = Field(None, description="JSON file the learned profiles persist to "
                                                         "(unset: not persisted).")
@@ -89,10 +89,10 @@ class Settings(BaseSettings):
     profile_ttl_s: float = Field(7 * 86400.0, gt=0, description="Profiles not updated for this long are dropped.")
     profile_max: int = Field(10_000, ge=1, description="Most profiles kept (least recently updated dropped).")
     workload_labels: Annotated[list[str], NoDecode] = Field(
-        default_factory=list, description="Pod labels that together name a workload (comma-separated), "
+        [], description="Pod labels that together name a workload (comma-separated), "
                                           "used before owner references; the drsched.io/workload label wins.")
     pod_workloads: Annotated[dict[str, str], NoDecode] = Field(
-        default_factory=dict, description="Static cluster / tests: pod UID -> workload key for learning "
+        {}, description="Static cluster / tests: pod UID -> workload key for learning "
                                           "(JSON or uid=key,...); in a cluster the pods' owners say it.")
     assume_grace_s: float = Field(5.0, ge=0, description="Pods bound up to this long before a usage sample stay "
                                                         "'assumed' (the sample has not seen them ramp up).")
