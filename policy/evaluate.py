@@ -79,8 +79,8 @@ def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
     return float(arr.mean()), float(t * arr.std(ddof=1) / np.sqrt(len(arr)))
 
 
-def _run_case(args: tuple[Case, int, str]) -> tuple[Case, str, dict, dict]:
-    case, n_jobs, spec = args
+def _run_case(args: tuple[Case, int, str, str]) -> tuple[Case, str, dict, dict]:
+    case, n_jobs, spec, label = args
     scorer = policy_from_spec(spec, seed=case.seed)
     t0 = time.perf_counter()
     result = run_episode(case.sim_config(n_jobs), case.seed, scorer)
@@ -88,12 +88,14 @@ def _run_case(args: tuple[Case, int, str]) -> tuple[Case, str, dict, dict]:
     row["wall_s"] = time.perf_counter() - t0
     series = {"jct": result.jct, "tick_times": result.tick_times, "utilisation": result.utilisation,
               "imbalance": result.imbalance_series}
-    return case, policy_label(spec), row, series
+    return case, label, row, series
 
 
 def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True):
     """Run every (case, policy); returns rows (dicts) and the per-run series of the first seed."""
-    tasks = [(c, n_jobs, p) for c in cases for p in policies]
+    labels = [policy_label(p) for p in policies]
+    labels = [lab if labels.count(lab) == 1 else p for lab, p in zip(labels, policies, strict=True)]
+    tasks = [(c, n_jobs, p, lab) for c in cases for p, lab in zip(policies, labels, strict=True)]
     rows, series = [], {}
     bar = _progress(len(tasks), progress)
     if workers > 1:
