@@ -41,6 +41,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_tls(settings: Settings) -> None:
+    """Load the TLS files once up front, so a missing or bad file is exit 2 with its name, not a traceback."""
+    if settings.tls_cert_file is None:
+        return
+    import ssl
+
+    try:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(settings.tls_cert_file, settings.tls_key_file)
+        if settings.tls_client_ca_file is not None:
+            ctx.load_verify_locations(settings.tls_client_ca_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(f"TLS files (tls_cert_file / tls_key_file / tls_client_ca_file) unusable: {exc}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = vars(build_parser().parse_args(argv))
     config = args.pop("config")
@@ -59,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         from extender.usage import make_provider
 
         make_provider(settings, static_usage=cluster.usage if cluster else None)
+        _check_tls(settings)
         app = create_app(settings, cluster=cluster)
     except ConfigError as exc:
         print(f"extender: {exc}", file=sys.stderr)  # noqa: T201 -- before logging exists
@@ -66,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     import uvicorn
 
     try:
-        uvicorn.run(app, host=settings.host, port=settings.port, log_config=None, access_log=False)
+        uvicorn.run(app, host=settings.host, port=settings.port, log_config=None, access_log=False,
+                    **settings.uvicorn_tls())
     except SystemExit as exc:
         return int(exc.code or 0)
     except ConfigError as exc:  # raised inside the lifespan (static file, provider)

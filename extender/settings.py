@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import ssl
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -111,6 +112,11 @@ class Settings(BaseSettings):
     decision_history: int = Field(1000, ge=0, description="Recent decisions kept for /debug/explain.")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Log level.")
     log_format: Literal["json", "text"] = Field("json", description="Log line format.")
+    tls_cert_file: Path | None = Field(None, description="Serve HTTPS with this certificate (PEM; with "
+                                                         "tls_key_file). Unset: plain HTTP.")
+    tls_key_file: Path | None = Field(None, description="Private key of tls_cert_file (PEM).")
+    tls_client_ca_file: Path | None = Field(None, description="Require a client certificate signed by this CA "
+                                                              "(mutual TLS: only kube-scheduler may call).")
 
     @field_validator("monitor_agents", "prometheus_queries", "prometheus_instance_map", "pod_workloads",
                      mode="before")
@@ -179,6 +185,10 @@ class Settings(BaseSettings):
         if unknown or any(not self.prometheus_queries.get(k, "x") for k in ("cpu", "mem")):
             raise ValueError(f"prometheus_queries keys are {', '.join(PROMETHEUS_QUERY_KEYS)} (cpu and mem not "
                              f"empty); got {', '.join(unknown) or 'an empty cpu or mem query'}")
+        if (self.tls_cert_file is None) != (self.tls_key_file is None):
+            raise ValueError("tls_cert_file and tls_key_file go together")
+        if self.tls_client_ca_file is not None and self.tls_cert_file is None:
+            raise ValueError("tls_client_ca_file (client certificates) needs HTTPS: set tls_cert_file and tls_key_file")
         if self.usage_timeout_s >= self.usage_interval_s:
             raise ValueError("usage_timeout_s must be shorter than usage_interval_s")
         return self
@@ -187,6 +197,15 @@ class Settings(BaseSettings):
     def prefix(self) -> str:
         """``url_prefix`` without its trailing slash ("" for "/")."""
         return self.url_prefix.rstrip("/")
+
+    def uvicorn_tls(self) -> dict[str, Any]:
+        """uvicorn's ssl_* arguments: HTTPS when a certificate is set, client certificates required with a CA."""
+        if self.tls_cert_file is None:
+            return {}
+        out: dict[str, Any] = {"ssl_certfile": str(self.tls_cert_file), "ssl_keyfile": str(self.tls_key_file)}
+        if self.tls_client_ca_file is not None:
+            out.update(ssl_ca_certs=str(self.tls_client_ca_file), ssl_cert_reqs=ssl.CERT_REQUIRED)
+        return out
 
     def echo(self) -> dict[str, Any]:
         """The effective config as plain values, for the one start-up log line."""
