@@ -218,7 +218,7 @@ class Simulator:
             self._next_arrival += 1
             if self._never[j]:
                 self._state[j] = _UNSCHEDULABLE
-                log.warning("pod unschedulable on arrival job=%d requests=%s", j, self.jobs[j].requests)
+                log.debug("pod unschedulable on arrival job=%d requests=%s", j, self.jobs[j].requests)
                 continue
             self._state[j] = _QUEUED
             self._pending_excess += self.fleet.inv_work[j]
@@ -257,7 +257,7 @@ class Simulator:
                 self._restarted[j] = True
                 self._state[j] = _QUEUED
                 self._queue.append(j)
-            log.info("node failed node=%s t=%.1f", self.nodes.names[b.node], self.now)
+            log.debug("node failed node=%s t=%.1f", self.nodes.names[b.node], self.now)
             if math.isfinite(b.duration):
                 self._push(b.at + b.duration, "up", b)
         elif a == "up":
@@ -276,7 +276,7 @@ class Simulator:
             if j not in fits:  # nothing left to happen can make room for it
                 self._state[j] = _UNSCHEDULABLE
                 self._pending_excess -= self.fleet.inv_work[j]
-                log.warning("pod unschedulable job=%d requests=%s", j, self.jobs[j].requests)
+                log.debug("pod unschedulable job=%d requests=%s", j, self.jobs[j].requests)
         self._deferred = fits  # still feasible at the time limit: reported unfinished
         self.done = True
 
@@ -294,8 +294,8 @@ class Simulator:
         """What a scheduler can know now (cached until the state changes)."""
         if self._snap is None:
             f, n = self.fleet, self.nodes
-            self._snap = ClusterSnapshot(
-                names=n.names, capacity=n.capacity, requested=f.requested.copy(), usage=self._usage,
+            self._snap = ClusterSnapshot.trusted(  # arrays are float64/bool of the right shapes by construction
+                names=tuple(n.names), capacity=n.capacity, requested=f.requested.copy(), usage=self._usage,
                 usage_age=np.full(n.n, self.now - self._sampled_at), assumed=self._assumed.copy(),
                 pods=f.pods.copy(), max_pods=n.max_pods, ready=f.ready.copy(), now=self.now)
         return self._snap
