@@ -15,6 +15,7 @@ import pytest
 
 from .cluster import Binaries, ControlPlane, cached_bin_dir, ensure_binaries
 from .extender_double import ExtenderDouble
+from .extender_proc import Extenders
 from .objects import HETEROGENEOUS_NODES, fake_node
 from .procs import Component, ComponentError
 
@@ -95,10 +96,18 @@ def drsched_scheduler(cluster: ControlPlane) -> Iterator[Callable[[Path], Compon
 
 @pytest.fixture
 def extender_double() -> Iterator[ExtenderDouble]:
-    """The TEST DOUBLE extender (see extender_double.py), until `python -m extender` serves these tests."""
+    """The recording TEST DOUBLE extender (extender_double.py), for tests that must see raw request payloads."""
     double = ExtenderDouble().start()
     yield double
     double.close()
+
+
+@pytest.fixture
+def extenders(cluster: ControlPlane, tmp_path: Path) -> Iterator[Extenders]:
+    """Start REAL extenders (`python -m extender --kubeconfig <cluster>`); every one is stopped after the test."""
+    started = Extenders(kubeconfig=cluster.kubeconfig, workdir=tmp_path)
+    yield started
+    started.close()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -107,4 +116,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     cp = getattr(item, "funcargs", {}).get("cluster") or getattr(item, "funcargs", {}).get("control_plane")
     if report.failed and isinstance(cp, ControlPlane):
         report.sections.append(("control-plane log tails", cp.log_tails()))
+    extenders = getattr(item, "funcargs", {}).get("extenders")
+    if report.failed and isinstance(extenders, Extenders) and extenders.procs:
+        report.sections.append(("extender log tails", extenders.log_tails()))
     return report

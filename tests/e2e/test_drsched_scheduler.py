@@ -1,8 +1,8 @@
-"""The shipped kube-scheduler-config/ files, run by the stock kube-scheduler against a real extender over HTTP.
+"""The shipped kube-scheduler-config/ files, run by the stock kube-scheduler against the REAL extender.
 
-For now the extender is the TEST DOUBLE in extender_double.py; the assertions only use what the
-real extender must also show (verbs received, where pods land), so the same tests will run against
-`python -m extender` once it lands.
+`python -m extender --kubeconfig <cluster>` serves every test here except one: the check of the raw
+payload kube-scheduler sends (`Nodes: null` + `NodeNames` with nodeCacheCapable) needs to see the bytes
+on the wire, which only the recording TEST DOUBLE (`extender_double`) keeps.
 """
 
 from __future__ import annotations
@@ -15,82 +15,86 @@ import pytest
 
 from .cluster import ControlPlane
 from .extender_double import ExtenderDouble
+from .extender_proc import Extenders, ServerTls
 from .objects import small_pod
 from .schedconfig import ExtenderTls
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 
-def test_opted_in_pod_is_filtered_and_scored_by_the_extender(
-    cluster: ControlPlane, drsched_scheduler, extender_double: ExtenderDouble, unique
+def test_default_config_extender_filters_and_scores_stock_binder_binds(
+    cluster: ControlPlane, drsched_scheduler, extenders: Extenders, unique
 ) -> None:
-    extender_double.reject = {"kwok-large"}
-    extender_double.prefer = "kwok-small"
-    drsched_scheduler(cluster.render_scheduler_config("drsched-scheduler.yaml", extender_url=extender_double.url))
+    ext = extenders.start()
+    drsched_scheduler(cluster.render_scheduler_config("drsched-scheduler.yaml", extender_url=ext.url))
 
     name = unique("opted-in")
     cluster.create_pod(small_pod(name, scheduler_name="drsched"))
-
-    # The stock plugins alone would favour the emptier kwok-medium; only the extender's score picks kwok-small.
-    assert cluster.wait_pod_bound(name) == "kwok-small"
-    assert {"filter", "prioritize"} <= extender_double.verbs(name)
-    filter_call = next(c for c in extender_double.calls if c.verb == "filter" and c.pod_name == name)
-    assert filter_call.body["Nodes"] is None  # nodeCacheCapable: names only
-    # Other tests of the session may add nodes of their own, hence a subset.
-    assert {"kwok-small", "kwok-medium", "kwok-large"} <= set(filter_call.body["NodeNames"])
+    node = cluster.wait_pod_bound(name)
     cluster.wait_pod_phase(name, "Running")
+
+    decision = cluster.poll(lambda: (ext.explain(name) or {}).get("last_decision"), timeout=10,
+                            what="the extender's decision")
+    assert node in cluster.poll(lambda: {n["name"] for n in ext.explain(name)["nodes"]}, timeout=5, what="nodes")
+    assert "bound_to" not in decision  # bindVerb unset: DefaultBinder bound it, not the extender
+    assert ext.counter("drsched_extender_requests_total", verb="filter", outcome="ok") >= 1
+    assert ext.counter("drsched_extender_requests_total", verb="prioritize", outcome="ok") >= 1
+    assert ext.counter("drsched_extender_binds_total") == 0
 
 
 def test_pods_of_the_default_scheduler_never_reach_the_extender(
-    cluster: ControlPlane, drsched_scheduler, extender_double: ExtenderDouble, unique
+    cluster: ControlPlane, drsched_scheduler, extenders: Extenders, unique
 ) -> None:
-    drsched_scheduler(cluster.render_scheduler_config("drsched-scheduler.yaml", extender_url=extender_double.url))
+    ext = extenders.start()
+    drsched_scheduler(cluster.render_scheduler_config("drsched-scheduler.yaml", extender_url=ext.url))
     name = unique("not-opted-in")
     cluster.create_pod(small_pod(name))
     cluster.wait_pod_bound(name)
-    assert extender_double.verbs(name) == set()
+    explained = cluster.poll(lambda: ext.explain(name), timeout=10, what="the pod in the extender's cache")
+    assert explained["last_decision"] is None
+    assert ext.counter("drsched_extender_requests_total", verb="filter") == 0
 
 
-def test_binding_extender_binds_the_pod(
+def test_scheduler_sends_node_names_only_when_node_cache_capable(
     cluster: ControlPlane, drsched_scheduler, extender_double: ExtenderDouble, unique
 ) -> None:
-    extender_double.prefer = "kwok-medium"
-    extender_double.bind = lambda ns, pod, uid, node: cluster.bind_pod(ns, pod, uid, node)
-    drsched_scheduler(cluster.render_scheduler_config("drsched-scheduler-bind.yaml", extender_url=extender_double.url))
+    """Needs the recording TEST DOUBLE: the real extender does not keep request bodies. (The full-nodes
+    mode, nodeCacheCapable: false, is served by the real extender in test_extender_e2e.py.)"""
+    extender_double.prefer = "kwok-small"
+    drsched_scheduler(cluster.render_scheduler_config("drsched-scheduler.yaml", extender_url=extender_double.url))
 
-    name = unique("bound-by-extender")
+    name = unique("payload")
     cluster.create_pod(small_pod(name, scheduler_name="drsched"))
-    assert cluster.wait_pod_bound(name) == "kwok-medium"
-    assert {"filter", "prioritize", "bind"} <= extender_double.verbs(name)
+    assert cluster.wait_pod_bound(name) == "kwok-small"
+    filter_call = next(c for c in extender_double.calls if c.verb == "filter" and c.pod_name == name)
+    assert filter_call.body["Nodes"] is None
+    # Other tests of the session may add nodes of their own, hence a subset.
+    assert {"kwok-small", "kwok-medium", "kwok-large"} <= set(filter_call.body["NodeNames"])
 
 
-def test_mtls_extender_sees_the_scheduler_client_certificate(cluster: ControlPlane, drsched_scheduler, unique) -> None:
+def test_mtls_extender_serves_the_scheduler_and_refuses_callers_without_its_certificate(
+    cluster: ControlPlane, drsched_scheduler, extenders: Extenders, unique
+) -> None:
     pki = cluster.pki
-    server = pki.issue("extender-serving", common_name="drsched-extender", dns_names=("drsched-extender",), server=True)
+    server = pki.issue("extender-serving", common_name="drsched-extender", dns_names=("drsched-extender",),
+                       ips=("127.0.0.1",), server=True)
     scheduler_client = pki.issue("scheduler-client", common_name="drsched-scheduler", client=True)
-    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    tls.load_cert_chain(str(server.cert), str(server.key))
-    tls.load_verify_locations(str(pki.ca.cert))
-    tls.verify_mode = ssl.CERT_REQUIRED  # the extender refuses callers without a client certificate
-    double = ExtenderDouble(prefer="kwok-medium", tls_context=tls).start()
-    try:
-        # Without a client certificate the extender refuses the connection.
-        anonymous = ssl.create_default_context(cafile=str(pki.ca.cert))
-        anonymous.check_hostname = False
-        with pytest.raises((ssl.SSLError, ConnectionError, urllib.error.URLError)):
-            urllib.request.urlopen(
-                urllib.request.Request(double.url + "filter", data=b"{}"), context=anonymous, timeout=5
-            )
+    trusted = ssl.create_default_context(cafile=str(pki.ca.cert))
+    trusted.load_cert_chain(str(scheduler_client.cert), str(scheduler_client.key))
+    ext = extenders.start(tls=ServerTls(cert=server.cert, key=server.key, client_ca=pki.ca.cert),
+                          client_context=trusted)
 
-        config = cluster.render_scheduler_config(
-            "drsched-scheduler-mtls.yaml",
-            extender_url=double.url,
-            tls=ExtenderTls(cert_file=scheduler_client.cert, key_file=scheduler_client.key, ca_file=pki.ca.cert),
-        )
-        drsched_scheduler(config)
-        name = unique("mtls")
-        cluster.create_pod(small_pod(name, scheduler_name="drsched"))
-        assert cluster.wait_pod_bound(name) == "kwok-medium"
-        assert {"filter", "prioritize"} <= double.verbs(name)
-    finally:
-        double.close()
+    anonymous = ssl.create_default_context(cafile=str(pki.ca.cert))
+    with pytest.raises((ssl.SSLError, ConnectionError, urllib.error.URLError)):
+        urllib.request.urlopen(urllib.request.Request(ext.url + "/filter", data=b"{}"), context=anonymous, timeout=5)
+
+    config = cluster.render_scheduler_config(
+        "drsched-scheduler-mtls.yaml", extender_url=ext.url,
+        tls=ExtenderTls(cert_file=scheduler_client.cert, key_file=scheduler_client.key, ca_file=pki.ca.cert),
+    )  # fmt: skip
+    drsched_scheduler(config)
+    name = unique("mtls")
+    cluster.create_pod(small_pod(name, scheduler_name="drsched"))
+    cluster.wait_pod_bound(name)
+    assert cluster.poll(lambda: (ext.explain(name) or {}).get("last_decision"), timeout=10, what="decision")
+    assert ext.counter("drsched_extender_requests_total", verb="filter", outcome="ok") >= 1
