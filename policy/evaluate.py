@@ -4,7 +4,7 @@ Every policy runs on the very same episodes (the workload is a function of the s
 so differences are the policies' own. Prints one table per scenario/workload/load with mean slowdown,
 its excess over the physical limit 1.0, each policy's excess as a ratio to ``default-k8s``'s with a 95 %
 interval over seeds, mean and p95 JCT, makespan, load imbalance and utilisation; writes ``runs.csv``,
-``summary.csv`` and PNG plots (JCT CDF, imbalance and utilisation over time) to ``--out``.
+``summary.csv``, ``table.txt``, ``summary.md`` (a policies x cases markdown table) and PNG plots (JCT CDF, imbalance and utilisation over time) to ``--out``.
 
 Scenarios (the situations where a fixed rule's assumptions break are named so they can be reported):
     base     8 standard nodes, profiles within 10 %, usage sampled every 10 s
@@ -167,6 +167,21 @@ def format_table(summary: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def format_pivot(summary: list[dict], metric: str = "mean_slowdown") -> str:
+    """A markdown table: one row per scenario/workload/load, one column per policy, best cell in bold."""
+    policies = sorted({s["policy"] for s in summary}, key=lambda p: (p != BASELINE, p))
+    cases = sorted({(s["scenario"], s["workload"], s["load"]) for s in summary})
+    cell = {(s["scenario"], s["workload"], s["load"], s["policy"]): s[metric] for s in summary}
+    lines = ["| scenario | workload | load | " + " | ".join(policies) + " |",
+             "|---|---|---|" + "---:|" * len(policies)]
+    for scen, wl, load in cases:
+        values = [cell.get((scen, wl, load, p), float("nan")) for p in policies]
+        best = np.nanmin(values)
+        shown = [f"**{v:.3f}**" if v == best else f"{v:.3f}" for v in values]
+        lines.append(f"| {scen} | {wl} | {load:g} | " + " | ".join(shown) + " |")
+    return "\n".join(lines)
+
+
 def write_csv(path: Path, rows: list[dict]) -> None:
     if not rows:
         return
@@ -248,6 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_csv(args.out / "summary.csv", summary)
     table = format_table(summary)
     (args.out / "table.txt").write_text(table + "\n")
+    (args.out / "summary.md").write_text("Mean slowdown (1.0 = every job as fast as alone; best in bold)\n\n"
+                                         + format_pivot(summary) + "\n")
     sys.stdout.write(table + "\n")
     if not args.no_plots:
         from policy.plots import write_plots

@@ -21,7 +21,7 @@ def test_evaluate_quick_end_to_end(tmp_path):
     proc = _run("policy.evaluate", "--quick", "--out", str(tmp_path), "-q")
     assert proc.returncode == 0, proc.stderr
     assert "scenario=base workload=drs load=0.9" in proc.stdout
-    for name in ("runs.csv", "summary.csv", "table.txt", "base-drs-load0.9.png", "base-drs-load1.5.png"):
+    for name in ("runs.csv", "summary.csv", "table.txt", "summary.md", "base-drs-load0.9.png", "base-drs-load1.5.png"):
         assert (tmp_path / name).stat().st_size > 0, name
     rows = list(csv.DictReader((tmp_path / "summary.csv").open()))
     policies = {r["policy"] for r in rows}
