@@ -189,8 +189,8 @@ class Extenders:
 
     def new(self, **kwargs: Any) -> ExtenderProcess:
         """An extender configured but not started (tests that need its URL before it runs)."""
-        proc = ExtenderProcess(kubeconfig=self.kubeconfig,
-                               log_path=self.workdir / f"extender-{len(self.procs)}.log", **kwargs)
+        kwargs.setdefault("kubeconfig", self.kubeconfig)
+        proc = ExtenderProcess(log_path=self.workdir / f"extender-{len(self.procs)}.log", **kwargs)
         self.procs.append(proc)
         return proc
 
