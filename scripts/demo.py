@@ -201,7 +201,8 @@ class Demo:
         self.out.say(f"      {'built' if took > 5 else 'reusing'} {self.bins.bin_dir} ({took:.0f}s)")
 
     def start_cluster(self, nodes: list[DemoNode]) -> None:
-        self.out.say("[2/5] control plane: etcd, kube-apiserver, kube-scheduler, kwok on 127.0.0.1")
+        self.out.say(f"[2/5] control plane: etcd, kube-apiserver, kube-scheduler, kwok on 127.0.0.1 "
+                     f"(work dir {self.workdir})")
         t = time.monotonic()
         self._cp = ControlPlane(workdir=self.workdir, binaries=self.bins)
         self.cp.start()
@@ -404,6 +405,7 @@ def run(demo: Demo, args: argparse.Namespace) -> int:
                       "drsched": placed["drsched"].get(p.name), "default": placed["default"].get(p.name),
                       "scores": (decisions.get(p.name) or {}).get("scores")} for p in pods],
             "summary": {pool: vars(s) for pool, s in summaries.items()},
+            "completed": demo._watch().completed,
         }, indent=1))
     if args.keep_running:
         demo.keep_running()
@@ -421,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, on_term)
+        # Also when started with SIGINT ignored (a background job of a script): `kill -INT` must stop it.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     demo = Demo(args, out)
     code = 0
     try:
