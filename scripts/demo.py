@@ -38,18 +38,9 @@ if str(REPO) not in sys.path:  # the e2e harness (tests.e2e) and policy live at 
     sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
-import yaml  # noqa: E402
 from demo_report import Out, node_table, pod_table, summary_lines  # noqa: E402
-from demo_workload import (  # noqa: E402
-    POOLS,
-    DemoNode,
-    DemoPod,
-    busiest_moment,
-    make_nodes,
-    make_schedule,
-    summarize,
-    usage_file,
-)
+from demo_watch import NAMESPACES, PodWatch  # noqa: E402
+from demo_workload import POOLS, DemoNode, DemoPod, busiest_moment, make_nodes, make_schedule, summarize  # noqa: E402
 
 from tests.e2e.cluster import BUILD_SCRIPT, ControlPlane, cached_bin_dir, ensure_binaries  # noqa: E402
 from tests.e2e.objects import NodeShape, fake_node, small_pod  # noqa: E402
@@ -58,13 +49,11 @@ from tests.e2e.procs import Component, ComponentError, free_port, tail  # noqa: 
 log = logging.getLogger("drsched.demo")
 
 POOL_LABEL = "drsched.io/demo-pool"
-NAMESPACES = {"drsched": "demo-drsched", "default": "demo-default"}
 SCHEDULER_NAMES = {"drsched": "drsched", "default": None}
 MARKER = ".drsched-demo"        # marks an --out directory as the demo's own, so a rerun may clear it
 COLD_BUILD = "a cold build takes ~10-17 min on 2 cores"
 BIND_TIMEOUT_S = 60.0
 TICK_S = 0.5                    # pod list + usage file refresh
-RAMP_S = 4.0                    # a pod shows in the usage file after this long (< the extender's assume_grace_s)
 
 
 class Stop(Exception):
@@ -97,49 +86,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.nodes < 1 or args.pods < 1 or args.submit_seconds <= 0 or args.run_for <= 0:
         p.error("--nodes, --pods, --submit-seconds and --run-for must be positive")
     return args
-
-
-class PodWatch:
-    """Where the demo's pods are, read from the API server each tick, and the usage file that follows from it.
-
-    Owns ``placed[pool][pod] = node label`` (kept after a pod completes), the pods still running with the
-    time the demo first saw them bound, and the usage file the extender's static provider reads.
-    """
-
-    def __init__(self, cp: ControlPlane, nodes: list[DemoNode], pods: list[DemoPod], usage_path: Path) -> None:
-        self.cp, self.nodes, self.pods, self.usage_path = cp, nodes, pods, usage_path
-        self.placed: dict[str, dict[str, str]] = {pool: {} for pool in POOLS}
-        self.running: dict[str, dict[str, tuple[str, float]]] = {pool: {} for pool in POOLS}
-        self.completed = dict.fromkeys(POOLS, 0)
-        self.write_usage()
-
-    def tick(self) -> None:
-        now = time.time()
-        for pool in POOLS:
-            done, running = 0, {}
-            for p in self.cp.core.list_namespaced_pod(NAMESPACES[pool]).items:
-                name, node = p.metadata.name, p.spec.node_name
-                if not node:
-                    continue
-                label = node.removeprefix(f"{pool}-")
-                self.placed[pool][name] = label
-                if p.status is not None and p.status.phase in ("Succeeded", "Failed"):
-                    done += 1
-                else:
-                    running[name] = (label, self.running[pool].get(name, (label, now))[1])
-            self.running[pool], self.completed[pool] = running, done
-        self.write_usage(now)
-
-    def write_usage(self, now: float | None = None) -> None:
-        now = time.time() if now is None else now
-        text = yaml.safe_dump(usage_file(self.nodes, self.pods, self.running, now=now, ramp_s=RAMP_S),
-                              sort_keys=False)
-        tmp = self.usage_path.with_suffix(".tmp")
-        tmp.write_text(text)
-        tmp.replace(self.usage_path)  # atomic: the provider never reads half a file
-
-    def all_placed(self) -> bool:
-        return all(len(self.placed[pool]) >= len(self.pods) for pool in POOLS)
 
 
 class Demo:
@@ -249,7 +195,7 @@ class Demo:
 
     def submit(self, pods: list[DemoPod]) -> dict[str, dict | None]:
         """Submit each pod to both pools at its time; return the explain answers taken just before."""
-        watch = self._watch()
+        watch = self.pod_watch()
         self.out.say(f"[4/5] workload: {len(pods)} pods (cpu/net/io) over {pods[-1].at:.0f}s, each to both "
                      "schedulers")
         explains: dict[str, dict | None] = {}
@@ -274,13 +220,13 @@ class Demo:
         self._tick(len(pods), len(pods), t0, force=True)
         return explains
 
-    def _watch(self) -> PodWatch:
+    def pod_watch(self) -> PodWatch:
         if self.watch is None:
             raise RuntimeError("drsched is not started yet")
         return self.watch
 
     def _tick(self, submitted: int, total: int, t0: float, *, force: bool = False) -> None:
-        watch = self._watch()
+        watch = self.pod_watch()
         watch.tick()
         placed, done = watch.placed, watch.completed
         self.out.progress(
@@ -305,7 +251,7 @@ class Demo:
             "last_decision") for p in pods}
 
     def pending_reasons(self, pods: list[DemoPod]) -> list[str]:
-        placed = self._watch().placed
+        placed = self.pod_watch().placed
         return [self.cp.describe_pod(p.name, namespace=NAMESPACES[pool])
                 for pool in POOLS for p in pods if p.name not in placed[pool]]
 
@@ -320,7 +266,7 @@ class Demo:
         self.out.say(f"  curl -s {self.extender_url}/readyz; curl -s {self.extender_url}/debug/usage")
         self.out.say(f"  logs: {self.workdir / 'logs'}")
         while True:  # keep the usage file following the pods as KWOK completes them
-            self._watch().tick()
+            self.pod_watch().tick()
             time.sleep(1)
 
     def close(self) -> None:
@@ -369,7 +315,7 @@ def run(demo: Demo, args: argparse.Namespace) -> int:
     demo.start_cluster(nodes)
     demo.start_drsched(nodes, pods)
     explains = demo.submit(pods)
-    placed = demo._watch().placed
+    placed = demo.pod_watch().placed
     decisions = demo.decisions(pods)
     out.say(f"[5/5] report (policy: {demo.served})")
     at = busiest_moment(pods)
@@ -405,7 +351,7 @@ def run(demo: Demo, args: argparse.Namespace) -> int:
                       "drsched": placed["drsched"].get(p.name), "default": placed["default"].get(p.name),
                       "scores": (decisions.get(p.name) or {}).get("scores")} for p in pods],
             "summary": {pool: vars(s) for pool, s in summaries.items()},
-            "completed": demo._watch().completed,
+            "completed": demo.pod_watch().completed,
         }, indent=1))
     if args.keep_running:
         demo.keep_running()
