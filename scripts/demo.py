@@ -42,7 +42,7 @@ from demo_report import Out, node_table, pod_table, summary_lines  # noqa: E402
 from demo_watch import NAMESPACES, PodWatch  # noqa: E402
 from demo_workload import POOLS, DemoNode, DemoPod, busiest_moment, make_nodes, make_schedule, summarize  # noqa: E402
 
-from tests.e2e.cluster import BUILD_SCRIPT, ControlPlane, cached_bin_dir, ensure_binaries  # noqa: E402
+from tests.e2e.cluster import BUILD_SCRIPT, Binaries, ControlPlane, cached_bin_dir, ensure_binaries  # noqa: E402
 from tests.e2e.objects import NodeShape, fake_node, small_pod  # noqa: E402
 from tests.e2e.procs import Component, ComponentError, free_port, tail  # noqa: E402
 
@@ -100,6 +100,7 @@ class Demo:
         self.extender_url = ""
         self.served = ""
         self.watch: PodWatch | None = None
+        self.bins: Binaries  # set by build()
 
     @property
     def cp(self) -> ControlPlane:
