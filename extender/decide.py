@@ -9,8 +9,10 @@ the raw value (Q-value or heuristic score) is min-max scaled and rounded half up
 The rule is monotone (a higher raw value never gets a lower score), keeps the best node at 10 and the
 worst at 0, and does not depend on the raw scale, so a model and a heuristic are interchangeable.
 
-Features come only from ``policy.features.encode``, over the candidate nodes kube-scheduler offered (in
-its order), so the cluster summary describes the nodes actually being chosen between.
+Features come only from ``policy.features.encode``. In nodeCacheCapable mode they are computed over the
+whole cached cluster, as in training, and the candidates' rows taken after (``score``'s ``context``);
+when kube-scheduler sends full Node objects the cache may not know them all, so the candidates alone are
+encoded.
 """
 
 from __future__ import annotations
@@ -147,9 +149,23 @@ class Scored:
     stale: np.ndarray
 
 
-def score(snap: ClusterSnapshot, pod: PodView, policy: Policy, *, max_usage_age: float) -> Scored:
-    """Encode once, ask the policy, map to 0..10."""
-    enc = encode(snap, pod, max_usage_age=max_usage_age)
-    raw = policy.raw(snap, pod, enc) if snap.n_nodes else np.zeros(0)
+def score(snap: ClusterSnapshot, pod: PodView, policy: Policy, *, max_usage_age: float,
+          context: ClusterSnapshot | None = None, rows: np.ndarray | None = None) -> Scored:
+    """Encode once, ask the policy, map to 0..10.
+
+    With ``context`` (the whole cached cluster) and ``rows`` (the candidates' rows in it, in ``snap``'s
+    order), features and raw values are computed over the whole cluster and the candidates' rows taken
+    after: that is how the policy was trained (every node in the snapshot), while kube-scheduler sends
+    only the nodes that passed its filters, which would shift the cluster-relative columns (capacity vs
+    the cluster mean, the cluster summary) if encoded alone.
+    """
+    if context is not None and rows is not None:
+        full = encode(context, pod, max_usage_age=max_usage_age)
+        raw_full = policy.raw(context, pod, full) if context.n_nodes else np.zeros(0)
+        enc = Encoded(nodes=full.nodes[rows], pod=full.pod, cluster=full.cluster, mask=full.mask[rows])
+        raw = raw_full[rows]
+    else:
+        enc = encode(snap, pod, max_usage_age=max_usage_age)
+        raw = policy.raw(snap, pod, enc) if snap.n_nodes else np.zeros(0)
     return Scored(enc=enc, raw=raw, scores=to_extender_scores(raw, enc.mask),
                   stale=~usage_is_fresh(snap, max_usage_age))

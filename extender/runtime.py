@@ -169,7 +169,13 @@ class Runtime:
         now = time.time()
         pod, key = self.pod_view(args.Pod)
         cand = self.candidates(args, now)
-        scored = score(cand.snap, pod, self.policy, max_usage_age=self.settings.max_usage_age_s)
+        context = rows = None
+        if cand.items is None:  # names mode: encode the whole cached cluster, as in training
+            view = self.cache.view()
+            context = view.snapshot(now)
+            rows = view.lookup(cand.names)[cand.known]
+        scored = score(cand.snap, pod, self.policy, max_usage_age=self.settings.max_usage_age_s,
+                       context=context, rows=rows)
         metrics = self.telemetry.metrics
         metrics.decisions.labels(verb="prioritize", policy=self.policy.name).inc()
         n_stale = int(scored.stale.sum())

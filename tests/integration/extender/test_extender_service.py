@@ -56,8 +56,11 @@ def test_prioritize_integer_scores_in_request_order(client):
     assert scores["ghost"] == 0 and scores["node-e"] == 0 and max(scores.values()) == 10
 
 
-def test_prioritize_nodes_mode(client):
-    r = client.post("/prioritize", json=args_nodes([v1_node("x1"), v1_node("x2", cpu="64", mem="256Gi")]))
+def test_prioritize_nodes_mode():
+    # demand-aware, pinned: on two idle nodes it prefers the big one (lower utilisation after placing);
+    # the shipped DQN is indifferent there (both placements run the pod at full speed).
+    with TestClient(create_app(static_settings(policy="demand-aware"))) as client:
+        r = client.post("/prioritize", json=args_nodes([v1_node("x1"), v1_node("x2", cpu="64", mem="256Gi")]))
     assert [h["Host"] for h in r.json()] == ["x1", "x2"] and r.json()[1]["Score"] == 10
 
 
