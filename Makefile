@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)-$
 PYTEST := $(PY) -m pytest
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help venv test test-unit test-integration test-e2e lint demo model bench controlplane clean-venv
+.PHONY: help venv test test-unit test-integration test-e2e lint demo evaluate model bench controlplane clean-venv
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -45,14 +45,20 @@ controlplane:  ## build (or reuse) etcd, kube-apiserver, kube-scheduler and KWOK
 test: venv  ## the whole suite: lint, unit, integration, e2e (each timed)
 	@bash scripts/run-tests.sh
 
-demo: venv  ## the main job end to end
-	$(PY) -m policy.evaluate --quick --out $(CURDIR)/out/demo
+demo: venv  ## drsched live next to the default scheduler on a local control plane (first run builds it: ~10-17 min)
+	$(PY) scripts/demo.py --out $(CURDIR)/out/demo-live $(DEMO_ARGS)
+
+evaluate: venv  ## the simulator evaluation table of the README (about a minute)
+	$(PY) -m policy.evaluate --policies default-k8s,tlp,lvrb,koord,demand-aware,random,round-robin,dqn:policy/models/default.npz --seeds 5 --workers 2 --out $(CURDIR)/out/evaluate
 
 model: venv  ## train the shipped default model with a fixed seed
 	$(PY) -m policy.train --config policy/models/default-train.yaml --out policy/models/default
 
-bench: venv  ## print the benchmark figures
+bench: venv  ## print the benchmark figures (simulator, policy inference/training, extender, monitor)
 	$(PY) bench/bench_sim.py
+	$(PY) bench/bench_policy.py
+	$(PY) bench/bench_extender.py
+	$(PY) bench/bench_monitor.py
 
 clean-venv:  ## drop the cached venv
 	rm -rf $(VENV)
