@@ -115,6 +115,10 @@ class CacheView:
         return idx, prefixes
 
 
+_MAX_EARLY = 100_000
+"""Bound on samples held for nodes not (yet) in the cache, so a provider naming junk cannot grow memory."""
+
+
 class ClusterCache:
     """Thread-safe node/pod/usage bookkeeping; see the module docstring for the rules."""
 
@@ -130,6 +134,9 @@ class ClusterCache:
         self._node_pods: dict[str, set[str]] = {}
         self._version = 0
         self._view: CacheView | None = None
+        # Samples for nodes the watch has not listed yet (a usage poll can beat the first node list at
+        # start-up); applied when the node arrives, so the first poll is not lost.
+        self._early_usage: dict[str, NodeUsage] = {}
         self.last_change = clock()
 
     # -- storage -------------------------------------------------------------------------------------
@@ -168,6 +175,10 @@ class ClusterCache:
                 self._index[info.name] = i
                 self._usage[i] = np.nan
                 self._usage_ts[i] = -np.inf
+                early = self._early_usage.pop(info.name, None)
+                if early is not None:
+                    self._usage[i] = (early.cpu, early.mem, early.net, early.disk)
+                    self._usage_ts[i] = early.timestamp
             self._cap[i] = info.capacity
             self._maxpods[i] = info.max_pods
             self._ready[i] = info.ready
@@ -289,7 +300,12 @@ class ClusterCache:
         with self._lock:
             for name, s in samples.items():
                 i = self._index.get(name)
-                if i is None or s.timestamp < self._usage_ts[i]:
+                if i is None:
+                    held = self._early_usage.get(name)
+                    if (held is None or s.timestamp >= held.timestamp) and len(self._early_usage) < _MAX_EARLY:
+                        self._early_usage[name] = s
+                    continue
+                if s.timestamp < self._usage_ts[i]:
                     continue
                 newer = s.timestamp > self._usage_ts[i]
                 self._usage[i] = (s.cpu, s.mem, s.net, s.disk)

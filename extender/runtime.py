@@ -18,7 +18,16 @@ from typing import Any, Protocol
 import numpy as np
 
 from extender.cache import ClusterCache, PodRecord
-from extender.decide import HeuristicPolicy, ModelPolicy, Policy, Scored, Thresholds, filter_reasons, score
+from extender.decide import (
+    HeuristicPolicy,
+    ModelPolicy,
+    Policy,
+    Scored,
+    Thresholds,
+    filter_reasons,
+    score,
+    to_extender_scores,
+)
 from extender.errors import BadRequest, QuantityError
 from extender.objects import node_info, pod_key, pod_requests, workload_key
 from extender.profiles import InMemoryProfileStore, ProfileStore, pod_view_for
@@ -212,7 +221,17 @@ class Runtime:
         describe = getattr(self.profiles, "describe", None)
         profile = describe(workload).get(workload) if describe is not None and workload else None
         reasons = filter_reasons(snap, pod, self.thresholds, self.settings.max_usage_age_s)
-        scored = score(snap, pod, self.policy, max_usage_age=self.settings.max_usage_age_s)
+        context = rows = None
+        if args is not None and cand.items is None:  # as prioritize does: the whole cached cluster
+            view = self.cache.view()
+            context, rows = view.snapshot(now), view.lookup(cand.names)[cand.known]
+        scored = score(snap, pod, self.policy, max_usage_age=self.settings.max_usage_age_s,
+                       context=context, rows=rows)
+        # What kube-scheduler ends up with: nodes our filter rejects never reach prioritize, so they get 0
+        # and the 0-10 scale is spread over the nodes that pass.
+        passing = np.ones(snap.n_nodes, dtype=bool)
+        passing[list(reasons)] = False
+        final = to_extender_scores(scored.raw, scored.enc.mask & passing)
         nodes = []
         for i, name in enumerate(snap.names):
             nodes.append({
@@ -223,7 +242,7 @@ class Runtime:
                 "usage_age_s": _finite(snap.usage_age[i]),
                 "usage_error": (usage_status.get(name) or {}).get("error"),
                 "raw": _finite(scored.raw[i]),
-                "score": int(scored.scores[i]),
+                "score": int(final[i]),
                 "features": {f: round(float(v), 6) for f, v in zip(NODE_FEATURES, scored.enc.nodes[i], strict=True)},
             })
         nodes.sort(key=lambda n: (-n["score"], -(n["raw"] if n["raw"] is not None else -1e300)))

@@ -212,3 +212,13 @@ def test_unreachable_kubeconfig_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="kubeconfig"):
         with TestClient(create_app(build_settings(kubeconfig=str(tmp_path / "kc")))):
             pass
+
+
+def test_explain_gives_filtered_nodes_score_zero(client):
+    # node-a is hot in the example cluster: the filter rejects it, so it must not show a winning score.
+    body = client.post("/debug/explain", json=args_names(NODE_NAMES)).json()
+    by_name = {n["name"]: n for n in body["nodes"]}
+    hot = [n for n in body["nodes"] if n["filter"] != "passed"]
+    assert hot and all(n["score"] == 0 for n in hot)
+    assert max(n["score"] for n in body["nodes"] if n["filter"] == "passed") == 10
+    assert by_name["node-a"]["filter"].startswith("hot node")

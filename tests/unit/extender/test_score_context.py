@@ -30,3 +30,14 @@ def test_candidate_rows_match_the_full_cluster_encoding():
     alone = score(cand, pod, policy, max_usage_age=60)
     assert not np.array_equal(alone.enc.cluster, reference.cluster)
     assert scored.scores.shape == (3,) and scored.scores.max() == 10
+
+
+def test_usage_sampled_before_the_node_is_listed_is_kept():
+    from extender.cache import ClusterCache, NodeUsage
+    from extender.objects import NodeInfo
+
+    cache = ClusterCache(clock=lambda: 100.0)
+    assert cache.apply_usage({"late": NodeUsage(cpu=1.5, mem=2.0, net=3.0, disk=4.0, timestamp=99.0)}) == 0
+    cache.upsert_node(NodeInfo(name="late", capacity=(4.0, 16.0, 125.0, 200.0), max_pods=110, ready=True))
+    snap = cache.view().snapshot(100.0)
+    assert snap.usage[0].tolist() == [1.5, 2.0, 3.0, 4.0] and snap.usage_age[0] == 1.0
