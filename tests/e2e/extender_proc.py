@@ -152,8 +152,8 @@ def sum_samples(samples: dict[str, float], name: str, **labels: str) -> float:
 
 
 def histogram_quantile(samples: dict[str, float], name: str, q: float, **labels: str) -> float | None:
-    """The q-quantile of a Prometheus histogram (upper bound of the bucket it falls in, like PromQL's
-    bucket walk without interpolation); None when it has no observations."""
+    """The q-quantile of a Prometheus histogram, interpolated inside its bucket as PromQL's
+    histogram_quantile does; None when it has no observations."""
     want = [f'{k}="{v}"' for k, v in labels.items()]
     buckets: list[tuple[float, float]] = []
     for key, value in samples.items():
@@ -165,7 +165,14 @@ def histogram_quantile(samples: dict[str, float], name: str, q: float, **labels:
     if not buckets or buckets[-1][1] == 0:
         return None
     rank = q * buckets[-1][1]
-    return next(le for le, count in buckets if count >= rank)
+    lower, below = 0.0, 0.0
+    for upper, count in buckets:
+        if count >= rank:
+            if upper == float("inf"):
+                return lower
+            return lower + (upper - lower) * (rank - below) / max(count - below, 1e-12)
+        lower, below = upper, count
+    return lower
 
 
 def variant(rendered: Path, **fields: Any) -> Path:
