@@ -77,63 +77,77 @@ def feasible_mask(snap: ClusterSnapshot, pod: PodView) -> np.ndarray:
     """Nodes where the pod fits by requests (kube-scheduler's NodeResourcesFit), has a pod slot and is ready."""
     if snap.n_nodes == 0:
         return np.zeros(0, dtype=bool)
-    fits = np.all(snap.requested + pod.requests <= snap.capacity[:, :2] + 1e-9, axis=1)
+    req, cap = snap.requested.T, snap.capacity.T
+    fits = (req[0] + pod.requests[0] <= cap[0] + 1e-9) & (req[1] + pod.requests[1] <= cap[1] + 1e-9)
     return fits & (snap.pods < snap.max_pods) & snap.ready
 
 
 def usage_is_fresh(snap: ClusterSnapshot, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> np.ndarray:
     """(N,) True where a usage sample exists and is no older than ``max_usage_age`` seconds."""
-    return np.all(np.isfinite(snap.usage), axis=1) & (snap.usage_age <= max_usage_age)
+    u = snap.usage.T
+    return np.isfinite(u[0] + u[1] + u[2] + u[3]) & (snap.usage_age <= max_usage_age)
+
+
+def _estimated_usage_t(snap: ClusterSnapshot, fresh: np.ndarray) -> np.ndarray:
+    """(4, N) estimated usage, resource-major (contiguous rows are cheaper to work on than narrow columns)."""
+    assumed = snap.assumed.T
+    out = np.nan_to_num(snap.usage.T, nan=0.0, posinf=0.0, neginf=0.0)
+    out += assumed
+    if not fresh.all():
+        stale = ~fresh
+        fallback = assumed.copy()
+        np.maximum(snap.requested.T, assumed[:2], out=fallback[:2])
+        out[:, stale] = fallback[:, stale]
+    return out
 
 
 def estimated_usage(snap: ClusterSnapshot, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> np.ndarray:
     """(N, 4) best estimate of each node's usage now, in absolute units (see the module docstring)."""
-    fresh = usage_is_fresh(snap, max_usage_age)
-    fallback = snap.assumed.copy()
-    fallback[:, :2] = np.maximum(snap.requested, snap.assumed[:, :2])
-    measured = np.where(np.isfinite(snap.usage), snap.usage, 0.0) + snap.assumed
-    return np.where(fresh[:, None], measured, fallback)
+    return _estimated_usage_t(snap, usage_is_fresh(snap, max_usage_age)).T
 
 
-_NODE_LO = np.array([0.0] * 16 + [-_CAP_REL_CLIP] * 4 + [0.0] * 6)
-_NODE_HI = np.array([_UTIL_CLIP] * 16 + [_CAP_REL_CLIP] * 4 + [1.0, 1.0, 1.0] + [_UTIL_CLIP] * 3)
+_NODE_LO = np.array([0.0] * 16 + [-_CAP_REL_CLIP] * 4 + [0.0] * 6)[:, None]
+_NODE_HI = np.array([_UTIL_CLIP] * 16 + [_CAP_REL_CLIP] * 4 + [1.0, 1.0, 1.0] + [_UTIL_CLIP] * 3)[:, None]
 
 
 def encode(snap: ClusterSnapshot, pod: PodView, *, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> Encoded:
-    """Encode one scheduling decision. Pure, deterministic, O(N) numpy (a few dozen whole-array ops)."""
+    """Encode one scheduling decision. Pure, deterministic, O(N) numpy.
+
+    The work is done resource-major, one contiguous row per feature column, and transposed once at the end:
+    numpy is several times faster on long rows than on (N, 4) reductions along the narrow axis.
+    """
     n = snap.n_nodes
     mask = feasible_mask(snap, pod)
     if n == 0:
         return Encoded(nodes=np.zeros((0, N_NODE), np.float32), pod=_pod_row(pod, np.ones(N_RESOURCES)),
                        cluster=np.zeros(N_CLUSTER, np.float32), mask=mask)
-    cap = snap.capacity
-    mean_cap = cap.mean(axis=0)
+    cap = np.ascontiguousarray(snap.capacity.T)  # (4, N)
+    mean_cap = cap.mean(axis=1)
     inv_cap = 1.0 / cap
     fresh = usage_is_fresh(snap, max_usage_age)
-    rows = np.empty((n, N_NODE))
-    est = rows[:, 0:4]
-    np.multiply(estimated_usage(snap, max_usage_age), inv_cap, out=est)
-    share = rows[:, 12:16]
-    np.multiply(pod.demand, inv_cap, out=share)
-    np.add(est, share, out=rows[:, 4:8])
-    np.multiply(snap.requested, inv_cap[:, :2], out=rows[:, 8:10])
-    np.multiply(snap.requested + pod.requests, inv_cap[:, :2], out=rows[:, 10:12])
-    np.log2(cap / mean_cap, out=rows[:, 16:20])
-    np.divide(snap.pods, np.maximum(snap.max_pods, 1.0), out=rows[:, 20])
-    rows[:, 21] = ~fresh
+    cols = np.empty((N_NODE, n))
+    np.multiply(_estimated_usage_t(snap, fresh), inv_cap, out=cols[0:4])
+    np.multiply(pod.demand[:, None], inv_cap, out=cols[12:16])
+    np.add(cols[0:4], cols[12:16], out=cols[4:8])
+    requested = snap.requested.T
+    np.multiply(requested, inv_cap[:2], out=cols[8:10])
+    np.multiply(requested + pod.requests[:, None], inv_cap[:2], out=cols[10:12])
+    np.log2(cap / mean_cap[:, None], out=cols[16:20])
+    np.divide(snap.pods, np.maximum(snap.max_pods, 1.0), out=cols[20])
+    np.logical_not(fresh, out=cols[21], casting="unsafe")
     age = np.where(np.isfinite(snap.usage_age), snap.usage_age, max_usage_age)
-    np.multiply(age, 1.0 / max(max_usage_age, _EPS), out=rows[:, 22])
-    np.clip(rows[:, :23], _NODE_LO[:23], _NODE_HI[:23], out=rows[:, :23])
-    rows[:, 23] = rows[:, 4:8].max(axis=1)
-    rows[:, 24] = np.maximum(rows[:, 0:4] - 1.0, 0.0).sum(axis=1)
-    rows[:, 25] = np.maximum(rows[:, 4:8] - 1.0, 0.0).sum(axis=1)
-    nodes = rows.astype(np.float32)
+    np.multiply(age, 1.0 / max(max_usage_age, _EPS), out=cols[22])
+    np.clip(cols[:23], _NODE_LO[:23], _NODE_HI[:23], out=cols[:23])
+    np.maximum(np.maximum(cols[4], cols[5]), np.maximum(cols[6], cols[7]), out=cols[23])
+    np.maximum(cols[0:4] - 1.0, 0.0).sum(axis=0, out=cols[24])
+    np.maximum(cols[4:8] - 1.0, 0.0).sum(axis=0, out=cols[25])
+    nodes = cols.T.astype(np.float32, order="C")
 
     cluster = np.zeros(N_CLUSTER, dtype=np.float32)
     if mask.any():
-        feasible = nodes[mask, 0:4]
-        cluster[0:4] = feasible.mean(axis=0)
-        cluster[4:8] = feasible.std(axis=0)
+        feasible = cols[0:4, mask].astype(np.float32)
+        cluster[0:4] = feasible.mean(axis=1)
+        cluster[4:8] = feasible.std(axis=1)
     cluster[8] = mask.mean()
     cluster[9] = np.log10(n + 1) / 4.0
     return Encoded(nodes=nodes, pod=_pod_row(pod, mean_cap), cluster=cluster, mask=mask)
