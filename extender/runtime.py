@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from extender.cache import ClusterCache, PodRecord
+from extender.cache import CacheView, ClusterCache, PodRecord
 from extender.decide import (
     HeuristicPolicy,
     ModelPolicy,
@@ -112,8 +112,9 @@ class Runtime:
         return view, key
 
     # -- the nodes ------------------------------------------------------------------------------------
-    def candidates(self, args: ExtenderArgs, now: float) -> Candidates:
-        view = self.cache.view()
+    def candidates(self, args: ExtenderArgs, now: float, view: CacheView | None = None) -> Candidates:
+        """The request's nodes as a snapshot of ``view`` (one consistent copy of the cache; taken if not given)."""
+        view = view if view is not None else self.cache.view()
         if args.NodeNames is not None:
             names = list(args.NodeNames)
             idx = view.lookup(names)
@@ -177,10 +178,10 @@ class Runtime:
     def prioritize(self, args: ExtenderArgs) -> RawJSON:
         now = time.time()
         pod, key = self.pod_view(args.Pod)
-        cand = self.candidates(args, now)
+        view = self.cache.view()  # one view for the candidates and the context: rows must agree
+        cand = self.candidates(args, now, view)
         context = rows = None
         if cand.items is None:  # names mode: encode the whole cached cluster, as in training
-            view = self.cache.view()
             context = view.snapshot(now)
             rows = view.lookup(cand.names)[cand.known]
         scored = score(cand.snap, pod, self.policy, max_usage_age=self.settings.max_usage_age_s,
@@ -211,7 +212,8 @@ class Runtime:
         now = time.time()
         if args is not None:
             pod, key = self.pod_view(args.Pod)
-            cand = self.candidates(args, now)
+            view = self.cache.view()
+            cand = self.candidates(args, now, view)
             snap, unknown = cand.snap, [n for n, k in zip(cand.names, cand.known, strict=True) if not k]
             workload = (getattr(self.profiles, "workload_of", None) or workload_key)(args.Pod)
         else:
@@ -223,7 +225,6 @@ class Runtime:
         reasons = filter_reasons(snap, pod, self.thresholds, self.settings.max_usage_age_s)
         context = rows = None
         if args is not None and cand.items is None:  # as prioritize does: the whole cached cluster
-            view = self.cache.view()
             context, rows = view.snapshot(now), view.lookup(cand.names)[cand.known]
         scored = score(snap, pod, self.policy, max_usage_age=self.settings.max_usage_age_s,
                        context=context, rows=rows)
