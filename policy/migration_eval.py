@@ -17,7 +17,6 @@ Common: checkpoint every 30 s of work, restore cost 10 s, a check every 10 s, ru
 from __future__ import annotations
 
 import argparse
-import csv
 import logging
 import sys
 import time
@@ -29,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from policy.baselines import make_scorer, pick
+from policy.evaluate import mean_ci95, write_csv
 from policy.features import feasible_mask
 from policy.migrate import Budget, MigrationController, RuleParams
 from policy.sim.config import SimConfig, build_episode
@@ -43,15 +43,6 @@ BASE = dict(cluster="standard:8", workload="drs", arrival="poisson", load=0.8, w
 SCENARIOS = {"stragglers": dict(per_node=0.3, factor=(0.2, 0.5), duration_frac=0.5), "calm": None}
 ARMS = ("none", "migration")
 METRICS = ("mean_jct", "p95_jct", "makespan", "migrations", "migration_rollbacks", "lost_work", "restarts")
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
-
-
-def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
-    arr = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
-    if len(arr) < 2:
-        return (float(arr[0]) if len(arr) else float("nan")), float("nan")
-    t = _T95[len(arr) - 2] if len(arr) - 2 < len(_T95) else 1.96
-    return float(arr.mean()), float(t * arr.std(ddof=1) / np.sqrt(len(arr)))
 
 
 def scenario_config(scenario: str, seed: int, n_jobs: int) -> SimConfig:
@@ -127,13 +118,6 @@ def format_table(summary: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _write_csv(path: Path, rows: list[dict]) -> None:
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-
-
 def _plot(jcts: dict, out: Path) -> Path:
     import matplotlib
 
@@ -201,8 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         jcts.setdefault((row["scenario"], row["arm"]), []).append(jct)
     summary = summarise(rows)
     args.out.mkdir(parents=True, exist_ok=True)
-    _write_csv(args.out / "migration_runs.csv", rows)
-    _write_csv(args.out / "migration_summary.csv", summary)
+    write_csv(args.out / "migration_runs.csv", rows)
+    write_csv(args.out / "migration_summary.csv", summary)
     table = format_table(summary)
     (args.out / "migration_table.txt").write_text(table + "\n")
     sys.stdout.write(table + "\n")
