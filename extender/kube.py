@@ -203,9 +203,12 @@ class KubeWatcher:
             self._threads.append(t)
 
     def stop(self, timeout: float = 2.0) -> None:
+        """Signal the watch threads and wait at most ``timeout`` seconds for all of them together (a thread
+        blocked in a long-poll read notices the stop at its next event or watch timeout; it is a daemon)."""
         self._stop.set()
+        deadline = time.monotonic() + timeout
         for t in self._threads:
-            t.join(timeout)
+            t.join(max(0.0, deadline - time.monotonic()))
 
 
 class KubeBinder:
