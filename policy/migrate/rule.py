@@ -35,19 +35,11 @@ import numpy as np
 from policy.baselines import Scorer
 from policy.features import estimated_usage, feasible_mask
 from policy.migrate.late import move_cost, time_left, worth_moving
-from policy.migrate.records import MigrationIntent, RunningJob
+from policy.migrate.records import MigrateConfigError, MigrationIntent, RunningJob
 from policy.migrate.speed import predicted_speed
 from policy.state import ClusterSnapshot
 
 MAX_FALLBACKS = 3
-
-
-class RuleConfigError(ValueError):
-    """A rule parameter is impossible; ``field`` names it."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
 
 
 @dataclass(frozen=True)
@@ -67,13 +59,13 @@ class RuleParams:
 
     def __post_init__(self) -> None:
         if not self.margin >= 0:
-            raise RuleConfigError("margin", f"must be >= 0, got {self.margin}")
+            raise MigrateConfigError("margin", f"must be >= 0, got {self.margin}")
         if self.slow_checks < 1:
-            raise RuleConfigError("slow_checks", f"must be >= 1, got {self.slow_checks}")
+            raise MigrateConfigError("slow_checks", f"must be >= 1, got {self.slow_checks}")
         if not 0 < self.slow_ratio <= 1:
-            raise RuleConfigError("slow_ratio", f"must be in (0, 1], got {self.slow_ratio}")
+            raise MigrateConfigError("slow_ratio", f"must be in (0, 1], got {self.slow_ratio}")
         if not (self.min_running >= 0 and self.blocklist_for >= 0):
-            raise RuleConfigError("min_running/blocklist_for", "must be >= 0")
+            raise MigrateConfigError("min_running/blocklist_for", "must be >= 0")
 
 
 @dataclass(frozen=True)
