@@ -19,7 +19,6 @@ measured, or an entry of the wrong shape, is skipped.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from extender.cache import NodeUsage
-from extender.errors import ExtenderError
 from extender.profile_learning import PodSample
+from extender.providers.reading import UsageReadError, json_object
 
 NODE_STATS = ("current", "ewma", "window_mean", "window_max")
 POD_STATS = ("current", "ewma", "mean", "max")
@@ -36,12 +35,8 @@ UNITS = ("cpu_cores", "mem_gib", "net_mb_per_second", "disk_mb_per_second")
 GIB, MB = float(2**30), 1e6
 
 
-class BadReport(ExtenderError):
+class BadReport(UsageReadError):
     """A ``/usage`` body the extender cannot use; ``reason`` is the usage-error label."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason, self.detail = reason, detail
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,13 +77,7 @@ def _pod_usage(entry: dict, stat: str) -> np.ndarray:
 def parse_report(body: bytes | str | dict, *, node: str, received_at: float, stat: str = "ewma",
                  pod_stat: str = "mean", with_pods: bool = True) -> AgentReading:
     """One agent's report as a node sample (+ pod readings); raises ``BadReport`` (see module docstring)."""
-    if isinstance(body, bytes | str):
-        try:
-            body = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BadReport("bad_response", f"not JSON: {str(exc)[:80]}") from None
-    if not isinstance(body, dict):
-        raise BadReport("bad_response", f"expected a JSON object, got {type(body).__name__}")
+    body = json_object(body, BadReport)
     name = body.get("node_name")
     if not isinstance(name, str) or not name:
         raise BadReport("bad_response", "node_name missing")

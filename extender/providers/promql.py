@@ -24,13 +24,12 @@ A series that maps to no node is ``unmapped`` (counted, never guessed).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from extender.cache import NodeUsage
-from extender.errors import ExtenderError
+from extender.providers.reading import UsageReadError, json_object
 
 RESOURCE_QUERIES = ("cpu", "mem", "net", "disk")
 QUERY_KEYS = (*RESOURCE_QUERIES, "timestamp")
@@ -50,12 +49,8 @@ DEFAULT_QUERIES: dict[str, str] = {
 }
 
 
-class PromError(ExtenderError):
+class PromError(UsageReadError):
     """A query answer the provider cannot use; ``reason`` is the usage-error label."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason, self.detail = reason, detail
 
 
 def render(query: str, *, label: str, window: str) -> str:
@@ -77,13 +72,7 @@ class Vector:
 
 def parse_vector(body: bytes | str | dict, *, label: str) -> Vector:
     """An instant-query answer (``/api/v1/query``) as label value -> value; raises ``PromError``."""
-    if isinstance(body, bytes | str):
-        try:
-            body = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise PromError("bad_response", f"not JSON: {str(exc)[:80]}") from None
-    if not isinstance(body, dict):
-        raise PromError("bad_response", "expected a JSON object")
+    body = json_object(body, PromError)
     if body.get("status") == "error":
         raise PromError("query_error", f"{body.get('errorType', '')}: {str(body.get('error', ''))[:200]}")
     data = body.get("data")
