@@ -14,7 +14,6 @@ from policy.sim import (
     first_feasible,
     run,
 )
-from policy.sim.fleet import Fleet
 
 
 def nodes(*caps, max_pods=110):
@@ -85,16 +84,8 @@ def test_accounting_never_above_capacity_and_everything_ends(cfg):
     assert result.excess_integral == pytest.approx(float((result.slowdown - 1).sum()), rel=1e-9)
 
 
-def test_work_is_conserved(monkeypatch):
-    seen = []
-    original = Fleet.complete
-
-    def spy(self, j, now, heap):
-        self._advance(self.node[j], now)
-        seen.append(self.remaining[j] / self.work[j])
-        return original(self, j, now, heap)
-
-    monkeypatch.setattr(Fleet, "complete", spy)
+def test_work_is_conserved(completion_spy):
+    seen = completion_spy
     run(Simulator(SimConfig(cluster="standard:2", load=1.5, n_jobs=100), seed=1), first_feasible)
     assert len(seen) == 100 and max(abs(r) for r in seen) < 1e-9
 

@@ -9,7 +9,6 @@ from policy.baselines import make_scorer
 from policy.migrate import Budget, MigrationController, MigrationIntent, RuleParams
 from policy.sim import JobSpec, NodeFailure, Nodes, SimConfig, Simulator, Straggler, first_feasible, run
 from policy.sim.checkpoint import checkpointed
-from policy.sim.fleet import Fleet
 
 NODE = (1.0, 8.0, 100.0, 100.0)
 
@@ -97,16 +96,8 @@ def test_rollback_when_every_target_is_full():
     assert (result.migrations, sim.migrator.rollbacks) == (0, 1) and result.finished == 2
 
 
-def test_never_two_copies_and_work_conserved_under_the_real_rule(monkeypatch):
-    seen = []
-    original = Fleet.complete
-
-    def spy(self, j, now, heap):
-        self._advance(self.node[j], now)
-        seen.append(self.remaining[j] / self.work[j])
-        return original(self, j, now, heap)
-
-    monkeypatch.setattr(Fleet, "complete", spy)
+def test_never_two_copies_and_work_conserved_under_the_real_rule(completion_spy):
+    seen = completion_spy
     events = tuple(Straggler(i, 50.0 * i, 600.0, 0.25) for i in range(3))
     cfg = SimConfig(cluster="standard:6", load=0.8, n_jobs=60, work_scale=4.0, checkpoint_interval=30.0,
                     restore_cost=10.0, events=events)
