@@ -40,7 +40,7 @@ test-e2e: venv controlplane  ## the stock control plane (etcd, kube-apiserver, k
 	$(PYTEST) tests/e2e -q -m e2e
 
 controlplane:  ## build (or reuse) etcd, kube-apiserver, kube-scheduler and KWOK from Go modules
-	@if [ -x tests/e2e/controlplane/build.sh ]; then bash tests/e2e/controlplane/build.sh; fi
+	@if [ -x harness/controlplane/build.sh ]; then bash harness/controlplane/build.sh; fi
 
 test: venv  ## the whole suite: lint, unit, integration, e2e (each timed)
 	@bash scripts/run-tests.sh

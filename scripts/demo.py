@@ -34,7 +34,7 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # the e2e harness (tests.e2e) and policy live at the repo root
+if str(REPO) not in sys.path:  # the harness and policy packages live at the repo root
     sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
@@ -42,9 +42,9 @@ from demo_report import Out, node_table, pod_table, summary_lines  # noqa: E402
 from demo_watch import NAMESPACES, PodWatch  # noqa: E402
 from demo_workload import POOLS, DemoNode, DemoPod, busiest_moment, make_nodes, make_schedule, summarize  # noqa: E402
 
-from tests.e2e.cluster import BUILD_SCRIPT, Binaries, ControlPlane, cached_bin_dir, ensure_binaries  # noqa: E402
-from tests.e2e.objects import NodeShape, fake_node, small_pod  # noqa: E402
-from tests.e2e.procs import Component, ComponentError, free_port, tail  # noqa: E402
+from harness.cluster import BUILD_SCRIPT, Binaries, ControlPlane, cached_bin_dir, ensure_binaries  # noqa: E402
+from harness.objects import NodeShape, fake_node, small_pod  # noqa: E402
+from harness.procs import Component, ComponentError, free_port, tail  # noqa: E402
 
 log = logging.getLogger("drsched.demo")
 
@@ -63,7 +63,7 @@ class Stop(Exception):
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="scripts/demo.py", description=__doc__.split("\n\n")[0],
-        epilog="Needs Go >= 1.26 for the first build of the control plane (tests/e2e/controlplane/build.sh).")
+        epilog="Needs Go >= 1.26 for the first build of the control plane (harness/controlplane/build.sh).")
     p.add_argument("--nodes", type=int, default=8, help="nodes per pool (types cycle standard, compute, netfast, "
                                                          "small) [default: 8]")
     p.add_argument("--pods", type=int, default=30, help="pods in the schedule (each submitted twice: once per "

@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 from demo_workload import POOLS, DemoNode, DemoPod, usage_file
 
-from tests.e2e.cluster import ControlPlane
+from harness.cluster import ControlPlane
 
 NAMESPACES = {"drsched": "demo-drsched", "default": "demo-default"}
 RAMP_S = 4.0  # a pod shows in the usage file after this long (< the extender's assume_grace_s, 5 s)

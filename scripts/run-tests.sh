@@ -21,8 +21,8 @@ run_suite() {
 run_suite lint bash -c "$VENV/bin/ruff check . && $VENV/bin/lint-imports"
 run_suite unit "$PY" -m pytest tests/unit -q
 run_suite integration "$PY" -m pytest tests/integration -q
-if [ -x tests/e2e/controlplane/build.sh ]; then
-  run_suite controlplane-build bash tests/e2e/controlplane/build.sh
+if [ -x harness/controlplane/build.sh ]; then
+  run_suite controlplane-build bash harness/controlplane/build.sh
   run_suite e2e "$PY" -m pytest tests/e2e -q   # the e2e-marked tests and the harness's own fast ones
 fi
 echo "=== summary"

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from .cluster import Binaries, ControlPlane, cached_bin_dir, ensure_binaries
-from .extender_double import ExtenderDouble
-from .extender_proc import Extenders
-from .objects import HETEROGENEOUS_NODES, fake_node
-from .procs import Component, ComponentError
+from harness.cluster import Binaries, ControlPlane, cached_bin_dir, ensure_binaries
+from harness.extender_double import ExtenderDouble
+from harness.extender_proc import Extenders
+from harness.objects import HETEROGENEOUS_NODES, fake_node
+from harness.procs import Component, ComponentError
 
 _BINARIES = pytest.StashKey[Binaries]()
 _BUILD_ERROR = pytest.StashKey[str]()

@@ -13,11 +13,11 @@ import urllib.request
 
 import pytest
 
-from .cluster import ControlPlane
-from .extender_double import ExtenderDouble
-from .extender_proc import Extenders, ServerTls
-from .objects import small_pod
-from .schedconfig import ExtenderTls
+from harness.cluster import ControlPlane
+from harness.extender_double import ExtenderDouble
+from harness.extender_proc import Extenders, ServerTls
+from harness.objects import small_pod
+from harness.schedconfig import ExtenderTls
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from .cluster import ControlPlane
-from .extender_proc import ExtenderProcess, Extenders, sum_samples, variant
-from .objects import NodeShape, fake_node, small_pod
+from harness.cluster import ControlPlane
+from harness.extender_proc import ExtenderProcess, Extenders, sum_samples, variant
+from harness.objects import NodeShape, fake_node, small_pod
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 

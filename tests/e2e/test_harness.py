@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from .cluster import Binaries, ControlPlane
-from .procs import Component, ComponentError, run_to_completion
+from harness.cluster import Binaries, ControlPlane
+from harness.procs import Component, ComponentError, run_to_completion
 
 
 def _gone(pid: int) -> bool:

@@ -16,9 +16,9 @@ import pytest
 import yaml
 from kubernetes import client
 
-from .cluster import ControlPlane
-from .extender_proc import Extenders
-from .schedconfig import CONFIG_DIR
+from harness.cluster import ControlPlane
+from harness.extender_proc import Extenders
+from harness.schedconfig import CONFIG_DIR
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "manifests"

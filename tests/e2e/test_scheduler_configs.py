@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from . import schedconfig
-from .cluster import Binaries
-from .pki import Pki
+from harness import schedconfig
+from harness.cluster import Binaries
+from harness.pki import Pki
 
 CONFIGS = schedconfig.config_files()
 TLS = schedconfig.ExtenderTls(

@@ -7,8 +7,8 @@ import re
 import pytest
 from kubernetes import client
 
-from .cluster import CONTROLPLANE_DIR, ControlPlane
-from .objects import HETEROGENEOUS_NODES, KWOK_NODE_ANNOTATION, small_pod
+from harness.cluster import CONTROLPLANE_DIR, ControlPlane
+from harness.objects import HETEROGENEOUS_NODES, KWOK_NODE_ANNOTATION, small_pod
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 import pytest
 from kubernetes import client
 
-from ..cluster import ControlPlane
-from ..objects import NodeShape, fake_node
+from harness.cluster import ControlPlane
+from harness.objects import NodeShape, fake_node
 from .helpers import ControllerProcess, FakeJobs, base_of, live
 
 

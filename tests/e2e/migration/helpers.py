@@ -18,7 +18,7 @@ from pathlib import Path
 
 from kubernetes import client
 
-from ..objects import FAKE_IMAGE
+from harness.objects import FAKE_IMAGE
 
 REPO = Path(__file__).resolve().parents[3]
 SHA = "ab" * 32

@@ -1,6 +1,6 @@
 """A real, throwaway Kubernetes control plane for e2e tests: etcd, kube-apiserver, kube-scheduler, KWOK.
 
-Binaries come from tests/e2e/controlplane/build.sh (built from the Go module proxy, cached outside the
+Binaries come from harness/controlplane/build.sh (built from the Go module proxy, cached outside the
 clone). Everything listens on 127.0.0.1 on ports picked at run time; every file (PKI, data, logs,
 rendered configs) lives under one work directory. `ControlPlane` owns the processes it starts and
 kills all of them in `close()`, whatever state the start-up reached.

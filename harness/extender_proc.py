@@ -26,7 +26,7 @@ import yaml
 
 from .procs import Component, free_port, tail
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 READY_TIMEOUT_S = 60.0
 
 

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "kube-scheduler-config"
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "kube-scheduler-config"
 
 
 @dataclass(frozen=True)
