@@ -18,7 +18,7 @@ from policy.sim.cluster import Nodes, parse_cluster
 from policy.sim.errors import ConfigError
 from policy.sim.events import Event
 from policy.sim.jobs import PROFILES, JobSpec, parse_mix, sample_mix, with_profiles
-from policy.sim.traces import load_alibaba, load_csv, sample_alibaba
+from policy.sim.traces import load_alibaba, load_csv, sample_alibaba, trace_kind
 
 
 @dataclass(frozen=True)
@@ -88,13 +88,6 @@ class SimConfig:
             raise ConfigError("restore_cost", f"must be finite and >= 0, got {self.restore_cost}")
         if self.checkpoint_interval is not None and not self.checkpoint_interval >= 0:
             raise ConfigError("checkpoint_interval", f"must be >= 0 or None, got {self.checkpoint_interval}")
-
-
-def trace_kind(spec: str) -> tuple[str, str | None]:
-    """``"alibaba"`` / ``"alibaba:PATH"`` -> ("alibaba", PATH or None); anything else is a generic CSV path."""
-    if spec == "alibaba" or spec.startswith("alibaba:"):
-        return "alibaba", spec.partition(":")[2] or None
-    return "csv", spec
 
 
 def _trace_jobs(cfg: SimConfig, rng: np.random.Generator) -> tuple[list[JobSpec], int]:

@@ -86,6 +86,23 @@ def alibaba_paths(path=None, instances=None) -> tuple[str, str]:
     return str(tasks), str(inst)
 
 
+def trace_kind(spec: str) -> tuple[str, str | None]:
+    """``"alibaba"`` / ``"alibaba:PATH"`` -> ("alibaba", PATH or None); anything else is a generic CSV path."""
+    if spec == "alibaba" or spec.startswith("alibaba:"):
+        return "alibaba", spec.partition(":")[2] or None
+    return "csv", spec
+
+
+def check_trace(spec: str) -> int:
+    """Parse the trace ``spec`` names (``SimConfig.trace``) and return how many pods it holds (Alibaba: one
+    per task), so a command can refuse a bad file before any episode runs. Raises ``TraceError``,
+    ``ConfigError`` or ``OSError``."""
+    kind, path = trace_kind(spec)
+    if kind == "alibaba":
+        return int(np.count_nonzero(_alibaba_table(*alibaba_paths(path), False).count))
+    return len(load_csv(path).jobs)
+
+
 def window(n: int, limit: int | None, rng: np.random.Generator | None) -> slice:
     """The slice of ``n`` sorted pods an episode replays: ``limit`` consecutive ones from a drawn start."""
     if limit is None or limit >= n:
