@@ -49,7 +49,7 @@ WORKLOADS: dict[str, dict] = {
     # Sensitivity axis, not data: the trace has no net/disk; give each pod 5 / 10 MB/s per core it uses.
     "alibaba-io": dict(workload="alibaba", arrival="trace", trace="alibaba", trace_io=(5.0, 10.0)),
 }
-DEFAULT_POLICIES = "default-k8s,tlp,lvrb,koord,demand-aware,random,round-robin"
+DEFAULT_POLICIES = "default-k8s,tlp,lvrb,koord,demand-aware,lookahead,random,round-robin"
 BASELINE = "default-k8s"
 MIN_BASE_EXCESS = 0.005
 """Seeds where the baseline's excess slowdown is below this are left out of the ratio column."""

@@ -56,7 +56,7 @@ class SimConfig:
     """Net and disk MB/s per core of cpu use given to Alibaba pods, which have none in the trace: (0, 0) leaves
     them absent; other values are a labelled sensitivity axis (``alibaba-io`` in ``policy.evaluate``)."""
     trace_keep_time: bool = False
-    """Replay trace timestamps as they are instead of rescaling to ``load``."""
+    """Replay trace timestamps as they are (from the window's first pod) instead of rescaling to ``load``."""
     skip_bad_rows: bool = False
     """Skip (and count) malformed trace rows instead of raising ``TraceError``."""
     events: tuple[Event, ...] = field(default_factory=tuple)
