@@ -8,7 +8,7 @@ import pytest
 
 from policy.sim.config import SimConfig, build_episode
 from policy.sim.errors import ConfigError, TraceError
-from policy.sim.traces import load_alibaba, load_csv
+from policy.sim.traces import load_alibaba, load_csv, sample_alibaba
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -133,3 +133,11 @@ def test_bad_generic_rows(tmp_path, text, line, field):
     with pytest.raises(TraceError) as info:
         load_csv(path)
     assert (info.value.line, info.value.field) == (line, field)
+
+
+def test_sampled_alibaba_mix_uses_real_instances():
+    rows = {(j.requests, j.demand, j.work) for j in load_alibaba(ALI, max_instances=3).jobs}
+    drawn = sample_alibaba(40, np.random.default_rng(0), ALI)
+    assert len(drawn) == 40 and all(j.submit == 0.0 for j in drawn)
+    assert {(j.requests, j.demand, j.work) for j in drawn} <= rows  # every pod is one instance of the fixture
+    assert len({j.work for j in drawn}) >= 5
