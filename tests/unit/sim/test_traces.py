@@ -38,8 +38,13 @@ def test_alibaba_joins_instance_usage_to_the_task_plan():
 
 
 def test_alibaba_net_disk_only_as_an_explicit_axis():
-    jobs = load_alibaba(ALI, io_per_core=(5.0, 10.0)).jobs
+    jobs = load_alibaba(ALI, io_per_core=(5.0, 10.0)).jobs  # no generator: exactly the median per core
     assert jobs[0].demand[2:] == (pytest.approx(0.74 * 5), pytest.approx(0.74 * 10))
+    drawn = load_alibaba(ALI, io_per_core=(5.0, 10.0), rng=np.random.default_rng(0)).jobs
+    per_core = {round(j.demand[2] / j.demand[0], 6) for j in drawn if j.demand[0] > 0}
+    assert len(per_core) == len([j for j in drawn if j.demand[0] > 0])  # pods differ in I/O intensity
+    with pytest.raises(ConfigError, match="trace_io"):
+        load_alibaba(ALI, io_per_core=(-1.0, 0.0))
 
 
 def test_alibaba_time_window_instances_and_limit():
