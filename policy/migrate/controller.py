@@ -11,12 +11,15 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from policy.baselines import Scorer
 from policy.migrate.budget import Budget, BudgetResult, BudgetState, apply_budget
 from policy.migrate.records import MigrationIntent, RunningJob
 from policy.migrate.rule import RuleParams, RuleState, decide
 from policy.state import ClusterSnapshot
+
+if TYPE_CHECKING:  # a type only: importing policy.baselines here would be circular
+    from policy.baselines import Scorer
 
 log = logging.getLogger(__name__)
 

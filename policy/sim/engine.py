@@ -15,7 +15,9 @@ unschedulable; a pod whose requests exceed every node's capacity is unschedulabl
 ``excess_integral`` is ∫ Σ_j (1 − rate_j)/work_j dt over every job present (queued pods and jobs restoring
 after a restart have rate 0), integrated exactly between events, plus lost_work/work at each restart
 (migration or node failure); at the end of a run it equals Σ_j (slowdown_j − 1) over finished jobs, because
-a job's JCT is the time it progressed, redid lost work, restored and waited.
+a job's JCT is the time it progressed, redid lost work, restored and waited. ``queue_integral`` is the
+waiting part of it (pods queued or restoring); the rest is contention and lost work. Each pod offered to the
+policy counts as a decision, and those with two or more feasible nodes as real choices.
 
 Migration (optional): given a ``controller`` (``policy.sim.migration``), every ``migration_interval``
 seconds the engine shows it the running jobs as a progress reporter would and carries out the moves it
@@ -97,6 +99,8 @@ class Simulator:
         self.now = 0.0
         self.excess_integral = 0.0
         self._pending_excess = 0.0
+        self.queue_integral = 0.0
+        self._decisions = self._choices = 0
         self._heap: list = []
         self._seq = 0
         self._next_arrival = 0
@@ -128,6 +132,7 @@ class Simulator:
     def _advance_to(self, t: float) -> None:
         if t > self.now:
             self.excess_integral += (self.fleet.excess_rate + self._pending_excess) * (t - self.now)
+            self.queue_integral += self._pending_excess * (t - self.now)
             self.now = t
             self._snap = None
 
@@ -168,6 +173,8 @@ class Simulator:
                 j = self._queue.popleft()
                 mask = self.fleet.mask(j)
                 if mask.any():
+                    self._decisions += 1
+                    self._choices += np.count_nonzero(mask) >= 2
                     self._mask_now = mask
                     self._current = PendingPod(j, self.jobs[j])
                     return self._current
@@ -377,4 +384,5 @@ class Simulator:
             tick_times=np.array(self._ticks), utilisation=np.array(self._util).reshape(-1, 4),
             imbalance_series=np.array(self._imb), excess_integral=self.excess_integral,
             migrations=m.migrations if m else 0, migration_rollbacks=m.rollbacks if m else 0,
-            lost_work=self.lost_work)
+            lost_work=self.lost_work, decisions=self._decisions, choices=int(self._choices),
+            queue_integral=self.queue_integral)

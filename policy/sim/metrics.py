@@ -13,6 +13,12 @@ Definitions:
                usage / capacity (DRS §3.4); reported as the mean over the ticks of the run
     migrations           moves carried out; migration_rollbacks: allowed moves whose targets were all full
     lost_work            work seconds redone because of restarts (migrations and node failures)
+    choice_share         share of decisions (pods offered to the policy) with >= 2 feasible nodes: where
+                         placement can matter at all
+    excess_queue         Σ waiting / work over jobs (queued for a node or restoring) / finished jobs: the part
+                         of ``excess_slowdown`` no placement of *this* pod changes directly
+    excess_contention    excess_slowdown − excess_queue: time lost sharing nodes (and redoing lost work);
+                         the split is exact when every job finished
 """
 
 from __future__ import annotations
@@ -50,6 +56,9 @@ class RunResult:
     migrations: int = 0
     migration_rollbacks: int = 0
     lost_work: float = 0.0
+    decisions: int = 0
+    choices: int = 0
+    queue_integral: float = 0.0
 
     @property
     def mean_slowdown(self) -> float:
@@ -59,6 +68,18 @@ class RunResult:
     def excess_slowdown(self) -> float:
         """Mean slowdown − 1: the share of time jobs lost to waiting and contention."""
         return self.mean_slowdown - 1.0
+
+    @property
+    def choice_share(self) -> float:
+        return self.choices / self.decisions if self.decisions else float("nan")
+
+    @property
+    def excess_queue(self) -> float:
+        return self.queue_integral / self.finished if self.finished else float("nan")
+
+    @property
+    def excess_contention(self) -> float:
+        return self.excess_slowdown - self.excess_queue
 
     @property
     def mean_jct(self) -> float:
@@ -88,5 +109,6 @@ class RunResult:
             "makespan": self.makespan, "imbalance": self.imbalance, "util_cpu": float(util[0]),
             "util_mem": float(util[1]), "util_net": float(util[2]), "util_disk": float(util[3]),
             "migrations": self.migrations, "migration_rollbacks": self.migration_rollbacks,
-            "lost_work": self.lost_work,
+            "lost_work": self.lost_work, "choice_share": self.choice_share, "excess_queue": self.excess_queue,
+            "excess_contention": self.excess_contention,
         }

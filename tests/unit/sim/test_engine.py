@@ -188,3 +188,23 @@ def test_config_errors_name_the_field(cfg, field):
     with pytest.raises(ConfigError) as info:
         SimConfig(**cfg)
     assert info.value.field == field
+
+
+def test_excess_splits_into_queueing_and_contention():
+    # One core. Job 0 (req 0.8) runs 0..10 alone; job 1 (req 0.8) arrives at 1, waits 9 s, runs 10..20:
+    # slowdowns 1 and 1.9 -> excess 0.45, all of it queueing (9 / 10 over 2 jobs).
+    waits = run(sim_of([cpu_job(0, 10, req=(0.8, 0.1)), cpu_job(1, 10, req=(0.8, 0.1))]), first_feasible)
+    assert (waits.excess_slowdown, waits.excess_queue, waits.excess_contention) == pytest.approx((0.45, 0.45, 0.0))
+    # Two 1-core jobs that both fit share the core: slowdown 2 each, all of it contention.
+    shares = run(sim_of([cpu_job(0, 10), cpu_job(0, 10)]), first_feasible)
+    assert (shares.excess_queue, shares.excess_contention) == pytest.approx((0.0, 1.0))
+    assert shares.summary()["excess_contention"] == pytest.approx(1.0)
+
+
+def test_choice_share_counts_decisions_with_two_feasible_nodes():
+    # Two nodes; the first pod fills n0 by requests (0.8 of 1 core), so the second can only go to n1.
+    jobs = [cpu_job(0, 10, req=(0.8, 0.1)), cpu_job(0, 10, req=(0.8, 0.1))]
+    result = run(sim_of(jobs, caps=(ONE_CORE, ONE_CORE)), first_feasible)
+    assert (result.decisions, result.choices, result.choice_share) == (2, 1, 0.5)
+    single = run(sim_of([cpu_job(0, 10)]), first_feasible)
+    assert (single.decisions, single.choice_share) == (1, 0.0)
