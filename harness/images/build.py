@@ -46,6 +46,13 @@ def cache_dir() -> Path:
     return Path(os.environ.get("DRSCHED_CACHE", Path.home() / ".cache" / "drsched")) / "images"
 
 
+def open_buildah(*, log_file: Path) -> Buildah:
+    """buildah on the images cache's storage (overlay; ``DRSCHED_BUILDAH_DRIVER=vfs`` where overlay cannot mount)."""
+    driver = os.environ.get("DRSCHED_BUILDAH_DRIVER", "overlay")
+    return Buildah(storage=cache_dir() / "storage" / driver, runroot=Path("/run/drsched-buildah") / driver,
+                   driver=driver, log_file=log_file)  # fmt: skip
+
+
 def unavailable_reason() -> str | None:
     """Why images cannot be built here, or None when they can."""
     if os.geteuid() != 0:
@@ -110,7 +117,7 @@ def _build_one(buildah: Buildah, spec: ImageSpec, *, version: str, key: str, out
     os.replace(partial, archive)
     image = BuiltImage(
         name=spec.name, tag=tag, archive=archive, archive_bytes=archive.stat().st_size,
-        archive_sha256=_sha256(archive), image_id=buildah.image_id(tag) or "", digest=buildah.manifest_digest(tag),
+        archive_sha256=_sha256(archive), image_id=buildah.image_id(tag) or "",
         user=spec.user, key=key, built_s=round(time.monotonic() - started, 1), reused=False,
     )  # fmt: skip
     progress(f"{spec.name}: built {tag} ({image.archive_bytes / 2**20:.0f} MiB) in {image.built_s:.0f} s")
@@ -137,9 +144,7 @@ def ensure_images(*, progress: Progress | None = None, root: Path = REPO_ROOT, r
     out = cache / version
     with _locked(cache / ".lock", report):
         out.mkdir(parents=True, exist_ok=True)
-        driver = os.environ.get("DRSCHED_BUILDAH_DRIVER", "overlay")
-        buildah = Buildah(storage=cache / "storage" / driver, runroot=Path("/run/drsched-buildah") / driver,
-                          driver=driver, log_file=out / "build.log")  # fmt: skip
+        buildah = open_buildah(log_file=out / "build.log")
         (cache / "pip").mkdir(exist_ok=True)
         base_key = ensure_base(buildah, cache_dir=cache, progress=report)
         index = read_index(out / "images.json")
@@ -164,4 +169,4 @@ def ensure_images(*, progress: Progress | None = None, root: Path = REPO_ROOT, r
     return results
 
 
-__all__ = ["ImageBuildError", "ImagesUnavailable", "cache_dir", "ensure_images", "unavailable_reason"]
+__all__ = ["ImageBuildError", "ImagesUnavailable", "cache_dir", "ensure_images", "open_buildah", "unavailable_reason"]

@@ -85,15 +85,9 @@ class Buildah:
         return json.loads(done.stdout)
 
     def image_id(self, tag: str) -> str | None:
+        """``sha256:<digest of the image config>``: the id containerd and the kubelet show after an import."""
         info = self.image_info(tag)
-        return None if info is None else info["FromImageID"]
-
-    def manifest_digest(self, tag: str) -> str:
-        """The digest of the image's manifest in the storage (``buildah images --digests``)."""
-        done = self.quiet("images", "--json", tag)
-        if done.returncode != 0:
-            raise ImageBuildError(f"buildah images {tag} failed: {done.stderr.strip()}")
-        return json.loads(done.stdout)[0]["digest"]
+        return None if info is None else f"sha256:{info['FromImageID']}"
 
     def label(self, tag: str, key: str) -> str | None:
         info = self.image_info(tag)

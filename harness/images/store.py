@@ -1,9 +1,10 @@
 """The image index (``images.json``): what another process needs to import the archives without building.
 
 One record per image: fully qualified tag, archive path and size (a docker-archive holds the layers
-uncompressed, so this is the image's unpacked size), the archive's sha256, the image id (the sha256 of its
-config, what ``crictl images`` shows), the manifest digest in the build storage, the user it runs as and
-the cache key it was built from. Written atomically, so a reader never sees half an index.
+uncompressed, so this is the image's unpacked size), the archive's sha256, the image id (``sha256:`` + the
+digest of its config: the same in buildah, in containerd after ``ctr images import`` and in the kubelet's
+image list; manifest digests differ, containerd writes its own manifest for a docker-archive), the user
+it runs as and the cache key it was built from. Written atomically, so a reader never sees half an index.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
-SCHEMA = 1
+SCHEMA = 2
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,6 @@ class BuiltImage:
     archive_bytes: int
     archive_sha256: str
     image_id: str
-    digest: str
     user: str
     key: str
     built_s: float
