@@ -49,8 +49,10 @@ def cache_dir() -> Path:
 def open_buildah(*, log_file: Path) -> Buildah:
     """buildah on the images cache's storage (overlay; ``DRSCHED_BUILDAH_DRIVER=vfs`` where overlay cannot mount)."""
     driver = os.environ.get("DRSCHED_BUILDAH_DRIVER", "overlay")
-    return Buildah(storage=cache_dir() / "storage" / driver, runroot=Path("/run/drsched-buildah") / driver,
-                   driver=driver, log_file=log_file)  # fmt: skip
+    storage = cache_dir() / "storage" / driver
+    # One run root per storage: it holds that storage's locks and mount counts.
+    runroot = Path("/run/drsched-buildah") / hashlib.sha256(str(storage).encode()).hexdigest()[:12]
+    return Buildah(storage=storage, runroot=runroot, driver=driver, log_file=log_file)
 
 
 def unavailable_reason() -> str | None:
