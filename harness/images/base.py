@@ -58,7 +58,7 @@ def _rootfs(*, cache_dir: Path, key: str, log_file: Path, progress: Progress) ->
     partial = tarball.with_suffix(".tar.partial")
     progress("base: mmdebstrap minbase + python3 from deb.debian.org (about 2 min)")
     cmd = ["mmdebstrap", *MMDEBSTRAP_OPTIONS, "--format=tar", SUITE, str(partial), *MIRRORS]
-    run_logged(cmd, log_file=log_file)
+    run_logged(cmd, log_file=log_file, progress=progress, prefix="base: mmdebstrap ")
     os.replace(partial, tarball)
     return tarball
 

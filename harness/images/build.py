@@ -111,6 +111,9 @@ def _build_one(buildah: Buildah, spec: ImageSpec, *, version: str, key: str, out
     if HOST_CA.is_file():
         args += ["-v", f"{HOST_CA}:{_CA_IN_BUILD}:ro", "--build-arg", f"HOST_CA_BUNDLE={_CA_IN_BUILD}"]
     buildah.run(*args, str(root), progress=progress, prefix=f"{spec.name}: ")
+    user = ((buildah.image_info(tag) or {}).get("OCIv1") or {}).get("config", {}).get("User")
+    if user != spec.user:
+        raise ImageBuildError(f"{spec.dockerfile} sets USER {user!r}; the index promises {spec.user!r}")
     archive = out / f"{spec.name}.tar"
     partial = archive.with_suffix(".tar.partial")
     partial.unlink(missing_ok=True)

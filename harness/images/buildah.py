@@ -22,8 +22,9 @@ log = logging.getLogger(__name__)
 Progress = Callable[[str], None]
 TOOLS = ("buildah", "mmdebstrap")
 _LOG_TAIL = 25
-# "STEP 2/5: RUN ..." in a one-stage build, "[1/2] STEP 2/5: RUN ..." in a multi-stage one.
-_STEP = re.compile(r"^(\[\d+/\d+\] )?STEP \d+/\d+: ")
+# The lines that start a step: buildah's "STEP 2/5: RUN ..." ("[1/2] STEP ..." in a multi-stage build)
+# and mmdebstrap's "I: downloading packages with apt...".
+STEP_LINE = re.compile(r"^((\[\d+/\d+\] )?STEP \d+/\d+: |I: )")
 
 
 class ImageBuildError(RuntimeError):
@@ -45,9 +46,10 @@ def run_logged(cmd: Sequence[str], *, log_file: Path, progress: Progress | None 
         tail: deque[str] = deque(maxlen=_LOG_TAIL)
         for line in proc.stdout or ():
             out.write(line)
+            out.flush()  # the log can be followed while a long step runs
             lines.append(line)
             tail.append(line)
-            if progress is not None and _STEP.match(line):
+            if progress is not None and STEP_LINE.match(line):
                 progress(f"{prefix}{line.strip()}")
         code = proc.wait()
         out.write(f"# exit {code}\n")

@@ -89,6 +89,12 @@ def containerd(tmp_path: Path) -> Iterator[Containerd]:
             time.sleep(0.2)
         yield daemon
     finally:
+        # Shims outlive containerd: a task a failed test left running is killed through containerd first.
+        for task in daemon.ctr("tasks", "ls", "--quiet", timeout=30).stdout.split():
+            daemon.ctr("tasks", "kill", "--signal", "SIGKILL", task, timeout=30)
+            daemon.ctr("tasks", "delete", "--force", task, timeout=30)
+        for container in daemon.ctr("containers", "ls", "--quiet", timeout=30).stdout.split():
+            daemon.ctr("containers", "delete", container, timeout=30)
         os.killpg(proc.pid, signal.SIGTERM)
         try:
             proc.wait(timeout=15)
