@@ -4,7 +4,7 @@ Layout under ``${DRSCHED_CACHE:-~/.cache/drsched}/images/``:
 
     storage/<driver>/          buildah storage (images and the layer cache)
     base/bookworm-<key>.tar    the mmdebstrap root filesystem
-    pip/                       pip's download cache, mounted into the builder stages
+    pip/                       pip's cache, mounted into the builder stages (if responses are cacheable)
     <version>/<name>.tar       one docker-archive per image, importable by ``ctr -n k8s.io images import``
     <version>/images.json      the index: tag, archive, sizes, image id and cache key per image
     <version>/build.log        everything the tools printed
