@@ -39,6 +39,11 @@ test-integration: venv  ## real processes and servers on loopback
 test-e2e: venv controlplane  ## the stock control plane (etcd, kube-apiserver, kube-scheduler, KWOK) + our services
 	$(PYTEST) tests/e2e -q -m e2e
 
+.PHONY: images
+# Needs only the standard library (no venv): root, buildah and mmdebstrap (see .ci/run).
+images:  ## build (or reuse) the drsched images from their Dockerfiles, no registry (first run ~5 min); prints sizes
+	$(PYTHON) -m harness.images
+
 controlplane:  ## build (or reuse) etcd, kube-apiserver, kube-scheduler and KWOK from Go modules
 	@if [ -x harness/controlplane/build.sh ]; then bash harness/controlplane/build.sh; fi
 
