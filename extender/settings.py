@@ -19,11 +19,11 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
-from extender.errors import ConfigError
-from extender.pod_index import parse_selector
+from kube.config import DEFAULT_MODEL, problems
+from kube.errors import ConfigError
+from kube.selectors import parse_selector
 from policy.baselines import SCORERS
 
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "policy" / "models" / "default.npz"
 CONFIG_ENV = "DRSCHED_CONFIG"
 USAGE_PROVIDERS = ("static", "none", "monitor", "prometheus")
 PROMETHEUS_QUERY_KEYS = ("cpu", "mem", "net", "disk", "timestamp")
@@ -242,8 +242,7 @@ def build_settings(config_file: Path | str | None = None, **overrides: Any) -> S
     try:
         return Settings(**{**file_values, **{k: v for k, v in overrides.items() if v is not None}})
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"invalid configuration: {problems}") from None
+        raise ConfigError(f"invalid configuration: {problems(exc)}") from None
 
 
 @functools.lru_cache(maxsize=1)

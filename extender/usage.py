@@ -25,11 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from extender.cache import ClusterCache, NodeUsage
-from extender.errors import ConfigError, StaticClusterError, UsageUnavailable
+from extender.errors import StaticClusterError, UsageUnavailable
 from extender.settings import Settings
 from extender.static_cluster import load_usage, to_samples
-from extender.telemetry import Telemetry, kv
+from extender.telemetry import Telemetry
+from kube.cache import ClusterCache, NodeUsage
+from kube.errors import ConfigError
+from kube.logs import kv
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from migration.errors import PermanentError, RecordError, TemporaryError
+from kube.errors import PermanentError, TemporaryError
+from migration.errors import RecordError
 from migration.executor import Candidate, Executor, Window, budget_state, parse_window
 from migration.kube import Kube
 from migration.podspec import MIGRATE_LABEL, job_base
@@ -59,7 +60,7 @@ def make_target_scorer(policy: str, model_path=None) -> Scorer:
     """The scorer the extender would use for ``policy`` (same code: ``policy.baselines`` / ``policy.model``)."""
     if policy != "model":
         return make_scorer(policy)
-    from extender.settings import DEFAULT_MODEL
+    from kube.config import DEFAULT_MODEL
     from policy.model import load_model
 
     return ModelScorer(load_model(model_path or DEFAULT_MODEL))

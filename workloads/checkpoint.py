@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workloads.atomic import atomic_write, fsync_dir
+from kube.atomic import atomic_write, fsync_dir
 from workloads.progress import CheckpointRef
 
 log = logging.getLogger(__name__)

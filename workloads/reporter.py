@@ -15,7 +15,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from workloads.atomic import atomic_write
+from kube.atomic import atomic_write
 from workloads.progress import PROGRESS_FILE, CheckpointRef, Progress
 
 log = logging.getLogger(__name__)

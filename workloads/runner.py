@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from workloads.atomic import remove_stale_temps
+from kube.atomic import remove_stale_temps
 from workloads.checkpoint import Checkpoint, CheckpointRejectedError, CheckpointStore, fingerprint
 from workloads.jobs.base import Job, JobError, StateRejected
 from workloads.progress import CheckpointRef

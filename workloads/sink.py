@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from workloads.atomic import atomic_rename
+from kube.atomic import atomic_rename
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
+from kube.errors import ConfigError
 from migration.__main__ import main
-from migration.errors import ConfigError
 from migration.settings import build_settings
 
 
