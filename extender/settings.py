@@ -25,7 +25,6 @@ from kube.selectors import parse_selector
 from policy.baselines import SCORERS
 
 CONFIG_ENV = "DRSCHED_CONFIG"
-USAGE_PROVIDERS = ("static", "none", "monitor", "prometheus")
 PROMETHEUS_QUERY_KEYS = ("cpu", "mem", "net", "disk", "timestamp")
 
 

@@ -1,4 +1,4 @@
-"""``python -m migration.experiment {schedule,submit,record,replay}``: the A/B experiment the seed ran by hand.
+"""``python -m migration.experiment {schedule,submit,record,replay}``: the A/B experiment SpeCon ran by hand.
 
     schedule  write a seeded submission schedule (offset_s,job) for the templates in a directory
     submit    create each <job>.yaml pod at its offset (monotonic clock: no drift)
