@@ -21,7 +21,7 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 
 from kube.config import DEFAULT_MODEL, problems
 from kube.errors import ConfigError
-from kube.selectors import parse_selector
+from kube.selectors import parse_pairs, parse_selector
 from policy.baselines import SCORERS
 
 CONFIG_ENV = "DRSCHED_CONFIG"
@@ -130,13 +130,7 @@ class Settings(BaseSettings):
                 return json.loads(text)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"not valid JSON: {exc.msg}") from None
-        out = {}
-        for part in filter(None, (p.strip() for p in text.split(","))):
-            key, sep, val = part.partition("=")
-            if not sep:
-                raise ValueError(f"{part!r} is not key=value")
-            out[key.strip()] = val.strip()
-        return out
+        return dict(parse_pairs(text))
 
     @field_validator("workload_labels", mode="before")
     @classmethod

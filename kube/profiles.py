@@ -29,6 +29,7 @@ import numpy as np
 from kube.errors import ProfileError, QuantityError
 from kube.objects import pod_key, workload_key
 from kube.quantity import cpu_cores, mem_gib, rate_mbps
+from kube.selectors import parse_pairs
 from policy.state import PodView
 
 PROFILE_ANNOTATION = "drsched.io/profile"
@@ -53,14 +54,10 @@ def parse_profile(text: str, requests: np.ndarray) -> np.ndarray:
         items = list(obj.items())
         convert = True
     else:
-        items = []
-        for part in text.split(","):
-            if not part.strip():
-                continue
-            key, sep, value = part.partition("=")
-            if not sep:
-                raise ProfileError(f"profile entry {part.strip()!r} is not key=value (e.g. cpu=2,mem=1,net=60,disk=80)")
-            items.append((key.strip(), value.strip()))
+        try:
+            items = parse_pairs(text, what="profile entry")
+        except ValueError as exc:
+            raise ProfileError(f"{exc} (e.g. cpu=2,mem=1,net=60,disk=80)") from None
         convert = False
     for key, value in items:
         idx = _KEYS.get(str(key).lower())

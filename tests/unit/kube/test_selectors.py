@@ -1,6 +1,6 @@
 import pytest
 
-from kube.selectors import matches, parse_selector
+from kube.selectors import matches, parse_pairs, parse_selector
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -29,3 +29,11 @@ def test_selector_is_equality_only(bad):
 ])
 def test_matches(labels, selector, expected):
     assert matches(labels, selector) is expected
+
+
+def test_pairs_keep_order_and_repeats_and_name_the_bad_term():
+    assert parse_pairs(" b=2 ,a = 1,,b=3") == [("b", "2"), ("a", "1"), ("b", "3")]
+    with pytest.raises(ValueError, match=r"^profile entry 'cpu' is not key=value$"):
+        parse_pairs("mem=1,cpu", what="profile entry")
+    with pytest.raises(ValueError, match=r"^'x' is not key=value$"):
+        parse_pairs("x")
