@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from kube.errors import PermanentError, TemporaryError
+from kube.objects import pod_key
 from migration.errors import RecordError
 from migration.executor import Candidate, Executor, Window, budget_state, parse_window
 from migration.kube import Kube
@@ -77,8 +78,7 @@ class CycleConfig:
 
 
 def _ref(pod: Mapping[str, Any]) -> PodRef:
-    meta = pod.get("metadata") or {}
-    return PodRef(meta.get("namespace", "default"), meta.get("name", ""), meta.get("uid", ""))
+    return PodRef(*pod_key(pod))
 
 
 def _has_controller(pod: Mapping[str, Any]) -> bool:
