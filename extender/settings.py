@@ -21,6 +21,8 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 
 from kube.config import DEFAULT_MODEL, problems
 from kube.errors import ConfigError
+from kube.objects import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS, DISK_ANNOTATION, NET_ANNOTATION
+from kube.profiles import PROFILE_ANNOTATION
 from kube.selectors import parse_pairs, parse_selector
 from policy.baselines import SCORERS
 
@@ -101,11 +103,13 @@ class Settings(BaseSettings):
     hot_mem: float | None = Field(0.95, gt=0, description="Same for memory.")
     hot_net: float | None = Field(None, gt=0, description="Same for network bandwidth.")
     hot_disk: float | None = Field(None, gt=0, description="Same for disk bandwidth.")
-    net_annotation: str = Field("drsched.io/net-mbps", description="Node annotation with network capacity, MB/s.")
-    disk_annotation: str = Field("drsched.io/disk-mbps", description="Node annotation with disk capacity, MB/s.")
-    default_net_mbps: float = Field(1250.0, gt=0, description="Network capacity of nodes without the annotation.")
-    default_disk_mbps: float = Field(500.0, gt=0, description="Disk capacity of nodes without the annotation.")
-    profile_annotation: str = Field("drsched.io/profile", description="Pod annotation with its demand profile.")
+    net_annotation: str = Field(NET_ANNOTATION, description="Node annotation with network capacity, MB/s.")
+    disk_annotation: str = Field(DISK_ANNOTATION, description="Node annotation with disk capacity, MB/s.")
+    default_net_mbps: float = Field(DEFAULT_NET_MBPS, gt=0, description="Network capacity of nodes without the "
+                                                                        "annotation.")
+    default_disk_mbps: float = Field(DEFAULT_DISK_MBPS, gt=0, description="Disk capacity of nodes without the "
+                                                                          "annotation.")
+    profile_annotation: str = Field(PROFILE_ANNOTATION, description="Pod annotation with its demand profile.")
     bind_timeout_s: float = Field(5.0, gt=0, description="Timeout of one Binding POST (one retry after a timeout).")
     max_body_bytes: int = Field(64 * 2**20, gt=0, description="Larger request bodies are refused with 400.")
     decision_history: int = Field(1000, ge=0, description="Recent decisions kept for /debug/explain.")

@@ -49,7 +49,7 @@ import yaml
 from extender.errors import StaticClusterError
 from kube.cache import NodeUsage, PodRecord
 from kube.errors import ProfileError, QuantityError
-from kube.objects import TERMINAL_PHASES, NodeInfo
+from kube.objects import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS, TERMINAL_PHASES, NodeInfo
 from kube.profiles import parse_profile
 from kube.quantity import cpu_cores, mem_gib, parse_quantity, rate_mbps
 
@@ -153,8 +153,8 @@ def _usage_block(doc: _Doc, node: yaml.Node, where: str) -> tuple[np.ndarray, fl
     return np.array([values["cpu"], values["memory"], values.get("net", 0.0), values.get("disk", 0.0)]), float(age)
 
 
-def load_static_cluster(path: Path | str, *, default_net_mbps: float = 1250.0,
-                        default_disk_mbps: float = 500.0) -> StaticCluster:
+def load_static_cluster(path: Path | str, *, default_net_mbps: float = DEFAULT_NET_MBPS,
+                        default_disk_mbps: float = DEFAULT_DISK_MBPS) -> StaticCluster:
     """Parse and check the whole file; see the module docstring for the schema."""
     path = Path(path)
     doc = _Doc(path)

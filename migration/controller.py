@@ -5,7 +5,8 @@ Per cycle (descheduler's sync-then-balance shape):
 
 1. list nodes, pods and window Leases (one fetch);
 2. advance every in-flight window (resume or roll back: ``executor.advance``);
-3. build one ``ClusterSnapshot`` (the extender's cache code), windows reserved on their placement node;
+3. build one ``ClusterSnapshot`` (the shared ``kube.cache``, as the extender does), windows reserved on their
+   placement node;
 4. for each opted-in pod (label ``drsched.io/migrate=true``): skip with a counted reason, or read its
    progress into a ``RunningJob``;
 5. ``decide`` with the extender's scorer → intents; the executor applies the budget/dry-run and starts them.

@@ -21,7 +21,15 @@ import numpy as np
 
 from kube.cache import ClusterCache, NodeUsage, record_for
 from kube.errors import QuantityError
-from kube.objects import node_info, pod_key, pod_requests
+from kube.objects import (
+    DEFAULT_DISK_MBPS,
+    DEFAULT_NET_MBPS,
+    DISK_ANNOTATION,
+    NET_ANNOTATION,
+    node_info,
+    pod_key,
+    pod_requests,
+)
 from kube.profiles import PROFILE_ANNOTATION, pod_view_for
 from kube.selectors import matches
 from policy.state import ClusterSnapshot, PodView
@@ -31,10 +39,10 @@ from policy.state import ClusterSnapshot, PodView
 class NodeAnnotations:
     """How node bandwidth is read (the extender's defaults)."""
 
-    net: str = "drsched.io/net-mbps"
-    disk: str = "drsched.io/disk-mbps"
-    default_net_mbps: float = 1250.0
-    default_disk_mbps: float = 500.0
+    net: str = NET_ANNOTATION
+    disk: str = DISK_ANNOTATION
+    default_net_mbps: float = DEFAULT_NET_MBPS
+    default_disk_mbps: float = DEFAULT_DISK_MBPS
 
 
 @dataclass(frozen=True, eq=False)
