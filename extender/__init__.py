@@ -1,20 +1,25 @@
 """drsched's scheduler extender: the HTTP shell kube-scheduler calls to filter, score, bind and preempt.
 
+What it shares with the migration controller -- quantities, pod and node objects, profile parsing, the
+cluster cache, the client, Events, logging -- is the ``kube`` layer; the extender never imports ``migration``.
 Layout (each file says what it owns):
 
-    settings.py       the one typed config object (pydantic-settings, YAML file + DRSCHED_ env vars)
-    wire.py           ExtenderArgs in, ExtenderFilterResult / HostPriority / ... out; any key casing on input
-    quantity.py       Kubernetes quantities -> policy units (pure)
-    objects.py        v1.Pod / v1.Node JSON -> requests, capacity, readiness, workload key (pure)
-    profiles.py       the pod's expected demand: annotation, learned ProfileStore, or requests
-    cache.py          ClusterCache: nodes, pods, allocations, usage, assumed pods -> cached snapshot arrays
-    decide.py         filter reasons, scoring and the 0-10 score rule on one snapshot (pure)
-    usage.py          UsageProvider interface, registry, the static provider and the stoppable poller
-    static_cluster.py the --static-cluster YAML loader with file:line:field errors
-    kube.py           the only module that talks to the Kubernetes API: list+watch, Binding, Events
-    telemetry.py      JSON logging, Prometheus metrics, the one "log + Event + counter" helper
-    service.py        the FastAPI app: lifespan, routes, error mapping
-    __main__.py       ``python -m extender``: flags generated from the settings, then uvicorn
+    settings.py          the one typed config object (pydantic-settings, YAML file + DRSCHED_ env vars)
+    __main__.py          ``python -m extender``: flags generated from the settings, then uvicorn
+    service.py           the FastAPI app: lifespan, routes, error mapping
+    runtime.py           what a request needs, built once: cache, policy, profiles, binder; the verbs' logic
+    wire.py              ExtenderArgs in, ExtenderFilterResult / HostPriority / ... out; any key casing on input
+    decide.py            filter reasons, scoring and the 0-10 score rule on one snapshot (pure)
+    static_cluster.py    the --static-cluster YAML loader with file:line:field errors
+    usage.py             UsageProvider interface, the static and none providers, the stoppable poller
+    providers/           the monitor (node agents) and prometheus providers, their parsing and per-node health
+    profile_learning.py  the learning rule for workload demand profiles (pure)
+    profile_store.py     the learned profile store, its JSON file backend, the learner; the in-memory store
+    pod_index.py         agents, pod workloads and node addresses kept from the watch's pod and node events
+    kube_index.py        the watch that feeds the cache and the PodIndex from the same events
+    kube.py              the only module of this package that talks to the Kubernetes API: list+watch, Binding
+    telemetry.py         Prometheus metrics and the one "log + Event + counter" fallback helper
+    errors.py            the extender's own typed errors (bad settings are ``kube.errors.ConfigError``)
 
 The extender never imports torch, gymnasium or stable-baselines3 (import-linter contract).
 """

@@ -18,23 +18,14 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import logging  # noqa: E402
 import sys  # noqa: E402
-import typing  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from extender.errors import ConfigError  # noqa: E402
 from extender.settings import Settings, build_settings  # noqa: E402
+from kube.config import add_settings_flags  # noqa: E402
+from kube.errors import ConfigError  # noqa: E402
+from kube.logs import kv  # noqa: E402
 
-
-def _flag_type(annotation):
-    base = annotation
-    if typing.get_origin(annotation) is not typing.Literal:
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        base = args[0] if args else annotation
-    if typing.get_origin(base) is typing.Literal:
-        return str, list(typing.get_args(base))
-    if base is bool:
-        return (lambda v: v.lower() in ("1", "true", "yes")), None
-    return (base if base in (int, float, str, Path) else str), None
+log = logging.getLogger("extender")  # not __name__: under ``python -m`` that is "__main__"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,10 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="drsched scheduler extender (filter / prioritize / bind / preempt for kube-scheduler).",
         epilog="Every option is also an env var DRSCHED_<NAME> and a key of the --config YAML file.")
     parser.add_argument("--config", type=Path, default=None, help="YAML file of options (or $DRSCHED_CONFIG).")
-    for name, info in Settings.model_fields.items():
-        kind, choices = _flag_type(info.annotation)
-        parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, choices=choices, default=None,
-                            help=f"{info.description} [default: {info.default}]")
+    add_settings_flags(parser, Settings)
     return parser
 
 
@@ -71,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = build_settings(config, **args)
         from extender.service import create_app
-        from extender.telemetry import setup_logging
+        from kube.logs import setup_logging
 
         setup_logging(level=settings.log_level, fmt=settings.log_format)
         cluster = None
@@ -96,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     except ConfigError as exc:  # raised inside the lifespan (static file, provider)
-        logging.getLogger("extender").error("refusing to start", extra={"kv": {"error": str(exc)}})
+        log.error("refusing to start", extra=kv(error=str(exc)))
         return 2
     return 0
 

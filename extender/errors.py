@@ -1,26 +1,27 @@
 """Typed errors of the extender; the type says what happens next.
 
-* ``ConfigError`` -- bad settings or a bad static-cluster file: the process refuses to start.
+* ``StaticClusterError`` -- a ``kube.errors.ConfigError`` naming the file, line and field of a bad
+  static-cluster (or static-usage) file: the process refuses to start.
 * ``BadRequest`` -- a request kube-scheduler (or a person with curl) sent that cannot be served: the route
-  answers 400, or 200 with ``Error`` set where kube-scheduler reads that field (filter, bind).
-* ``QuantityError`` / ``ProfileError`` -- one value in a pod or node could not be parsed. A bad quantity in
-  the pod's requests is a ``BadRequest``; a bad profile annotation is a fallback to the next demand source.
+  answers 400, or 200 with ``Error`` set where kube-scheduler reads that field (filter, bind). A pod whose
+  requests do not parse (``kube.errors.QuantityError``) is one.
 * ``UsageUnavailable`` -- one failed usage fetch: the poller logs and counts it, nodes go stale on their own.
 * ``BindError`` -- the apiserver refused the Binding; reported in ``ExtenderBindingResult.Error``.
+
+Bad settings are the shared ``kube.errors.ConfigError``; a bad profile annotation is a
+``kube.errors.ProfileError`` and a fallback to the next demand source.
 """
 
 from __future__ import annotations
+
+from kube.errors import ConfigError
 
 
 class ExtenderError(Exception):
     """Base class of every error the extender raises on purpose."""
 
 
-class ConfigError(ExtenderError):
-    """The configuration is invalid; the extender refuses to start."""
-
-
-class StaticClusterError(ConfigError):
+class StaticClusterError(ConfigError, ExtenderError):
     """A static-cluster (or static-usage) YAML file is malformed; names the file, line and field."""
 
     def __init__(self, path: str, line: int | None, field: str, problem: str) -> None:
@@ -31,14 +32,6 @@ class StaticClusterError(ConfigError):
 
 class BadRequest(ExtenderError):
     """A request that cannot be served as sent (missing Pod, unparseable pod quantities, ...)."""
-
-
-class QuantityError(ValueError, ExtenderError):
-    """A Kubernetes resource quantity that does not parse."""
-
-
-class ProfileError(ValueError, ExtenderError):
-    """A ``drsched.io/profile`` annotation that does not parse."""
 
 
 class UsageUnavailable(ExtenderError):

@@ -1,4 +1,4 @@
-"""The only module that talks to the Kubernetes API: list + watch into the cache, Binding, Events.
+"""The extender's only module that talks to the Kubernetes API: list + watch into the cache, and Binding.
 
 ``KubeWatcher`` runs one thread per resource (nodes, pods): list (raw JSON, ``_preload_content=False``),
 replace the cache's set, then watch from the list's resourceVersion; a 410 Gone (or any broken stream)
@@ -8,6 +8,8 @@ means re-list. ``stop()`` ends both loops within ``watch_timeout_s``. Event hand
 ``KubeBinder`` POSTs the Binding with ``_preload_content=False`` (the generated client raises *after* a
 successful bind otherwise: the apiserver answers a Status, the client expects a Binding). A 409 "already
 assigned to node X" for X == our node is success: a retried bind after a timeout lands there.
+
+The client itself and the Event sink are the shared ones (``kube.client``).
 """
 
 from __future__ import annotations
@@ -17,17 +19,18 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-from extender.cache import ClusterCache, PodRecord
-from extender.errors import BindError, ConfigError, QuantityError
-from extender.objects import node_info, pod_key, pod_requests, pod_terminated
-from extender.profiles import ProfileStore, pod_view_for
+from extender.errors import BindError
 from extender.settings import Settings
-from extender.telemetry import Telemetry, kv
+from extender.telemetry import Telemetry
+from kube.cache import ClusterCache, PodRecord, record_for
+from kube.client import make_api_client, status_message
+from kube.errors import QuantityError
+from kube.logs import kv
+from kube.objects import node_info, pod_key, pod_requests
+from kube.profiles import ProfileStore, pod_view_for
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +61,8 @@ def pod_record(pod: Mapping, *, settings: Settings, store: ProfileStore | None, 
     if problem is not None and telemetry is not None:
         telemetry.report("bad_profile_annotation", f"ignored {settings.profile_annotation}: {problem}",
                          pod=(ns, name, uid))
-    node = (pod.get("spec") or {}).get("nodeName") or None
-    return PodRecord(namespace=ns, name=name, uid=uid or f"{ns}/{name}", node=node, requests=view.requests,
-                     demand=view.demand, demand_source=view.demand_source, terminated=pod_terminated(pod),
-                     bound_at=_bound_at(pod, now) if node else 0.0)
+    bound = _bound_at(pod, now) if (pod.get("spec") or {}).get("nodeName") else 0.0
+    return record_for(pod, view, bound_at=bound)
 
 
 def apply_node_event(cache: ClusterCache, settings: Settings, event_type: str, node: Mapping) -> None:
@@ -99,22 +100,10 @@ def _node_info(node: Mapping, settings: Settings):
 
 
 def make_core_api(*, kubeconfig: Path | None):
-    """A CoreV1Api from ``kubeconfig``, else in-cluster config, else ``~/.kube/config``."""
-    from kubernetes import client, config
+    """A CoreV1Api from ``kubeconfig``, else in-cluster config, else ``~/.kube/config`` (``ConfigError``)."""
+    from kubernetes import client
 
-    try:
-        if kubeconfig is not None:
-            api_client = config.new_client_from_config(config_file=str(kubeconfig))
-        else:
-            try:
-                config.load_incluster_config()
-                api_client = client.ApiClient()
-            except config.ConfigException:
-                api_client = config.new_client_from_config()
-    except (config.ConfigException, OSError, ValueError, TypeError) as exc:
-        raise ConfigError(f"cannot build a Kubernetes client from kubeconfig {kubeconfig or '(default)'}: {exc}"
-                          ) from None
-    return client.CoreV1Api(api_client)
+    return client.CoreV1Api(make_api_client(kubeconfig=kubeconfig))
 
 
 class KubeWatcher:
@@ -234,7 +223,7 @@ class KubeBinder:
                     return
                 raise BindError(f"apiserver answered {resp.status}")
             except ApiException as exc:
-                message = _status_message(exc)
+                message = status_message(exc)
                 if exc.status == 409 and f'already assigned to node "{node}"' in message:
                     return  # an earlier (timed-out) attempt bound it where we wanted
                 raise BindError(f"binding {namespace}/{name} to {node}: {exc.status} {message}") from None
@@ -243,41 +232,3 @@ class KubeBinder:
                 log.warning("bind attempt failed", extra=kv(pod=f"{namespace}/{name}", node=node, attempt=attempt,
                                                             error=repr(exc)))
         raise BindError(f"binding {namespace}/{name} to {node}: {last!r}")
-
-
-def _status_message(exc: Any) -> str:
-    try:
-        return str(json.loads(exc.body).get("message", exc.reason))
-    except (TypeError, ValueError, AttributeError):
-        return str(exc.reason)
-
-
-class KubeEventSink:
-    """core/v1 Events about pods, posted from a small thread pool (never on the request path)."""
-
-    def __init__(self, core, *, component: str = "drsched-extender") -> None:
-        self.core, self.component = core, component
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="events")
-
-    def event(self, *, namespace: str, name: str, uid: str, reason: str, message: str,
-              type_: str = "Warning") -> None:
-        from kubernetes import client
-
-        now = datetime.now().astimezone()
-        body = client.CoreV1Event(
-            metadata=client.V1ObjectMeta(generate_name=f"{name}.", namespace=namespace),
-            involved_object=client.V1ObjectReference(api_version="v1", kind="Pod", name=name, namespace=namespace,
-                                                     uid=uid or None),
-            reason=reason, message=message[:1000], type=type_, first_timestamp=now, last_timestamp=now, count=1,
-            source=client.V1EventSource(component=self.component))
-
-        def post() -> None:
-            try:
-                self.core.create_namespaced_event(namespace, body, _preload_content=False)
-            except Exception as exc:
-                log.debug("event not posted", extra=kv(reason=reason, error=repr(exc)))
-
-        self._pool.submit(post)
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -19,21 +19,8 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from extender.objects import pod_key, workload_key
-
-
-def parse_selector(text: str) -> dict[str, str]:
-    """``k=v,k2=v2`` (equality only) -> dict; raises ValueError otherwise."""
-    out = {}
-    for part in text.split(","):
-        if not part.strip():
-            continue
-        key, sep, value = part.partition("=")
-        key, value = key.strip(), value.strip().lstrip("=")
-        if not sep or not key or key.endswith("!"):
-            raise ValueError(f"selector term {part.strip()!r} is not key=value")
-        out[key] = value
-    return out
+from kube.objects import pod_key, workload_key
+from kube.selectors import matches
 
 
 def _map(obj: Any, key: str) -> Mapping:
@@ -55,7 +42,7 @@ class PodIndex:
     def _agent(self, pod: Mapping) -> tuple[str, str, bool] | None:
         meta, spec, status = _map(pod, "metadata"), _map(pod, "spec"), _map(pod, "status")
         labels = _map(meta, "labels")
-        if any(labels.get(k) != v for k, v in self.selector.items()):
+        if not matches(labels, self.selector):
             return None
         if self.namespace and meta.get("namespace") != self.namespace:
             return None

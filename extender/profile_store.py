@@ -1,4 +1,4 @@
-"""Learned workload profiles: the store the extender serves from, and where it persists.
+"""Workload profile stores: the learned one the extender serves from (and where it persists), and a plain one.
 
 ``LearnedProfileStore`` owns every workload's ``Profile`` (``extender.profile_learning``) behind one lock:
 the usage poller folds pod readings in (``observe``), the request path and the watch threads read
@@ -16,16 +16,17 @@ the next save interval.
 
 Static profiles (the static cluster's ``profiles``) are ``put`` as seeds: served as they are until a
 learned profile for the same workload is trusted. Seeds are not persisted.
+
+``InMemoryProfileStore`` is a plain thread-safe dict of workload -> demand, for tests and callers that learn
+nothing. Both satisfy ``kube.profiles.ProfileStore``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -35,10 +36,12 @@ from typing import Protocol
 import numpy as np
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from extender.errors import ExtenderError, ProfileError
-from extender.objects import WORKLOAD_LABEL, workload_key
+from extender.errors import ExtenderError
 from extender.profile_learning import PodSample, Profile, aggregate, served_demand, trusted, update
-from extender.telemetry import kv
+from kube.atomic import atomic_write
+from kube.logs import kv
+from kube.objects import WORKLOAD_LABEL, workload_key
+from kube.profiles import checked_demand
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
@@ -124,23 +127,7 @@ class JsonFileBackend:
     def save(self, profiles: Mapping[str, Profile], *, now: float) -> None:
         text = encode(profiles, now=now)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        with contextlib.suppress(OSError):  # the rename is durable once the directory is synced
-            dir_fd = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+        atomic_write(self.path, text.encode())
 
     def quarantine(self, *, now: float) -> str | None:
         target = self.path.with_name(f"{self.path.name}.corrupt-{int(now)}")
@@ -190,9 +177,7 @@ class LearnedProfileStore:
 
     def put(self, workload: str, demand: np.ndarray) -> None:
         """A static seed (served until a learned profile for ``workload`` is trusted)."""
-        demand = np.asarray(demand, dtype=np.float64).reshape(-1)
-        if demand.shape != (4,) or not np.all(np.isfinite(demand)) or np.any(demand < 0):
-            raise ProfileError(f"profile for {workload!r} must be 4 finite values >= 0")
+        demand = checked_demand(workload, demand)
         with self._lock:
             self._seeds[workload] = demand
 
@@ -316,3 +301,24 @@ class ProfileLearner:
 
     async def close(self) -> None:
         await asyncio.to_thread(self.store.save)
+
+
+class InMemoryProfileStore:
+    """A thread-safe dict of workload -> (4,) demand (tests, and callers that learn nothing)."""
+
+    def __init__(self, profiles: Mapping[str, np.ndarray] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._profiles = {k: np.asarray(v, dtype=np.float64) for k, v in (profiles or {}).items()}
+
+    def get(self, workload: str) -> np.ndarray | None:
+        with self._lock:
+            return self._profiles.get(workload)
+
+    def put(self, workload: str, demand: np.ndarray) -> None:
+        demand = checked_demand(workload, demand)
+        with self._lock:
+            self._profiles[workload] = demand
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._profiles)

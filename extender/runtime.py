@@ -17,7 +17,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from extender.cache import CacheView, ClusterCache, PodRecord
 from extender.decide import (
     HeuristicPolicy,
     ModelPolicy,
@@ -28,12 +27,16 @@ from extender.decide import (
     score,
     to_extender_scores,
 )
-from extender.errors import BadRequest, QuantityError
-from extender.objects import node_info, pod_key, pod_requests, workload_key
-from extender.profiles import InMemoryProfileStore, ProfileStore, pod_view_for
+from extender.errors import BadRequest
+from extender.profile_store import InMemoryProfileStore
 from extender.settings import Settings
-from extender.telemetry import Telemetry, kv
+from extender.telemetry import Telemetry
 from extender.wire import ExtenderArgs
+from kube.cache import CacheView, ClusterCache, PodRecord
+from kube.errors import QuantityError
+from kube.logs import kv
+from kube.objects import node_info, pod_key, pod_requests, workload_key
+from kube.profiles import ProfileStore, pod_view_for
 from policy.baselines import make_scorer
 from policy.model import ModelError, load_model
 from policy.state import ClusterSnapshot, PodView

@@ -32,15 +32,14 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic_core import to_json
 
-from extender.cache import ClusterCache
 from extender.errors import BadRequest, BindError
-from extender.pod_index import PodIndex, parse_selector
+from extender.pod_index import PodIndex
 from extender.profile_store import JsonFileBackend, LearnedProfileStore, ProfileLearner, ProfileMetrics
 from extender.providers.health import UsageMetrics
 from extender.runtime import RawJSON, RecordingBinder, Runtime, load_policy
 from extender.settings import Settings, get_settings
 from extender.static_cluster import StaticCluster, load_static_cluster
-from extender.telemetry import Telemetry, kv
+from extender.telemetry import Telemetry
 from extender.usage import ProviderContext, UsagePoller, make_provider
 from extender.wire import (
     ErrorBody,
@@ -52,8 +51,11 @@ from extender.wire import (
     ExtenderPreemptionResult,
     HostPriority,
 )
+from kube.cache import ClusterCache
+from kube.logs import kv
+from kube.selectors import parse_selector
 
-log = logging.getLogger("extender")
+log = logging.getLogger(__name__)
 _400 = {400: {"model": ErrorBody, "description": "The request could not be read (not JSON, wrong types, too large)."}}
 
 
@@ -155,12 +157,13 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         rt.binder = RecordingBinder()
         rt.ready = lambda: (True, "static cluster")
     else:
-        from extender.kube import KubeBinder, KubeEventSink, make_core_api
+        from extender.kube import KubeBinder, make_core_api
         from extender.kube_index import IndexingWatcher
+        from kube.client import KubeEventSink
 
         core = await asyncio.to_thread(make_core_api, kubeconfig=settings.kubeconfig)
-        sink = KubeEventSink(core)
-        telemetry.events = sink
+        sink = KubeEventSink(core, component="drsched-extender")
+        telemetry.events.sink = sink
         index = PodIndex(selector=parse_selector(settings.monitor_selector), port=settings.monitor_port,
                          namespace=settings.monitor_namespace, workload_of=profiles.workload_of)
         context.agents, context.addresses, pod_workload = index.agents, index.addresses, index.workload

@@ -19,13 +19,14 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
-from extender.errors import ConfigError
-from extender.pod_index import parse_selector
+from kube.config import DEFAULT_MODEL, problems
+from kube.errors import ConfigError
+from kube.objects import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS, DISK_ANNOTATION, NET_ANNOTATION
+from kube.profiles import PROFILE_ANNOTATION
+from kube.selectors import parse_pairs, parse_selector
 from policy.baselines import SCORERS
 
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "policy" / "models" / "default.npz"
 CONFIG_ENV = "DRSCHED_CONFIG"
-USAGE_PROVIDERS = ("static", "none", "monitor", "prometheus")
 PROMETHEUS_QUERY_KEYS = ("cpu", "mem", "net", "disk", "timestamp")
 
 
@@ -102,11 +103,13 @@ class Settings(BaseSettings):
     hot_mem: float | None = Field(0.95, gt=0, description="Same for memory.")
     hot_net: float | None = Field(None, gt=0, description="Same for network bandwidth.")
     hot_disk: float | None = Field(None, gt=0, description="Same for disk bandwidth.")
-    net_annotation: str = Field("drsched.io/net-mbps", description="Node annotation with network capacity, MB/s.")
-    disk_annotation: str = Field("drsched.io/disk-mbps", description="Node annotation with disk capacity, MB/s.")
-    default_net_mbps: float = Field(1250.0, gt=0, description="Network capacity of nodes without the annotation.")
-    default_disk_mbps: float = Field(500.0, gt=0, description="Disk capacity of nodes without the annotation.")
-    profile_annotation: str = Field("drsched.io/profile", description="Pod annotation with its demand profile.")
+    net_annotation: str = Field(NET_ANNOTATION, description="Node annotation with network capacity, MB/s.")
+    disk_annotation: str = Field(DISK_ANNOTATION, description="Node annotation with disk capacity, MB/s.")
+    default_net_mbps: float = Field(DEFAULT_NET_MBPS, gt=0, description="Network capacity of nodes without the "
+                                                                        "annotation.")
+    default_disk_mbps: float = Field(DEFAULT_DISK_MBPS, gt=0, description="Disk capacity of nodes without the "
+                                                                          "annotation.")
+    profile_annotation: str = Field(PROFILE_ANNOTATION, description="Pod annotation with its demand profile.")
     bind_timeout_s: float = Field(5.0, gt=0, description="Timeout of one Binding POST (one retry after a timeout).")
     max_body_bytes: int = Field(64 * 2**20, gt=0, description="Larger request bodies are refused with 400.")
     decision_history: int = Field(1000, ge=0, description="Recent decisions kept for /debug/explain.")
@@ -131,13 +134,7 @@ class Settings(BaseSettings):
                 return json.loads(text)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"not valid JSON: {exc.msg}") from None
-        out = {}
-        for part in filter(None, (p.strip() for p in text.split(","))):
-            key, sep, val = part.partition("=")
-            if not sep:
-                raise ValueError(f"{part!r} is not key=value")
-            out[key.strip()] = val.strip()
-        return out
+        return dict(parse_pairs(text))
 
     @field_validator("workload_labels", mode="before")
     @classmethod
@@ -242,8 +239,7 @@ def build_settings(config_file: Path | str | None = None, **overrides: Any) -> S
     try:
         return Settings(**{**file_values, **{k: v for k, v in overrides.items() if v is not None}})
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"invalid configuration: {problems}") from None
+        raise ConfigError(f"invalid configuration: {problems(exc)}") from None
 
 
 @functools.lru_cache(maxsize=1)

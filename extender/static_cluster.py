@@ -46,11 +46,12 @@ from typing import Any
 import numpy as np
 import yaml
 
-from extender.cache import NodeUsage, PodRecord
-from extender.errors import ProfileError, QuantityError, StaticClusterError
-from extender.objects import NodeInfo
-from extender.profiles import parse_profile
-from extender.quantity import cpu_cores, mem_gib, parse_quantity, rate_mbps
+from extender.errors import StaticClusterError
+from kube.cache import NodeUsage, PodRecord
+from kube.errors import ProfileError, QuantityError
+from kube.objects import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS, TERMINAL_PHASES, NodeInfo
+from kube.profiles import parse_profile
+from kube.quantity import cpu_cores, mem_gib, parse_quantity, rate_mbps
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -152,8 +153,8 @@ def _usage_block(doc: _Doc, node: yaml.Node, where: str) -> tuple[np.ndarray, fl
     return np.array([values["cpu"], values["memory"], values.get("net", 0.0), values.get("disk", 0.0)]), float(age)
 
 
-def load_static_cluster(path: Path | str, *, default_net_mbps: float = 1250.0,
-                        default_disk_mbps: float = 500.0) -> StaticCluster:
+def load_static_cluster(path: Path | str, *, default_net_mbps: float = DEFAULT_NET_MBPS,
+                        default_disk_mbps: float = DEFAULT_DISK_MBPS) -> StaticCluster:
     """Parse and check the whole file; see the module docstring for the schema."""
     path = Path(path)
     doc = _Doc(path)
@@ -241,7 +242,7 @@ def load_static_cluster(path: Path | str, *, default_net_mbps: float = 1250.0,
             phase = doc.string(fields["phase"], f"{where}.phase") if "phase" in fields else "Running"
             pods_out.append(PodRecord(namespace=ns, name=name, uid=f"static-{ns}-{name}", node=node,
                                       requests=requests, demand=demand, demand_source=source,
-                                      terminated=phase in ("Succeeded", "Failed"), bound_at=0.0))
+                                      terminated=phase in TERMINAL_PHASES, bound_at=0.0))
     return StaticCluster(nodes=nodes, pods=pods_out, usage=usage, profiles=profiles)
 
 

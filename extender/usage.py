@@ -1,4 +1,4 @@
-"""Where node usage comes from: the ``UsageProvider`` interface, its registry, and the poller.
+"""Where node usage comes from: the ``UsageProvider`` interface, the providers by name, and the poller.
 
 A provider answers ``await fetch()`` with ``{node name: NodeUsage}`` in policy units (cores, GiB, MB/s,
 MB/s) and the time each sample was taken. ``UsagePoller`` calls it every ``usage_interval_s`` with a
@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from extender.cache import ClusterCache, NodeUsage
-from extender.errors import ConfigError, StaticClusterError, UsageUnavailable
+from extender.errors import StaticClusterError, UsageUnavailable
 from extender.settings import Settings
 from extender.static_cluster import load_usage, to_samples
-from extender.telemetry import Telemetry, kv
+from extender.telemetry import Telemetry
+from kube.cache import ClusterCache, NodeUsage
+from kube.logs import kv
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +123,7 @@ def _prometheus(s: Settings, ctx: ProviderContext) -> UsageProvider:
 
 
 ProviderFactory = Callable[[Settings, ProviderContext], UsageProvider]
-_PROVIDERS: dict[str, ProviderFactory] = {
+_PROVIDERS: dict[str, ProviderFactory] = {  # one per value of Settings.usage_provider
     "none": lambda s, ctx: NoUsage(),
     "static": lambda s, ctx: StaticUsageProvider(s.usage_file or s.static_cluster),
     "monitor": _monitor,
@@ -130,22 +131,12 @@ _PROVIDERS: dict[str, ProviderFactory] = {
 }
 
 
-def register_provider(name: str, factory: ProviderFactory) -> None:
-    """Make ``usage_provider: <name>`` build ``factory(settings, context)``."""
-    _PROVIDERS[name] = factory
-
-
 def make_provider(settings: Settings, *, static_usage: dict | None = None, static_mtime: float | None = None,
                   context: ProviderContext | None = None) -> UsageProvider:
     """Build the configured provider; ``static_usage`` seeds the static one with an already parsed file."""
     if settings.usage_provider == "static" and settings.usage_file is None and static_usage is not None:
         return StaticUsageProvider(settings.static_cluster, preloaded=static_usage, mtime=static_mtime)
-    try:
-        factory = _PROVIDERS[settings.usage_provider]
-    except KeyError:
-        raise ConfigError(f"usage_provider {settings.usage_provider!r} is not available "
-                          f"(available: {', '.join(sorted(_PROVIDERS))})") from None
-    return factory(settings, context or ProviderContext())
+    return _PROVIDERS[settings.usage_provider](settings, context or ProviderContext())
 
 
 class UsagePoller:

@@ -8,7 +8,7 @@ The Go types have no JSON tags, so kube-scheduler writes the Go field names (``P
 ``FailedNodes``) and decodes replies case-insensitively. We write exactly those PascalCase keys and accept
 any casing on input (``nodenames``, ``nodeNames``): ``_normalise`` maps keys onto field names before
 validation, preferring an exact match when both spellings are present. Unknown keys are ignored, as Go
-does. Embedded ``Pod`` / ``Node`` objects stay plain dicts of Kubernetes JSON (``objects.py`` reads them).
+does. Embedded ``Pod`` / ``Node`` objects stay plain dicts of Kubernetes JSON (``kube.objects`` reads them).
 ``null`` is written for the unused mode (``Nodes`` when names came and vice versa), as Go encodes a nil
 pointer.
 """

@@ -11,21 +11,13 @@ import logging
 import signal
 import sys
 import threading
-import typing
-from pathlib import Path
 
-from migration.errors import ConfigError
+from kube.config import add_settings_flags
+from kube.errors import ConfigError
+from kube.logs import kv
 from migration.settings import Settings, build_settings
 
-log = logging.getLogger("migration")
-
-
-def _flag_type(annotation):
-    args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    base = args[0] if typing.get_origin(annotation) is not typing.Literal and args else annotation
-    if typing.get_origin(base) is typing.Literal:
-        return str, list(typing.get_args(base))
-    return (base if base in (int, float, str, Path) else str), None
+log = logging.getLogger("migration")  # not __name__: under ``python -m`` that is "__main__"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,16 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="drsched speculative migration controller: moves slow, checkpointed pods (label "
                     "drsched.io/migrate=true) to better nodes, one step at a time, resumable after a crash.",
         epilog="Every option is also an env var DRSCHED_MIGRATION_<NAME>. See migration/README.md.")
-    for name, info in Settings.model_fields.items():
-        flag = f"--{name.replace('_', '-')}"
-        if info.annotation is bool:
-            parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=None,
-                                help=f"{info.description} [default: {info.default}]")
-            continue
-        kind, choices = _flag_type(info.annotation)
-        default = "$POD_NAME or hostname" if info.default_factory else info.default
-        parser.add_argument(flag, dest=name, type=kind, choices=choices, default=None,
-                            help=f"{info.description} [default: {default}]")
+    add_settings_flags(parser, Settings, computed={"identity": "$POD_NAME or hostname"})
     return parser
 
 
@@ -54,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"migration: {exc}", file=sys.stderr)  # noqa: T201 -- before logging exists
         return 2
-    from extender.telemetry import setup_logging
+    from kube.logs import setup_logging
 
     setup_logging(level=settings.log_level, fmt=settings.log_format)
     try:
@@ -62,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
 
         app = build_app(settings)
     except ConfigError as exc:
-        log.error("refusing to start", extra={"kv": {"error": str(exc)}})
+        log.error("refusing to start", extra=kv(error=str(exc)))
         return 2
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -10,18 +10,19 @@ import logging
 import threading
 from dataclasses import dataclass
 
-from extender.telemetry import kv
+from kube.client import make_api_client
+from kube.errors import ConfigError
+from kube.logs import kv
 from migration.controller import Controller, CycleConfig, make_target_scorer, run_loop
-from migration.errors import ConfigError
 from migration.executor import Executor
-from migration.kube import Kube, LeaderElector, make_api_client
+from migration.kube import Kube, LeaderElector
 from migration.progress import make_source
 from migration.protocol import Timeouts
 from migration.settings import Settings
 from migration.telemetry import Metrics, Telemetry
 from policy.migrate import Budget, RuleParams
 
-log = logging.getLogger("migration")
+log = logging.getLogger(__name__)
 
 
 @dataclass

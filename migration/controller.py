@@ -5,7 +5,8 @@ Per cycle (descheduler's sync-then-balance shape):
 
 1. list nodes, pods and window Leases (one fetch);
 2. advance every in-flight window (resume or roll back: ``executor.advance``);
-3. build one ``ClusterSnapshot`` (the extender's cache code), windows reserved on their placement node;
+3. build one ``ClusterSnapshot`` (the shared ``kube.cache``, as the extender does), windows reserved on their
+   placement node;
 4. for each opted-in pod (label ``drsched.io/migrate=true``): skip with a counted reason, or read its
    progress into a ``RunningJob``;
 5. ``decide`` with the extender's scorer → intents; the executor applies the budget/dry-run and starts them.
@@ -25,7 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from migration.errors import PermanentError, RecordError, TemporaryError
+from kube.errors import PermanentError, TemporaryError
+from kube.objects import pod_key
+from migration.errors import RecordError
 from migration.executor import Candidate, Executor, Window, budget_state, parse_window
 from migration.kube import Kube
 from migration.podspec import MIGRATE_LABEL, job_base
@@ -59,7 +62,7 @@ def make_target_scorer(policy: str, model_path=None) -> Scorer:
     """The scorer the extender would use for ``policy`` (same code: ``policy.baselines`` / ``policy.model``)."""
     if policy != "model":
         return make_scorer(policy)
-    from extender.settings import DEFAULT_MODEL
+    from kube.config import DEFAULT_MODEL
     from policy.model import load_model
 
     return ModelScorer(load_model(model_path or DEFAULT_MODEL))
@@ -76,8 +79,7 @@ class CycleConfig:
 
 
 def _ref(pod: Mapping[str, Any]) -> PodRef:
-    meta = pod.get("metadata") or {}
-    return PodRef(meta.get("namespace", "default"), meta.get("name", ""), meta.get("uid", ""))
+    return PodRef(*pod_key(pod))
 
 
 def _has_controller(pod: Mapping[str, Any]) -> bool:

@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from migration.errors import Conflict, PermanentError, RecordError, TemporaryError
+from kube.errors import Conflict, PermanentError, TemporaryError
+from migration.errors import RecordError
 from migration.kube import TEMPLATE_ANNOTATION, Kube
 from migration.podspec import successor_body, template_of
 from migration.progress import ProgressSource, ProgressUnavailable

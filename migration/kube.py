@@ -1,81 +1,35 @@
 """The only module of ``migration/`` that talks to the Kubernetes API.
 
 Everything goes over raw JSON (``_preload_content=False``): the controller reads and writes dicts, and the
-generated models' deserialisation traps (``reference/k8s-extender.md`` §5) never apply. HTTP statuses are
-mapped to the typed errors of ``migration.errors`` in ONE place (``_mapped``): 404 ``NotFound``, 409
-``Conflict``, 429 / 5xx / connection errors ``TemporaryError``, the rest ``PermanentError``.
+generated models' deserialisation (which raises on some valid answers, e.g. a Status where it expects an
+object) never runs. HTTP statuses become the typed errors of ``kube.errors`` in the shared layer's ONE
+place (``kube.client.api_errors``): 404 ``NotFound``, 409 ``Conflict``, 429 / 5xx / connection errors
+``TemporaryError``, the rest ``PermanentError``.
 
 What it does:
 * nodes and pods: list (one fetch per cycle), read one pod, create, delete (uid precondition), evict
   (policy/v1 Eviction, so PodDisruptionBudgets apply; a 429 means "not now" and returns False);
 * window Leases (``coordination.k8s.io/v1``): the per-job record store while a migration is in flight;
-* Events through the extender's ``KubeEventSink`` (posted from a small thread pool);
+* Events through the shared ``kube.client.KubeEventSink`` (posted from a small thread pool);
 * leader election through the client library's ``kubernetes.leaderelection`` with a ``LeaseLock``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from migration.errors import ConfigError, Conflict, NotFound, PermanentError, TemporaryError
+from kube.client import KubeEventSink, api_errors
+from kube.errors import ConfigError, Conflict, NotFound, TemporaryError
 
 log = logging.getLogger(__name__)
 
 WINDOW_LABEL = "drsched.io/migration-window"
 TEMPLATE_ANNOTATION = "drsched.io/pod-template"
 _TIMEOUT = 30
-
-
-def make_api_client(*, kubeconfig: Path | None):
-    """An ApiClient from ``kubeconfig``, else in-cluster config, else ``~/.kube/config``."""
-    from kubernetes import client, config
-
-    try:
-        if kubeconfig is not None:
-            return config.new_client_from_config(config_file=str(kubeconfig))
-        try:
-            config.load_incluster_config()
-            return client.ApiClient()
-        except config.ConfigException:
-            return config.new_client_from_config()
-    except (config.ConfigException, OSError, ValueError, TypeError) as exc:
-        raise ConfigError(f"cannot build a Kubernetes client from kubeconfig {kubeconfig or '(default)'}: {exc}"
-                          ) from None
-
-
-def _message(exc: Any) -> str:
-    try:
-        return str(json.loads(exc.body).get("message", exc.reason))
-    except (TypeError, ValueError, AttributeError):
-        return str(getattr(exc, "reason", exc))
-
-
-@contextlib.contextmanager
-def _mapped(what: str) -> Iterator[None]:
-    from kubernetes.client.exceptions import ApiException
-    from urllib3.exceptions import HTTPError
-
-    try:
-        yield
-    except ApiException as exc:
-        message = f"{what}: {exc.status} {_message(exc)}"
-        if exc.status == 404:
-            raise NotFound(message) from None
-        if exc.status == 409:
-            raise Conflict(message) from None
-        if exc.status == 429 or (exc.status or 0) >= 500 or exc.status == 0:
-            retry = (exc.headers or {}).get("Retry-After") if hasattr(exc, "headers") else None
-            raise TemporaryError(message, delay=float(retry) if retry and str(retry).isdigit() else 1.0,
-                                 status=exc.status) from None
-        raise PermanentError(message) from None
-    except (HTTPError, OSError, TimeoutError) as exc:
-        raise TemporaryError(f"{what}: {exc!r}") from None
 
 
 def _json(resp) -> dict:
@@ -94,11 +48,11 @@ class Kube:
 
     # -- reads -----------------------------------------------------------------------------------
     def list_nodes(self) -> list[dict]:
-        with _mapped("list nodes"):
+        with api_errors("list nodes"):
             return _json(self.core.list_node(_preload_content=False, _request_timeout=_TIMEOUT)).get("items") or []
 
     def list_pods(self, *, namespace: str | None, label_selector: str | None = None) -> list[dict]:
-        with _mapped("list pods"):
+        with api_errors("list pods"):
             kw = {"label_selector": label_selector} if label_selector else {}
             if namespace:
                 resp = self.core.list_namespaced_pod(namespace, _preload_content=False, _request_timeout=_TIMEOUT, **kw)
@@ -108,7 +62,7 @@ class Kube:
 
     def read_pod(self, *, namespace: str, name: str) -> dict | None:
         try:
-            with _mapped(f"read pod {namespace}/{name}"):
+            with api_errors(f"read pod {namespace}/{name}"):
                 return _json(self.core.read_namespaced_pod(name, namespace, _preload_content=False,
                                                            _request_timeout=_TIMEOUT))
         except NotFound:
@@ -116,7 +70,7 @@ class Kube:
 
     # -- pod writes ------------------------------------------------------------------------------
     def create_pod(self, *, namespace: str, body: Mapping[str, Any]) -> dict:
-        with _mapped(f"create pod {namespace}/{body['metadata']['name']}"):
+        with api_errors(f"create pod {namespace}/{body['metadata']['name']}"):
             return _json(self.core.create_namespaced_pod(namespace, dict(body), _preload_content=False,
                                                          _request_timeout=_TIMEOUT))
 
@@ -126,7 +80,7 @@ class Kube:
         if grace_period_s is not None:
             body["gracePeriodSeconds"] = grace_period_s
         try:
-            with _mapped(f"delete pod {namespace}/{name}"):
+            with api_errors(f"delete pod {namespace}/{name}"):
                 self.core.delete_namespaced_pod(name, namespace, body=body, _preload_content=False,
                                                 _request_timeout=_TIMEOUT)
         except (NotFound, Conflict):  # gone, or a different pod by now: nothing of ours to delete
@@ -140,7 +94,7 @@ class Kube:
         body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": namespace},
                 "deleteOptions": delete_options}
         try:
-            with _mapped(f"evict pod {namespace}/{name}"):
+            with api_errors(f"evict pod {namespace}/{name}"):
                 self.core.create_namespaced_pod_eviction(name, namespace, body, _preload_content=False,
                                                          _request_timeout=_TIMEOUT)
             return True
@@ -153,7 +107,7 @@ class Kube:
 
     # -- window Leases ---------------------------------------------------------------------------
     def list_windows(self, *, namespace: str | None) -> list[dict]:
-        with _mapped("list migration windows"):
+        with api_errors("list migration windows"):
             sel = f"{WINDOW_LABEL}=true"
             if namespace:
                 resp = self.coord.list_namespaced_lease(namespace, label_selector=sel, _preload_content=False,
@@ -168,7 +122,7 @@ class Kube:
                 "metadata": {"name": name, "namespace": namespace, "labels": {WINDOW_LABEL: "true"},
                              "annotations": dict(annotations)},
                 "spec": {"holderIdentity": holder}}
-        with _mapped(f"create window {namespace}/{name}"):
+        with api_errors(f"create window {namespace}/{name}"):
             return _json(self.coord.create_namespaced_lease(namespace, body, _preload_content=False,
                                                             _request_timeout=_TIMEOUT))
 
@@ -176,21 +130,19 @@ class Kube:
         """Replace the Lease's annotations; its resourceVersion makes a concurrent writer a ``Conflict``."""
         meta = lease["metadata"]
         body = {**lease, "metadata": {**meta, "annotations": {**(meta.get("annotations") or {}), **annotations}}}
-        with _mapped(f"update window {meta['namespace']}/{meta['name']}"):
+        with api_errors(f"update window {meta['namespace']}/{meta['name']}"):
             return _json(self.coord.replace_namespaced_lease(meta["name"], meta["namespace"], body,
                                                              _preload_content=False, _request_timeout=_TIMEOUT))
 
     def delete_window(self, *, namespace: str, name: str) -> None:
         try:
-            with _mapped(f"delete window {namespace}/{name}"):
+            with api_errors(f"delete window {namespace}/{name}"):
                 self.coord.delete_namespaced_lease(name, namespace, _preload_content=False, _request_timeout=_TIMEOUT)
         except NotFound:
             return
 
     # -- events ----------------------------------------------------------------------------------
-    def event_sink(self, *, component: str = "drsched-migration"):
-        from extender.kube import KubeEventSink
-
+    def event_sink(self, *, component: str = "drsched-migration") -> KubeEventSink:
         return KubeEventSink(self.core, component=component)
 
 

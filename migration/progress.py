@@ -17,7 +17,6 @@ no state except ``ExpectedRates`` (the highest rate seen per job, the fallback f
 
 from __future__ import annotations
 
-import json
 import math
 import urllib.error
 import urllib.request
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from migration.errors import MigrationError
 from policy.migrate import RunningJob
 from policy.state import PodView
 from workloads.progress import (
@@ -61,8 +61,9 @@ class SkipReason(StrEnum):
     BAD_REQUESTS = "bad-requests"            # its resource requests do not parse
 
 
-class ProgressUnavailable(Exception):
-    """The source could not deliver a document; ``reason`` is the counted skip reason."""
+class ProgressUnavailable(MigrationError):
+    """The source could not deliver a document: the job is skipped this cycle; ``reason`` is the counted skip
+    reason."""
 
     def __init__(self, reason: SkipReason, detail: str) -> None:
         super().__init__(f"{reason}: {detail}")
@@ -232,8 +233,3 @@ def running_job(*, job: str, pod: Mapping, node: str, progress: Progress, view: 
     return RunningJob(job_id=job, node=node, progress=progress.progress, rate=rate,
                       expected_rate=max(expected, 1e-12), running_for=max(now - progress.started_at, 0.0),
                       checkpoint_progress=min(ckpt, progress.progress), restore_cost=restore, pod=view)
-
-
-def progress_json(progress: Progress) -> str:
-    """The document as the sources carry it (tests and the experiment tooling write it this way)."""
-    return json.dumps(progress.to_dict(), sort_keys=True)

@@ -17,11 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from kube.objects import TERMINAL_PHASES
 from migration.errors import RecordError
 from migration.record import MigrationRecord, Outcome, Step
 from workloads.progress import Progress
-
-TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,9 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from migration.errors import ConfigError
+from kube.config import problems
+from kube.errors import ConfigError
+from kube.selectors import parse_selector
 from policy.baselines import SCORERS
 
 
@@ -34,7 +36,8 @@ class Settings(BaseSettings):
     once: bool = Field(False, description="Run one cycle, advance in-flight migrations once, and exit.")
     policy: str = Field("demand-aware", description="Scorer that picks targets, the extender's: 'model' or one of "
                                                     + ", ".join(SCORERS) + ".")
-    model_path: Path | None = Field(None, description="DQN artifact for policy 'model' (default: the extender's).")
+    model_path: Path | None = Field(None, description="DQN artifact for policy 'model' (default: the shipped one "
+                                                      "the extender serves too).")
     node_selector: str = Field("", description="Only nodes with these labels are targets, e.g. pool=batch,zone=a.")
     progress_source: Literal["auto", "annotation", "http"] = Field(
         "auto", description="Where progress comes from: the drsched.io/progress annotation, GET /progress on "
@@ -83,7 +86,10 @@ class Settings(BaseSettings):
             raise ValueError(f"policy {self.policy!r} is neither 'model' nor a heuristic ({', '.join(SCORERS)})")
         if self.leader_elect and not (self.lease_s > self.renew_s > 1.2 * self.retry_s):
             raise ValueError("leader election needs lease_s > renew_s > 1.2 * retry_s")
-        parse_selector(self.node_selector)
+        try:
+            parse_selector(self.node_selector)
+        except ValueError as exc:
+            raise ValueError(f"node_selector: {exc}") from None
         return self
 
     @property
@@ -91,20 +97,9 @@ class Settings(BaseSettings):
         return parse_selector(self.node_selector)
 
 
-def parse_selector(text: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, sep, value = part.partition("=")
-        if not sep or not key:
-            raise ValueError(f"node_selector entry {part!r} is not key=value")
-        out[key.strip()] = value.strip()
-    return out
-
-
 def build_settings(**overrides: Any) -> Settings:
     """Settings from env vars and ``overrides`` (flags; None means 'not given'); ``ConfigError`` if invalid."""
     try:
         return Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(problems) from None
+        raise ConfigError(problems(exc)) from None

@@ -1,9 +1,9 @@
 """One cycle's picture of the cluster, built from one list of nodes and pods: the ``ClusterSnapshot`` the rule
 decides on and the ``PodView`` of every pod. Pure: the lists come from ``migration.kube``.
 
-Why it exists: the controller must see the cluster the way the extender does, so it is built by the
-extender's own code (``extender.cache.ClusterCache`` for the per-node rows, ``extender.objects`` for requests
-and node capacity, ``extender.profiles.pod_view_for`` for demand profiles), never a copy of it.
+Why it exists: the controller must see the cluster the way the extender does, so it is built by the same
+shared code (``kube.cache.ClusterCache`` for the per-node rows, ``kube.objects`` for requests and node
+capacity, ``kube.profiles.pod_view_for`` for demand profiles), never a copy of it.
 
 Reservations: a migration in flight whose successor does not exist yet (or is not bound yet) has its pod's
 requests and demand added to its current placement node, so the rule does not send another job onto the
@@ -19,10 +19,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from extender.cache import ClusterCache, NodeUsage, PodRecord
-from extender.errors import QuantityError
-from extender.objects import node_info, pod_key, pod_requests, pod_terminated
-from extender.profiles import PROFILE_ANNOTATION, pod_view_for
+from kube.cache import ClusterCache, NodeUsage, record_for
+from kube.errors import QuantityError
+from kube.objects import (
+    DEFAULT_DISK_MBPS,
+    DEFAULT_NET_MBPS,
+    DISK_ANNOTATION,
+    NET_ANNOTATION,
+    node_info,
+    pod_key,
+    pod_requests,
+)
+from kube.profiles import PROFILE_ANNOTATION, pod_view_for
+from kube.selectors import matches
 from policy.state import ClusterSnapshot, PodView
 
 
@@ -30,10 +39,10 @@ from policy.state import ClusterSnapshot, PodView
 class NodeAnnotations:
     """How node bandwidth is read (the extender's defaults)."""
 
-    net: str = "drsched.io/net-mbps"
-    disk: str = "drsched.io/disk-mbps"
-    default_net_mbps: float = 1250.0
-    default_disk_mbps: float = 500.0
+    net: str = NET_ANNOTATION
+    disk: str = DISK_ANNOTATION
+    default_net_mbps: float = DEFAULT_NET_MBPS
+    default_disk_mbps: float = DEFAULT_DISK_MBPS
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,8 +65,7 @@ def build_picture(*, nodes: Iterable[Mapping], pods: Iterable[Mapping], now: flo
     cache = ClusterCache(assume_grace_s=0.0, clock=lambda: now)
     infos = []
     for node in nodes:
-        labels = (node.get("metadata") or {}).get("labels") or {}
-        if node_selector and any(labels.get(k) != v for k, v in node_selector.items()):
+        if node_selector and not matches((node.get("metadata") or {}).get("labels"), node_selector):
             continue
         try:
             infos.append(node_info(node, net_annotation=annotations.net, disk_annotation=annotations.disk,
@@ -78,10 +86,7 @@ def build_picture(*, nodes: Iterable[Mapping], pods: Iterable[Mapping], now: flo
             continue
         view, _ = pod_view_for(pod, requests=requests, annotation_key=profile_annotation, store=None)
         views[f"{ns}/{name}"] = view
-        node = (pod.get("spec") or {}).get("nodeName") or None
-        records.append(PodRecord(namespace=ns, name=name, uid=uid or f"{ns}/{name}", node=node,
-                                 requests=view.requests, demand=view.demand, demand_source=view.demand_source,
-                                 terminated=pod_terminated(pod), bound_at=0.0))
+        records.append(record_for(pod, view))
     cache.replace_pods(records)
     if usage:
         cache.apply_usage(dict(usage))

@@ -2,8 +2,9 @@
 
 ``Telemetry.report(kind, reason, message, pod=...)`` is the only way the controller tells the world what it
 did: one log line (constant message + key=value fields, prefixed ``[namespace/name]``), one Kubernetes
-Event on the pod (not for skips, which happen every cycle; rate-limited per pod and reason) and one labelled
-counter -- never pasted per call site (descheduler's ``EvictPod`` shows why).
+Event on the pod (not for skips, which happen every cycle; a refused intent's at most once a minute per pod
+and reason, through the shared ``kube.events.EventRecorder``) and one labelled counter -- never pasted per
+call site (descheduler's ``EvictPod`` shows why).
 
 Metrics (one registry per ``Metrics``, so tests build many):
 
@@ -25,14 +26,14 @@ Metrics (one registry per ``Metrics``, so tests build many):
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from extender.telemetry import kv
+from kube.events import EventRecorder, EventSink
+from kube.logs import kv
 from migration.record import Outcome
 
 
@@ -54,16 +55,6 @@ class Metrics:
         self.leader = Gauge("drsched_migration_leader", "1 while this replica leads", registry=r)
         self.cycle = Histogram("drsched_migration_cycle_seconds", "Duration of one cycle", registry=r,
                                buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0))
-
-
-class EventSink(Protocol):
-    def event(self, *, namespace: str, name: str, uid: str, reason: str, message: str,
-              type_: str = "Normal") -> None: ...
-
-
-class NullEventSink:
-    def event(self, **_: Any) -> None:
-        return None
 
 
 class Kind(StrEnum):
@@ -89,15 +80,13 @@ _RELEASED_REASON = {Outcome.COMPLETED: "MigrationCompleted", Outcome.UNCONFIRMED
 
 
 class Telemetry:
-    """Metrics + event sink + the one reporting helper."""
+    """Metrics + Event recorder + the one reporting helper."""
 
     def __init__(self, metrics: Metrics | None = None, events: EventSink | None = None,
                  log: logging.Logger | None = None, *, event_interval_s: float = 60.0) -> None:
         self.metrics = metrics or Metrics()
-        self.events = events or NullEventSink()
-        self.log = log or logging.getLogger("migration")
-        self.event_interval_s = event_interval_s
-        self._last_event: dict[tuple, float] = {}
+        self.events = EventRecorder(events, interval_s=event_interval_s)
+        self.log = log or logging.getLogger(__name__)
 
     def report(self, kind: Kind, reason: str, message: str, *, pod: PodRef | None = None,
                warning: bool = False, **fields: Any) -> None:
@@ -129,15 +118,7 @@ class Telemetry:
         event_reason = (_RELEASED_REASON.get(reason, "MigrationEnded") if kind is Kind.RELEASED  # type: ignore[call-overload]
                         else "MigrationDryRun" if kind is Kind.DECISION and reason == "dry-run"
                         else _EVENT_REASON[kind])
-        key = (event_reason, reason, pod.namespace, pod.name)
-        now = time.monotonic()
-        if kind is Kind.DECISION and now - self._last_event.get(key, -1e18) < self.event_interval_s:
-            return  # a refused intent repeats every cycle; its Event once a minute is enough
-        self._last_event[key] = now
-        if len(self._last_event) > 10_000:
-            self._last_event.clear()
-        try:
-            self.events.event(namespace=pod.namespace, name=pod.name, uid=pod.uid, reason=event_reason,
-                              message=f"{reason}: {message}"[:1000], type_="Warning" if warning else "Normal")
-        except Exception:  # an Event is best effort; never fail a step for it
-            self.log.debug("event not posted", extra=kv(reason=event_reason), exc_info=True)
+        # a refused intent repeats every cycle: its Event once a minute is enough; every step is posted
+        self.events.post(namespace=pod.namespace, name=pod.name, uid=pod.uid, reason=event_reason,
+                         message=f"{reason}: {message}", type_="Warning" if warning else "Normal", key=(reason,),
+                         limit=kind is Kind.DECISION)

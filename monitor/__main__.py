@@ -15,12 +15,12 @@ from typing import Any
 
 import uvicorn
 
+from kube.logs import kv, setup_logging
 from monitor.errors import ConfigError
-from monitor.logs import fields
 from monitor.server import create_app
 from monitor.settings import ENV_PREFIX, MonitorSettings, build_settings
 
-log = logging.getLogger("monitor")
+log = logging.getLogger("monitor")  # not __name__: under ``python -m`` that is "__main__"
 
 # flag name -> (argparse type, metavar); bool flags take true/false so env and flag read alike.
 _FLAGS: dict[str, tuple[Any, str]] = {
@@ -68,11 +68,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = build_settings(**overrides)
     except ConfigError as exc:
-        logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s %(message)s")
-        log.error("refusing to start %s", fields(error=exc))
+        setup_logging(level="ERROR", fmt="text")
+        log.error("refusing to start", extra=kv(error=exc))
         return 2
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    log.info("effective config %s", fields(**settings.model_dump(mode="json")))
+    setup_logging(level=settings.log_level, fmt="text")
+    log.info("effective config", extra=kv(**settings.model_dump(mode="json")))
     uvicorn.run(
         create_app(settings),
         host=settings.host,

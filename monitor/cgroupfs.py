@@ -22,10 +22,11 @@ import logging
 import os
 from pathlib import Path
 
+from kube.logs import kv
 from monitor import cgroups
 from monitor.counters import LOOPBACK, PodCgroup, PodCounters
 from monitor.errors import SourceUnavailable
-from monitor.logs import OnceLogger, fields
+from monitor.logs import OnceLogger
 from monitor.node import read_small, read_text
 from monitor.procfs import parse_net_dev
 
@@ -128,7 +129,7 @@ class CgroupReader:
                 self._once.warn(f"cgroup_file:{name}", "cgroup file missing; field left empty", path=path)
             return None
         except (OSError, SourceUnavailable) as exc:
-            log.debug("cgroup read failed %s", fields(path=path, error=exc))
+            log.debug("cgroup read failed", extra=kv(path=path, error=exc))
             return None
         self._once.clear(f"cgroup_file:{name}")
         return value

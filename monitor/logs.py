@@ -1,8 +1,9 @@
-"""Logging helpers: key=value fields and warn-once for conditions that persist across samples.
+"""Warn-once for conditions that persist across samples, on top of the shared logging convention.
 
 A missing interface or an unreadable cgroup stays missing every second; logging it every
 sample would bury everything else. ``OnceLogger`` logs a condition the first time it is
 seen and logs again (at INFO) when it clears, so the log shows when it started and ended.
+Lines follow ``kube.logs``: a constant message, the condition's ``key`` and details as fields.
 """
 
 from __future__ import annotations
@@ -10,10 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-
-def fields(**kv: Any) -> str:
-    """``key=value`` pairs in a stable order, for the end of a constant log message."""
-    return " ".join(f"{k}={v}" for k, v in kv.items())
+from kube.logs import kv
 
 
 class OnceLogger:
@@ -23,16 +21,16 @@ class OnceLogger:
         self._logger = logger
         self._active: set[str] = set()
 
-    def warn(self, key: str, message: str, **kv: Any) -> None:
+    def warn(self, key: str, message: str, **fields: Any) -> None:
         if key in self._active:
             return
         self._active.add(key)
-        self._logger.warning("%s %s", message, fields(key=key, **kv))
+        self._logger.warning(message, extra=kv(key=key, **fields))
 
     def clear(self, key: str) -> None:
         if key in self._active:
             self._active.discard(key)
-            self._logger.info("condition cleared %s", fields(key=key))
+            self._logger.info("condition cleared", extra=kv(key=key))
 
     def clear_prefix(self, prefix: str, keep: set[str]) -> None:
         """Clear every active key under ``prefix`` that is not in ``keep``."""

@@ -47,7 +47,7 @@ def select(names: list[str], wanted: list[str], *, kind: str, once: OnceLogger) 
         if name in present:
             once.clear(key)
         else:
-            once.warn(key, f"configured {kind} not found; left out of the sum")
+            once.warn(key, "configured device not found; left out of the sum", kind=kind, name=name)
     return [n for n in wanted if n in present]
 
 

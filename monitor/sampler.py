@@ -18,9 +18,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kube.logs import kv
 from monitor.cgroupfs import CgroupReader
 from monitor.counters import NODE_SERIES, POD_SERIES, NodeCounters, PodCounters, node_values, pod_values
-from monitor.logs import OnceLogger, fields
+from monitor.logs import OnceLogger
 from monitor.node import NodeReader
 from monitor.rates import SeriesStats, Stat
 from monitor.settings import MonitorSettings
@@ -132,12 +133,12 @@ class Sampler:
     def _sample_pods(self, dt: float) -> str | None:
         version, cgroups = self._cgroups.discover()
         for gone in self._pods.keys() - cgroups.keys():
-            log.info("pod cgroup gone %s", fields(pod_uid=gone))
+            log.info("pod cgroup gone", extra=kv(pod_uid=gone))
             del self._pods[gone]
         for uid, pod in cgroups.items():
             state = self._pods.get(uid)
             if state is None:
-                log.info("pod cgroup found %s", fields(pod_uid=uid, qos=pod.qos))
+                log.info("pod cgroup found", extra=kv(pod_uid=uid, qos=pod.qos))
                 state = self._pods[uid] = _PodState(pod.qos, None, {n: self._series() for n in POD_SERIES})
             counters = self._cgroups.read(pod, version or "2")
             for name, value in pod_values(state.counters, counters, dt).items():

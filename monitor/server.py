@@ -22,7 +22,7 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from monitor.logs import fields
+from kube.logs import kv
 from monitor.metrics import build_registry
 from monitor.models import HealthOut, UsageReport, usage_report
 from monitor.sampler import Sampler
@@ -53,13 +53,13 @@ def create_app(settings: MonitorSettings) -> FastAPI:
         app.state.registry = build_registry(lambda: sampler.snapshot, settings.node_name)
         stop = asyncio.Event()
         task = asyncio.create_task(sampler.run(stop), name="drsched-monitor-sampler")
-        log.info("sampler started %s", fields(node=settings.node_name, interval=settings.interval))
+        log.info("sampler started", extra=kv(node=settings.node_name, interval=settings.interval))
         try:
             yield
         finally:
             stop.set()
             await task
-            log.info("sampler stopped %s", fields(samples=sampler.snapshot.samples_total))
+            log.info("sampler stopped", extra=kv(samples=sampler.snapshot.samples_total))
 
     app = FastAPI(
         title="drsched node monitor",

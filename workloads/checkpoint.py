@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workloads.atomic import atomic_write, fsync_dir
+from kube.atomic import atomic_write, fsync_dir
+from kube.logs import kv
 from workloads.progress import CheckpointRef
 
 log = logging.getLogger(__name__)
@@ -169,8 +170,8 @@ class CheckpointStore:
                 if accept is not None:
                     accept(ckpt)
             except CheckpointError as exc:
-                log.warning("skipping invalid checkpoint, falling back to an older one path=%s reason=%s",
-                            path, exc.reason)
+                log.warning("skipping invalid checkpoint, falling back to an older one",
+                            extra=kv(path=path, reason=exc.reason))
                 path.replace(path.with_name(path.name + ".rejected"))
                 continue
             return ckpt

@@ -14,6 +14,7 @@ import sys
 import threading
 from pathlib import Path
 
+from kube.logs import kv, setup_logging
 from workloads.jobs import KINDS, job_class
 from workloads.jobs.base import JobError
 from workloads.runner import EXIT_FAILED, RunSettings, run
@@ -86,14 +87,14 @@ def _run_sink(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv[0] if argv else None).parse_args(argv)
-    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    setup_logging(level=args.log_level, fmt="text")
     if args.kind == "sink":
         return _run_sink(args)
-    log.info("effective config %s", " ".join(f"{k}={v}" for k, v in sorted(vars(args).items())))
+    log.info("effective config", extra=kv(**dict(sorted(vars(args).items()))))
     try:
         settings = _settings(args)
         job = job_class(args.kind)(args, args.state_dir)
     except JobError as exc:
-        log.error("bad arguments error=%s", exc)
+        log.error("bad arguments", extra=kv(error=exc))
         return EXIT_FAILED
     return run(job, settings)

@@ -15,7 +15,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from workloads.atomic import atomic_write
+from kube.atomic import atomic_write
+from kube.logs import kv
 from workloads.progress import PROGRESS_FILE, CheckpointRef, Progress
 
 log = logging.getLogger(__name__)
@@ -81,7 +82,7 @@ class ProgressServer:
 
     def start(self) -> None:
         self._thread.start()
-        log.info("serving progress over HTTP port=%d", self.port)
+        log.info("serving progress over HTTP", extra=kv(port=self.port))
 
     def stop(self) -> None:
         self._httpd.shutdown()
@@ -105,6 +106,6 @@ def _handler_for(reporter: ProgressReporter) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(body)
 
         def log_message(self, format: str, *args) -> None:  # noqa: A002 (http.server signature)
-            log.debug("http " + format, *args)
+            log.debug("http request", extra=kv(line=format % args))
 
     return Handler

@@ -21,7 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from workloads.atomic import remove_stale_temps
+from kube.atomic import remove_stale_temps
+from kube.logs import kv
 from workloads.checkpoint import Checkpoint, CheckpointRejectedError, CheckpointStore, fingerprint
 from workloads.jobs.base import Job, JobError, StateRejected
 from workloads.progress import CheckpointRef
@@ -65,13 +66,13 @@ class _Stop:
         if self.event.is_set():
             return
         self.event.set()
-        log.info("stop requested, checkpointing signal=%s grace_s=%.1f", signal.Signals(signum).name, self.grace)
+        log.info("stop requested, checkpointing", extra=kv(signal=signal.Signals(signum).name, grace_s=self.grace))
         self._watchdog = threading.Timer(self.grace, self._expired)
         self._watchdog.daemon = True
         self._watchdog.start()
 
     def _expired(self) -> None:
-        log.error("grace period exceeded before a checkpoint was written, exiting grace_s=%.1f", self.grace)
+        log.error("grace period exceeded before a checkpoint was written, exiting", extra=kv(grace_s=self.grace))
         logging.shutdown()
         os._exit(EXIT_GRACE)
 
@@ -89,7 +90,7 @@ def run(job: Job, settings: RunSettings) -> int:
     try:
         return session.execute()
     except (JobError, OSError) as exc:
-        log.error("job failed kind=%s units_done=%d error=%s", job.kind, session.units, exc)
+        log.error("job failed", extra=kv(kind=job.kind, units_done=session.units, error=exc))
         session.report_failure()
         return EXIT_FAILED
     finally:
@@ -119,7 +120,7 @@ class _Session:
         store = CheckpointStore(state_dir, kind=job.kind, fingerprint=fingerprint(job.config()), keep=settings.keep)
         total = job.units_total
         if job.is_complete():
-            log.info("output already present, nothing to do kind=%s", job.kind)
+            log.info("output already present, nothing to do", extra=kv(kind=job.kind))
             ProgressReporter(state_dir, kind=job.kind, units_total=total, resumed_from=total).report(
                 total, state="done", checkpoint=None, force=True)
             return EXIT_OK
@@ -128,8 +129,8 @@ class _Session:
         if self.ckpt is None:
             job.restore(None, 0)
         self.units = self.ckpt.units_done if self.ckpt else 0
-        log.info("starting kind=%s units_done=%d units_total=%d resumed_from=%s", job.kind, self.units, total,
-                 self.ckpt.path.name if self.ckpt else "scratch")
+        log.info("starting", extra=kv(kind=job.kind, units_done=self.units, units_total=total,
+                                      resumed_from=self.ckpt.path.name if self.ckpt else "scratch"))
         self.reporter = ProgressReporter(state_dir, kind=job.kind, units_total=total, resumed_from=self.units,
                                          interval=settings.progress_interval)
         if settings.progress_port is not None:
@@ -150,7 +151,7 @@ class _Session:
                 self.reporter.report(self.units, checkpoint=self._ref())
         job.finish()
         self.reporter.report(self.units, state="done", checkpoint=self._ref(), force=True)
-        log.info("done kind=%s units=%d", job.kind, self.units)
+        log.info("done", extra=kv(kind=job.kind, units=self.units))
         return EXIT_OK
 
     def _ref(self) -> CheckpointRef | None:
@@ -161,7 +162,7 @@ class _Session:
         if self.ckpt is None or self.ckpt.units_done != self.units:
             self.ckpt = _save(self.job, store, self.units)
         self.reporter.report(self.units, state="checkpointing", checkpoint=self._ref(), force=True)
-        log.info("stopped at a checkpoint units_done=%d", self.units)
+        log.info("stopped at a checkpoint", extra=kv(units_done=self.units))
         return EXIT_OK
 
     def report_failure(self) -> None:
@@ -191,6 +192,6 @@ def _due(settings: RunSettings, units: int, last_ckpt_at: float) -> bool:
 def _save(job: Job, store: CheckpointStore, units: int) -> Checkpoint:
     started = time.monotonic()
     ckpt = store.save(units, job.snapshot())
-    log.info("checkpoint written units_done=%d path=%s took_ms=%.1f", units, ckpt.path.name,
-             (time.monotonic() - started) * 1e3)
+    log.info("checkpoint written", extra=kv(units_done=units, path=ckpt.path.name,
+                                            took_ms=round((time.monotonic() - started) * 1e3, 1)))
     return ckpt

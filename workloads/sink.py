@@ -29,7 +29,8 @@ import threading
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from workloads.atomic import atomic_rename
+from kube.atomic import atomic_rename
+from kube.logs import kv
 
 log = logging.getLogger(__name__)
 
@@ -77,13 +78,13 @@ class _Handler(socketserver.StreamRequestHandler):
                 else:
                     raise SinkProtocolError(f"unknown op {op!r}")
         except (SinkProtocolError, ValueError, KeyError, TypeError) as exc:
-            log.warning("sink request refused error=%s", exc)
+            log.warning("sink request refused", extra=kv(error=exc))
             try:
                 self._reply({"ok": False, "error": str(exc)})
             except OSError:
                 pass
         except OSError as exc:
-            log.info("sink connection ended error=%s", exc)
+            log.info("sink connection ended", extra=kv(error=exc))
         finally:
             if stream is not None:
                 stream.release()
@@ -106,7 +107,7 @@ class _Stream:
     def open(self, offset: int) -> dict[str, Any]:
         if self.final.exists() and not self.part.exists():
             # The client died between our finish and its own output: reopen, it will finish again.
-            log.info("reopening a finished stream path=%s", self.final)
+            log.info("reopening a finished stream", extra=kv(path=self.final))
             atomic_rename(self.final, self.part)
         self.fh = open(self.part, "r+b" if self.part.exists() else "w+b")
         self.hasher = hashlib.sha256()
@@ -119,7 +120,7 @@ class _Stream:
             remaining -= len(block)
         self.fh.truncate(offset)
         self.fh.seek(offset)
-        log.info("stream opened path=%s offset=%d", self.part, offset)
+        log.info("stream opened", extra=kv(path=self.part, offset=offset))
         return {"ok": True, "length": offset, "sha256": self.hasher.hexdigest()}
 
     def append(self, data: bytes, sha256: str) -> None:
@@ -141,7 +142,7 @@ class _Stream:
         self.fh.close()
         self.fh = None
         atomic_rename(self.part, self.final)
-        log.info("stream verified and stored path=%s bytes=%d", self.final, length)
+        log.info("stream verified and stored", extra=kv(path=self.final, bytes=length))
         return reply
 
     def release(self) -> None:
@@ -182,7 +183,7 @@ class SinkServer(socketserver.ThreadingTCPServer):
     def start(self) -> None:
         self._thread = threading.Thread(target=self.serve_forever, name="sink", daemon=True)
         self._thread.start()
-        log.info("sink listening host=%s port=%d dir=%s", *self.address, self.directory)
+        log.info("sink listening", extra=kv(host=self.address[0], port=self.address[1], dir=self.directory))
 
     def stop(self) -> None:
         self.shutdown()

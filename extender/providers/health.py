@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from extender.telemetry import Telemetry, kv
+from extender.telemetry import Telemetry
+from kube.logs import kv
 
 log = logging.getLogger(__name__)
 REASONS = ("unreachable", "timeout", "http_status", "bad_response", "wrong_node", "no_data", "no_agent",

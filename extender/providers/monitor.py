@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterable
 
 import httpx
 
-from extender.cache import NodeUsage
 from extender.profile_learning import PodSample
 from extender.providers.health import UsageHealth
 from extender.providers.monitor_report import BadReport, parse_report
+from kube.cache import NodeUsage
 
 
 class MonitorProvider:

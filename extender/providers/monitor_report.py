@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from extender.cache import NodeUsage
 from extender.profile_learning import PodSample
 from extender.providers.reading import UsageReadError, json_object
+from kube.cache import NodeUsage
 
 NODE_STATS = ("current", "ewma", "window_mean", "window_max")
 POD_STATS = ("current", "ewma", "mean", "max")

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable, Mapping
 
 import httpx
 
-from extender.cache import NodeUsage
 from extender.errors import UsageUnavailable
 from extender.providers.health import UsageHealth
 from extender.providers.promql import InstanceMapper, PromError, Vector, combine, parse_vector
+from kube.cache import NodeUsage
 
 
 class PrometheusProvider:

@@ -28,8 +28,8 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from extender.cache import NodeUsage
 from extender.providers.reading import UsageReadError, json_object
+from kube.cache import NodeUsage
 
 RESOURCE_QUERIES = ("cpu", "mem", "net", "disk")
 QUERY_KEYS = (*RESOURCE_QUERIES, "timestamp")

@@ -1,4 +1,4 @@
-"""``python -m migration.experiment {schedule,submit,record,replay}``: the A/B experiment the seed ran by hand.
+"""``python -m migration.experiment {schedule,submit,record,replay}``: the A/B experiment SpeCon ran by hand.
 
     schedule  write a seeded submission schedule (offset_s,job) for the templates in a directory
     submit    create each <job>.yaml pod at its offset (monotonic clock: no drift)
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import yaml
 
-from extender.telemetry import kv, setup_logging
-from migration.errors import ConfigError, Conflict, MigrationError
+from kube.errors import ApiError, ConfigError, Conflict
+from kube.logs import kv, setup_logging
 from migration.experiment.plan import (
     ExperimentError,
     initial_nodes,
@@ -53,7 +53,8 @@ def _templates(directory: Path) -> dict[str, dict]:
 
 
 def _kube(args):
-    from migration.kube import Kube, make_api_client
+    from kube.client import make_api_client
+    from migration.kube import Kube
 
     return Kube(make_api_client(kubeconfig=args.kubeconfig))
 
@@ -151,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ExperimentError, ConfigError, OSError) as exc:
         log.error("refusing", extra=kv(error=str(exc)))
         return 2
-    except MigrationError as exc:
+    except ApiError as exc:
         log.error("cluster call failed", extra=kv(error=str(exc)))
         return 1
 

@@ -36,8 +36,8 @@ class Submission:
 def make_schedule(*, jobs: list[str], seed: int, mean_gap_s: float, start_s: float = 0.0) -> list[Submission]:
     """Poisson arrivals: exponential gaps of mean ``mean_gap_s`` from ``start_s``, jobs in the given order.
 
-    Same seed, same schedule (the seed's ``time_list``, generated instead of pasted). Offsets are rounded
-    to 0.1 s and strictly increasing, so no two submissions collide (the seed's loop hung on equal times).
+    Same seed, same schedule (SpeCon's hand-pasted ``time_list``, generated instead). Offsets are rounded
+    to 0.1 s and strictly increasing, so no two submissions collide (SpeCon's submit loop hung on equal times).
     """
     if mean_gap_s <= 0:
         raise ExperimentError(f"mean gap must be > 0, got {mean_gap_s}")

@@ -13,7 +13,7 @@ import hashlib
 import json
 from typing import Any
 
-from workloads.atomic import atomic_write
+from kube.atomic import atomic_write
 from workloads.jobs.base import Job, StateRejected
 
 OUTPUT = "output.json"

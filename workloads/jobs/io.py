@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from workloads.atomic import atomic_rename, atomic_write
+from kube.atomic import atomic_rename, atomic_write
 from workloads.jobs.base import Job, JobError, StateRejected
 from workloads.jobs.data import chunk
 from workloads.jobs.throttle import Throttle

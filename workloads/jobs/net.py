@@ -19,7 +19,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from workloads.atomic import atomic_write
+from kube.atomic import atomic_write
 from workloads.jobs.base import Job, JobError, StateRejected
 from workloads.jobs.data import chunk, prefix_hasher
 from workloads.jobs.throttle import Throttle

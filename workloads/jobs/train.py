@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from workloads.atomic import atomic_write
+from kube.atomic import atomic_write
 from workloads.jobs.base import Job, JobError, StateRejected
 
 OUTPUT = "output.json"

@@ -206,7 +206,7 @@ def test_dependency_override_of_settings():
 
 
 def test_unreachable_kubeconfig_is_a_config_error(tmp_path):
-    from extender.errors import ConfigError
+    from kube.errors import ConfigError
 
     (tmp_path / "kc").write_text("not: a kubeconfig\n")
     with pytest.raises(ConfigError, match="kubeconfig"):

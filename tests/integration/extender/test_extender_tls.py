@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from extender_payloads import EXAMPLE, ROOT, free_port
 
-from extender.errors import ConfigError
 from extender.settings import build_settings
+from kube.errors import ConfigError
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from extender.cache import ClusterCache, NodeUsage, PodRecord
 from extender.kube import apply_node_event, apply_pod_event
-from extender.objects import NodeInfo
-from extender.profiles import InMemoryProfileStore
+from extender.profile_store import InMemoryProfileStore
 from extender.settings import build_settings
+from kube.cache import ClusterCache, NodeUsage, PodRecord
+from kube.objects import NodeInfo
 
 
 class Clock:

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from extender.errors import ProfileError
-from extender.profiles import InMemoryProfileStore, parse_profile, pod_view, pod_view_for
+from extender.profile_store import InMemoryProfileStore
+from kube.errors import ProfileError
+from kube.profiles import parse_profile, pod_view, pod_view_for
 
 REQ = np.array([0.5, 1.0])
 

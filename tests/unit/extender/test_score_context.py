@@ -33,8 +33,8 @@ def test_candidate_rows_match_the_full_cluster_encoding():
 
 
 def test_usage_sampled_before_the_node_is_listed_is_kept():
-    from extender.cache import ClusterCache, NodeUsage
-    from extender.objects import NodeInfo
+    from kube.cache import ClusterCache, NodeUsage
+    from kube.objects import NodeInfo
 
     cache = ClusterCache(clock=lambda: 100.0)
     assert cache.apply_usage({"late": NodeUsage(cpu=1.5, mem=2.0, net=3.0, disk=4.0, timestamp=99.0)}) == 0

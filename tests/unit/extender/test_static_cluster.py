@@ -4,9 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from extender.errors import ConfigError, StaticClusterError
+from extender.errors import StaticClusterError
 from extender.settings import build_settings
 from extender.static_cluster import load_static_cluster, load_usage
+from kube.errors import ConfigError
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "static-cluster.yaml"
 

@@ -8,7 +8,7 @@ import json
 import time
 from typing import Any
 
-from migration.errors import Conflict, NotFound
+from kube.errors import Conflict, NotFound
 
 _uids = itertools.count(1)
 

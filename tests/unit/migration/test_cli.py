@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
+from kube.errors import ConfigError
 from migration.__main__ import main
-from migration.errors import ConfigError
 from migration.settings import build_settings
 
 
@@ -30,3 +30,5 @@ def test_settings_defaults_and_selector():
     assert s.selector == {"pool": "batch", "zone": "a"} and s.dry_run
     with pytest.raises(ConfigError):
         build_settings(slow_ratio=2)
+    with pytest.raises(ConfigError, match="node_selector: selector term 'zone!=a' is not key=value"):
+        build_settings(node_selector="pool=batch,zone!=a")  # the extender's monitor_selector reads the same

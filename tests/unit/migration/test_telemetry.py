@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import threading
 
+from kube.errors import TemporaryError
 from migration.controller import run_loop
-from migration.errors import TemporaryError
 from migration.telemetry import Kind, Metrics, PodRef, Telemetry
 
 

@@ -1,5 +1,6 @@
 """Settings: defaults, environment, flags over environment, and refusal of bad values."""
 
+import logging
 import socket
 from pathlib import Path
 
@@ -66,5 +67,8 @@ def test_bad_values_are_refused(overrides):
         build_settings(**overrides)
 
 
-def test_main_exits_2_on_bad_config():
+def test_main_exits_2_on_bad_config(monkeypatch):
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", list(root.handlers))  # main() configures the process's logging
+    monkeypatch.setattr(root, "level", root.level)
     assert main(["--interval", "0"]) == 2

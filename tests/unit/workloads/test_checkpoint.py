@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from workloads.atomic import atomic_write, remove_stale_temps
+from kube.atomic import atomic_write, remove_stale_temps
 from workloads.checkpoint import (
     CheckpointCorruptError,
     CheckpointRejectedError,

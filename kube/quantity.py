@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-from extender.errors import QuantityError
+from kube.errors import QuantityError
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),

@@ -2,8 +2,8 @@
 
 import pytest
 
-from extender.errors import QuantityError
-from extender.quantity import cpu_cores, mem_gib, parse_quantity, rate_mbps
+from kube.errors import QuantityError
+from kube.quantity import cpu_cores, mem_gib, parse_quantity, rate_mbps
 
 
 @pytest.mark.parametrize("text, expected", [

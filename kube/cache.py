@@ -1,9 +1,10 @@
-"""The extender's picture of the cluster: nodes, pods, allocations, usage samples and assumed pods.
+"""drsched's picture of the cluster: nodes, pods, allocations, usage samples and assumed pods.
 
 ``ClusterCache`` owns per-node numpy rows (capacity, requested, pod count, usage, sample time, assumed
 demand) that watch events, the static loader, usage polls and binds update in place under one lock. A
-request takes ONE ``snapshot()``: a frozen copy of the rows, rebuilt only when something changed since the
-last one, so the request path never loops over nodes in Python and never sees a half-applied event.
+request takes ONE ``view()``: a frozen ``CacheView`` of the rows, rebuilt only when something changed since
+the last one, so the request path never loops over nodes in Python and never sees a half-applied event.
+``CacheView.snapshot(now)`` turns it (or a subset of its rows) into the policy's ``ClusterSnapshot``.
 
 Bookkeeping rules:
 
@@ -14,7 +15,9 @@ Bookkeeping rules:
   node that looked idlest in a sample taken before any of them started.
 * Pods may name a node the cache has not seen yet; they are counted when it appears.
 
-The cache knows nothing about HTTP or the Kubernetes API: ``kube.py`` and ``static_cluster.py`` feed it.
+The cache knows nothing about HTTP or the Kubernetes API. The extender's watch (``extender.kube``) and
+static loader feed one for the life of the process; the migration controller fills a fresh one from each
+cycle's lists (``migration.snapshot``), so both see the cluster through the same bookkeeping.
 """
 
 from __future__ import annotations
@@ -22,12 +25,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from extender.objects import NodeInfo
+from kube.objects import NodeInfo, pod_key, pod_terminated
 from policy.state import ClusterSnapshot, PodView
 
 _GROW = 64
@@ -57,6 +60,15 @@ class PodRecord:
     demand_source: str = "requests"
     terminated: bool = False
     bound_at: float = 0.0       # epoch seconds the pod was bound (0: before we knew)
+
+
+def record_for(pod: Mapping, view: PodView, *, bound_at: float = 0.0) -> PodRecord:
+    """The record of a v1.Pod whose demand is ``view``; ``bound_at`` counts only when it names a node."""
+    ns, name, uid = pod_key(pod)
+    node = (pod.get("spec") or {}).get("nodeName") or None
+    return PodRecord(namespace=ns, name=name, uid=uid or f"{ns}/{name}", node=node, requests=view.requests,
+                     demand=view.demand, demand_source=view.demand_source, terminated=pod_terminated(pod),
+                     bound_at=bound_at if node else 0.0)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

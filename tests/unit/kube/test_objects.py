@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from extender.errors import QuantityError
-from extender.objects import node_info, pod_requests, pod_terminated, workload_key
+from kube.errors import QuantityError
+from kube.objects import node_info, pod_requests, pod_terminated, workload_key
 
 
 def c(cpu=None, mem=None, **extra):

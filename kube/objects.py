@@ -1,4 +1,4 @@
-"""What the extender reads out of v1.Pod and v1.Node JSON, as plain numbers. Pure, no I/O.
+"""What drsched reads out of v1.Pod and v1.Node JSON, as plain numbers. Pure, no I/O.
 
 Pod requests follow kube-scheduler's accounting (``resource.PodRequests``): the sum over app containers,
 raised to the largest init container (an init container runs alone, but beside the restartable "sidecar"
@@ -18,12 +18,21 @@ from typing import Any
 
 import numpy as np
 
-from extender.errors import QuantityError
-from extender.quantity import cpu_cores, mem_gib, parse_quantity, rate_mbps
+from kube.errors import QuantityError
+from kube.quantity import cpu_cores, mem_gib, parse_quantity
 
+NET_ANNOTATION = "drsched.io/net-mbps"
+"""Node annotation with its network bandwidth in MB/s (Kubernetes has no such resource)."""
+DISK_ANNOTATION = "drsched.io/disk-mbps"
+"""Node annotation with its disk bandwidth in MB/s."""
+DEFAULT_NET_MBPS = 1250.0
+"""Network bandwidth of a node without the annotation (10 Gbit/s)."""
+DEFAULT_DISK_MBPS = 500.0
+"""Disk bandwidth of a node without the annotation."""
 WORKLOAD_LABEL = "drsched.io/workload"
 """A pod label that names its workload explicitly (for learned profiles); wins over owner references."""
-TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+"""Pod phases a pod never leaves; such a pod holds no resources and will not run again."""
 
 
 def _map(obj: Any, key: str) -> Mapping:
@@ -83,7 +92,7 @@ def pod_key(pod: Mapping) -> tuple[str, str, str]:
 
 def pod_terminated(pod: Mapping) -> bool:
     """Succeeded or Failed pods hold no resources (kube-scheduler's cache drops them too)."""
-    return _map(pod, "status").get("phase") in TERMINATED_PHASES
+    return _map(pod, "status").get("phase") in TERMINAL_PHASES
 
 
 def workload_key(pod: Mapping) -> str | None:
@@ -148,4 +157,3 @@ def node_info(node: Mapping, *, net_annotation: str, disk_annotation: str, defau
                     max_pods=pods, ready=bool(ready))
 
 
-__all__ = ["NodeInfo", "node_info", "pod_key", "pod_requests", "pod_terminated", "rate_mbps", "workload_key"]

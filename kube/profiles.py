@@ -1,4 +1,5 @@
-"""The incoming pod's expected demand profile, and where it came from.
+"""A pod's expected demand profile, and where it came from: the one reading the extender scores with
+and the migration controller decides with.
 
 Sources, in order (the first that answers wins; ``PodView.demand_source`` says which):
 
@@ -12,23 +13,23 @@ Sources, in order (the first that answers wins; ``PodView.demand_source`` says w
    from the pod's requests (cpu, mem) or 0 (net, disk). Unknown keys, negative or unparseable values are a
    ``ProfileError``; the caller then falls back to the next source and reports it.
 2. ``learned`` -- the profile a ``ProfileStore`` holds for the pod's workload (the store's own
-   ``workload_of(pod)`` when it has one, else ``objects.workload_key``). ``LearnedProfileStore``
-   (``extender.profile_store``) learns them from the node agents' per-pod readings and persists them;
-   ``InMemoryProfileStore`` is a plain dict for tests.
+   ``workload_of(pod)`` when it has one, else ``kube.objects.workload_key``). The extender's stores
+   (``extender.profile_store``) learn them from the node agents' per-pod readings; the controller has none.
 3. ``requests`` -- ``PodView.from_requests``: cpu and memory as requested, no net or disk.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Mapping
 from typing import Protocol
 
 import numpy as np
 
-from extender.errors import ProfileError, QuantityError
-from extender.quantity import cpu_cores, mem_gib, rate_mbps
+from kube.errors import ProfileError, QuantityError
+from kube.objects import pod_key, workload_key
+from kube.quantity import cpu_cores, mem_gib, rate_mbps
+from kube.selectors import parse_pairs
 from policy.state import PodView
 
 PROFILE_ANNOTATION = "drsched.io/profile"
@@ -53,14 +54,10 @@ def parse_profile(text: str, requests: np.ndarray) -> np.ndarray:
         items = list(obj.items())
         convert = True
     else:
-        items = []
-        for part in text.split(","):
-            if not part.strip():
-                continue
-            key, sep, value = part.partition("=")
-            if not sep:
-                raise ProfileError(f"profile entry {part.strip()!r} is not key=value (e.g. cpu=2,mem=1,net=60,disk=80)")
-            items.append((key.strip(), value.strip()))
+        try:
+            items = parse_pairs(text, what="profile entry")
+        except ValueError as exc:
+            raise ProfileError(f"{exc} (e.g. cpu=2,mem=1,net=60,disk=80)") from None
         convert = False
     for key, value in items:
         idx = _KEYS.get(str(key).lower())
@@ -91,27 +88,12 @@ class ProfileStore(Protocol):
     def get(self, workload: str) -> np.ndarray | None: ...
 
 
-class InMemoryProfileStore:
-    """A thread-safe dict of workload -> (4,) demand. Static mode fills it from the YAML's ``profiles``."""
-
-    def __init__(self, profiles: Mapping[str, np.ndarray] | None = None) -> None:
-        self._lock = threading.Lock()
-        self._profiles = {k: np.asarray(v, dtype=np.float64) for k, v in (profiles or {}).items()}
-
-    def get(self, workload: str) -> np.ndarray | None:
-        with self._lock:
-            return self._profiles.get(workload)
-
-    def put(self, workload: str, demand: np.ndarray) -> None:
-        demand = np.asarray(demand, dtype=np.float64).reshape(-1)
-        if demand.shape != (4,) or not np.all(np.isfinite(demand)) or np.any(demand < 0):
-            raise ProfileError(f"profile for {workload!r} must be 4 finite values >= 0")
-        with self._lock:
-            self._profiles[workload] = demand
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._profiles)
+def checked_demand(workload: str, demand) -> np.ndarray:
+    """``demand`` as a (4,) float array of finite values >= 0; raises ``ProfileError`` naming ``workload``."""
+    demand = np.asarray(demand, dtype=np.float64).reshape(-1)
+    if demand.shape != (4,) or not np.all(np.isfinite(demand)) or np.any(demand < 0):
+        raise ProfileError(f"profile for {workload!r} must be 4 finite values >= 0")
+    return demand
 
 
 def pod_view(*, name: str, requests: np.ndarray, annotation: str | None, workload: str | None,
@@ -134,8 +116,6 @@ def pod_view(*, name: str, requests: np.ndarray, annotation: str | None, workloa
 def pod_view_for(pod: Mapping, *, requests: np.ndarray, annotation_key: str,
                  store: ProfileStore | None) -> tuple[PodView, ProfileError | None]:
     """``pod_view`` for a v1.Pod JSON object (name, annotation and workload read from its metadata)."""
-    from extender.objects import pod_key, workload_key
-
     ns, name, _ = pod_key(pod)
     meta = pod.get("metadata") if isinstance(pod.get("metadata"), Mapping) else {}
     ann = meta.get("annotations") if isinstance(meta.get("annotations"), Mapping) else {}

@@ -1,9 +1,10 @@
-"""Crash-safe file replacement, the one way workloads make anything durable.
+"""Crash-safe file replacement, the one way drsched makes a file durable.
 
-Every file a reader may look at while the job can be killed (progress, checkpoints, final output) is
-written here: a temp file in the same directory, flushed and fsynced, renamed over the target, then the
-directory fsynced so the rename itself survives a power loss. A SIGKILL at any instant leaves either the
-old file or the new one, plus at worst a stray ``.tmp-*`` file that ``remove_stale_temps`` cleans up.
+Every file a reader may look at while its writer can be killed (a job's progress, checkpoints and final
+output; the extender's learned profiles) is written here: a temp file in the same directory, flushed and
+fsynced, renamed over the target, then the directory fsynced so the rename itself survives a power loss. A
+SIGKILL at any instant leaves either the old file or the new one, plus at worst a stray ``.tmp-*`` file
+that ``remove_stale_temps`` cleans up. Standard library only (the workloads' image has nothing else).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import logging
 import os
 import tempfile
 from pathlib import Path
+
+from kube.logs import kv
 
 log = logging.getLogger(__name__)
 
@@ -25,11 +28,6 @@ def fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def fsync_file(path: Path) -> None:
-    with open(path, "rb+") as fh:
-        os.fsync(fh.fileno())
 
 
 def atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
@@ -60,5 +58,5 @@ def atomic_rename(src: Path, dst: Path) -> None:
 def remove_stale_temps(directory: Path) -> None:
     """Delete temp files left behind by a killed predecessor (they were never renamed, so never valid)."""
     for stale in Path(directory).glob(f"{TEMP_PREFIX}*"):
-        log.info("removing stale temp file path=%s", stale)
+        log.info("removing stale temp file", extra=kv(path=stale))
         stale.unlink(missing_ok=True)

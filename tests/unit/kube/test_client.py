@@ -1,0 +1,44 @@
+"""The one HTTP status -> error mapping: the type says what happens next."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from kube.client import api_errors, status_message
+from kube.errors import Conflict, NotFound, PermanentError, TemporaryError
+
+
+def api_exception(status: int, message: str = "nope", headers: dict | None = None) -> ApiException:
+    exc = ApiException(status=status, reason="Reason")
+    exc.body = json.dumps({"kind": "Status", "message": message})
+    exc.headers = headers
+    return exc
+
+
+@pytest.mark.parametrize("status, kind", [(404, NotFound), (409, Conflict), (429, TemporaryError),
+                                          (500, TemporaryError), (503, TemporaryError), (0, TemporaryError),
+                                          (403, PermanentError), (422, PermanentError)])
+def test_status_maps_to_the_error_that_says_what_next(status, kind):
+    with pytest.raises(kind, match=rf"^read pod ns/p: {status} nope$"):
+        with api_errors("read pod ns/p"):
+            raise api_exception(status)
+
+
+def test_retry_after_becomes_the_delay_and_connection_errors_are_temporary():
+    with pytest.raises(TemporaryError) as err:
+        with api_errors("evict"):
+            raise api_exception(429, headers={"Retry-After": "7"})
+    assert (err.value.delay, err.value.status) == (7.0, 429)
+    with pytest.raises(TemporaryError):
+        with api_errors("list nodes"):
+            raise ConnectionResetError("reset")
+
+
+def test_status_message_falls_back_to_the_reason():
+    exc = ApiException(status=500, reason="Internal")
+    exc.body = "<html>"
+    assert status_message(exc) == "Internal"
+    assert status_message(api_exception(409, "already exists")) == "already exists"
