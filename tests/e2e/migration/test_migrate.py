@@ -9,6 +9,7 @@ import urllib.request
 import pytest
 
 from harness.procs import free_port
+
 from .helpers import REPO, job_pod, wait_for
 
 pytestmark = pytest.mark.e2e
