@@ -31,6 +31,7 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic_core import to_json
 
+from extender.annotation_trust import AnnotationTrust
 from extender.cache import ClusterCache
 from extender.errors import BadRequest, BindError
 from extender.listeners import ClientCertGate, Refusals, peer_of
@@ -132,6 +133,7 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         workload_labels=settings.workload_labels, ttl_s=settings.profile_ttl_s, max_profiles=settings.profile_max,
         backend=JsonFileBackend(settings.profile_file) if settings.profile_file else None,
         metrics=ProfileMetrics(registry))
+    profiles.trust = AnnotationTrust(fraction=settings.annotation_trust_fraction, registry=registry)
     await asyncio.to_thread(profiles.load)
     context = ProviderContext(telemetry=telemetry, usage_metrics=UsageMetrics(registry),
                               node_names=lambda: cache.node_names)
