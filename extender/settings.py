@@ -70,6 +70,8 @@ class Settings(BaseSettings):
     monitor_pod_stat: Literal["current", "ewma", "mean", "max"] = Field(
         "mean", description="Which per-pod statistic feeds the learned profiles.")
     monitor_concurrency: int = Field(32, ge=1, description="Agent requests in flight at once.")
+    monitor_token_file: Path | None = Field(None, description="Token sent to the agents (Authorization: Bearer) "
+                                                              "for their per-pod readings, which feed learning.")
     prometheus_url: str | None = Field(None, description="Prometheus base URL for the prometheus provider, "
                                                          "e.g. http://prometheus:9090.")
     prometheus_queries: Annotated[dict[str, str], NoDecode] = Field(
