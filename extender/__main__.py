@@ -58,10 +58,7 @@ def _check_tls(settings: Settings) -> None:
     import ssl
 
     try:
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(settings.tls_cert_file, settings.tls_key_file)
-        if settings.tls_client_ca_file is not None:
-            ctx.load_verify_locations(settings.tls_client_ca_file)
+        settings.server_ssl_context()
     except (OSError, ssl.SSLError) as exc:
         raise ConfigError(f"TLS files (tls_cert_file / tls_key_file / tls_client_ca_file) unusable: {exc}") from None
 
