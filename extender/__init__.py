@@ -14,6 +14,9 @@ Layout (each file says what it owns):
     kube.py           the only module that talks to the Kubernetes API: list+watch, Binding, Events
     telemetry.py      JSON logging, Prometheus metrics, the one "log + Event + counter" helper
     service.py        the FastAPI app: lifespan, routes, error mapping
+    listeners.py      the service and loopback debug listeners, mTLS termination, who may call the verbs
+    debug_routes.py   /debug/* as an app of its own, served on the debug listener only
+    annotation_trust.py  whether a profile annotation is believed against a trusted learned profile
     __main__.py       ``python -m extender``: flags generated from the settings, then uvicorn
 
 The extender never imports torch, gymnasium or stable-baselines3 (import-linter contract).
