@@ -124,7 +124,7 @@ def test_a_lying_annotation_is_overridden_once_the_learned_profile_is_trusted(
     cluster: ControlPlane, drsched_scheduler, extenders: Extenders, unique, tmp_path: Path
 ) -> None:
     workload = unique("web")
-    key = f"default/Deployment/{workload}"
+    key = f"default/{workload}"  # the drsched.io/workload label names it within the pod's namespace
     now = time.time()
     # what the workload's pods were measured using: 2 cores, 1 GiB; 12 samples each (trusted from 6)
     learned = Profile(demand=(2.0, 1.0, 40.0, 5.0), samples=(12, 12, 12, 12), first_seen=now - 600,
@@ -137,7 +137,7 @@ def test_a_lying_annotation_is_overridden_once_the_learned_profile_is_trusted(
     names = [unique("liar-a"), unique("liar-b")]
     for name in names:
         pod = small_pod(name, scheduler_name="drsched", cpu="500m", memory="256Mi",
-                        labels={"drsched.io/workload": f"Deployment/{workload}"})
+                        labels={"drsched.io/workload": workload})
         pod.metadata.annotations = {"drsched.io/profile": "cpu=0.01,mem=0.01"}
         cluster.create_pod(pod)
     for name in names:
