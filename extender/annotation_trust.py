@@ -10,9 +10,10 @@ cpu or memory requests, is not believed -- the learned profile is served instead
 claimant. Without a trusted learned profile the annotation is served as it is (nothing to check it
 against). ``fraction`` 0 believes every annotation.
 
-Each pod whose claim is overridden is counted once
-(``drsched_extender_annotation_overridden_total``) and each workload is logged once, so a Deployment of
-a thousand lying replicas is one log line. ``AnnotationTrust`` owns those two bounded memories.
+Each pod whose claim is overridden is counted once (``drsched_extender_annotation_overridden_total``)
+and gets one Kubernetes Event (``ProfileAnnotationNotBelieved``, so its owner can see why), and each
+workload is logged once, so a Deployment of a thousand lying replicas is one log line.
+``AnnotationTrust`` owns those two bounded memories.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections import OrderedDict
 import numpy as np
 from prometheus_client import CollectorRegistry, Counter
 
-from extender.telemetry import kv
+from extender.telemetry import Telemetry, kv
 
 log = logging.getLogger(__name__)
 RESOURCES = ("cpu", "mem", "net", "disk")
@@ -43,8 +44,9 @@ def understated(claim: np.ndarray, *, learned: np.ndarray, requests: np.ndarray,
 class AnnotationTrust:
     """Judges annotations against trusted learned profiles; counts and logs the overrides."""
 
-    def __init__(self, *, fraction: float, registry: CollectorRegistry | None = None) -> None:
-        self.fraction = fraction
+    def __init__(self, *, fraction: float, registry: CollectorRegistry | None = None,
+                 telemetry: Telemetry | None = None) -> None:
+        self.fraction, self.telemetry = fraction, telemetry  # telemetry.events: read per call (set after start)
         self.overridden = Counter("drsched_extender_annotation_overridden_total",
                                   "Pods whose profile annotation claimed less than the trusted learned profile "
                                   "allows (the learned profile was served)", registry=registry)
@@ -65,12 +67,27 @@ class AnnotationTrust:
             new_workload = _remember(self._workloads, workload)
         if new_pod:
             self.overridden.inc()
+            self._event(pod, short, claim, learned)
         if new_workload:
             log.warning("profile annotation not believed: the learned profile is served",
                         extra=kv(workload=workload, pod=pod, understated=",".join(short), fraction=self.fraction,
                                  claimed=[round(float(x), 3) for x in claim],
                                  learned=[round(float(x), 3) for x in learned]))
         return np.asarray(learned, dtype=np.float64)
+
+
+    def _event(self, pod: str, short: list[str], claim: np.ndarray, learned: np.ndarray) -> None:
+        if self.telemetry is None:
+            return
+        namespace, _, name = pod.partition("/")
+        message = (f"drsched.io/profile understates {', '.join(short)} against the workload's measured profile "
+                   f"(claimed {[round(float(x), 3) for x in claim]}, measured {[round(float(x), 3) for x in learned]}"
+                   f" cores/GiB/MB/s/MB/s); scheduled with the measured profile")
+        try:
+            self.telemetry.events.event(namespace=namespace, name=name, uid="", reason="ProfileAnnotationNotBelieved",
+                                        message=message)
+        except Exception:  # an Event is best effort; never fail a request for it
+            log.debug("event not posted", extra=kv(pod=pod), exc_info=True)
 
 
 def _remember(seen: OrderedDict[str, None], key: str) -> bool:

@@ -133,7 +133,8 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         workload_labels=settings.workload_labels, ttl_s=settings.profile_ttl_s, max_profiles=settings.profile_max,
         backend=JsonFileBackend(settings.profile_file) if settings.profile_file else None,
         metrics=ProfileMetrics(registry))
-    profiles.trust = AnnotationTrust(fraction=settings.annotation_trust_fraction, registry=registry)
+    profiles.trust = AnnotationTrust(fraction=settings.annotation_trust_fraction, registry=registry,
+                                     telemetry=telemetry)
     await asyncio.to_thread(profiles.load)
     context = ProviderContext(telemetry=telemetry, usage_metrics=UsageMetrics(registry),
                               node_names=lambda: cache.node_names)

@@ -6,7 +6,7 @@
   (kube-scheduler-config/drsched-scheduler-bind.yaml, rendered with the test's certificates).
 - The debug listener is not reachable on the address the service listens on.
 - A pod whose profile annotation understates its workload's trusted learned profile is scored with the
-  learned profile: counted once per pod, logged once per workload.
+  learned profile: counted once per pod (with an Event on it), logged once per workload.
 """
 
 from __future__ import annotations
@@ -148,6 +148,11 @@ def test_a_lying_annotation_is_overridden_once_the_learned_profile_is_trusted(
         explained = ext.explain(name)
         assert explained["pod"]["demand"] == pytest.approx([2.0, 1.0, 40.0, 5.0])
     assert ext.counter("drsched_extender_annotation_overridden_total") == len(names)  # once per pod
+    for name in names:  # and its owner is told why, on the pod
+        events = cluster.poll(lambda n=name: [e for e in cluster.core.list_namespaced_event(
+            "default", field_selector=f"involvedObject.name={n}").items if e.reason == "ProfileAnnotationNotBelieved"]
+            or None, timeout=10, what=f"the Event on {name}")
+        assert len(events) == 1 and "understates cpu, mem" in events[0].message
     log = ext.log_path.read_text()
     assert log.count("profile annotation not believed") == 1, "once per workload"
     assert f"workload={key}" in log

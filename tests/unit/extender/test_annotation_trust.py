@@ -13,6 +13,18 @@ from extender.annotation_trust import AnnotationTrust, understated
 from extender.profile_learning import Profile
 from extender.profile_store import LearnedProfileStore
 from extender.profiles import pod_view_for
+from extender.telemetry import Telemetry
+
+
+class Events:
+    def __init__(self) -> None:
+        self.posted: list[dict] = []
+
+    def event(self, **kwargs) -> None:
+        self.posted.append(kwargs)
+
+
+EVENTS = Events()
 
 LEARNED = np.array([2.0, 4.0, 100.0, 0.0])
 REQ = np.array([1.0, 2.0])
@@ -44,7 +56,7 @@ def _store(samples: int, registry: CollectorRegistry, fraction: float = 0.5) -> 
     now = time.time()
     store._profiles["team-a/Deployment/web"] = Profile(demand=tuple(LEARNED), samples=(samples,) * 4,
                                                        first_seen=now, updated_at=now, pods=2)
-    store.trust = AnnotationTrust(fraction=fraction, registry=registry)
+    store.trust = AnnotationTrust(fraction=fraction, registry=registry, telemetry=Telemetry(events=EVENTS))
     return store
 
 
@@ -72,7 +84,10 @@ def test_a_lying_annotation_is_overridden_once_the_learned_profile_is_trusted(ca
                                          annotation_key="drsched.io/profile", store=store)
             assert problem is None and view.demand_source == "learned"
             np.testing.assert_allclose(view.demand, LEARNED)
-    assert _counted(registry) == 2  # once per pod
+    assert _counted(registry) == 2  # once per pod, with one Event each
+    posted = [(e["namespace"], e["name"], e["reason"]) for e in EVENTS.posted[-2:]]
+    assert posted == [("team-a", "web-1", "ProfileAnnotationNotBelieved"), ("team-a", "web-2",
+                                                                           "ProfileAnnotationNotBelieved")]
     lines = [r for r in caplog.records if "not believed" in r.getMessage()]
     assert len(lines) == 1 and lines[0].kv["workload"] == "team-a/Deployment/web"  # once per workload
 
