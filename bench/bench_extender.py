@@ -8,9 +8,10 @@ loopback debug listener) in the same run, so ``ratio`` = what our work costs ove
 RSS is the server's VmRSS after the run. Targets (p99): 2 / 4 / 10 ms at 100 / 1,000 / 5,000 nodes.
 
 ``--bind-flood N`` adds an arm per size: the extender as deployed with binding (HTTPS, client CA, bind
-on), prioritize timed by a client holding the scheduler's certificate, first alone and then while N
-processes without a certificate POST ``/bind`` as fast as they can (each gets 403). It prints both
-p50/p99, the flood's rate, and how many binds got through (must be 0). Prints figures; asserts nothing.
+on), prioritize timed by a client holding the scheduler's certificate, in blocks that alternate between
+alone and while N processes without a certificate POST ``/bind`` as fast as they can (each gets 403).
+It prints both p50/p99, the flood's rate, and how many binds got through (must be 0). Prints figures;
+asserts nothing.
 
     python bench/bench_extender.py                       # 100, 1000, 5000 nodes, all nodes per request
     python bench/bench_extender.py --sizes 5000 --candidate-frac 0.1 --requests 1000
@@ -143,12 +144,14 @@ def run_size(n: int, args: argparse.Namespace) -> dict:
             proc.wait(timeout=10)
 
 
-def flood(port: int, ca: str, stop, sent) -> None:
-    """One flooding process: keep-alive HTTPS without a client certificate, POST /bind until `stop`."""
+def flood(port: int, ca: str, go, stop, sent) -> None:
+    """One flooding process: keep-alive HTTPS without a client certificate, POST /bind while `go` is set."""
     context = ssl.create_default_context(cafile=ca)
     count = 0
     conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=10, context=context)
     while not stop.is_set():
+        if not go.wait(timeout=0.1):
+            continue
         try:
             conn.request("POST", "/bind", body=BIND, headers={"Content-Type": "application/json"})
             conn.getresponse().read()
@@ -161,7 +164,10 @@ def flood(port: int, ca: str, stop, sent) -> None:
 
 
 def run_flood(n: int, args: argparse.Namespace) -> dict:
-    """prioritize p50/p99 over mTLS, alone and under an unauthenticated /bind flood, on one server."""
+    """prioritize p50/p99 over mTLS, alone and under an unauthenticated /bind flood, on one server.
+
+    The two conditions alternate in `--flood-rounds` blocks, so a change in the machine's load during
+    the run falls on both alike."""
     with tempfile.TemporaryDirectory() as tmp:
         cluster = Path(tmp) / "cluster.yaml"
         names = write_cluster(cluster, n)
@@ -177,29 +183,34 @@ def run_flood(n: int, args: argparse.Namespace) -> dict:
                               "--tls-key-file", str(server.key), "--tls-client-ca-file", str(pki.ca.cert),
                               "--bind-enabled", "true")
         mp = multiprocessing.get_context("fork")
-        stop, sent = mp.Event(), mp.Value("q", 0)
+        go, stop, sent = mp.Event(), mp.Event(), mp.Value("q", 0)
         flooders = []
         try:
             conn = connect(proc, port, trusted)
-            res = {"nodes": n, "candidates": k, "flooders": args.bind_flood}
+            res = {"nodes": n, "candidates": k, "flooders": args.bind_flood, "rounds": args.flood_rounds}
             timings(conn, "/prioritize", body, args.requests, args.warmup)  # a fresh server: warm it first
-            t = timings(conn, "/prioritize", body, args.requests, args.warmup)
-            res["alone"] = (float(np.percentile(t, 50)), float(np.percentile(t, 99)))
-            flooders = [mp.Process(target=flood, args=(port, str(pki.ca.cert), stop, sent))
+            flooders = [mp.Process(target=flood, args=(port, str(pki.ca.cert), go, stop, sent))
                         for _ in range(args.bind_flood)]
             for f in flooders:
                 f.start()
-            time.sleep(1.0)  # the flood is at full rate before timing starts
-            start = time.perf_counter()
-            t = timings(conn, "/prioritize", body, args.requests, args.warmup)
+            per_block = max(1, args.requests // args.flood_rounds)
+            alone, flooded, flood_s = [], [], 0.0
+            for _ in range(args.flood_rounds):
+                alone.append(timings(conn, "/prioritize", body, per_block, 0))
+                go.set()
+                time.sleep(0.5)  # the flood is at full rate before timing starts
+                start = time.perf_counter()
+                flooded.append(timings(conn, "/prioritize", body, per_block, 0))
+                flood_s += time.perf_counter() - start + 0.5
+                go.clear()
+                time.sleep(0.2)  # requests in flight drain
             stop.set()
             for f in flooders:
                 f.join(timeout=30)
-            res["flood_s"] = time.perf_counter() - start + 1.0
-            res["flooded"] = (float(np.percentile(t, 50)), float(np.percentile(t, 99)))
-            res["flood_rate"] = sent.value / res["flood_s"]
-            t = timings(conn, "/prioritize", body, args.requests, args.warmup)  # alone again: load drifts
-            res["after"] = (float(np.percentile(t, 50)), float(np.percentile(t, 99)))
+            for key, blocks in (("alone", alone), ("flooded", flooded)):
+                t = np.concatenate(blocks)
+                res[key] = (float(np.percentile(t, 50)), float(np.percentile(t, 99)))
+            res["flood_rate"] = sent.value / flood_s
             conn.request("GET", "/metrics")
             metrics = conn.getresponse().read().decode()
             res["refused"] = _sample(metrics, 'drsched_extender_refused_total{reason="no_client_cert"}')
@@ -232,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="policy to serve (model falls back to demand-aware when no artifact exists)")
     parser.add_argument("--bind-flood", type=int, default=0, metavar="N",
                         help="also time prioritize over mTLS while N processes without a certificate flood /bind")
+    parser.add_argument("--flood-rounds", type=int, default=6,
+                        help="alternating alone / flooded blocks the --requests are split into")
     args = parser.parse_args(argv)
     print(f"{'nodes':>6} {'cand':>6} {'body KiB':>8} | {'noop p50/p99':>14} | {'filter p50/p99':>15} {'ratio':>5} | "
           f"{'prioritize p50/p99':>18} {'ratio':>5} {'target':>6} | {'RSS MiB':>7}")
@@ -244,12 +257,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{TARGET_P99_MS.get(n, float('nan')):>6.1f} | {r['rss_mib']:>7.1f}", flush=True)
     if args.bind_flood:
         print(f"\n{'nodes':>6} {'cand':>6} | {'prioritize p50/p99 alone':>24} | {'under /bind flood':>17} | "
-              f"{'alone again':>17} | {'flooders':>8} {'flood req/s':>11} {'refused':>8} {'binds':>5}")
+              f"{'rounds':>6} {'flooders':>8} {'flood req/s':>11} {'refused':>8} {'binds':>5}")
         for n in (int(s) for s in args.sizes.split(",")):
             r = run_flood(n, args)
             print(f"{r['nodes']:>6} {r['candidates']:>6} | {r['alone'][0]:>11.2f}/{r['alone'][1]:>6.2f} ms | "
-                  f"{r['flooded'][0]:>7.2f}/{r['flooded'][1]:>6.2f} ms | "
-                  f"{r['after'][0]:>7.2f}/{r['after'][1]:>6.2f} ms | {r['flooders']:>8} "
+                  f"{r['flooded'][0]:>7.2f}/{r['flooded'][1]:>6.2f} ms | {r['rounds']:>6} {r['flooders']:>8} "
                   f"{r['flood_rate']:>11.0f} {r['refused']:>8.0f} {r['binds']:>5.0f}", flush=True)
     return 0
 
