@@ -3,12 +3,19 @@
 For each cluster size a static cluster (nodes with usage, 2 pods per node) is written to a temp dir,
 ``python -m extender --static-cluster`` is started on a free loopback port, and one keep-alive client
 sends kube-scheduler-shaped requests in nodeCacheCapable mode (``{"Pod": ..., "Nodes": null,
-"NodeNames": [...]}``). The floor is ``POST /debug/noop`` with the same body on the same server in the
-same run, so ``ratio`` = what our work costs over HTTP + JSON transport. RSS is the server's VmRSS after
-the run. Targets (p99): 2 / 4 / 10 ms at 100 / 1,000 / 5,000 nodes. Prints figures; asserts nothing.
+"NodeNames": [...]}``). The floor is ``POST /debug/noop`` with the same body on the same server (its
+loopback debug listener) in the same run, so ``ratio`` = what our work costs over HTTP + JSON transport.
+RSS is the server's VmRSS after the run. Targets (p99): 2 / 4 / 10 ms at 100 / 1,000 / 5,000 nodes.
+
+``--bind-flood N`` adds an arm per size: the extender as deployed with binding (HTTPS, client CA, bind
+on), prioritize timed by a client holding the scheduler's certificate, in blocks that alternate between
+alone and while N processes without a certificate POST ``/bind`` as fast as they can (each gets 403).
+It prints both p50/p99, the flood's rate, and how many binds got through (must be 0). Prints figures;
+asserts nothing.
 
     python bench/bench_extender.py                       # 100, 1000, 5000 nodes, all nodes per request
     python bench/bench_extender.py --sizes 5000 --candidate-frac 0.1 --requests 1000
+    python bench/bench_extender.py --sizes 1000 --bind-flood 2
 """
 
 from __future__ import annotations
@@ -16,8 +23,10 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -27,6 +36,11 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.pki import Pki  # noqa: E402
+
+BIND = json.dumps({"PodName": "victim", "PodNamespace": "other-tenant", "PodUID": "u", "Node": "node-00000"}).encode()
 TARGET_P99_MS = {100: 2.0, 1000: 4.0, 5000: 10.0}
 POD = {
     "metadata": {"name": "bench-pod", "namespace": "default", "uid": "bench-uid",
@@ -83,39 +97,138 @@ def timings(conn: http.client.HTTPConnection, path: str, body: bytes, count: int
     return out * 1000.0
 
 
+def start_extender(cluster: Path, port: int, debug_port: int, policy: str, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "DRSCHED_LOG_LEVEL": "ERROR"}  # a refused flood logs rate-limited WARNINGs only
+    return subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(cluster), "--port", str(port),
+                             "--debug-port", str(debug_port), "--policy", policy, *extra], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def connect(proc: subprocess.Popen, port: int, context: ssl.SSLContext | None = None) -> http.client.HTTPConnection:
+    """A keep-alive connection once /readyz answers (HTTPS with `context`)."""
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            conn = (http.client.HTTPSConnection("127.0.0.1", port, timeout=30, context=context) if context
+                    else http.client.HTTPConnection("127.0.0.1", port, timeout=30))
+            conn.request("GET", "/readyz")
+            conn.getresponse().read()
+            return conn
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(proc.stderr.read().decode()) from None
+            time.sleep(0.2)
+
+
 def run_size(n: int, args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         cluster = Path(tmp) / "cluster.yaml"
         names = write_cluster(cluster, n)
         k = max(1, int(round(n * args.candidate_frac)))
         body = json.dumps({"Pod": POD, "Nodes": None, "NodeNames": names[:k]}, separators=(",", ":")).encode()
-        port = free_port()
-        env = {**os.environ, "DRSCHED_LOG_LEVEL": "WARNING"}
-        proc = subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(cluster), "--port",
-                                 str(port), "--policy", args.policy], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE)
+        port, debug_port = free_port(), free_port()
+        proc = start_extender(cluster, port, debug_port, args.policy)
         try:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-                    conn.request("GET", "/readyz")
-                    conn.getresponse().read()
-                    break
-                except OSError:
-                    if proc.poll() is not None or time.monotonic() > deadline:
-                        raise SystemExit(proc.stderr.read().decode()) from None
-                    time.sleep(0.2)
+            conn, debug = connect(proc, port), connect(proc, debug_port)
             res = {"nodes": n, "candidates": k, "body_kib": len(body) / 1024}
-            for verb, path in (("noop", "/debug/noop"), ("filter", "/filter"), ("prioritize", "/prioritize")):
-                t = timings(conn, path, body, args.requests, args.warmup)
+            for verb, c, path in (("noop", debug, "/debug/noop"), ("filter", conn, "/filter"),
+                                  ("prioritize", conn, "/prioritize")):
+                t = timings(c, path, body, args.requests, args.warmup)
                 res[verb] = (float(np.percentile(t, 50)), float(np.percentile(t, 99)))
             res["rss_mib"] = rss_mib(proc.pid)
             conn.close()
+            debug.close()
             return res
         finally:
             proc.terminate()
             proc.wait(timeout=10)
+
+
+def flood(port: int, ca: str, go, stop, sent) -> None:
+    """One flooding process: keep-alive HTTPS without a client certificate, POST /bind while `go` is set."""
+    context = ssl.create_default_context(cafile=ca)
+    count = 0
+    conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=10, context=context)
+    while not stop.is_set():
+        if not go.wait(timeout=0.1):
+            continue
+        try:
+            conn.request("POST", "/bind", body=BIND, headers={"Content-Type": "application/json"})
+            conn.getresponse().read()
+            count += 1
+        except OSError:
+            conn.close()
+            conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=10, context=context)
+    with sent.get_lock():
+        sent.value += count
+
+
+def run_flood(n: int, args: argparse.Namespace) -> dict:
+    """prioritize p50/p99 over mTLS, alone and under an unauthenticated /bind flood, on one server.
+
+    The two conditions alternate in `--flood-rounds` blocks, so a change in the machine's load during
+    the run falls on both alike."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cluster = Path(tmp) / "cluster.yaml"
+        names = write_cluster(cluster, n)
+        k = max(1, int(round(n * args.candidate_frac)))
+        body = json.dumps({"Pod": POD, "Nodes": None, "NodeNames": names[:k]}, separators=(",", ":")).encode()
+        pki = Pki(Path(tmp) / "pki")
+        server = pki.issue("server", common_name="drsched-extender", ips=("127.0.0.1",), server=True)
+        client = pki.issue("scheduler", common_name="drsched-scheduler", client=True)
+        trusted = ssl.create_default_context(cafile=str(pki.ca.cert))
+        trusted.load_cert_chain(str(client.cert), str(client.key))
+        port = free_port()
+        proc = start_extender(cluster, port, free_port(), args.policy, "--tls-cert-file", str(server.cert),
+                              "--tls-key-file", str(server.key), "--tls-client-ca-file", str(pki.ca.cert),
+                              "--bind-enabled", "true")
+        mp = multiprocessing.get_context("fork")
+        go, stop, sent = mp.Event(), mp.Event(), mp.Value("q", 0)
+        flooders = []
+        try:
+            conn = connect(proc, port, trusted)
+            res = {"nodes": n, "candidates": k, "flooders": args.bind_flood, "rounds": args.flood_rounds}
+            timings(conn, "/prioritize", body, args.requests, args.warmup)  # a fresh server: warm it first
+            flooders = [mp.Process(target=flood, args=(port, str(pki.ca.cert), go, stop, sent))
+                        for _ in range(args.bind_flood)]
+            for f in flooders:
+                f.start()
+            per_block = max(1, args.requests // args.flood_rounds)
+            alone, flooded, flood_s = [], [], 0.0
+            for _ in range(args.flood_rounds):
+                alone.append(timings(conn, "/prioritize", body, per_block, 0))
+                go.set()
+                time.sleep(0.5)  # the flood is at full rate before timing starts
+                start = time.perf_counter()
+                flooded.append(timings(conn, "/prioritize", body, per_block, 0))
+                flood_s += time.perf_counter() - start + 0.5
+                go.clear()
+                time.sleep(0.2)  # requests in flight drain
+            stop.set()
+            for f in flooders:
+                f.join(timeout=30)
+            for key, blocks in (("alone", alone), ("flooded", flooded)):
+                t = np.concatenate(blocks)
+                res[key] = (float(np.percentile(t, 50)), float(np.percentile(t, 99)))
+            res["flood_rate"] = sent.value / flood_s
+            conn.request("GET", "/metrics")
+            metrics = conn.getresponse().read().decode()
+            res["refused"] = _sample(metrics, 'drsched_extender_refused_total{reason="no_client_cert"}')
+            res["binds"] = _sample(metrics, "drsched_extender_binds_total")
+            conn.close()
+            return res
+        finally:
+            stop.set()
+            for f in flooders:
+                if f.is_alive():
+                    f.terminate()
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def _sample(metrics: str, prefix: str) -> float:
+    return sum(float(line.rpartition(" ")[2]) for line in metrics.splitlines()
+               if line.startswith(prefix) and not line.startswith("#") and "_created" not in line)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,6 +241,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="fraction of the nodes named per request (kube-scheduler samples >= 100 nodes)")
     parser.add_argument("--policy", default="model",
                         help="policy to serve (model falls back to demand-aware when no artifact exists)")
+    parser.add_argument("--bind-flood", type=int, default=0, metavar="N",
+                        help="also time prioritize over mTLS while N processes without a certificate flood /bind")
+    parser.add_argument("--flood-rounds", type=int, default=6,
+                        help="alternating alone / flooded blocks the --requests are split into")
     args = parser.parse_args(argv)
     print(f"{'nodes':>6} {'cand':>6} {'body KiB':>8} | {'noop p50/p99':>14} | {'filter p50/p99':>15} {'ratio':>5} | "
           f"{'prioritize p50/p99':>18} {'ratio':>5} {'target':>6} | {'RSS MiB':>7}")
@@ -138,6 +255,14 @@ def main(argv: list[str] | None = None) -> int:
               f" | {r['filter'][0]:>6.2f}/{r['filter'][1]:>6.2f} ms {r['filter'][1] / noop:>5.1f} | "
               f"{r['prioritize'][0]:>8.2f}/{r['prioritize'][1]:>6.2f} ms {r['prioritize'][1] / noop:>5.1f} "
               f"{TARGET_P99_MS.get(n, float('nan')):>6.1f} | {r['rss_mib']:>7.1f}", flush=True)
+    if args.bind_flood:
+        print(f"\n{'nodes':>6} {'cand':>6} | {'prioritize p50/p99 alone':>24} | {'under /bind flood':>17} | "
+              f"{'rounds':>6} {'flooders':>8} {'flood req/s':>11} {'refused':>8} {'binds':>5}")
+        for n in (int(s) for s in args.sizes.split(",")):
+            r = run_flood(n, args)
+            print(f"{r['nodes']:>6} {r['candidates']:>6} | {r['alone'][0]:>11.2f}/{r['alone'][1]:>6.2f} ms | "
+                  f"{r['flooded'][0]:>7.2f}/{r['flooded'][1]:>6.2f} ms | {r['rounds']:>6} {r['flooders']:>8} "
+                  f"{r['flood_rate']:>11.0f} {r['refused']:>8.0f} {r['binds']:>5.0f}", flush=True)
     return 0
 
 

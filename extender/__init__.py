@@ -7,6 +7,9 @@ Layout (each file says what it owns):
     settings.py          the one typed config object (pydantic-settings, YAML file + DRSCHED_ env vars)
     __main__.py          ``python -m extender``: flags generated from the settings, then uvicorn
     service.py           the FastAPI app: lifespan, routes, error mapping
+    listeners.py         the service and loopback debug listeners, mTLS termination, who may call the verbs
+    debug_routes.py      /debug/* as an app of its own, served on the debug listener only
+    annotation_trust.py  whether a profile annotation is believed against a trusted learned profile
     runtime.py           what a request needs, built once: cache, policy, profiles, binder; the verbs' logic
     wire.py              ExtenderArgs in, ExtenderFilterResult / HostPriority / ... out; any key casing on input
     decide.py            filter reasons, scoring and the 0-10 score rule on one snapshot (pure)

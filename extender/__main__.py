@@ -1,7 +1,8 @@
 """``python -m extender``: flags generated from ``Settings`` (so ``--help`` lists every option), then uvicorn.
 
 Precedence: defaults < ``--config`` YAML (or $DRSCHED_CONFIG) < ``DRSCHED_*`` env vars < flags.
-Exit status 2 with one line naming the problem for a bad option, config file or static cluster.
+Exit status 2 with one line naming the problem for a bad option, config file, static cluster, or no
+cluster at all. Two listeners: the service port and, unless ``--debug-port 0``, the loopback debug port.
 """
 
 from __future__ import annotations
@@ -45,12 +46,23 @@ def _check_tls(settings: Settings) -> None:
     import ssl
 
     try:
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(settings.tls_cert_file, settings.tls_key_file)
-        if settings.tls_client_ca_file is not None:
-            ctx.load_verify_locations(settings.tls_client_ca_file)
+        settings.server_ssl_context()
     except (OSError, ssl.SSLError) as exc:
         raise ConfigError(f"TLS files (tls_cert_file / tls_key_file / tls_client_ca_file) unusable: {exc}") from None
+
+
+def _check_cluster(settings: Settings) -> None:
+    """Build the Kubernetes client once up front, so "no cluster" is one line and exit 2, not a traceback."""
+    if settings.static_cluster is not None:
+        return
+    from extender.kube import make_core_api
+
+    try:
+        make_core_api(kubeconfig=settings.kubeconfig)
+    except ConfigError as exc:
+        detail = " ".join(str(exc).split())
+        raise ConfigError(f"no cluster to serve ({detail}); pass --kubeconfig FILE, run in a pod (in-cluster "
+                          "config), or serve a YAML cluster with --static-cluster FILE") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,15 +84,16 @@ def main(argv: list[str] | None = None) -> int:
 
         make_provider(settings, static_usage=cluster.usage if cluster else None)
         _check_tls(settings)
+        _check_cluster(settings)
         app = create_app(settings, cluster=cluster)
     except ConfigError as exc:
-        print(f"extender: {exc}", file=sys.stderr)  # noqa: T201 -- before logging exists
+        print(f"extender: {exc}", file=sys.stderr)  # noqa: T201 -- one line, not a log record
         return 2
-    import uvicorn
+    from extender.debug_routes import create_debug_app
+    from extender.listeners import serve
 
     try:
-        uvicorn.run(app, host=settings.host, port=settings.port, log_config=None, access_log=False,
-                    **settings.uvicorn_tls())
+        serve(settings, app, create_debug_app(app) if settings.debug_port else None)
     except SystemExit as exc:
         return int(exc.code or 0)
     except ConfigError as exc:  # raised inside the lifespan (static file, provider)

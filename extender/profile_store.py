@@ -152,6 +152,7 @@ class LearnedProfileStore:
         self._profiles: dict[str, Profile] = {}
         self._seeds: dict[str, np.ndarray] = {}
         self._dirty = False
+        self.trust = None  # an AnnotationTrust; set by the app (None: every annotation is believed)
 
     # -- keys ----------------------------------------------------------------------------------------
     def workload_of(self, pod: Mapping) -> str | None:
@@ -174,6 +175,17 @@ class LearnedProfileStore:
             if demand is not None:
                 return demand
         return seed
+
+    def judge_annotation(self, *, pod: str, workload: str, claim: np.ndarray, requests: np.ndarray
+                         ) -> np.ndarray | None:
+        """The trusted learned demand to serve instead of an annotation's ``claim``, or None to believe it
+        (``self.trust``, an ``extender.annotation_trust.AnnotationTrust``, decides; seeds never overrule)."""
+        if self.trust is None:
+            return None
+        with self._lock:
+            p = self._profiles.get(workload)
+        learned = served_demand(p, self.min_samples) if p is not None else None
+        return self.trust.judge(pod=pod, workload=workload, claim=claim, learned=learned, requests=requests)
 
     def put(self, workload: str, demand: np.ndarray) -> None:
         """A static seed (served until a learned profile for ``workload`` is trusted)."""

@@ -4,11 +4,10 @@ Routes (``P`` = ``url_prefix`` without its trailing slash):
 
     POST P/filter  P/prioritize  P/bind  P/preempt      the extender verbs (always HTTP 200 when handled)
     GET  /healthz  /readyz  /metrics                    liveness, readiness (degraded = heuristic fallback)
-    GET  /debug/explain?namespace=&name=                explain a cached pod against every cached node
-    GET  /debug/usage                                   per-node usage age, staleness and provider errors
-    GET  /debug/profiles?workload=                      learned (and static) workload profiles
-    POST /debug/explain                                 explain an ExtenderArgs
-    GET|POST /debug/noop                                does nothing (the benchmark's floor)
+
+``P/bind`` answers 404 unless ``bind_enabled``; with ``tls_client_ca_file`` every verb needs a verified
+client certificate (``extender.listeners.ClientCertGate``). The ``/debug/*`` routes are a separate app
+(``extender.debug_routes``) on a separate listener.
 
 Error mapping lives here and only here: a body that is not JSON, has wrong types or is too large -> 400
 ``{"Error": ...}``; a well-formed request that cannot be served (no Pod, bad quantity) -> 200 with
@@ -26,13 +25,15 @@ from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic_core import to_json
 
+from extender.annotation_trust import AnnotationTrust
 from extender.errors import BadRequest, BindError
+from extender.listeners import ClientCertGate, Refusals, peer_of
 from extender.pod_index import PodIndex
 from extender.profile_store import JsonFileBackend, LearnedProfileStore, ProfileLearner, ProfileMetrics
 from extender.providers.health import UsageMetrics
@@ -114,7 +115,7 @@ class BodyLimit:
         return await self.app(scope, replay, send)
 
 
-def _describe(exc: RequestValidationError) -> str:
+def describe_invalid(exc: RequestValidationError) -> str:
     parts = []
     for err in exc.errors()[:5]:
         loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
@@ -134,6 +135,8 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         workload_labels=settings.workload_labels, ttl_s=settings.profile_ttl_s, max_profiles=settings.profile_max,
         backend=JsonFileBackend(settings.profile_file) if settings.profile_file else None,
         metrics=ProfileMetrics(registry))
+    profiles.trust = AnnotationTrust(fraction=settings.annotation_trust_fraction, registry=registry,
+                                     telemetry=telemetry)
     await asyncio.to_thread(profiles.load)
     context = ProviderContext(telemetry=telemetry, usage_metrics=UsageMetrics(registry),
                               node_names=lambda: cache.node_names)
@@ -188,7 +191,15 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
     stoppers.insert(0, poller.stop)
     telemetry.metrics.model.info({"policy": policy.name, "version": policy.version,
                                   "degraded": "true" if degraded else "false"})
+    registry.register(app.state.refusals)
     log.info("extender configured", extra=kv(**settings.echo()))
+    if settings.bind_enabled and settings.tls_client_ca_file is None:
+        log.error("INSECURE: POST /bind is served to ANY caller, without client certificates "
+                  "(insecure_bind_without_client_ca); anyone who reaches the port can bind pods. Local tests only.",
+                  extra=kv(port=settings.port))
+    if settings.debug_port and settings.debug_host not in ("127.0.0.1", "::1", "localhost"):
+        log.warning("debug endpoints listen beyond loopback; they name every tenant's pods and profiles",
+                    extra=kv(debug_host=settings.debug_host, debug_port=settings.debug_port))
     log.info("serving", extra=kv(policy=policy.name, version=policy.version, degraded=degraded or "",
                                  nodes=len(cache.node_names), pods=cache.n_pods))
     return rt, stoppers
@@ -211,15 +222,19 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
             for stop in stoppers:
                 await stop()
 
-    prefix = (settings.prefix if settings is not None else get_settings_prefix())
-    limit = settings.max_body_bytes if settings is not None else 64 * 2**20
+    effective = settings if settings is not None else get_settings()
+    prefix, limit = effective.prefix, effective.max_body_bytes
     app = FastAPI(title="drsched extender", version="1", lifespan=lifespan,
                   description="Kubernetes scheduler extender: load-aware filter / prioritize / bind / preempt.")
     app.add_middleware(BodyLimit, limit=limit)
+    app.state.refusals = refusals = Refusals()
+    if effective.tls_client_ca_file is not None:
+        verbs = frozenset(f"{prefix}/{verb}" for verb in ("filter", "prioritize", "bind", "preempt"))
+        app.add_middleware(ClientCertGate, protected=verbs, refusals=refusals)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
-        return _error(400, _describe(exc))
+        return _error(400, describe_invalid(exc))
 
     def rt_of(request: Request) -> Runtime:
         return request.app.state.runtime
@@ -258,6 +273,10 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
     @app.post(f"{prefix}/bind", response_model=ExtenderBindingResult, responses=_400, tags=["extender"])
     async def bind(args: ExtenderBindingArgs, request: Request) -> Response:
         """POST the Binding (idempotent); static mode records it and assumes the pod on the node."""
+        if not effective.bind_enabled:
+            refusals.refuse(peer=peer_of(request.scope), reason="bind_disabled", path=request.url.path)
+            return _error(404, "bind is disabled on this extender (bind_enabled: false); kube-scheduler's "
+                               "DefaultBinder binds")
         rt = rt_of(request)
         m = rt.telemetry.metrics
         start = time.perf_counter()
@@ -325,53 +344,4 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
         m.stale_nodes.set(int((~fresh).sum()))
         return Response(generate_latest(m.registry), media_type=CONTENT_TYPE_LATEST)
 
-    @app.get("/debug/explain", tags=["debug"], responses={404: {"model": ErrorBody}})
-    async def explain_get(request: Request, namespace: str = Query("default"), name: str = Query(...)) -> Response:
-        """Explain a pod the cache knows, against every cached node."""
-        rt = rt_of(request)
-        pod = rt.cache.pod_view(namespace, name)
-        if pod is None:
-            return _error(404, f"pod {namespace}/{name} is not in the cache")
-        rec = rt.cache.pod(namespace, name)
-        return _json(rt.explain(pod=pod, key=(namespace, name, rec.uid if rec else "")))
-
-    @app.post("/debug/explain", tags=["debug"], responses=_400)
-    async def explain_post(args: ExtenderArgs, request: Request) -> Response:
-        """Explain an ExtenderArgs: what filter and prioritize would answer, node by node."""
-        return await timed(request, "explain", lambda rt: rt.explain(args), lambda m: _error(400, m))
-
-    @app.get("/debug/usage", tags=["debug"])
-    async def debug_usage(request: Request) -> Response:
-        """Per cached node: age of its usage sample, stale or not, and the provider's last error."""
-        rt = rt_of(request)
-        view, now = rt.cache.view(), time.time()
-        status = rt.usage_status() if rt.usage_status is not None else {}
-        nodes = {}
-        for name, ts in zip(view.names, view.usage_ts.tolist(), strict=True):
-            age = now - ts if ts > -1e300 else None
-            nodes[name] = {"age_s": None if age is None else round(max(age, 0.0), 3),
-                           "stale": age is None or age > rt.settings.max_usage_age_s,
-                           **{k: v for k, v in (status.get(name) or {}).items() if k != "age_s"}}
-        return _json({"provider": rt.settings.usage_provider, "max_usage_age_s": rt.settings.max_usage_age_s,
-                      "nodes": nodes})
-
-    @app.get("/debug/profiles", tags=["debug"])
-    async def debug_profiles(request: Request, workload: str | None = Query(None)) -> Response:
-        """Learned workload profiles (demand, samples, trusted) and the static ones, by workload key."""
-        rt = rt_of(request)
-        describe = getattr(rt.profiles, "describe", None)
-        s = rt.settings
-        return _json({"min_samples": s.profile_min_samples, "half_life_s": s.profile_half_life_s,
-                      "file": str(s.profile_file) if s.profile_file else None,
-                      "profiles": describe(workload) if describe is not None else {}})
-
-    @app.api_route("/debug/noop", methods=["GET", "POST"], tags=["debug"])
-    async def noop() -> Response:
-        """Does nothing; the benchmark's round-trip floor."""
-        return Response(b"{}", media_type="application/json")
-
     return app
-
-
-def get_settings_prefix() -> str:
-    return get_settings().prefix

@@ -71,6 +71,8 @@ class Settings(BaseSettings):
     monitor_pod_stat: Literal["current", "ewma", "mean", "max"] = Field(
         "mean", description="Which per-pod statistic feeds the learned profiles.")
     monitor_concurrency: int = Field(32, ge=1, description="Agent requests in flight at once.")
+    monitor_token_file: Path | None = Field(None, description="Token sent to the agents (Authorization: Bearer) "
+                                                              "for their per-pod readings, which feed learning.")
     prometheus_url: str | None = Field(None, description="Prometheus base URL for the prometheus provider, "
                                                          "e.g. http://prometheus:9090.")
     prometheus_queries: Annotated[dict[str, str], NoDecode] = Field(
@@ -119,7 +121,19 @@ class Settings(BaseSettings):
                                                          "tls_key_file). Unset: plain HTTP.")
     tls_key_file: Path | None = Field(None, description="Private key of tls_cert_file (PEM).")
     tls_client_ca_file: Path | None = Field(None, description="Require a client certificate signed by this CA "
-                                                              "(mutual TLS: only kube-scheduler may call).")
+                                                              "for the verbs (mutual TLS: only kube-scheduler may "
+                                                              "call); /healthz, /readyz, /metrics stay open.")
+    bind_enabled: bool = Field(False, description="Serve POST /bind (kube-scheduler's bindVerb); needs "
+                                                  "tls_client_ca_file. Off: /bind answers 404.")
+    insecure_bind_without_client_ca: bool = Field(False, description="LOCAL TESTS ONLY: serve /bind to any caller "
+                                                                     "without a client certificate (logged loudly).")
+    debug_host: str = Field("127.0.0.1", description="Address of the /debug/* listener (reach it with "
+                                                     "kubectl port-forward).")
+    debug_port: int = Field(8889, ge=0, le=65535, description="Port of the /debug/* listener; 0: no debug "
+                                                             "endpoints at all.")
+    annotation_trust_fraction: float = Field(
+        0.5, ge=0, le=1, description="A profile annotation claiming less than this fraction of the workload's "
+                                     "trusted learned profile (cpu or memory) is not believed; 0: always believed.")
 
     @field_validator("monitor_agents", "prometheus_queries", "prometheus_instance_map", "pod_workloads",
                      mode="before")
@@ -186,6 +200,12 @@ class Settings(BaseSettings):
             raise ValueError("tls_cert_file and tls_key_file go together")
         if self.tls_client_ca_file is not None and self.tls_cert_file is None:
             raise ValueError("tls_client_ca_file (client certificates) needs HTTPS: set tls_cert_file and tls_key_file")
+        if self.bind_enabled and self.tls_client_ca_file is None and not self.insecure_bind_without_client_ca:
+            raise ValueError("bind_enabled needs tls_client_ca_file (only callers with a client certificate from "
+                             "that CA may bind); for a local test only, add insecure_bind_without_client_ca")
+        if self.debug_port and self.debug_port == self.port:
+            raise ValueError(f"debug_port {self.debug_port} is the service port; the debug listener needs its own "
+                             "(0 turns it off)")
         if self.usage_timeout_s >= self.usage_interval_s:
             raise ValueError("usage_timeout_s must be shorter than usage_interval_s")
         return self
@@ -195,14 +215,19 @@ class Settings(BaseSettings):
         """``url_prefix`` without its trailing slash ("" for "/")."""
         return self.url_prefix.rstrip("/")
 
-    def uvicorn_tls(self) -> dict[str, Any]:
-        """uvicorn's ssl_* arguments: HTTPS when a certificate is set, client certificates required with a CA."""
+    def server_ssl_context(self) -> ssl.SSLContext | None:
+        """The service port's TLS context: None for plain HTTP. With a client CA, a certificate is asked for
+        (``CERT_OPTIONAL``): one that does not chain to the CA fails the handshake; a caller without one gets
+        through to the open endpoints (kubelet probes, scrapes) and is refused the verbs by the app."""
         if self.tls_cert_file is None:
-            return {}
-        out: dict[str, Any] = {"ssl_certfile": str(self.tls_cert_file), "ssl_keyfile": str(self.tls_key_file)}
+            return None
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(self.tls_cert_file, self.tls_key_file)
         if self.tls_client_ca_file is not None:
-            out.update(ssl_ca_certs=str(self.tls_client_ca_file), ssl_cert_reqs=ssl.CERT_REQUIRED)
-        return out
+            ctx.load_verify_locations(self.tls_client_ca_file)
+            ctx.verify_mode = ssl.CERT_OPTIONAL
+        return ctx
 
     def echo(self) -> dict[str, Any]:
         """The effective config as plain values, for the one start-up log line."""

@@ -107,7 +107,22 @@ def _monitor(s: Settings, ctx: ProviderContext) -> UsageProvider:
     agents = (lambda: static) if static or ctx.agents is None else ctx.agents
     return MonitorProvider(agents=agents, health=_health("monitor", ctx), timeout_s=0.8 * s.usage_timeout_s,
                            stat=s.monitor_stat, pod_stat=s.monitor_pod_stat, collect_pods=ctx.collect_pods,
-                           concurrency=s.monitor_concurrency, known_nodes=ctx.node_names, clock=ctx.clock)
+                           concurrency=s.monitor_concurrency, known_nodes=ctx.node_names, clock=ctx.clock,
+                           token=_monitor_token(s.monitor_token_file))
+
+
+def _monitor_token(path) -> str | None:
+    """The agents' per-pod readings token; missing or empty: None (agents elsewhere then send no pod readings,
+    so no profiles are learned, and node usage still flows)."""
+    if path is None:
+        return None
+    try:
+        token = path.read_text().strip()
+    except OSError as exc:
+        log.warning("monitor token unreadable: agents on other hosts will withhold per-pod readings",
+                    extra=kv(path=str(path), error=exc.strerror))
+        return None
+    return token or None
 
 
 def _prometheus(s: Settings, ctx: ProviderContext) -> UsageProvider:

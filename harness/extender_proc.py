@@ -5,6 +5,10 @@ PDEATHSIG if pytest dies, log file whose tail goes into failure messages), on a 
 stopped extender comes back at the same URL the scheduler config points to. It reads nodes and pods
 from the test cluster through its list + watch cache and POSTs Bindings there.
 
+`bind` serves POST /bind: over mTLS when `tls` has a client CA (`mtls` makes the certificates), else
+with the extender's local-tests-only insecure flag. `/debug/*` goes to the extender's loopback debug
+listener, on a port of its own.
+
 `variant` writes a scheduler config rendered from kube-scheduler-config/ with some extender fields
 substituted (weight, ignorable, nodeCacheCapable): the shipped file stays the only copy.
 """
@@ -24,7 +28,9 @@ from typing import Any
 
 import yaml
 
+from .pki import Pki
 from .procs import Component, free_port, tail
+from .schedconfig import ExtenderTls
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 READY_TIMEOUT_S = 60.0
@@ -51,16 +57,23 @@ class ExtenderProcess:
     # a client for our own HTTPS calls (metrics, explain) when `tls` requires client certificates
     client_context: ssl.SSLContext | None = None
     extra: Sequence[str] = ()
+    bind: bool = False
     port: int = field(default_factory=free_port)
+    debug_port: int = field(default_factory=free_port)
     component: Component | None = None
 
     @property
     def url(self) -> str:
         return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
+    @property
+    def debug_url(self) -> str:
+        return f"http://127.0.0.1:{self.debug_port}"
+
     def argv(self) -> list[str]:
         argv = [sys.executable, "-m", "extender", f"--kubeconfig={self.kubeconfig}", "--host=127.0.0.1",
-                f"--port={self.port}", f"--policy={self.policy}", "--log-format=text"]
+                f"--port={self.port}", f"--debug-port={self.debug_port}", f"--policy={self.policy}",
+                "--log-format=text"]
         if self.usage_file is not None:
             # re-read when the file changes; a short interval so a test sees new usage within a second
             argv += ["--usage-provider=static", f"--usage-file={self.usage_file}", "--usage-interval-s=0.5",
@@ -69,6 +82,10 @@ class ExtenderProcess:
             argv += [f"--tls-cert-file={self.tls.cert}", f"--tls-key-file={self.tls.key}"]
             if self.tls.client_ca is not None:
                 argv.append(f"--tls-client-ca-file={self.tls.client_ca}")
+        if self.bind:
+            argv.append("--bind-enabled=true")
+            if self.tls is None or self.tls.client_ca is None:
+                argv.append("--insecure-bind-without-client-ca=true")
         return argv + list(self.extra)
 
     def start(self) -> ExtenderProcess:
@@ -99,9 +116,11 @@ class ExtenderProcess:
 
     def request(self, path: str, body: Any = None, *, timeout: float = 5.0) -> tuple[int, bytes]:
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, headers={"Content-Type": "application/json"})
+        debug = path.startswith("/debug/")
+        base, context = (self.debug_url, None) if debug else (self.url, self.client_context)
+        req = urllib.request.Request(base + path, data=data, headers={"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=timeout, context=self.client_context) as resp:  # noqa: S310
+            with urllib.request.urlopen(req, timeout=timeout, context=context) as resp:  # noqa: S310
                 return resp.status, resp.read()
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read()
@@ -130,6 +149,27 @@ class ExtenderProcess:
     def counter(self, name: str, **labels: str) -> float:
         """Sum of the samples of `name` whose labels include `labels`."""
         return sum_samples(self.metrics(), name, **labels)
+
+
+@dataclass(frozen=True)
+class Mtls:
+    """Certificates for an mTLS extender and the scheduler that calls it, all from one CA."""
+
+    server: ServerTls            # the extender's serving certificate and the client CA it trusts
+    scheduler: ExtenderTls       # what kube-scheduler's tlsConfig names
+    client: ssl.SSLContext       # our own calls, with the scheduler's client certificate
+
+
+def mtls(pki: Pki, *, name: str = "drsched") -> Mtls:
+    """Issue an extender serving certificate (SAN 127.0.0.1, drsched-extender) and a scheduler client one."""
+    server = pki.issue(f"{name}-extender-serving", common_name="drsched-extender", dns_names=("drsched-extender",),
+                       ips=("127.0.0.1",), server=True)
+    client = pki.issue(f"{name}-scheduler-client", common_name="drsched-scheduler", client=True)
+    context = ssl.create_default_context(cafile=str(pki.ca.cert))
+    context.load_cert_chain(str(client.cert), str(client.key))
+    return Mtls(server=ServerTls(cert=server.cert, key=server.key, client_ca=pki.ca.cert),
+                scheduler=ExtenderTls(cert_file=client.cert, key_file=client.key, ca_file=pki.ca.cert),
+                client=context)
 
 
 def parse_metrics(text: str) -> dict[str, float]:

@@ -58,8 +58,11 @@ class Pki:
         ips: tuple[str, ...] = (),
         server: bool = False,
         client: bool = False,
+        days: int = VALID_DAYS,
     ) -> CertPair:
-        """Issue `<name>.crt`/`<name>.key`. Kubernetes reads CN as the user name and O as its groups."""
+        """Issue `<name>.crt`/`<name>.key`. Kubernetes reads CN as the user name and O as its groups.
+
+        `days=-1` issues a certificate that expired when it was made (notAfter a day before notBefore)."""
         if not (server or client):
             raise ValueError("a certificate must be for server or client use, or both")
         pair = CertPair(self.dir / f"{name}.crt", self.dir / f"{name}.key")
@@ -84,7 +87,7 @@ class Pki:
         _openssl(
             "x509", "-req", "-in", csr.name, "-CA", self.ca.cert.name, "-CAkey", self.ca.key.name,
             "-set_serial", str(secrets.randbits(62) + 1),
-            "-days", str(VALID_DAYS), "-extfile", ext_file.name, "-out", pair.cert.name,
+            "-days", str(days), "-extfile", ext_file.name, "-out", pair.cert.name,
             cwd=self.dir,
         )  # fmt: skip
         return pair

@@ -3,7 +3,8 @@ and the migration controller decides with.
 
 Sources, in order (the first that answers wins; ``PodView.demand_source`` says which):
 
-1. ``annotation`` -- the pod's ``drsched.io/profile`` annotation, in one of two forms:
+1. ``annotation`` -- the pod's ``drsched.io/profile`` annotation (unless the store's ``judge_annotation``
+   overrules it, see ``extender.annotation_trust``), in one of two forms:
 
    * JSON with Kubernetes quantities in Kubernetes base units (cpu cores, memory bytes, net and disk
      bytes per second): ``{"cpu": "2", "memory": "1Gi", "net": "60M", "disk": "80M"}``
@@ -83,7 +84,8 @@ def parse_profile(text: str, requests: np.ndarray) -> np.ndarray:
 class ProfileStore(Protocol):
     """Learned demand profiles per workload key (``namespace/Kind/name``), in policy units.
 
-    A store may also define ``workload_of(pod) -> str | None`` to choose how pods map to keys."""
+    A store may also define ``workload_of(pod) -> str | None`` to choose how pods map to keys, and
+    ``judge_annotation(*, pod, workload, claim, requests) -> demand | None`` to overrule an annotation."""
 
     def get(self, workload: str) -> np.ndarray | None: ...
 
@@ -103,9 +105,15 @@ def pod_view(*, name: str, requests: np.ndarray, annotation: str | None, workloa
     if annotation is not None:
         try:
             demand = parse_profile(annotation, requests)
-            return PodView(requests=requests, demand=demand, demand_source="annotation", name=name), None
         except ProfileError as exc:
             problem = exc
+        else:
+            # a store may refuse to believe the claim (extender.annotation_trust) and say what to serve
+            judge = getattr(store, "judge_annotation", None) if workload is not None else None
+            learned = judge(pod=name, workload=workload, claim=demand, requests=requests) if judge else None
+            if learned is not None:
+                return PodView(requests=requests, demand=learned, demand_source="learned", name=name), None
+            return PodView(requests=requests, demand=demand, demand_source="annotation", name=name), None
     if workload is not None and store is not None:
         learned = store.get(workload)
         if learned is not None:

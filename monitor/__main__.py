@@ -38,12 +38,14 @@ _FLAGS: dict[str, tuple[Any, str]] = {
     "disks": (str, "DEV[,DEV...]"),
     "pod_network": (str, "{true,false}"),
     "log_level": (str, "LEVEL"),
+    "pods_token_file": (str, "FILE"),
 }
 
 
 def _help(name: str) -> str:
     info = MonitorSettings.model_fields[name]
     default = "hostname" if name == "node_name" else info.get_default(call_default_factory=True)
+    default = "unset" if default is None else default
     if isinstance(default, list):
         default = ",".join(default) or "''"
     env = "NODE_NAME" if name == "node_name" else f"{ENV_PREFIX}{name.upper()}"

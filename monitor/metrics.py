@@ -66,9 +66,10 @@ _POD_HELP = {
 class SnapshotCollector(Collector):
     """Yields the metric families of the snapshot ``get_snapshot`` returns at scrape time."""
 
-    def __init__(self, get_snapshot: Callable[[], Snapshot], node_name: str) -> None:
+    def __init__(self, get_snapshot: Callable[[], Snapshot], node_name: str, *, pods: bool = True) -> None:
         self._get = get_snapshot
         self._node = node_name
+        self._pods = pods  # False: no per-pod series (a caller not allowed per-pod readings, monitor.access)
 
     def collect(self) -> Iterator[Metric]:
         snap = self._get()
@@ -88,7 +89,7 @@ class SnapshotCollector(Collector):
             yield family
         for name in POD_SERIES:
             family = GaugeMetricFamily(f"{PREFIX}_pod_{name}", _POD_HELP[name], labels=["node", "pod_uid", "qos"])
-            for uid, pod in snap.pods.items():
+            for uid, pod in (snap.pods if self._pods else {}).items():
                 value = pod.stats[name].current
                 if value is not None:
                     family.add_metric([self._node, uid, pod.qos], value)
@@ -107,9 +108,9 @@ class SnapshotCollector(Collector):
                                     value=snap.timestamp)
 
 
-def build_registry(get_snapshot: Callable[[], Snapshot], node_name: str) -> CollectorRegistry:
+def build_registry(get_snapshot: Callable[[], Snapshot], node_name: str, *, pods: bool = True) -> CollectorRegistry:
     """A registry of its own (not the global default) holding the snapshot and process collectors."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(SnapshotCollector(get_snapshot, node_name))
+    registry.register(SnapshotCollector(get_snapshot, node_name, pods=pods))
     ProcessCollector(namespace=PREFIX, registry=registry)
     return registry

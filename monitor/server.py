@@ -5,6 +5,9 @@ takes a first sample, starts the sampling task and stops it (set the event, awai
 on shutdown. Handlers read ``Sampler.snapshot`` through the ``get_sampler`` dependency,
 which tests may override.
 
+Per-pod readings go only to callers ``monitor.access`` allows (loopback, or the token); others get the
+node-level readings of the same snapshot.
+
 Health: ``/healthz`` is 200 while the last sample is younger than three intervals plus
 two seconds, 503 otherwise (the loop is stuck or the host reads hang) -- the DaemonSet's
 liveness probe restarts the agent then.
@@ -23,6 +26,7 @@ from fastapi import Depends, FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from kube.logs import kv
+from monitor.access import WITHHELD_HEADER, load_token, may_read_pods
 from monitor.metrics import build_registry
 from monitor.models import HealthOut, UsageReport, usage_report
 from monitor.sampler import Sampler
@@ -51,6 +55,8 @@ def create_app(settings: MonitorSettings) -> FastAPI:
         sampler.sample_once()  # so /usage has node memory and /healthz is ok from the first request
         app.state.sampler = sampler
         app.state.registry = build_registry(lambda: sampler.snapshot, settings.node_name)
+        app.state.node_registry = build_registry(lambda: sampler.snapshot, settings.node_name, pods=False)
+        app.state.pods_token = load_token(settings.pods_token_file)
         stop = asyncio.Event()
         task = asyncio.create_task(sampler.run(stop), name="drsched-monitor-sampler")
         log.info("sampler started", extra=kv(node=settings.node_name, interval=settings.interval))
@@ -68,9 +74,17 @@ def create_app(settings: MonitorSettings) -> FastAPI:
         lifespan=lifespan,
     )
 
+    def pods_allowed(request: Request) -> bool:
+        return may_read_pods(client_host=request.client.host if request.client else None,
+                             authorization=request.headers.get("authorization"), token=request.app.state.pods_token)
+
     @app.get("/usage", response_model=UsageReport, summary="Node and per-pod usage at the last sample")
-    async def usage(sampler: SamplerDep) -> UsageReport:
-        return usage_report(sampler.snapshot, sampler.settings, now_mono=time.monotonic())
+    async def usage(sampler: SamplerDep, request: Request, response: Response) -> UsageReport:
+        report = usage_report(sampler.snapshot, sampler.settings, now_mono=time.monotonic())
+        if not pods_allowed(request):
+            response.headers[WITHHELD_HEADER] = "withheld"
+            report = report.model_copy(update={"pods": {}})
+        return report
 
     @app.get("/healthz", response_model=HealthOut, summary="200 while samples are fresh, 503 when stale",
              responses={503: {"model": HealthOut}})
@@ -88,6 +102,7 @@ def create_app(settings: MonitorSettings) -> FastAPI:
 
     @app.get("/metrics", summary="Prometheus metrics (drsched_monitor_*)", response_class=Response)
     async def metrics(request: Request) -> Response:
-        return Response(generate_latest(request.app.state.registry), media_type=CONTENT_TYPE_LATEST)
+        registry = request.app.state.registry if pods_allowed(request) else request.app.state.node_registry
+        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     return app

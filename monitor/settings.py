@@ -52,6 +52,10 @@ class MonitorSettings(BaseSettings):
     )
     pod_network: bool = Field(True, description="Read per-pod network counters from a pod process's /proc/<pid>/net/dev.")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Log level.")
+    pods_token_file: Path | None = Field(
+        None, description="File with the token a non-loopback caller must send (Authorization: Bearer) to get "
+        "per-pod readings; unset or missing: per-pod readings to loopback callers only."
+    )
 
     @field_validator("interfaces", "disks", mode="before")
     @classmethod

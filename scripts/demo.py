@@ -98,6 +98,7 @@ class Demo:
         self._cp: ControlPlane | None = None
         self.extender: Component | None = None
         self.extender_url = ""
+        self.debug_url = ""  # the extender's /debug/* listener (loopback, a port of its own)
         self.served = ""
         self.watch: PodWatch | None = None
         self.bins: Binaries  # set by build()
@@ -174,10 +175,12 @@ class Demo:
         self.out.say(f"[3/5] drsched: extender (--policy {self.args.policy}, usage: static provider fed by the "
                      "demo) + kube-scheduler 'drsched'")
         self.watch = PodWatch(self.cp, nodes, pods, self.workdir / "usage.yaml")
-        port = free_port()
+        port, debug_port = free_port(), free_port()
         self.extender_url = f"http://127.0.0.1:{port}"
+        self.debug_url = f"http://127.0.0.1:{debug_port}"
         self.extender = Component(name="extender", log_path=self.workdir / "logs" / "extender.log", argv=[
             sys.executable, "-m", "extender", f"--kubeconfig={self.cp.kubeconfig}", f"--port={port}",
+            f"--debug-port={debug_port}",
             f"--policy={self.args.policy}", "--usage-provider=static", f"--usage-file={self.watch.usage_path}",
             "--usage-interval-s=1", "--usage-timeout-s=0.5", "--max-usage-age-s=30",
         ], env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
@@ -189,7 +192,7 @@ class Demo:
             self.served += f" -- DEGRADED: {ready.get('reason')}"
         self.out.say(f"      extender {self.extender_url}: {self.served}")
         # The first usage poll may run before the node watch has listed the nodes: wait for a fresh sample.
-        self.cp.poll(lambda: _usage_fresh(self.extender_url, nodes), timeout=30, what="node usage in the extender")
+        self.cp.poll(lambda: _usage_fresh(self.debug_url, nodes), timeout=30, what="node usage in the extender")
         config = self.cp.render_scheduler_config("drsched-scheduler.yaml", extender_url=self.extender_url)
         self.cp.start_scheduler("drsched-scheduler", config_path=config)
         self.out.say(f"      kube-scheduler 'drsched': {config}")
@@ -210,7 +213,7 @@ class Demo:
             # What drsched will see when kube-scheduler asks: explain the same ExtenderArgs first.
             body = {"Pod": self.cp.api.sanitize_for_serialization(objs["drsched"]), "Nodes": None,
                     "NodeNames": drsched_nodes}
-            explains[pod.name] = _post_json(f"{self.extender_url}/debug/explain", body)
+            explains[pod.name] = _post_json(f"{self.debug_url}/debug/explain", body)
             for pool in POOLS:
                 self.cp.create_pod(objs[pool], namespace=NAMESPACES[pool])
         deadline = time.monotonic() + BIND_TIMEOUT_S
@@ -248,7 +251,7 @@ class Demo:
     def decisions(self, pods: list[DemoPod]) -> dict[str, dict | None]:
         """The scores kube-scheduler actually got for each drsched pod (explain's last_decision)."""
         ns = NAMESPACES["drsched"]
-        return {p.name: (_get_json(f"{self.extender_url}/debug/explain?namespace={ns}&name={p.name}") or {}).get(
+        return {p.name: (_get_json(f"{self.debug_url}/debug/explain?namespace={ns}&name={p.name}") or {}).get(
             "last_decision") for p in pods}
 
     def pending_reasons(self, pods: list[DemoPod]) -> list[str]:
@@ -263,8 +266,8 @@ class Demo:
         self.out.say(f"  export KUBECONFIG={self.cp.kubeconfig}")
         self.out.say(f"  {kubectl} get pods -A -o wide")
         self.out.say(f"  {kubectl} get nodes -L {POOL_LABEL}")
-        self.out.say(f"  curl -s '{self.extender_url}/debug/explain?namespace=demo-drsched&name=cpu-01'")
-        self.out.say(f"  curl -s {self.extender_url}/readyz; curl -s {self.extender_url}/debug/usage")
+        self.out.say(f"  curl -s '{self.debug_url}/debug/explain?namespace=demo-drsched&name=cpu-01'")
+        self.out.say(f"  curl -s {self.extender_url}/readyz; curl -s {self.debug_url}/debug/usage")
         self.out.say(f"  logs: {self.workdir / 'logs'}")
         while True:  # keep the usage file following the pods as KWOK completes them
             self.pod_watch().tick()

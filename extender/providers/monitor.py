@@ -31,12 +31,14 @@ class MonitorProvider:
     def __init__(self, *, agents: Callable[[], dict[str, str]], health: UsageHealth, timeout_s: float,
                  stat: str = "ewma", pod_stat: str = "mean", collect_pods: bool = True, concurrency: int = 32,
                  known_nodes: Callable[[], Iterable[str]] = tuple, clock: Callable[[], float] = time.time,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None, token: str | None = None) -> None:
         self.agents, self.health, self.timeout_s = agents, health, timeout_s
         self.stat, self.pod_stat, self.collect_pods = stat, pod_stat, collect_pods
         self.known_nodes, self._clock = known_nodes, clock
         self._sem = asyncio.Semaphore(concurrency)
         self._concurrency, self._transport = concurrency, transport
+        # the agents serve per-pod readings to other hosts only with their token (monitor.access)
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._client: httpx.AsyncClient | None = None
         self._pods: list[PodSample] = []
 
@@ -45,7 +47,8 @@ class MonitorProvider:
             logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request otherwise
             limits = httpx.Limits(max_connections=self._concurrency, max_keepalive_connections=self._concurrency)
             self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout_s), limits=limits,
-                                             transport=self._transport, follow_redirects=False)
+                                             transport=self._transport, follow_redirects=False,
+                                             headers=self._headers)
         return self._client
 
     async def _one(self, node: str, base: str) -> NodeUsage | None:

@@ -20,7 +20,7 @@ import pytest
 from kubernetes import client
 
 from harness.cluster import ControlPlane
-from harness.extender_proc import ExtenderProcess, Extenders, sum_samples, variant
+from harness.extender_proc import ExtenderProcess, Extenders, mtls, sum_samples, variant
 from harness.objects import NodeShape, fake_node, small_pod
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
@@ -61,10 +61,11 @@ def _decision(ext: ExtenderProcess, name: str, *, bound: bool) -> dict:
 def test_each_pod_is_filtered_scored_and_bound_by_the_extender_on_its_top_node(
     cluster: ControlPlane, drsched_scheduler, extenders: Extenders, unique
 ) -> None:
-    ext = extenders.start(policy="model")
+    certs = mtls(cluster.pki, name="bind-top")
+    ext = extenders.start(policy="model", bind=True, tls=certs.server, client_context=certs.client)
     # weight 100: one extender point (1000) outweighs every difference the default Score plugins make
-    drsched_scheduler(variant(cluster.render_scheduler_config("drsched-scheduler-bind.yaml", extender_url=ext.url),
-                              weight=100))
+    drsched_scheduler(variant(cluster.render_scheduler_config("drsched-scheduler-bind.yaml", extender_url=ext.url,
+                                                              tls=certs.scheduler), weight=100))
     names = [unique(f"bound-{i}") for i in range(3)]
     for name in names:
         cluster.create_pod(small_pod(name, scheduler_name="drsched", cpu="500m", memory="256Mi"))
@@ -181,7 +182,7 @@ def test_cache_follows_the_watch_and_tracks_allocations(cluster: ControlPlane, e
 
 
 def test_bind_is_idempotent(cluster: ControlPlane, extenders: Extenders, unique) -> None:
-    ext = extenders.start()
+    ext = extenders.start(bind=True)
     name = unique("bind-twice")
     uid = cluster.create_pod(small_pod(name, scheduler_name="nobody")).metadata.uid  # no scheduler serves it
     args = {"PodName": name, "PodNamespace": "default", "PodUID": uid, "Node": "kwok-small"}

@@ -1,5 +1,9 @@
 """manifests/ (kustomize) rendered by kubectl and applied to the real apiserver, RBAC checked per ServiceAccount.
 
+The base grants no binding right; examples/bind-mtls (the base plus components/bind-mtls) adds bind, mTLS
+and that right together: it and the NetworkPolicies pass a server-side dry run, and once applied the
+authorizer says the extender may bind (then the base is applied again).
+
 No controller-manager runs, so Deployments and the DaemonSet make no pods: the tests check that every
 object is accepted and exists, ask the apiserver's authorizer what each ServiceAccount may do
 (`kubectl auth can-i --as=system:serviceaccount:...`), and then run the real extender and the drsched
@@ -38,7 +42,11 @@ EXPECTED = {
     ("Deployment", NS, "drsched-extender"), ("Service", NS, "drsched-extender"),
     ("Deployment", NS, "drsched-scheduler"), ("Deployment", NS, "drsched-migration"),
     ("DaemonSet", NS, "drsched-monitor"), ("ConfigMap", NS, "drsched-dashboards"),
+    ("NetworkPolicy", NS, "drsched-default-deny-ingress"), ("NetworkPolicy", NS, "drsched-extender-ingress"),
+    ("NetworkPolicy", NS, "drsched-monitor-ingress"), ("NetworkPolicy", NS, "drsched-metrics-ingress"),
 }  # fmt: skip
+BIND_OVERLAY = REPO / "examples" / "bind-mtls"
+BIND_ONLY = {("ClusterRole", None, "drsched-extender-bind"), ("ClusterRoleBinding", None, "drsched-extender-bind")}
 
 # (ServiceAccount, verb, resource[/subresource], namespace or None for all, allowed); a lease's name follows ':'.
 CAN_I = [
@@ -46,8 +54,9 @@ CAN_I = [
     ("drsched-extender", "watch", "nodes", None, True),
     ("drsched-extender", "list", "pods", None, True),
     ("drsched-extender", "watch", "pods", None, True),
-    ("drsched-extender", "create", "bindings", "default", True),
-    ("drsched-extender", "create", "pods/binding", "default", True),
+    # no binding right in the base: the stock scheduler binds (components/bind-mtls adds it, see below)
+    ("drsched-extender", "create", "bindings", "default", False),
+    ("drsched-extender", "create", "pods/binding", "default", False),
     ("drsched-extender", "create", "events", "default", True),
     ("drsched-extender", "delete", "pods", "default", False),
     ("drsched-extender", "patch", "pods", "default", False),
@@ -190,11 +199,11 @@ def test_extender_and_scheduler_as_their_service_accounts_place_the_samples(
     cluster = applied
     ext = extenders.start(kubeconfig=_sa_kubeconfig(cluster, "drsched-extender", tmp_path / "extender.kubeconfig"))
     # The ConfigMap's config, as the pod would read it, with the local kubeconfig and extender URL; leader
-    # election stays on (the Role's Lease), and the extender binds (its bindings right).
+    # election stays on (the Role's Lease); the stock binder binds, as the scheduler's ServiceAccount.
     config = yaml.safe_load((MANIFESTS / "scheduler" / "drsched-scheduler.yaml").read_text())
     config["clientConnection"]["kubeconfig"] = str(_sa_kubeconfig(cluster, "drsched-scheduler",
                                                                   tmp_path / "scheduler.kubeconfig"))
-    config["extenders"][0].update(urlPrefix=ext.url + "/", bindVerb="bind")
+    config["extenders"][0].update(urlPrefix=ext.url + "/")
     config_path = tmp_path / "drsched-scheduler.yaml"
     config_path.write_text(yaml.safe_dump(config))
     scheduler = drsched_scheduler(config_path)
@@ -203,7 +212,7 @@ def test_extender_and_scheduler_as_their_service_accounts_place_the_samples(
             cluster.wait_pod_bound(name, namespace=SAMPLES_NS, timeout=60)
             decision = cluster.poll(lambda n=name: (ext.explain(n, SAMPLES_NS) or {}).get("last_decision"),
                                     timeout=10, what=f"decision for {name}")
-            assert decision.get("bound_to"), decision  # bound by the extender, as its ServiceAccount
+            assert "bound_to" not in decision, decision  # the extender scored; the scheduler bound
             assert decision["demand_source"] == "annotation"
         lease = client.CoordinationV1Api(cluster.api).read_namespaced_lease("drsched-scheduler", NS)
         assert lease.spec.holder_identity
@@ -211,3 +220,58 @@ def test_extender_and_scheduler_as_their_service_accounts_place_the_samples(
             assert "forbidden" not in log_path.read_text().lower(), log_path
     finally:
         cluster.core.delete_collection_namespaced_pod(SAMPLES_NS, grace_period_seconds=0)
+
+
+def _can_i(cluster: ControlPlane, sa: str, verb: str, resource: str, namespace: str) -> str:
+    resource, _, sub = resource.partition("/")
+    done = cluster.kubectl("auth", "can-i", verb, resource, *([f"--subresource={sub}"] if sub else []),
+                           "-n", namespace, f"--as={SA.format(sa)}")
+    return done.stdout.strip()
+
+
+@pytest.mark.e2e
+def test_networkpolicies_and_the_bind_component_pass_a_server_side_dry_run(applied: ControlPlane) -> None:
+    for path in (MANIFESTS / "network", BIND_OVERLAY):
+        done = applied.kubectl("apply", "--server-side", "--dry-run=server", "-k", str(path), timeout=60)
+        assert done.returncode == 0, done.stderr
+    assert "networkpolicy.networking.k8s.io/drsched-extender-ingress serverside-applied" in done.stdout
+    assert "clusterrole.rbac.authorization.k8s.io/drsched-extender-bind serverside-applied" in done.stdout
+    objects = {_key(o): o for o in _kustomize(applied, BIND_OVERLAY)}
+    assert BIND_ONLY <= set(objects) and EXPECTED <= set(objects)
+    args = objects[("Deployment", NS, "drsched-extender")]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert {"--bind-enabled=true", "--tls-client-ca-file=/etc/drsched/tls/client-ca.crt"} <= set(args)
+    config_map = next(o for k, o in objects.items() if k[2].startswith("drsched-scheduler-config"))
+    config = yaml.safe_load(config_map["data"]["config.yaml"])
+    assert config["extenders"][0]["bindVerb"] == "bind" and config["extenders"][0]["enableHTTPS"] is True
+    for kind, _, name in BIND_ONLY:  # a dry run creates nothing
+        assert applied.kubectl("get", kind.lower(), name).returncode != 0
+
+
+def test_bind_component_config_is_the_shipped_bind_config_with_only_in_cluster_fields_changed() -> None:
+    shipped = yaml.safe_load((CONFIG_DIR / "drsched-scheduler-bind.yaml").read_text())
+    in_cluster = yaml.safe_load((MANIFESTS / "components" / "bind-mtls" / "drsched-scheduler-bind.yaml").read_text())
+    assert in_cluster["extenders"][0]["urlPrefix"] == "https://drsched-extender.drsched-system.svc:8888/"
+    for doc in (shipped, in_cluster):
+        del doc["clientConnection"]["kubeconfig"], doc["leaderElection"]["resourceNamespace"]
+        del doc["extenders"][0]["urlPrefix"]
+    assert in_cluster == shipped
+
+
+@pytest.mark.e2e
+def test_only_the_bind_component_lets_the_extender_bind(applied: ControlPlane) -> None:
+    """Runs last in this module: it applies the overlay, then puts the base back."""
+    for resource in ("bindings", "pods/binding"):
+        assert _can_i(applied, "drsched-extender", "create", resource, "default") == "no"
+    try:
+        done = applied.kubectl("apply", "--server-side", "-k", str(BIND_OVERLAY), timeout=60)
+        assert done.returncode == 0, done.stderr
+        for resource in ("bindings", "pods/binding"):
+            assert _can_i(applied, "drsched-extender", "create", resource, "default") == "yes"
+        assert _can_i(applied, "drsched-scheduler", "create", "bindings", "default") == "yes"  # unchanged
+        assert _can_i(applied, "drsched-extender", "delete", "pods", "default") == "no"  # nothing else added
+    finally:
+        for kind, _, name in BIND_ONLY:
+            applied.kubectl("delete", kind.lower(), name, "--ignore-not-found")
+        done = applied.kubectl("apply", "--server-side", "-k", str(MANIFESTS), timeout=60)
+        assert done.returncode == 0, done.stderr
+    assert _can_i(applied, "drsched-extender", "create", "bindings", "default") == "no"

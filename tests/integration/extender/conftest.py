@@ -14,13 +14,26 @@ from fastapi.testclient import TestClient
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder is not a package (it would shadow extender)
 from extender_payloads import EXAMPLE, ROOT, free_port, static_settings  # noqa: E402
 
+from extender.debug_routes import create_debug_app
 from extender.service import create_app
 
 
 @pytest.fixture
-def client():
-    with TestClient(create_app(static_settings())) as c:
+def app():
+    # bind over plain HTTP: the local-tests-only flag (mTLS is tested in test_extender_tls.py)
+    return create_app(static_settings(bind_enabled=True, insecure_bind_without_client_ca=True))
+
+
+@pytest.fixture
+def client(app):
+    with TestClient(app) as c:
         yield c
+
+
+@pytest.fixture
+def debug(app, client):
+    """The /debug/* app over the same runtime as ``client`` (the debug listener's app)."""
+    return TestClient(create_debug_app(app))
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +41,8 @@ def server():
     port = free_port()
     env = {**os.environ, "DRSCHED_LOG_FORMAT": "json"}
     proc = subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port", str(port),
-                             "--url-prefix", "/scheduler"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                             "--url-prefix", "/scheduler",
+                             "--bind-enabled", "true", "--insecure-bind-without-client-ca", "true"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 20

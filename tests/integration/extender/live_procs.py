@@ -66,6 +66,7 @@ class Proc:
     popen: subprocess.Popen
     url: str
     log: Path
+    debug_url: str = ""  # the extender's /debug/* listener
 
     def alive(self) -> bool:
         return self.popen.poll() is None
@@ -119,11 +120,13 @@ class Procs:
                           port, env={"NODE_NAME": node, "PYTHONPATH": str(ROOT)})
 
     def extender(self, cluster: Path, **options: Any) -> Proc:
-        port = free_port()
-        cmd = [sys.executable, "-m", "extender", "--static-cluster", str(cluster), "--port", str(port)]
+        port, debug_port = free_port(), free_port()
+        cmd = [sys.executable, "-m", "extender", "--static-cluster", str(cluster), "--port", str(port),
+               "--debug-port", str(debug_port)]
         for key, value in options.items():
             cmd += [f"--{key.replace('_', '-')}", value if isinstance(value, str) else json.dumps(value)]
         proc = self.start("extender", cmd, port, env={"PYTHONPATH": str(ROOT), "DRSCHED_LOG_FORMAT": "json"})
+        proc.debug_url = f"http://127.0.0.1:{debug_port}"  # /debug/* is served apart, on loopback
         proc.wait_http("/readyz")
         return proc
 

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.timeout(120)
 def test_no_server_errors(server):
     schema = schemathesis.openapi.from_url(f"{server}/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) >= 9
+    assert len(operations) >= 7  # 4 verbs + healthz, readyz, metrics (/debug/* is served on another listener)
     seen, statuses = [], []
     for op in operations:
 

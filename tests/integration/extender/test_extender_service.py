@@ -115,13 +115,13 @@ def test_oversized_body_is_400():
         assert r.status_code == 400
 
 
-def test_bind_records_and_assumes(client):
+def test_bind_records_and_assumes(client, debug):
     r = client.post("/bind", json={"PodName": "batch-7", "PodNamespace": "jobs", "PodUID": "u-7", "Node": "node-b"})
     assert r.status_code == 200 and r.json() == {"Error": ""}
     again = client.post("/bind", json={"PodName": "batch-7", "PodNamespace": "jobs", "PodUID": "u-7",
                                        "Node": "node-b"})
     assert again.json() == {"Error": ""}, "idempotent"
-    explain = client.get("/debug/explain", params={"namespace": "jobs", "name": "batch-7"}).json()
+    explain = debug.get("/debug/explain", params={"namespace": "jobs", "name": "batch-7"}).json()
     assert explain["last_decision"]["bound_to"] == "node-b"
     assert 'drsched_extender_binds_total{outcome="ok"} 2.0' in client.get("/metrics").text
 
@@ -141,18 +141,18 @@ def test_preempt_returns_victims_as_uids(client):
         "NodeNameToMetaVictims": {"node-b": {"Pods": [{"UID": "u2"}], "NumPDBViolations": 0}}}
 
 
-def test_explain_get_and_post(client):
+def test_explain_get_and_post(client, debug):
     from policy.features import NODE_FEATURES
 
-    r = client.get("/debug/explain", params={"namespace": "jobs", "name": "batch-7"})
+    r = debug.get("/debug/explain", params={"namespace": "jobs", "name": "batch-7"})
     body = r.json()
     assert r.status_code == 200 and body["pod"]["demand_source"] == "annotation"
     assert {n["name"] for n in body["nodes"]} == set(NODE_NAMES)
     assert list(body["nodes"][0]["features"]) == list(NODE_FEATURES)
     by = {n["name"]: n for n in body["nodes"]}
     assert by["node-d"]["stale"] and by["node-a"]["filter"].startswith("hot node")
-    assert client.get("/debug/explain", params={"name": "nope"}).status_code == 404
-    r = client.post("/debug/explain", json=args_names(["node-b", "ghost"]))
+    assert debug.get("/debug/explain", params={"name": "nope"}).status_code == 404
+    r = debug.post("/debug/explain", json=args_names(["node-b", "ghost"]))
     assert r.json()["unknown_nodes"] == ["ghost"] and [n["name"] for n in r.json()["nodes"]] == ["node-b"]
 
 
@@ -214,9 +214,9 @@ def test_unreachable_kubeconfig_is_a_config_error(tmp_path):
             pass
 
 
-def test_explain_gives_filtered_nodes_score_zero(client):
+def test_explain_gives_filtered_nodes_score_zero(client, debug):
     # node-a is hot in the example cluster: the filter rejects it, so it must not show a winning score.
-    body = client.post("/debug/explain", json=args_names(NODE_NAMES)).json()
+    body = debug.post("/debug/explain", json=args_names(NODE_NAMES)).json()
     by_name = {n["name"]: n for n in body["nodes"]}
     hot = [n for n in body["nodes"] if n["filter"] != "passed"]
     assert hot and all(n["score"] == 0 for n in hot)

@@ -1,8 +1,10 @@
 """The extender serving HTTPS, with and without required client certificates (mutual TLS).
 
 A real ``python -m extender --static-cluster ...`` with certificates made by the ``openssl`` CLI: a caller
-presenting a certificate from the trusted CA is served; one without a certificate, or with one from another
-CA, is refused during the handshake. Bad option combinations and unreadable files exit 2 before serving.
+presenting a certificate from the trusted CA is served; one with a certificate from another CA, or an
+expired one, is refused during the handshake; one without a certificate reaches the probes and metrics but
+gets 403 from the verbs. Every refusal is logged with the peer's address and counted; none binds. Bad
+option combinations and unreadable files exit 2 before serving.
 """
 
 from __future__ import annotations
@@ -37,12 +39,12 @@ def _ca(d: Path, name: str) -> tuple[Path, Path]:
     return d / f"{name}.crt", d / f"{name}.key"
 
 
-def _leaf(d: Path, name: str, ca: str, usage: str) -> tuple[Path, Path]:
+def _leaf(d: Path, name: str, ca: str, usage: str, days: int = 1) -> tuple[Path, Path]:
     (d / f"{name}.ext").write_text(f"extendedKeyUsage={usage}\nsubjectAltName=DNS:drsched-extender,IP:127.0.0.1\n")
     _openssl("req", "-new", "-nodes", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
              "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=d)
     _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key", "-CAcreateserial",
-             "-days", "1", "-extfile", f"{name}.ext", "-out", f"{name}.crt", cwd=d)
+             "-days", str(days), "-extfile", f"{name}.ext", "-out", f"{name}.crt", cwd=d)
     return d / f"{name}.crt", d / f"{name}.key"
 
 
@@ -54,6 +56,7 @@ def pki(tmp_path_factory) -> Path:
     _leaf(d, "server", "ca", "serverAuth")
     _leaf(d, "client", "ca", "clientAuth")
     _leaf(d, "stranger", "other-ca", "clientAuth")
+    _leaf(d, "expired", "ca", "clientAuth", days=-1)  # notAfter a day before notBefore: expired from the start
     return d
 
 
@@ -85,7 +88,7 @@ def _client_ctx(pki: Path, cert: str | None) -> ssl.SSLContext:
     return ctx
 
 
-def _wait_up(proc: subprocess.Popen, url: str, ctx: ssl.SSLContext) -> None:
+def _wait_up(proc: subprocess.Popen, url: str, ctx: ssl.SSLContext | None) -> None:
     deadline = time.monotonic() + 30
     while True:
         if proc.poll() is not None:
@@ -99,20 +102,92 @@ def _wait_up(proc: subprocess.Popen, url: str, ctx: ssl.SSLContext) -> None:
             time.sleep(0.2)
 
 
-def test_mtls_serves_a_trusted_client_and_refuses_the_others(pki: Path) -> None:
-    proc, port = _start(["--tls-cert-file", str(pki / "server.crt"), "--tls-key-file", str(pki / "server.key"),
-                         "--tls-client-ca-file", str(pki / "ca.crt")])
-    url = f"https://127.0.0.1:{port}/readyz"
+def _post(url: str, body: dict, ctx: ssl.SSLContext) -> tuple[int, dict]:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
     try:
-        _wait_up(proc, url, _client_ctx(pki, "client"))
-        assert _get(url, _client_ctx(pki, "client"))["status"] in ("ready", "degraded")
-        for who in (None, "stranger"):
-            with pytest.raises((ssl.SSLError, ConnectionError, urllib.error.URLError)):
-                _get(url, _client_ctx(pki, who))
+        with urllib.request.urlopen(req, context=ctx, timeout=3) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+MTLS = ["--tls-cert-file", "{pki}/server.crt", "--tls-key-file", "{pki}/server.key", "--tls-client-ca-file",
+        "{pki}/ca.crt", "--log-format", "text"]
+BIND = {"PodName": "batch-7", "PodNamespace": "jobs", "PodUID": "u-7", "Node": "node-b"}
+REFUSED = (ssl.SSLError, ConnectionError, urllib.error.URLError)
+
+
+def test_mtls_serves_a_trusted_client_and_refuses_the_others(pki: Path) -> None:
+    proc, port = _start([a.format(pki=pki) for a in MTLS])
+    base = f"https://127.0.0.1:{port}"
+    try:
+        _wait_up(proc, f"{base}/readyz", _client_ctx(pki, "client"))
+        assert _post(f"{base}/filter", {"Pod": None, "NodeNames": []}, _client_ctx(pki, "client"))[0] == 200
+        # no certificate: probes and scrapes get through (kubelet and Prometheus present none), verbs do not
+        assert _get(f"{base}/readyz", _client_ctx(pki, None))["status"] in ("ready", "degraded")
+        for verb in ("filter", "prioritize", "preempt"):
+            status, body = _post(f"{base}/{verb}", {"Pod": None, "NodeNames": []}, _client_ctx(pki, None))
+            assert status == 403 and "client certificate" in body["Error"], verb
+        for who in ("stranger", "expired"):  # refused in the handshake, whatever the path
+            with pytest.raises(REFUSED):
+                _get(f"{base}/healthz", _client_ctx(pki, who))
         with pytest.raises((ConnectionError, urllib.error.URLError)):  # plain HTTP is not served either
             urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=3).read()
     finally:
         _stop(proc)
+
+
+def test_bind_needs_a_client_certificate_from_the_ca_and_every_refusal_is_logged_with_the_peer(pki: Path) -> None:
+    proc, port = _start([a.format(pki=pki) for a in MTLS] + ["--bind-enabled", "true"])
+    base = f"https://127.0.0.1:{port}"
+    try:
+        _wait_up(proc, f"{base}/readyz", _client_ctx(pki, "client"))
+        status, body = _post(f"{base}/bind", BIND, _client_ctx(pki, None))
+        assert status == 403 and "client certificate" in body["Error"]
+        for who in ("stranger", "expired"):
+            with pytest.raises(REFUSED):
+                _post(f"{base}/bind", BIND, _client_ctx(pki, who))
+        metrics = urllib.request.urlopen(urllib.request.Request(f"{base}/metrics"), context=_client_ctx(pki, None),
+                                         timeout=3).read().decode()
+        assert 'drsched_extender_refused_total{reason="no_client_cert"} 1.0' in metrics
+        assert 'drsched_extender_refused_total{reason="tls_handshake"} 2.0' in metrics
+        assert "drsched_extender_binds_total{" not in metrics, "nothing was bound"
+        assert _post(f"{base}/bind", BIND, _client_ctx(pki, "client")) == (200, {"Error": ""})
+    finally:
+        _stop(proc)
+    log = proc.stdout.read().decode()
+    refusals = [line for line in log.splitlines() if "caller refused" in line]
+    assert all("peer=127.0.0.1:" in line for line in refusals) and len(refusals) == 3, log[-3000:]
+    assert any("reason=no_client_cert" in line and "path=/bind" in line for line in refusals)
+    assert any("reason=tls_handshake" in line and "unable to get local issuer" in line for line in refusals)
+    assert any("reason=tls_handshake" in line and "expired" in line for line in refusals)
+
+
+def test_bind_is_off_by_default(pki: Path) -> None:
+    proc, port = _start([a.format(pki=pki) for a in MTLS])
+    base = f"https://127.0.0.1:{port}"
+    try:
+        _wait_up(proc, f"{base}/readyz", _client_ctx(pki, "client"))
+        status, body = _post(f"{base}/bind", BIND, _client_ctx(pki, "client"))  # even with the right certificate
+        assert status == 404 and "bind is disabled" in body["Error"]
+    finally:
+        _stop(proc)
+
+
+def test_bind_without_a_client_ca_is_refused_at_start_unless_the_insecure_flag_says_so() -> None:
+    done = subprocess.run([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port",
+                           str(free_port()), "--bind-enabled", "true"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 2
+    assert "tls_client_ca_file" in done.stderr and "insecure_bind_without_client_ca" in done.stderr
+    assert "Traceback" not in done.stderr
+    proc, port = _start(["--bind-enabled", "true", "--insecure-bind-without-client-ca", "true", "--log-format",
+                         "text"])
+    try:
+        _wait_up(proc, f"http://127.0.0.1:{port}/readyz", None)
+    finally:
+        _stop(proc)
+    assert "ERROR extender INSECURE: POST /bind is served to ANY caller" in proc.stdout.read().decode()
 
 
 def test_https_without_client_ca_serves_anyone(pki: Path) -> None:

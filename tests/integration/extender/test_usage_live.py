@@ -43,7 +43,7 @@ def probe_pod() -> dict:
 
 
 def explain(ext, nodes=("node-a", "node-b")) -> dict:
-    return get_json(f"{ext.url}/debug/explain", {"Pod": probe_pod(), "Nodes": None, "NodeNames": list(nodes)})
+    return get_json(f"{ext.debug_url}/debug/explain", {"Pod": probe_pod(), "Nodes": None, "NodeNames": list(nodes)})
 
 
 def by_name(result: dict) -> dict:
@@ -81,8 +81,8 @@ def test_monitor_agents_usage_profiles_and_a_dead_agent(procs, tmp_path):
         ext = procs.extender(cluster_file(tmp_path), **options)
 
         # usage from both agents flows into /debug/explain
-        poll(lambda: not any(v["stale"] for v in get_json(f"{ext.url}/debug/usage")["nodes"].values()),
-             timeout=20, what="both nodes fresh", show=lambda: get_json(f"{ext.url}/debug/usage"))
+        poll(lambda: not any(v["stale"] for v in get_json(f"{ext.debug_url}/debug/usage")["nodes"].values()),
+             timeout=20, what="both nodes fresh", show=lambda: get_json(f"{ext.debug_url}/debug/usage"))
         nodes = by_name(explain(ext))
         for node in nodes.values():
             assert node["usage_age_s"] < MAX_AGE and node["usage_error"] is None
@@ -94,13 +94,13 @@ def test_monitor_agents_usage_profiles_and_a_dead_agent(procs, tmp_path):
         assert result["pod"]["workload"] == WORKLOAD and result["pod"]["profile"]["source"] == "learned"
         assert result["pod"]["demand"][0] == pytest.approx(0.5, abs=0.2)     # cores
         assert result["pod"]["demand"][1] == pytest.approx(1.0, abs=0.05)    # GiB working set
-        learned = get_json(f"{ext.url}/debug/profiles")["profiles"][WORKLOAD]["learned"]
+        learned = get_json(f"{ext.debug_url}/debug/profiles")["profiles"][WORKLOAD]["learned"]
         assert learned["trusted"] and learned["samples"][0] >= 3
         poll(lambda: WORKLOAD in profile_file.read_text(), timeout=10, what="the profile file")
 
         # one agent dies: its node goes stale with a counted reason, requests stay fast
         b.kill()
-        status = poll(lambda: (s := get_json(f"{ext.url}/debug/usage")["nodes"]["node-b"])["stale"] and s,
+        status = poll(lambda: (s := get_json(f"{ext.debug_url}/debug/usage")["nodes"]["node-b"])["stale"] and s,
                       timeout=MAX_AGE + 10, what="node-b stale")
         assert status["error"] == "unreachable" and status["failures"] >= 1
         assert counter(ext, "monitor", "unreachable") >= 1
@@ -150,11 +150,11 @@ def test_prometheus_provider_and_prometheus_down(procs, tmp_path):
     node_a = poll(lambda: (n := by_name(explain(ext))["node-a"]) and not n["stale"] and n, timeout=20,
                   what="node-a fresh from Prometheus")
     assert node_a["usage_age_s"] < MAX_AGE and node_a["features"]["est_util_mem"] > 0
-    usage = get_json(f"{ext.url}/debug/usage")["nodes"]
+    usage = get_json(f"{ext.debug_url}/debug/usage")["nodes"]
     assert usage["node-b"]["error"] == "no_data" and usage["node-b"]["stale"]   # no exporter on node-b
 
     prom.kill()
-    status = poll(lambda: (s := get_json(f"{ext.url}/debug/usage")["nodes"]["node-a"])["stale"] and s,
+    status = poll(lambda: (s := get_json(f"{ext.debug_url}/debug/usage")["nodes"]["node-a"])["stale"] and s,
                   timeout=MAX_AGE + 10, what="node-a stale after Prometheus died")
     assert status["error"] == "unreachable"
     assert counter(ext, "prometheus", "unreachable") >= 1
