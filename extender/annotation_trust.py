@@ -84,11 +84,10 @@ class AnnotationTrust:
         message = (f"drsched.io/profile understates {', '.join(short)} against the workload's measured profile "
                    f"(claimed {[round(float(x), 3) for x in claim]}, measured {[round(float(x), 3) for x in learned]}"
                    f" cores/GiB/MB/s/MB/s); scheduled with the measured profile")
-        try:
-            self.telemetry.events.event(namespace=namespace, name=name, uid="", reason="ProfileAnnotationNotBelieved",
-                                        message=message)
-        except Exception:  # an Event is best effort; never fail a request for it
-            log.debug("event not posted", extra=kv(pod=pod), exc_info=True)
+        # Once per pod already (the caller remembers pods), so the recorder's rate limit is not needed;
+        # the recorder keeps an Event best effort, never failing the request.
+        self.telemetry.events.post(namespace=namespace, name=name, uid="", reason="ProfileAnnotationNotBelieved",
+                                   message=message, type_="Warning", limit=False)
 
 
 def _remember(seen: OrderedDict[str, None], key: str) -> bool:

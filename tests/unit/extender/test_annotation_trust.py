@@ -20,7 +20,7 @@ class Events:
     def __init__(self) -> None:
         self.posted: list[dict] = []
 
-    def event(self, **kwargs) -> None:
+    def event(self, **kwargs) -> None:  # the EventSink protocol the shared recorder posts through
         self.posted.append(kwargs)
 
 
