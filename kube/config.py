@@ -40,10 +40,24 @@ def add_settings_flags(parser: argparse.ArgumentParser, settings_cls: Any, *,
         default = (computed or {}).get(name, "computed at start") if info.default_factory else info.default
         helptext = f"{info.description} [default: {default}]"
         if info.annotation is bool:
-            parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=None, help=helptext)
+            # ``--x``, ``--x true|false`` (and ``--x=false``, as manifests write it) or ``--no-x``.
+            parser.add_argument(flag, dest=name, nargs="?", const=True, type=parse_bool, default=None,
+                                metavar="true|false", help=helptext)
+            parser.add_argument(f"--no-{name.replace('_', '-')}", dest=name, action="store_false",
+                                help=argparse.SUPPRESS)
             continue
         kind, choices = _flag_type(info.annotation)
         parser.add_argument(flag, dest=name, type=kind, choices=choices, default=None, help=helptext)
+
+
+def parse_bool(value: str) -> bool:
+    """A boolean flag's value: true/false, yes/no, on/off, 1/0 (any case); anything else is a usage error."""
+    v = value.strip().lower()
+    if v in ("1", "true", "yes", "on"):
+        return True
+    if v in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
 
 
 def problems(exc: Any) -> str:

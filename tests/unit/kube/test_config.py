@@ -37,7 +37,15 @@ def test_flags_parse_to_typed_values_and_absent_flags_are_none():
     assert vars(parser().parse_args(["--no-dry-run"]))["dry_run"] is False
 
 
-@pytest.mark.parametrize("argv", [["--mode", "c"], ["--provider", "z"], ["--rate", "fast"]])
+@pytest.mark.parametrize("argv, expected", [
+    (["--dry-run"], True), (["--dry-run", "true"], True), (["--dry-run=false"], False), (["--dry-run", "No"], False),
+    (["--dry-run", "1"], True), (["--no-dry-run"], False),
+])
+def test_a_bool_flag_takes_a_bare_switch_a_value_or_no(argv, expected):
+    assert vars(parser().parse_args(argv))["dry_run"] is expected
+
+
+@pytest.mark.parametrize("argv", [["--mode", "c"], ["--provider", "z"], ["--rate", "fast"], ["--dry-run", "maybe"]])
 def test_bad_values_are_refused_by_the_parser(argv):
     with pytest.raises(SystemExit):
         parser().parse_args(argv)
