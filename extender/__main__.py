@@ -78,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import uvicorn
 
+    from extender.heap import keep_freed_memory
+
+    keep_freed_memory()
     try:
         uvicorn.run(app, host=settings.host, port=settings.port, log_config=None, access_log=False,
                     **settings.uvicorn_tls())

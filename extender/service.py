@@ -33,6 +33,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic_core import to_json
 
 from extender.errors import BadRequest, BindError
+from extender.fastwire import FastVerbs
 from extender.pod_index import PodIndex
 from extender.profile_store import JsonFileBackend, LearnedProfileStore, ProfileLearner, ProfileMetrics
 from extender.providers.health import UsageMetrics
@@ -215,6 +216,7 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
     limit = settings.max_body_bytes if settings is not None else 64 * 2**20
     app = FastAPI(title="drsched extender", version="1", lifespan=lifespan,
                   description="Kubernetes scheduler extender: load-aware filter / prioritize / bind / preempt.")
+    app.add_middleware(FastVerbs, prefix=prefix)  # inside BodyLimit: bodies are size-checked first
     app.add_middleware(BodyLimit, limit=limit)
 
     @app.exception_handler(RequestValidationError)
