@@ -97,12 +97,14 @@ def v1_node(name: str, cpu: int, mem_gib: int) -> dict:
 def encode_q_ms(cluster: Path, count: int) -> float | None:
     """p50 of ``policy.features.encode`` + the served model's Q-values over the whole cluster, in-process."""
     sys.path.insert(0, str(ROOT))
+    from extender.heap import keep_freed_memory
     from extender.static_cluster import load_static_cluster, to_samples
     from kube.cache import ClusterCache
     from policy.features import encode
     from policy.model import ModelError, load_model
     from policy.state import PodView
 
+    keep_freed_memory()  # as the server does at start
     try:
         model = load_model(ROOT / "policy" / "models" / "default.npz")
     except ModelError:
