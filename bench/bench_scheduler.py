@@ -143,9 +143,30 @@ def schedule_all(cp: ControlPlane, config: Path, namespace: str, n: int, timeout
 
 
 def delete_pods(cp: ControlPlane, namespace: str) -> None:
-    cp.core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
-    cp.poll(lambda: not cp.core.list_namespaced_pod(namespace, limit=1).items or None, timeout=300,
-            what=f"pods of {namespace} deleted")
+    """Delete the arm's pods, in pages: one DeleteCollection of 2,000 pods outlasts the apiserver's 60 s
+    request timeout on a busy machine (504)."""
+    from kubernetes.client.exceptions import ApiException
+
+    def gone() -> bool | None:
+        try:
+            cp.core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0, limit=250)
+        except ApiException as exc:
+            if exc.status is None or exc.status < 500:
+                raise
+        return not cp.core.list_namespaced_pod(namespace, limit=1).items or None
+
+    cp.poll(gone, timeout=600, what=f"pods of {namespace} deleted")
+
+
+class BaselineExtender(ExtenderProcess):
+    """The extender of another checkout (``--baseline-tree``), to compare a change within one run."""
+
+    tree: Path = ROOT
+
+    def argv(self) -> list[str]:
+        boot = (f"import runpy, sys; sys.path.insert(0, {str(self.tree)!r}); "
+                "runpy.run_module('extender', run_name='__main__', alter_sys=True)")
+        return [sys.executable, "-c", boot, *super().argv()[3:]]
 
 
 def run_arm(cp: ControlPlane, args: argparse.Namespace, namespace: str, url: str | None,
@@ -190,6 +211,18 @@ def run(args: argparse.Namespace, workdir: Path) -> dict:
                                              for v, s in stats.items()}
         noop.stop()
 
+        if args.baseline_tree is not None:
+            base = BaselineExtender(kubeconfig=cp.kubeconfig, log_path=workdir / "extender-baseline.log",
+                                    policy=args.policy)
+            base.tree = args.baseline_tree.resolve()
+            try:
+                base.start()
+                arms["drsched, baseline tree"] = run_arm(cp, args, "bench-baseline", base.url,
+                                                         base.component.proc.pid)
+                arms["drsched, baseline tree"]["latency"] = drsched_latency(base)
+            finally:
+                base.stop()
+
         ext = ExtenderProcess(kubeconfig=cp.kubeconfig, log_path=workdir / "extender.log", policy=args.policy)
         ext.start()
         arms["drsched"] = run_arm(cp, args, "bench-with", ext.url, ext.component.proc.pid)
@@ -213,6 +246,9 @@ def report(args: argparse.Namespace, arms: dict) -> None:
     print(f"  ratio:            {ratio:8.2f}        (target >= {TARGET_RATIO}: {'met' if ratio >= TARGET_RATIO else 'MISSED'})")
     print(f"ratio to no-op extender: {noop_ratio:.2f}")
     print(f"  (target >= {TARGET_NOOP_RATIO}: {'met' if noop_ratio >= TARGET_NOOP_RATIO else 'MISSED'})")
+    if "drsched, baseline tree" in arms:
+        base = arms["drsched, baseline tree"]["pods_s"]
+        print(f"  baseline tree ({args.baseline_tree}): {base:.1f} pods/s, {base / noop:.2f} of the no-op extender")
     print("\n  CPU ms per scheduled pod  " + " ".join(f"{p:>14}" for p in PROCESSES) + f" {'total':>8}")
     for arm, res in arms.items():
         cpu = res["cpu_per_pod"]
@@ -220,9 +256,9 @@ def report(args: argparse.Namespace, arms: dict) -> None:
               + f" {1000 * sum(cpu.values()):>8.2f}")
     fmt = lambda x: "-" if x is None else f"{1000 * x:.2f} ms"  # noqa: E731
     print("\n  extender time per verb, arrival to encoded reply (parsing included)")
-    for arm in ("no-op extender", "drsched"):
+    for arm in [a for a in arms if "latency" in arms[a]]:
         for verb, (p50, p99, mean, count) in arms[arm]["latency"].items():
-            print(f"  {arm:<15} {verb:<10}  p50 {fmt(p50):>9}  p99 {fmt(p99):>9}  mean {fmt(mean):>9}"
+            print(f"  {arm:<22} {verb:<10}  p50 {fmt(p50):>9}  p99 {fmt(p99):>9}  mean {fmt(mean):>9}"
                   f"  ({count:.0f} requests)")
 
 
@@ -238,6 +274,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy", default="model", help="extender --policy (default model)")
     parser.add_argument("--timeout", type=float, default=900, help="seconds allowed to schedule one arm")
     parser.add_argument("--workdir", type=Path, default=None, help="keep logs here (default: a temp dir)")
+    parser.add_argument("--baseline-tree", type=Path, default=None,
+                        help="also run the extender of this checkout (e.g. `git worktree add DIR <commit>`) as an "
+                             "arm before drsched's, to measure a change within one run")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     print(f"load average before: {Path('/proc/loadavg').read_text().strip()}", flush=True)
