@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 _ARGS_KEYS = {"pod": "Pod", "nodes": "Nodes", "nodenames": "NodeNames"}
 _LIST_KEYS = {"metadata": "metadata", "items": "items"}
 _HEADERS = [(b"content-type", b"application/json")]
+_STR, _DICT = {str}, {dict}  # set(map(type, xs)) <= _STR: the types of 5,000 names checked in C
 
 
 class _Slow(Exception):
@@ -65,14 +66,14 @@ def parse_args(body: bytes) -> ExtenderArgs:
     pod, names, nodes = fields.get("Pod"), fields.get("NodeNames"), fields.get("Nodes")
     if pod is not None and type(pod) is not dict:
         raise _Slow
-    if names is not None and (type(names) is not list or not all(type(n) is str for n in names)):
+    if names is not None and (type(names) is not list or not set(map(type, names)) <= _STR):
         raise _Slow
     node_list = None
     if nodes is not None:
         parts = _normalise(nodes, _LIST_KEYS)
         meta, items = parts.get("metadata"), parts.get("items", [])
         if (meta is not None and type(meta) is not dict) or type(items) is not list \
-                or not all(type(i) is dict for i in items):
+                or not set(map(type, items)) <= _DICT:
             raise _Slow
         node_list = NodeList.model_construct(metadata=meta, items=items)
     return ExtenderArgs.model_construct(Pod=pod, Nodes=node_list, NodeNames=names)
