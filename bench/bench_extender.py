@@ -28,7 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # before numpy, as the extender serves (encode + Q is timed in-process)
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_P99_MS = {("names", 100): 2.0, ("names", 1000): 4.0, ("names", 5000): 10.0, ("nodes", 100): 5.0}
@@ -132,6 +134,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of the server (/proc/<pid>/stat): its CPU per request is steadier than wall time on a
+    busy machine, where a request's wall time is mostly waiting for a core."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -185,8 +195,10 @@ def run_size(n: int, args: argparse.Namespace) -> dict:
             for mode, body in bodies.items():
                 res = {"mode": mode, "nodes": n, "candidates": k, "body_kib": len(body) / 1024}
                 for verb, path in (("noop", "/debug/noop"), ("filter", "/filter"), ("prioritize", "/prioritize")):
+                    cpu0 = cpu_seconds(proc.pid)
                     t = timings(conn, path, body, args.requests, args.warmup)
-                    res[verb] = (float(np.percentile(t, 50)), float(np.percentile(t, 99)))
+                    res[verb] = (float(np.percentile(t, 50)), float(np.percentile(t, 99)),
+                                 1000 * (cpu_seconds(proc.pid) - cpu0) / (args.requests + args.warmup))
                 res["rss_mib"] = rss_mib(proc.pid)
                 results.append(res)
             conn.close()
@@ -212,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print(f"load average before: {Path('/proc/loadavg').read_text().strip()}")
     print(f"{'mode':>5} {'nodes':>6} {'cand':>6} {'body KiB':>8} | {'noop p50/p99':>14} | {'filter p50/p99':>15} "
-          f"{'ratio':>5} | {'prioritize p50/p99':>18} {'ratio':>5} {'target':>6} | {'RSS MiB':>7}")
+          f"{'ratio':>5} | {'prioritize p50/p99':>18} {'ratio':>5} {'target':>6} | {'RSS MiB':>7} | "
+          f"server CPU ms/request noop / filter / prioritize")
     encode_q = {}
     for n in (int(s) for s in args.sizes.split(",")):
         out = run_size(n, args)
@@ -223,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r['mode']:>5} {r['nodes']:>6} {r['candidates']:>6} {r['body_kib']:>8.1f} | "
                   f"{r['noop'][0]:>6.2f}/{r['noop'][1]:>6.2f} ms | {r['filter'][0]:>6.2f}/{r['filter'][1]:>6.2f} ms "
                   f"{r['filter'][1] / noop:>5.1f} | {r['prioritize'][0]:>8.2f}/{r['prioritize'][1]:>6.2f} ms "
-                  f"{r['prioritize'][1] / noop:>5.1f} {target:>6.1f} | {r['rss_mib']:>7.1f}", flush=True)
+                  f"{r['prioritize'][1] / noop:>5.1f} {target:>6.1f} | {r['rss_mib']:>7.1f} | "
+                  f"{r['noop'][2]:.2f} / {r['filter'][2]:.2f} / {r['prioritize'][2]:.2f}", flush=True)
     for n, ms in encode_q.items():
         if ms is not None:
             print(f"encode + Q-values p50 at {n} nodes: {ms:.2f} ms"

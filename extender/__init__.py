@@ -7,6 +7,9 @@ Layout (each file says what it owns):
     settings.py          the one typed config object (pydantic-settings, YAML file + DRSCHED_ env vars)
     __main__.py          ``python -m extender``: flags generated from the settings, then uvicorn
     service.py           the FastAPI app: lifespan, routes, error mapping
+    fastwire.py          filter and prioritize as raw ASGI + orjson in front of the app, same wire semantics
+    heap.py              glibc thresholds that keep freed request buffers mapped (no page faults per request)
+    node_infos.py        Nodes mode: each full v1.Node read once per distinct JSON
     runtime.py           what a request needs, built once: cache, policy, profiles, binder; the verbs' logic
     wire.py              ExtenderArgs in, ExtenderFilterResult / HostPriority / ... out; any key casing on input
     decide.py            filter reasons, scoring and the 0-10 score rule on one snapshot (pure)

@@ -5,7 +5,7 @@ columns, the Q-network's activations) and frees them when it answers. glibc serv
 ``mmap`` and returns them with ``munmap`` (or trims the heap top), so the next request page-faults every
 page in again: on a VM that was more than half of prioritize's time (Q-network at 5,000 nodes 3.4 ms
 -> 1.2 ms once the pages stay mapped). Raising the mmap and trim thresholds keeps them; the cost is that
-the heap holds on to the largest request's working set (a few MiB at 5,000 nodes).
+the heap holds on to up to ``TRIM_THRESHOLD`` of free memory.
 
 Only glibc has ``mallopt``; elsewhere (musl, macOS) this does nothing.
 """
@@ -23,8 +23,9 @@ log = logging.getLogger(__name__)
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 MMAP_THRESHOLD = 32 * 2**20
 """glibc's largest allowed mmap threshold on 64-bit: blocks up to this size come from the heap."""
-TRIM_THRESHOLD = 64 * 2**20
-"""Free memory kept at the heap top before glibc gives it back."""
+TRIM_THRESHOLD = 16 * 2**20
+"""Free memory kept at the heap top before glibc gives it back: above a 5,000-node prioritize's working set
+(~8 MiB), low enough that a 10 MiB full-Nodes body does not stay resident."""
 
 
 def keep_freed_memory() -> bool:
