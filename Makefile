@@ -63,6 +63,7 @@ bench: venv  ## print the benchmark figures (simulator, policy inference/trainin
 	$(PY) bench/bench_sim.py
 	$(PY) bench/bench_policy.py
 	$(PY) bench/bench_extender.py
+	$(PY) bench/bench_scheduler.py
 	$(PY) bench/bench_monitor.py
 
 clean-venv:  ## drop the cached venv

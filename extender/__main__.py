@@ -90,8 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"extender: {exc}", file=sys.stderr)  # noqa: T201 -- one line, not a log record
         return 2
     from extender.debug_routes import create_debug_app
+    from extender.heap import keep_freed_memory
     from extender.listeners import serve
 
+    keep_freed_memory()
     try:
         serve(settings, app, create_debug_app(app) if settings.debug_port else None)
     except SystemExit as exc:

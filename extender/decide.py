@@ -149,7 +149,7 @@ class Scored:
     stale: np.ndarray
 
 
-def score(snap: ClusterSnapshot, pod: PodView, policy: Policy, *, max_usage_age: float,
+def score(snap: ClusterSnapshot | None, pod: PodView, policy: Policy, *, max_usage_age: float,
           context: ClusterSnapshot | None = None, rows: np.ndarray | None = None) -> Scored:
     """Encode once, ask the policy, map to 0..10.
 
@@ -157,15 +157,17 @@ def score(snap: ClusterSnapshot, pod: PodView, policy: Policy, *, max_usage_age:
     order), features and raw values are computed over the whole cluster and the candidates' rows taken
     after: that is how the policy was trained (every node in the snapshot), while kube-scheduler sends
     only the nodes that passed its filters, which would shift the cluster-relative columns (capacity vs
-    the cluster mean, the cluster summary) if encoded alone.
+    the cluster mean, the cluster summary) if encoded alone. ``snap`` (the candidates alone) is then not
+    read and may be None: the one snapshot of the request is ``context``.
     """
     if context is not None and rows is not None:
         full = encode(context, pod, max_usage_age=max_usage_age)
         raw_full = policy.raw(context, pod, full) if context.n_nodes else np.zeros(0)
         enc = Encoded(nodes=full.nodes[rows], pod=full.pod, cluster=full.cluster, mask=full.mask[rows])
         raw = raw_full[rows]
+        fresh = usage_is_fresh(context, max_usage_age)[rows]
     else:
         enc = encode(snap, pod, max_usage_age=max_usage_age)
         raw = policy.raw(snap, pod, enc) if snap.n_nodes else np.zeros(0)
-    return Scored(enc=enc, raw=raw, scores=to_extender_scores(raw, enc.mask),
-                  stale=~usage_is_fresh(snap, max_usage_age))
+        fresh = usage_is_fresh(snap, max_usage_age)
+    return Scored(enc=enc, raw=raw, scores=to_extender_scores(raw, enc.mask), stale=~fresh)

@@ -14,6 +14,7 @@ The client itself and the Event sink are the shared ones (``kube.client``).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -99,6 +100,43 @@ def _node_info(node: Mapping, settings: Settings):
                      default_net_mbps=settings.default_net_mbps, default_disk_mbps=settings.default_disk_mbps)
 
 
+@functools.cache
+def dict_watch_class() -> type:
+    """A kubernetes ``Watch`` whose events are plain dicts, each line decoded once with orjson.
+
+    The client's own ``Watch`` decodes every event line with ``json.loads``, encodes the object again and
+    decodes it a second time into a V1Pod / V1Node model; the cache only reads the dict, and in a
+    scheduling burst every pod is 3-4 events on the cores kube-scheduler needs (0.18 ms -> 0.01 ms per
+    event). Everything else the client's ``stream`` does (ERROR events as ``ApiException``, the
+    ``resource_version`` to resume from, BOOKMARKs) sees the event shape it expects: ``type``,
+    ``object`` and ``raw_object`` (the same dict). Built on first use: a static-cluster extender never
+    imports the kubernetes client.
+    """
+    import orjson
+    from kubernetes import watch
+
+    class DictWatch(watch.Watch):
+        def unmarshal_event(self, data, return_type):
+            if not data or data.isspace():
+                return None
+            try:
+                event = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                return None  # as the client does: a line that is not JSON is skipped
+            if not isinstance(event, dict):
+                return None
+            obj = event.get("object")
+            event["raw_object"] = obj
+            if event.get("type") != "ERROR" and isinstance(obj, dict):
+                meta = obj.get("metadata")
+                version = meta.get("resourceVersion") if isinstance(meta, dict) else None
+                if version:
+                    self.resource_version = version
+            return event
+
+    return DictWatch
+
+
 def make_core_api(*, kubeconfig: Path | None):
     """A CoreV1Api from ``kubeconfig``, else in-cluster config, else ``~/.kube/config`` (``ConfigError``)."""
     from kubernetes import client
@@ -150,8 +188,9 @@ class KubeWatcher:
         return rv
 
     def _loop(self, kind: str) -> None:
-        from kubernetes import watch
         from kubernetes.client.exceptions import ApiException
+
+        DictWatch = dict_watch_class()  # noqa: N806 -- a class
 
         fn = self.core.list_node if kind == "nodes" else self.core.list_pod_for_all_namespaces
         rv, backoff = None, 1.0
@@ -159,7 +198,7 @@ class KubeWatcher:
             try:
                 if rv is None:
                     rv = self._relist(kind)
-                w = watch.Watch()
+                w = DictWatch()  # events as dicts decoded once, not V1Pod models (see dict_watch_class)
                 for ev in w.stream(fn, resource_version=rv, allow_watch_bookmarks=True,
                                    timeout_seconds=self.watch_timeout_s):
                     if self._stop.is_set():

@@ -28,6 +28,7 @@ from extender.decide import (
     to_extender_scores,
 )
 from extender.errors import BadRequest
+from extender.node_infos import NodeInfoMemo
 from extender.profile_store import InMemoryProfileStore
 from extender.settings import Settings
 from extender.telemetry import Telemetry
@@ -35,7 +36,7 @@ from extender.wire import ExtenderArgs
 from kube.cache import CacheView, ClusterCache, PodRecord
 from kube.errors import QuantityError
 from kube.logs import kv
-from kube.objects import node_info, pod_key, pod_requests, workload_key
+from kube.objects import pod_key, pod_requests, workload_key
 from kube.profiles import ProfileStore, pod_view_for
 from policy.baselines import make_scorer
 from policy.model import ModelError, load_model
@@ -75,7 +76,7 @@ class Candidates:
 
     names: list[str]
     known: np.ndarray            # (len(names),) bool
-    snap: ClusterSnapshot        # the known nodes only, in request order
+    snap: ClusterSnapshot | None  # the known nodes only, in request order (None: prioritize in names mode)
     items: list[dict] | None     # the request's full nodes (Nodes mode), aligned with names
 
 
@@ -92,6 +93,7 @@ class Runtime:
     decisions: OrderedDict = field(default_factory=OrderedDict)
     usage_status: Any = None   # callable -> {node: {age_s, error, ...}} (the usage provider's health)
     pod_workload: Any = None   # callable uid -> workload key (the pod index, or the static map)
+    _node_infos: NodeInfoMemo | None = None  # Nodes mode: node_info by the item's exact JSON
 
     @property
     def thresholds(self) -> Thresholds:
@@ -133,12 +135,15 @@ class Runtime:
 
     def _from_items(self, items: list[dict], view, now: float) -> Candidates:
         """Nodes mode: capacity from the request's nodes; allocations and usage from the cache where known."""
-        s = self.settings
+        if self._node_infos is None:
+            s = self.settings
+            self._node_infos = NodeInfoMemo(net_annotation=s.net_annotation, disk_annotation=s.disk_annotation,
+                                            default_net_mbps=s.default_net_mbps, default_disk_mbps=s.default_disk_mbps)
+        read = self._node_infos.read
         infos = []
         for i, item in enumerate(items):
             try:
-                infos.append(node_info(item, net_annotation=s.net_annotation, disk_annotation=s.disk_annotation,
-                                       default_net_mbps=s.default_net_mbps, default_disk_mbps=s.default_disk_mbps))
+                infos.append(read(item))
             except QuantityError as exc:
                 raise BadRequest(f"Nodes.items[{i}]: {exc}") from None
         names = [n.name for n in infos]
@@ -182,13 +187,21 @@ class Runtime:
         now = time.time()
         pod, key = self.pod_view(args.Pod)
         view = self.cache.view()  # one view for the candidates and the context: rows must agree
-        cand = self.candidates(args, now, view)
-        context = rows = None
-        if cand.items is None:  # names mode: encode the whole cached cluster, as in training
-            context = view.snapshot(now)
-            rows = view.lookup(cand.names)[cand.known]
-        scored = score(cand.snap, pod, self.policy, max_usage_age=self.settings.max_usage_age_s,
-                       context=context, rows=rows)
+        if args.NodeNames is not None:
+            # names mode: encode the whole cached cluster, as in training, on its one snapshot, and take
+            # the candidates' rows; no separate snapshot of the candidates is built.
+            names = list(args.NodeNames)
+            idx = view.lookup(names)
+            known = idx >= 0
+            every = bool(known.all())
+            scored = score(None, pod, self.policy, max_usage_age=self.settings.max_usage_age_s,
+                           context=view.snapshot(now), rows=idx if every else idx[known])
+            cand = Candidates(names=names, known=known, snap=None, items=None)
+            known_names = names if every else [n for n, k in zip(names, known.tolist(), strict=True) if k]
+        else:
+            cand = self.candidates(args, now, view)
+            scored = score(cand.snap, pod, self.policy, max_usage_age=self.settings.max_usage_age_s)
+            known_names = cand.snap.names
         metrics = self.telemetry.metrics
         metrics.decisions.labels(verb="prioritize", policy=self.policy.name).inc()
         n_stale = int(scored.stale.sum())
@@ -200,11 +213,11 @@ class Runtime:
             scores = np.zeros(len(cand.names), dtype=np.int64)
             scores[cand.known] = scored.scores
         # The reply is written as JSON here: 5,000 dicts through a serializer cost more than the scoring.
-        prefixes = self.cache.view().host_prefixes(cand.names) if cand.items is None else \
+        prefixes = view.host_prefixes(cand.names) if cand.items is None else \
             [f'{{"Host":{json.dumps(n)},"Score":' for n in cand.names]
         out = RawJSON(("[" + ",".join(map(str.__add__, prefixes, [_SUFFIX[s] for s in scores.tolist()])) + "]")
                       .encode())
-        self._remember(key, pod, cand.snap, scored)
+        self._remember(key, pod, known_names, now, scored)
         return out
 
     def explain(self, args: ExtenderArgs | None = None, *, pod: PodView | None = None,
@@ -286,14 +299,15 @@ class Runtime:
         entry.update({"bound_to": node, "bound_at": now, "rank_of_bound_node": rank})
         log.info("bound pod", extra=kv(pod=f"{namespace}/{name}", node=node, rank=rank, policy=self.policy.name))
 
-    def _remember(self, key: tuple[str, str, str], pod: PodView, snap: ClusterSnapshot, scored: Scored) -> None:
+    def _remember(self, key: tuple[str, str, str], pod: PodView, names, now: float, scored: Scored) -> None:
+        """Keep the decision (``names``: the scored nodes, in ``scored``'s order) for /debug/explain."""
         limit = self.settings.decision_history
         if limit <= 0:
             return
         top = np.argsort(-scored.scores, kind="stable")[:10] if scored.scores.size else []
         self.decisions[(key[0], key[1])] = {
-            "at": snap.now, "policy": self.policy.name, "demand_source": pod.demand_source,
-            "candidates": snap.n_nodes, "scores": {snap.names[i]: int(scored.scores[i]) for i in top},
+            "at": now, "policy": self.policy.name, "demand_source": pod.demand_source,
+            "candidates": len(names), "scores": {names[i]: int(scored.scores[i]) for i in top},
             "_requests": pod.requests, "_demand": pod.demand,
         }
         self.decisions.move_to_end((key[0], key[1]))

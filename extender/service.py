@@ -33,6 +33,7 @@ from pydantic_core import to_json
 
 from extender.annotation_trust import AnnotationTrust
 from extender.errors import BadRequest, BindError
+from extender.fastwire import FastVerbs
 from extender.listeners import ClientCertGate, Refusals, peer_of
 from extender.pod_index import PodIndex
 from extender.profile_store import JsonFileBackend, LearnedProfileStore, ProfileLearner, ProfileMetrics
@@ -226,6 +227,7 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
     prefix, limit = effective.prefix, effective.max_body_bytes
     app = FastAPI(title="drsched extender", version="1", lifespan=lifespan,
                   description="Kubernetes scheduler extender: load-aware filter / prioritize / bind / preempt.")
+    app.add_middleware(FastVerbs, prefix=prefix)  # inside BodyLimit: bodies are size-checked first
     app.add_middleware(BodyLimit, limit=limit)
     app.state.refusals = refusals = Refusals()
     if effective.tls_client_ca_file is not None:

@@ -293,7 +293,9 @@ class ClusterCache:
         assumed = np.zeros(4)
         count = 0
         since = self._usage_ts[i] - self.assume_grace_s
-        for uid in self._node_pods.get(node, ()):
+        # In uid order: a set's order follows per-process string hashing, and float sums in another order
+        # differ in the last bit (a restarted extender could score the same cluster differently).
+        for uid in sorted(self._node_pods.get(node, ())):
             rec = self._pods[uid]
             if rec.terminated:
                 continue
