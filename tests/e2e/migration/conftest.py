@@ -12,6 +12,7 @@ from kubernetes import client
 
 from harness.cluster import ControlPlane
 from harness.objects import NodeShape, fake_node
+
 from .helpers import ControllerProcess, FakeJobs, base_of, live
 
 

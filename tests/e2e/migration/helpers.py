@@ -12,15 +12,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kubernetes import client
 
 from harness.objects import FAKE_IMAGE
+from tests.helpers import REPO
 
-REPO = Path(__file__).resolve().parents[3]
 SHA = "ab" * 32
 UNITS_TOTAL = 1000
 CHECKPOINT = 200
@@ -164,15 +163,3 @@ class ControllerProcess:
     def log_text(self) -> str:
         return self.log_path.read_text() if self.log_path.exists() else ""
 
-
-def wait_for(check: Callable[[], object], *, timeout: float, what: str, period: float = 0.2,
-             on_timeout: Callable[[], str] | None = None):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            extra = f"\n{on_timeout()}" if on_timeout else ""
-            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}{extra}")
-        time.sleep(period)

@@ -16,7 +16,9 @@ from collections import Counter
 
 import pytest
 
-from .helpers import job_pod, live, wait_for
+from tests.helpers import wait_for
+
+from .helpers import job_pod, live
 
 pytestmark = pytest.mark.e2e
 

@@ -18,10 +18,12 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from extender_payloads import EXAMPLE, ROOT, free_port
 
 from extender.errors import ConfigError
 from extender.settings import build_settings
+from tests.helpers import REPO, free_port
+
+from .payloads import EXAMPLE
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -60,7 +62,7 @@ def pki(tmp_path_factory) -> Path:
 def _start(args: list[str]) -> tuple[subprocess.Popen, int]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port", str(port),
-                             *args], cwd=ROOT, env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                             *args], cwd=REPO, env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     return proc, port
 
 
@@ -138,6 +140,6 @@ def test_missing_tls_file_exits_2_naming_it(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port",
                            str(free_port()), "--tls-cert-file", str(tmp_path / "nope.crt"),
                            "--tls-key-file", str(tmp_path / "nope.key")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=30)
+                          cwd=REPO, capture_output=True, text=True, timeout=30)
     assert done.returncode == 2
     assert "TLS files" in done.stderr
