@@ -17,7 +17,6 @@ import argparse
 import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from harness.procs import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_P99_MS = {100: 2.0, 1000: 4.0, 5000: 10.0}
@@ -52,12 +53,6 @@ def write_cluster(path: Path, n: int, seed: int = 0) -> list[str]:
         lines.append(f"- {{name: p{i}, node: {names[i % n]}, cpu: 100m, memory: 256Mi}}")
     path.write_text("\n".join(lines) + "\n")
     return names
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def rss_mib(pid: int) -> float:

@@ -1,6 +1,6 @@
 """Stock kube-scheduler throughput with and without the drsched extender, on one real control plane.
 
-One run: the e2e harness (harness/cluster.py: etcd, kube-apiserver without request limits, KWOK)
+One run: the local control plane of `harness.cluster` (etcd, kube-apiserver without request limits, KWOK)
 with ``--nodes`` KWOK nodes. Twice, ``--pods`` pods with ``schedulerName: drsched`` are created while
 no drsched scheduler runs (a thread pool of ``--threads`` clients); then a kube-scheduler with
 kube-scheduler-config/drsched-scheduler.yaml starts and the clock runs from its /readyz until the last
@@ -30,12 +30,9 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from harness.cluster import ControlPlane, ensure_binaries  # noqa: E402
-from harness.extender_proc import ExtenderProcess, histogram_quantile, sum_samples  # noqa: E402
-from harness.objects import NodeShape, fake_node, small_pod  # noqa: E402
+from harness.cluster import ControlPlane, ensure_binaries
+from harness.extender_proc import ExtenderProcess, histogram_quantile, sum_samples
+from harness.objects import NodeShape, fake_node, small_pod
 
 TARGET_RATIO = 0.7
 SCHEDULER = "drsched-scheduler"
