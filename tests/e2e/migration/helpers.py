@@ -137,12 +137,13 @@ class ControllerProcess:
         self.proc: subprocess.Popen | None = None
         self.starts = 0
 
-    def start(self) -> ControllerProcess:
+    def start(self, *extra: str) -> ControllerProcess:
+        """Start a new life of the controller; ``extra`` flags apply to this life only."""
         self.starts += 1
         log = open(self.log_path, "a")  # noqa: SIM115 -- the child owns it
-        log.write(f"\n===== start {self.starts} =====\n")
+        log.write(f"\n{self._marker()}\n")
         log.flush()
-        self.proc = subprocess.Popen(self.argv, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+        self.proc = subprocess.Popen([*self.argv, *extra], cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
                                      env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
         log.close()
         return self
@@ -162,4 +163,11 @@ class ControllerProcess:
 
     def log_text(self) -> str:
         return self.log_path.read_text() if self.log_path.exists() else ""
+
+    def life_log(self) -> str:
+        """What the current life has logged so far."""
+        return self.log_text().rpartition(self._marker())[2]
+
+    def _marker(self) -> str:
+        return f"===== start {self.starts} ====="
 
