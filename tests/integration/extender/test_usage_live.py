@@ -5,7 +5,7 @@
   a counted reason while requests keep being answered.
 * prometheus: node-exporter scraped every second; node usage reaches ``/debug/explain``; Prometheus killed
   -> stale, counted. Skipped only when the ``prometheus`` / ``prometheus-node-exporter`` binaries are absent
-  (``apt-get install prometheus prometheus-node-exporter``).
+  (``make test`` installs them as root: ``scripts/install-deps.sh``).
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ NODE_EXPORTER = shutil.which("prometheus-node-exporter") or shutil.which("node_e
 
 @pytest.mark.skipif(not (PROMETHEUS and NODE_EXPORTER),
                     reason="prometheus / prometheus-node-exporter binaries not installed "
-                           "(apt-get install prometheus prometheus-node-exporter)")
+                           "(as root: bash scripts/install-deps.sh)")
 def test_prometheus_provider_and_prometheus_down(procs, tmp_path):
     ne_port, prom_port = free_port(), free_port()
     procs.start("node-exporter", [NODE_EXPORTER, f"--web.listen-address=127.0.0.1:{ne_port}",
