@@ -12,7 +12,6 @@ import os
 import ssl
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -21,7 +20,7 @@ import pytest
 
 from extender.errors import ConfigError
 from extender.settings import build_settings
-from tests.helpers import REPO, free_port
+from tests.helpers import REPO, free_port, wait_for
 
 from .payloads import EXAMPLE
 
@@ -88,17 +87,13 @@ def _client_ctx(pki: Path, cert: str | None) -> ssl.SSLContext:
 
 
 def _wait_up(proc: subprocess.Popen, url: str, ctx: ssl.SSLContext) -> None:
-    deadline = time.monotonic() + 30
-    while True:
+    def up() -> bool:
         if proc.poll() is not None:
             pytest.fail(f"extender exited {proc.returncode}: {proc.stdout.read().decode()[-2000:]}")
-        try:
-            _get(url, ctx)
-            return
-        except (OSError, ssl.SSLError):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
+        _get(url, ctx)
+        return True
+
+    wait_for(up, timeout=30, every=0.2, what=f"the extender at {url}", ignore=(OSError,))  # ssl.SSLError too
 
 
 def test_mtls_serves_a_trusted_client_and_refuses_the_others(pki: Path) -> None:
