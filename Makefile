@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)-$
 PYTEST := $(PY) -m pytest
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help venv test test-unit test-integration test-e2e lint demo evaluate model bench controlplane clean-venv
+.PHONY: help venv deps test test-unit test-integration test-e2e lint demo evaluate model bench controlplane clean-venv
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -47,7 +47,10 @@ images:  ## build (or reuse) the drsched images from their Dockerfiles, no regis
 controlplane:  ## build (or reuse) etcd, kube-apiserver, kube-scheduler and KWOK from Go modules
 	@if [ -x harness/controlplane/build.sh ]; then bash harness/controlplane/build.sh; fi
 
-test: venv  ## the whole suite: lint, unit, integration, e2e (each timed)
+deps:  ## install the Debian packages the tests use (as root), or name the missing ones and how to install them
+	@bash scripts/install-deps.sh
+
+test: venv deps  ## the whole suite: lint, unit, integration, e2e (each timed), then every skipped test and why
 	@bash scripts/run-tests.sh
 
 demo: venv  ## drsched live next to the default scheduler on a local control plane (first run builds it: ~10-17 min)

@@ -30,7 +30,6 @@ import http.client
 import json
 import multiprocessing
 import os
-import socket
 import ssl
 import subprocess
 import sys
@@ -42,9 +41,10 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # before numpy, as the extender serves (encode + Q is timed in-process)
 import numpy as np  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-
 from harness.pki import Pki  # noqa: E402
+from harness.procs import free_port  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
 
 BIND = json.dumps({"PodName": "victim", "PodNamespace": "other-tenant", "PodUID": "u", "Node": "node-00000"}).encode()
 TARGET_P99_MS = {("names", 100): 2.0, ("names", 1000): 4.0, ("names", 5000): 10.0, ("nodes", 100): 5.0}
@@ -112,7 +112,6 @@ def v1_node(name: str, cpu: int, mem_gib: int) -> dict:
 
 def encode_q_ms(cluster: Path, count: int) -> float | None:
     """p50 of ``policy.features.encode`` + the served model's Q-values over the whole cluster, in-process."""
-    sys.path.insert(0, str(ROOT))
     from extender.heap import keep_freed_memory
     from extender.static_cluster import load_static_cluster, to_samples
     from kube.cache import ClusterCache
@@ -140,12 +139,6 @@ def encode_q_ms(cluster: Path, count: int) -> float | None:
         if i >= 10:
             out[i - 10] = time.perf_counter() - start
     return float(np.percentile(out, 50)) * 1000.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cpu_seconds(pid: int) -> float:

@@ -1,6 +1,6 @@
 """Stock kube-scheduler throughput with no extender, a no-op extender and drsched, on one real control plane.
 
-One run: the e2e harness (harness/cluster.py: etcd, kube-apiserver without request limits, KWOK)
+One run: the local control plane of `harness.cluster` ( etcd, kube-apiserver without request limits, KWOK)
 with ``--nodes`` KWOK nodes, then three arms in turn on the same cluster. Each creates ``--pods`` pods
 with ``schedulerName: drsched`` while no drsched scheduler runs (a thread pool of ``--threads``
 clients); then a kube-scheduler with kube-scheduler-config/drsched-scheduler.yaml starts and the clock
@@ -37,13 +37,12 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from harness.cluster import ControlPlane, ensure_binaries
+from harness.extender_proc import ExtenderProcess, histogram_quantile, sum_samples
+from harness.objects import NodeShape, fake_node, small_pod
+from harness.procs import Component, free_port
 
-from harness.cluster import ControlPlane, ensure_binaries  # noqa: E402
-from harness.extender_proc import ExtenderProcess, histogram_quantile, sum_samples  # noqa: E402
-from harness.objects import NodeShape, fake_node, small_pod  # noqa: E402
-from harness.procs import Component, free_port  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 TARGET_RATIO = 0.7
 TARGET_NOOP_RATIO = 0.85

@@ -23,10 +23,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the extender serves
 import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_extender import POD, write_cluster  # noqa: E402
+from bench_extender import POD, write_cluster  # noqa: E402  (run as a script: bench/ is on the path)
 
 from extender.decide import to_extender_scores  # noqa: E402
 from extender.fastwire import answer, parse_args  # noqa: E402

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kube.errors import Conflict, PermanentError, TemporaryError
+from kube.logs import kv
 from migration.errors import RecordError
 from migration.kube import TEMPLATE_ANNOTATION, Kube
 from migration.podspec import successor_body, template_of
@@ -31,6 +33,8 @@ from workloads.progress import Progress, ProgressError
 
 log = logging.getLogger(__name__)
 _MAX_STEPS = 12
+AFTER_EFFECT = ":after-effect"
+"""Suffix of a test pause point that stops once the step's effect is done (``Executor`` ``test_pause_at``)."""
 
 
 @dataclass(frozen=True)
@@ -76,12 +80,12 @@ def budget_state(*, now: float, running: int, windows: Sequence[Window],
 
 class Executor:
     def __init__(self, kube: Kube, telemetry: Telemetry, *, budget: Budget, timeouts: Timeouts,
-                 source: ProgressSource, grace_period_s: int | None, identity: str, step_delay_s: float = 0.0,
-                 clock: Callable[[], float] = time.time) -> None:
+                 source: ProgressSource, grace_period_s: int | None, identity: str, test_pause_at: str = "",
+                 pause: Callable[[], object] | None = None, clock: Callable[[], float] = time.time) -> None:
         self.kube, self.telemetry, self.budget, self.timeouts = kube, telemetry, budget, timeouts
         self.source, self.grace_period_s, self.identity = source, grace_period_s, identity
         self.clock = clock
-        self.step_delay_s = step_delay_s
+        self.test_pause_at, self._pause = test_pause_at, pause or threading.Event().wait  # waits for good
 
     # -- intents -----------------------------------------------------------------------------------
     def submit(self, intents: Sequence[MigrationIntent], *, candidates: Mapping[str, Candidate],
@@ -122,6 +126,7 @@ class Executor:
         self.telemetry.report(Kind.STARTED, Step.RESERVED.value, f"moving to {record.target}: {record.reason}",
                               pod=_ref(cand.pod), job=record.job, attempt=record.attempt,
                               candidates=",".join(c or "*" for c in record.candidates))
+        self._test_pause(record, record.step.value)
         return self.advance(Window(lease=lease, record=record, template=template_of(cand.pod)))
 
     # -- the protocol ------------------------------------------------------------------------------
@@ -153,10 +158,10 @@ class Executor:
             step = plan(record, source=source, successor=successor, now=self.clock(), timeouts=self.timeouts)
             if step.record != record:
                 window = self._store(window, step.record)
-                if self.step_delay_s:
-                    time.sleep(self.step_delay_s)
+                self._test_pause(window.record, window.record.step.value)
             if step.effect is Effect.RELEASE:
                 self.kube.delete_window(namespace=record.namespace, name=record.window)
+                self._test_pause(window.record, window.record.step.value + AFTER_EFFECT)
                 return None
             if step.effect is Effect.NONE:
                 if step.record == record:
@@ -164,7 +169,18 @@ class Executor:
                 continue
             if not self._perform(step.effect, window.record, window.template, source, successor):
                 return window
+            self._test_pause(window.record, window.record.step.value + AFTER_EFFECT)
         return window
+
+    def _test_pause(self, record: MigrationRecord, point: str) -> None:
+        """Fault point for the kill tests only, off unless ``test_pause_at`` names ``point``: stop here for good.
+
+        ``<step>`` is reached once a record at that step is stored, before its effect; ``<step>:after-effect``
+        once the effect is done. A test kills the process while it waits, so every kill lands exactly there.
+        """
+        if point == self.test_pause_at:
+            log.warning("paused for a test", extra=kv(at=point, job=record.job))
+            self._pause()
 
     def _perform(self, effect: Effect, record: MigrationRecord, template: Mapping[str, Any],
                  source: PodState | None, successor: PodState | None) -> bool:

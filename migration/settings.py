@@ -19,6 +19,10 @@ from kube.errors import ConfigError
 from kube.selectors import parse_selector
 from policy.baselines import SCORERS
 
+_PAUSE_POINTS = (r"^$|^(reserved|evicting|source-gone|placing|running|released)$"
+                 r"|^(evicting|placing|released):after-effect$")
+"""Values of ``test_pause_at``: a step, or a step that has an effect with ``:after-effect`` (see the executor)."""
+
 
 def _identity() -> str:
     return os.environ.get("POD_NAME") or socket.gethostname()
@@ -65,8 +69,9 @@ class Settings(BaseSettings):
                                                            "long (at once when the scheduler says Unschedulable).")
     resume_timeout_s: float = Field(300.0, gt=0, description="Outcome 'unconfirmed' when a successor reports no "
                                                              "progress this long.")
-    step_delay_s: float = Field(0.0, ge=0, description="Fault-injection tests only: pause after storing each step, "
-                                                       "before its effect (widens the kill windows).")
+    test_pause_at: str = Field("", pattern=_PAUSE_POINTS, description="Kill tests only: stop the protocol for good "
+                               "at this point: a step (its record stored, before its effect) or "
+                               "evicting/placing/released:after-effect. Empty: off.")
     # leader election and serving
     leader_elect: bool = Field(True, description="Act only while holding the leader Lease.")
     lease_namespace: str = Field("kube-system", description="Namespace of the leader Lease.")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`make demo`: drsched live, next to the stock default-scheduler, on a real control plane on loopback.
 
-Starts etcd, kube-apiserver, the default kube-scheduler and KWOK (the e2e harness, tests/e2e/), two
+Starts etcd, kube-apiserver, the default kube-scheduler and KWOK (the `harness` package), two
 identical pools of KWOK nodes of the simulator's types (standard, compute, netfast, small; half of them
 busy on one resource), the drsched extender (``python -m extender``, the shipped model) and a second
 kube-scheduler rendered from kube-scheduler-config/drsched-scheduler.yaml. Node usage reaches the extender
@@ -33,18 +33,16 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import numpy as np
+from demo_report import Out, node_table, pod_table, summary_lines
+from demo_watch import NAMESPACES, PodWatch
+from demo_workload import POOLS, DemoNode, DemoPod, busiest_moment, make_nodes, make_schedule, summarize
+
+from harness.cluster import BUILD_SCRIPT, Binaries, ControlPlane, cached_bin_dir, ensure_binaries
+from harness.objects import NodeShape, fake_node, small_pod
+from harness.procs import Component, ComponentError, free_port, tail
+
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # the harness and policy packages live at the repo root
-    sys.path.insert(0, str(REPO))
-
-import numpy as np  # noqa: E402
-from demo_report import Out, node_table, pod_table, summary_lines  # noqa: E402
-from demo_watch import NAMESPACES, PodWatch  # noqa: E402
-from demo_workload import POOLS, DemoNode, DemoPod, busiest_moment, make_nodes, make_schedule, summarize  # noqa: E402
-
-from harness.cluster import BUILD_SCRIPT, Binaries, ControlPlane, cached_bin_dir, ensure_binaries  # noqa: E402
-from harness.objects import NodeShape, fake_node, small_pod  # noqa: E402
-from harness.procs import Component, ComponentError, free_port, tail  # noqa: E402
 
 log = logging.getLogger("drsched.demo")
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Runs lint, then unit, integration and e2e suites in that order, timing each; used by `make test`.
-# A suite with no tests yet (pytest exit 5) is reported, not failed.
+# A suite with no tests yet (pytest exit 5) is reported, not failed. The summary ends with every skipped
+# test and its reason (read from each suite's JUnit XML), so no skip goes unnoticed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-$HOME/.cache/drsched/venv}
 PY="$VENV/bin/python"
 status=0
 summary=()
+reports=$(mktemp -d)
+trap 'rm -rf "$reports"' EXIT
 
 run_suite() {
   local name=$1; shift
@@ -19,12 +22,14 @@ run_suite() {
 }
 
 run_suite lint bash -c "$VENV/bin/ruff check . && $VENV/bin/lint-imports"
-run_suite unit "$PY" -m pytest tests/unit -q
-run_suite integration "$PY" -m pytest tests/integration -q
+run_suite unit "$PY" -m pytest tests/unit -q --junitxml="$reports/unit.xml"
+run_suite integration "$PY" -m pytest tests/integration -q --junitxml="$reports/integration.xml"
 if [ -x harness/controlplane/build.sh ]; then
   run_suite controlplane-build bash harness/controlplane/build.sh
-  run_suite e2e "$PY" -m pytest tests/e2e -q   # the e2e-marked tests and the harness's own fast ones
+  # the e2e-marked tests and the harness's own fast ones
+  run_suite e2e "$PY" -m pytest tests/e2e -q --junitxml="$reports/e2e.xml"
 fi
 echo "=== summary"
 printf '  %s\n' "${summary[@]}"
+"$PY" scripts/list-skips.py "$reports"/*.xml
 exit $status

@@ -7,6 +7,7 @@ only need the binaries that conftest builds after collection.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -19,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.helpers import REPO
+
 SCRIPT = REPO / "scripts" / "demo.py"
 SMALL = ["--nodes", "4", "--pods", "8", "--submit-seconds", "8", "--run-for", "3"]
 COMPONENT_LOGS = ("etcd", "kube-apiserver", "kube-scheduler", "kwok", "extender", "drsched-scheduler")
@@ -112,12 +114,14 @@ def test_ctrl_c_stops_every_process_and_removes_the_work_dir(controlplane_binari
 
 
 def _workload():
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        import demo_workload
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
-    return demo_workload
+    """scripts/demo_workload.py, loaded from its file: scripts/ is a folder of programs, not a package."""
+    name = "drsched_demo_workload"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, SCRIPT.parent / "demo_workload.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # its dataclasses look their module up while the class is built
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def test_help_lists_the_options() -> None:

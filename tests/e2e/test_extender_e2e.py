@@ -22,6 +22,7 @@ from kubernetes import client
 from harness.cluster import ControlPlane
 from harness.extender_proc import ExtenderProcess, Extenders, mtls, sum_samples, variant
 from harness.objects import NodeShape, fake_node, small_pod
+from tests.helpers import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -29,18 +30,8 @@ HOT = ("kwok-medium", "kwok-large")
 
 
 def _until(check, *, timeout: float = 30, what: str):
-    """Poll `check` until truthy (exceptions count as not yet); fail with the last value."""
-    deadline, last = time.monotonic() + timeout, None
-    while time.monotonic() < deadline:
-        try:
-            last = check()
-        except Exception as exc:  # an apiserver or extender away for a moment: not yet
-            last = exc
-        else:
-            if last:
-                return last
-        time.sleep(0.2)
-    pytest.fail(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
+    """``wait_for`` where any exception counts as not yet (an apiserver or extender away for a moment)."""
+    return wait_for(check, timeout=timeout, what=what, every=0.2, ignore=(Exception,))
 
 
 def _probe_pod(cpu: str) -> dict:

@@ -12,15 +12,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kubernetes import client
 
 from harness.objects import FAKE_IMAGE
+from tests.helpers import REPO
 
-REPO = Path(__file__).resolve().parents[3]
 SHA = "ab" * 32
 UNITS_TOTAL = 1000
 CHECKPOINT = 200
@@ -138,12 +137,13 @@ class ControllerProcess:
         self.proc: subprocess.Popen | None = None
         self.starts = 0
 
-    def start(self) -> ControllerProcess:
+    def start(self, *extra: str) -> ControllerProcess:
+        """Start a new life of the controller; ``extra`` flags apply to this life only."""
         self.starts += 1
         log = open(self.log_path, "a")  # noqa: SIM115 -- the child owns it
-        log.write(f"\n===== start {self.starts} =====\n")
+        log.write(f"\n{self._marker()}\n")
         log.flush()
-        self.proc = subprocess.Popen(self.argv, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+        self.proc = subprocess.Popen([*self.argv, *extra], cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
                                      env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
         log.close()
         return self
@@ -164,15 +164,10 @@ class ControllerProcess:
     def log_text(self) -> str:
         return self.log_path.read_text() if self.log_path.exists() else ""
 
+    def life_log(self) -> str:
+        """What the current life has logged so far."""
+        return self.log_text().rpartition(self._marker())[2]
 
-def wait_for(check: Callable[[], object], *, timeout: float, what: str, period: float = 0.2,
-             on_timeout: Callable[[], str] | None = None):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            extra = f"\n{on_timeout()}" if on_timeout else ""
-            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}{extra}")
-        time.sleep(period)
+    def _marker(self) -> str:
+        return f"===== start {self.starts} ====="
+

@@ -9,8 +9,9 @@ import urllib.request
 import pytest
 
 from harness.procs import free_port
+from tests.helpers import REPO, wait_for
 
-from .helpers import REPO, job_pod, wait_for
+from .helpers import job_pod
 
 pytestmark = pytest.mark.e2e
 

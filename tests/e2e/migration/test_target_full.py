@@ -12,7 +12,9 @@ import json
 import pytest
 from kubernetes import client
 
-from .helpers import filler_pod, job_pod, wait_for
+from tests.helpers import wait_for
+
+from .helpers import filler_pod, job_pod
 
 pytestmark = pytest.mark.e2e
 

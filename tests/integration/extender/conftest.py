@@ -1,21 +1,19 @@
-"""Fixtures for the extender integration tests (payload helpers live in ``extender_payloads``)."""
+"""Fixtures for the extender integration tests (payload helpers live in ``payloads``)."""
 
 import json
 import os
 import subprocess
 import sys
-import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder is not a package (it would shadow extender)
-from extender_payloads import EXAMPLE, ROOT, free_port, static_settings  # noqa: E402
-
 from extender.debug_routes import create_debug_app
 from extender.service import create_app
+from tests.helpers import REPO, free_port, wait_for
+
+from .payloads import EXAMPLE, static_settings
 
 
 @pytest.fixture
@@ -42,18 +40,18 @@ def server():
     env = {**os.environ, "DRSCHED_LOG_FORMAT": "json"}
     proc = subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port", str(port),
                              "--url-prefix", "/scheduler",
-                             "--bind-enabled", "true", "--insecure-bind-without-client-ca", "true"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                             "--bind-enabled", "true", "--insecure-bind-without-client-ca", "true"], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"{base}/healthz", timeout=1).read()
-            break
-        except OSError:
-            if proc.poll() is not None:
-                pytest.fail(proc.stdout.read().decode())
-            time.sleep(0.1)
+
+    def healthy() -> bool:
+        if proc.poll() is not None:
+            pytest.fail(proc.stdout.read().decode())
+        urllib.request.urlopen(f"{base}/healthz", timeout=1).read()
+        return True
+
+    wait_for(healthy, timeout=20, what=f"the extender at {base}/healthz", ignore=(OSError,))
     yield base
     proc.terminate()
     out, _ = proc.communicate(timeout=10)

@@ -6,12 +6,13 @@ import json
 
 import numpy as np
 import pytest
-from extender_payloads import EXAMPLE, NODE_NAMES, V1_POD, args_names, args_nodes, static_settings, v1_node
 from fastapi.testclient import TestClient
 
 from extender.service import create_app
 from extender.settings import build_settings, get_settings
 from policy.model import N_INPUTS, save_model
+
+from .payloads import EXAMPLE, NODE_NAMES, V1_POD, args_names, args_nodes, static_settings, v1_node
 
 
 def test_filter_names_mode(client):

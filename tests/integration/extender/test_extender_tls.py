@@ -14,16 +14,17 @@ import os
 import ssl
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
-from extender_payloads import EXAMPLE, ROOT, free_port
 
 from extender.settings import build_settings
 from kube.errors import ConfigError
+from tests.helpers import REPO, free_port, wait_for
+
+from .payloads import EXAMPLE
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -63,7 +64,7 @@ def pki(tmp_path_factory) -> Path:
 def _start(args: list[str]) -> tuple[subprocess.Popen, int]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port", str(port),
-                             *args], cwd=ROOT, env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                             *args], cwd=REPO, env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     return proc, port
 
 
@@ -89,17 +90,13 @@ def _client_ctx(pki: Path, cert: str | None) -> ssl.SSLContext:
 
 
 def _wait_up(proc: subprocess.Popen, url: str, ctx: ssl.SSLContext | None) -> None:
-    deadline = time.monotonic() + 30
-    while True:
+    def up() -> bool:
         if proc.poll() is not None:
             pytest.fail(f"extender exited {proc.returncode}: {proc.stdout.read().decode()[-2000:]}")
-        try:
-            _get(url, ctx)
-            return
-        except (OSError, ssl.SSLError):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
+        _get(url, ctx)
+        return True
+
+    wait_for(up, timeout=30, every=0.2, what=f"the extender at {url}", ignore=(OSError,))  # ssl.SSLError too
 
 
 def _post(url: str, body: dict, ctx: ssl.SSLContext) -> tuple[int, dict]:
@@ -176,7 +173,7 @@ def test_bind_is_off_by_default(pki: Path) -> None:
 
 def test_bind_without_a_client_ca_is_refused_at_start_unless_the_insecure_flag_says_so() -> None:
     done = subprocess.run([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port",
-                           str(free_port()), "--bind-enabled", "true"], cwd=ROOT, capture_output=True, text=True,
+                           str(free_port()), "--bind-enabled", "true"], cwd=REPO, capture_output=True, text=True,
                           timeout=30)
     assert done.returncode == 2
     assert "tls_client_ca_file" in done.stderr and "insecure_bind_without_client_ca" in done.stderr
@@ -214,6 +211,6 @@ def test_missing_tls_file_exits_2_naming_it(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port",
                            str(free_port()), "--tls-cert-file", str(tmp_path / "nope.crt"),
                            "--tls-key-file", str(tmp_path / "nope.key")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=30)
+                          cwd=REPO, capture_output=True, text=True, timeout=30)
     assert done.returncode == 2
     assert "TLS files" in done.stderr

@@ -7,13 +7,10 @@ the model and a heuristic. Every answer must come back with the same status and 
 
 import gzip
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "replay"))
-from make_corpus import CORPUS, replay  # noqa: E402
+from .replay.make_corpus import CORPUS, replay
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -20,20 +19,11 @@ from typing import Any
 import httpx
 import pytest
 
-# No __init__.py here: a tests.integration.monitor package rooted at this directory would be
-# named ``monitor`` and shadow the real package. Make the helper module importable instead.
-sys.path.insert(0, str(Path(__file__).parent))
+from tests.helpers import REPO, free_port, wait_for
 
-from monitor_it_helpers import INTERVAL, poll  # noqa: E402
+from .reports import INTERVAL
 
-REPO = Path(__file__).resolve().parents[3]
 BUSY_LOOP = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -83,7 +73,7 @@ def start_agent(tmp_path: Path) -> Iterator[Callable[..., Agent]]:
             except httpx.HTTPError:
                 return False
 
-        poll(healthy, timeout=20, every=0.1, what="agent /healthz")
+        wait_for(healthy, timeout=20, what="agent /healthz")
         return agent
 
     yield start

@@ -15,7 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
-from monitor_it_helpers import INTERVAL, poll, window_sum
+
+from tests.helpers import wait_for
+
+from .reports import INTERVAL, window_sum
 
 MiB = 1 << 20
 
@@ -38,7 +41,7 @@ def median_current(agent, series: str, seconds: float = 1.2) -> float:
 def test_cpu_rises_under_load_and_falls_after(start_agent, busy):
     agent = start_agent()
     ncpu = agent.usage()["node"]["capacity_cores"]
-    poll(lambda: current(agent, "cpu_cores") is not None, timeout=5, what="a first CPU rate")
+    wait_for(lambda: current(agent, "cpu_cores") is not None, timeout=5, what="a first CPU rate")
     baseline = median_current(agent, "cpu_cores")
     headroom = ncpu - baseline
     if headroom < 0.5:
@@ -46,12 +49,12 @@ def test_cpu_rises_under_load_and_falls_after(start_agent, busy):
                     "a rise cannot show. Per-pod attribution is covered by the cgroup tests.")
     rise = 0.5 * min(headroom, 1.0)  # one busy process gets at most the idle headroom, shared with others
     load = busy(seconds=15)
-    peak = poll(lambda: (v := current(agent, "cpu_cores")) is not None and v >= baseline + rise and v,
-                timeout=8, what=f"cpu_cores >= baseline {baseline:.2f} + {rise:.2f}")
+    peak = wait_for(lambda: (v := current(agent, "cpu_cores")) is not None and v >= baseline + rise and v,
+                    timeout=8, what=f"cpu_cores >= baseline {baseline:.2f} + {rise:.2f}")
     load.kill()
     load.wait()
-    poll(lambda: (v := current(agent, "cpu_cores")) is not None and v <= peak - 0.6 * rise,
-         timeout=8, what=f"cpu_cores to fall below peak {peak:.2f} - {0.6 * rise:.2f}")
+    wait_for(lambda: (v := current(agent, "cpu_cores")) is not None and v <= peak - 0.6 * rise,
+             timeout=8, what=f"cpu_cores to fall below peak {peak:.2f} - {0.6 * rise:.2f}")
     assert agent.usage()["node"]["cpu_fraction"]["max"] <= 1.0
 
 

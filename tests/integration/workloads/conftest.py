@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-# This directory has no __init__.py (a tests.integration.workloads package would shadow the real
-# ``workloads``), so make the harness module next to it importable explicitly.
-sys.path.insert(0, str(Path(__file__).parent))
-
-from workloads_harness import outputs, run_to_end, valid_checkpoints  # noqa: E402
+from .jobs import outputs, run_to_end, valid_checkpoints
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,8 @@ import signal
 import time
 
 import pytest
-from workloads_harness import (
+
+from .jobs import (
     CKPT_UNITS,
     KINDS,
     log_text,

@@ -8,10 +8,12 @@ import socket
 import sys
 import urllib.request
 
-from workloads_harness import (
+from tests.helpers import free_port, wait_for
+from workloads.progress import parse_progress
+
+from .jobs import (
     CKPT_UNITS,
     KIND_ARGS,
-    free_port,
     log_text,
     outputs,
     popen,
@@ -20,11 +22,8 @@ from workloads_harness import (
     start,
     valid_checkpoints,
     wait_exit,
-    wait_for,
     wait_progress,
 )
-
-from workloads.progress import parse_progress
 
 
 def test_net_resumes_by_offset_against_a_standalone_sink(tmp_path, reference):

@@ -176,3 +176,46 @@ def test_released_window_left_by_a_killed_controller_is_just_deleted():
     assert metric(tele, "drsched_migration_rolled_back_total") == 0, "counted once, by the one that released it"
     assert json.loads(lease["metadata"]["annotations"][ANNOTATION])["outcome"] == "rolled-back"
     assert TEMPLATE_ANNOTATION in lease["metadata"]["annotations"]
+
+
+class Paused(Exception):
+    """Raised by the test's stand-in for the fault point's endless wait."""
+
+
+def _pause() -> None:
+    raise Paused
+
+
+@pytest.mark.parametrize("point,step,calls", [
+    ("reserved", Step.RESERVED, []),
+    ("evicting", Step.EVICTING, []),
+    ("evicting:after-effect", Step.EVICTING, [("evict", "job0")]),
+    ("source-gone", Step.SOURCE_GONE, [("evict", "job0")]),
+    ("placing", Step.PLACING, [("evict", "job0")]),
+    ("placing:after-effect", Step.PLACING, [("evict", "job0"), ("create", "job0-m1")]),
+])
+def test_test_pause_point_stops_with_the_step_stored_before_or_after_its_effect(point, step, calls):
+    kube, ex, _, _, _, cands = setup()
+    ex.test_pause_at, ex._pause = point, _pause
+    with pytest.raises(Paused):
+        ex.submit([intent("default/job0")], candidates=cands, state=BudgetState(now=0, running=1))
+    assert parse_window(kube.leases[("default", "drsched-migration-job0")]).record.step is step
+    assert kube.calls == calls
+
+
+@pytest.mark.parametrize("point,step", [("running", Step.RUNNING), ("released", Step.RELEASED),
+                                        ("released:after-effect", None)])
+def test_test_pause_points_at_the_end_of_the_protocol(point, step):
+    kube, ex, _, _, _, cands = setup()
+    (window,) = ex.submit([intent("default/job0")], candidates=cands, state=BudgetState(now=0, running=1))
+    kube.schedule("job0-m1")
+    if step is not Step.RUNNING:
+        window = ex.advance(window)
+        kube.pods[("default", "job0-m1")]["metadata"]["annotations"]["drsched.io/progress"] = progress_doc(
+            resumed_from=200)
+    ex.test_pause_at, ex._pause = point, _pause
+    with pytest.raises(Paused):
+        ex.advance(window)
+    leases = [parse_window(lease).record.step for lease in kube.leases.values()]
+    assert leases == ([step] if step else [])
+

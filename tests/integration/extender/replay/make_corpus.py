@@ -224,5 +224,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(HERE.parents[3]))
     sys.exit(main())

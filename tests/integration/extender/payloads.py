@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import copy
-import socket
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 from extender.settings import build_settings
+from tests.helpers import REPO
 
-ROOT = Path(__file__).resolve().parents[3]
-EXAMPLE = ROOT / "examples" / "static-cluster.yaml"
+EXAMPLE = REPO / "examples" / "static-cluster.yaml"
 NODE_NAMES = ["node-a", "node-b", "node-c", "node-d", "node-e"]
 
 V1_POD = {
@@ -70,12 +68,6 @@ def args_nodes(nodes, pod=None) -> dict:
 def static_settings(**kw):
     return build_settings(static_cluster=str(EXAMPLE), **kw)
 
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def post(url: str, raw: bytes) -> tuple[int, bytes]:

@@ -16,36 +16,17 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from extender_payloads import ROOT, free_port
 
+from tests.helpers import REPO, free_port, wait_for
 
-def poll(check: Callable[[], Any], *, timeout: float, every: float = 0.1, what: str = "condition",
-         show: Callable[[], Any] | None = None) -> Any:
-    """Call ``check`` until it returns something truthy; on timeout fail with the last value (and ``show()``)."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()
-        except (OSError, ValueError, KeyError) as exc:
-            last = exc
-        else:
-            if last:
-                return last
-        time.sleep(every)
-    extra = ""
-    if show is not None:
-        try:
-            extra = f"; state: {show()!r}"
-        except (OSError, ValueError) as exc:
-            extra = f"; state unavailable: {exc!r}"
-    pytest.fail(f"timed out after {timeout}s waiting for {what}; last value: {last!r}{extra}")
+NOT_YET = (OSError, ValueError, KeyError)
+"""What a check raises while a server starts or a report is still incomplete: 'not yet', for ``wait_for``."""
+
 
 
 def get_json(url: str, body: dict | None = None, timeout: float = 5.0) -> Any:
@@ -96,7 +77,7 @@ class Proc:
                 return True      # it answers (e.g. 503 while starting)
             except OSError:
                 return False
-        poll(up, timeout=timeout, what=f"{self.name} at {self.url}{path}")
+        wait_for(up, timeout=timeout, what=f"{self.name} at {self.url}{path}")
 
 
 @dataclass
@@ -107,7 +88,7 @@ class Procs:
     def start(self, name: str, cmd: list[str], port: int, env: dict | None = None) -> Proc:
         log = self.tmp / f"{name}-{port}.log"
         with log.open("w") as out:
-            popen = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=out,
+            popen = subprocess.Popen(cmd, cwd=REPO, env={**os.environ, **(env or {})}, stdout=out,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         proc = Proc(name, popen, f"http://127.0.0.1:{port}", log)
         self.procs.append(proc)
@@ -117,7 +98,7 @@ class Procs:
         port = free_port()
         return self.start(f"agent-{node}", [sys.executable, "-m", "monitor", "--host", "127.0.0.1", "--port",
                                             str(port), "--interval", "0.2", "--window", "20", *flags],
-                          port, env={"NODE_NAME": node, "PYTHONPATH": str(ROOT)})
+                          port, env={"NODE_NAME": node, "PYTHONPATH": str(REPO)})
 
     def extender(self, cluster: Path, **options: Any) -> Proc:
         port, debug_port = free_port(), free_port()
@@ -125,7 +106,7 @@ class Procs:
                "--debug-port", str(debug_port)]
         for key, value in options.items():
             cmd += [f"--{key.replace('_', '-')}", value if isinstance(value, str) else json.dumps(value)]
-        proc = self.start("extender", cmd, port, env={"PYTHONPATH": str(ROOT), "DRSCHED_LOG_FORMAT": "json"})
+        proc = self.start("extender", cmd, port, env={"PYTHONPATH": str(REPO), "DRSCHED_LOG_FORMAT": "json"})
         proc.debug_url = f"http://127.0.0.1:{debug_port}"  # /debug/* is served apart, on loopback
         proc.wait_http("/readyz")
         return proc

@@ -1,24 +1,19 @@
-"""Helpers for the workload integration tests: start jobs as real processes, poll, kill, compare.
-
-(No ``__init__.py`` here: a ``tests/integration/workloads`` package would shadow the real ``workloads``.)
-"""
+"""The workload jobs as real processes for the integration tests: start, watch progress, kill, compare outputs."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
+from tests.helpers import REPO
 from workloads.checkpoint import CheckpointError, verify_checkpoint
 from workloads.progress import Progress, ProgressError, read_progress
 
-REPO = Path(__file__).resolve().parents[3]
 CKPT_UNITS = 10
 """Checkpoint interval (units) used by every test run."""
 
@@ -54,12 +49,6 @@ def start(kind: str, state_dir: Path, *extra: str, base: list[str] | None = None
     return popen(command(kind, state_dir, *extra, base=base), state_dir.parent / f"{state_dir.name}.log")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def log_text(state_dir: Path) -> str:
     return (state_dir.parent / f"{state_dir.name}.log").read_text(errors="replace")
 
@@ -86,16 +75,6 @@ def progress_of(state_dir: Path, pid: int | None = None) -> Progress | None:
     except ProgressError:
         return None
     return doc if pid is None or doc.pid == pid else None
-
-
-def wait_for(predicate: Callable[[], object], *, timeout: float, what: str, interval: float = 0.003):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def wait_progress(proc: subprocess.Popen, state_dir: Path, units: int, timeout: float = 20.0) -> Progress | None:

@@ -19,7 +19,7 @@ from migration.experiment.plan import (
     schedule_csv,
 )
 
-from .fakes import pod
+from ..fakes import pod
 
 
 def test_schedule_is_seeded_increasing_and_round_trips():
