@@ -19,7 +19,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from extender_payloads import EXAMPLE, ROOT, free_port
+
+from tests.helpers import REPO, free_port
+
+from .payloads import EXAMPLE
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -44,7 +47,7 @@ def _status(url: str) -> int:
 
 
 def _start(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), *args], cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), *args], cwd=REPO,
                             env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
@@ -105,14 +108,14 @@ def test_debug_port_zero_serves_no_debug_endpoints() -> None:
 
 def test_debug_port_equal_to_the_service_port_is_refused() -> None:
     done = subprocess.run([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port", "9999",
-                           "--debug-port", "9999"], cwd=ROOT, capture_output=True, text=True, timeout=30)
+                           "--debug-port", "9999"], cwd=REPO, capture_output=True, text=True, timeout=30)
     assert done.returncode == 2 and "debug_port 9999 is the service port" in done.stderr
 
 
 def test_without_a_cluster_one_line_names_what_to_pass_and_exits_2(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")}
     env["HOME"] = str(tmp_path)  # no ~/.kube/config
-    done = subprocess.run([sys.executable, "-m", "extender"], cwd=ROOT, env=env, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "extender"], cwd=REPO, env=env, capture_output=True, text=True,
                           timeout=30)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()

@@ -11,7 +11,10 @@ from __future__ import annotations
 import socket
 
 import pytest
-from live_procs import FakePod, Procs, get_json, poll
+
+from tests.helpers import wait_for
+
+from .processes import NOT_YET, FakePod, Procs, get_json
 
 pytestmark = pytest.mark.timeout(90)
 WORKLOAD = "default/Deployment/web"
@@ -58,12 +61,12 @@ def test_pod_readings_cross_hosts_only_with_the_token(procs, tmp_path):
         trusted = procs.extender(cluster, **options, monitor_token_file=str(tmp_path / "token"))
         stranger = procs.extender(cluster, **options, monitor_token_file=str(tmp_path / "wrong"))
 
-        learned = poll(lambda: (r := _explain(trusted)) and r["pod"]["demand_source"] == "learned" and r,
-                       timeout=20, what="a learned profile through the token")
+        learned = wait_for(lambda: (r := _explain(trusted)) and r["pod"]["demand_source"] == "learned" and r,
+                           timeout=20, ignore=NOT_YET, what="a learned profile through the token")
         assert learned["pod"]["demand"][0] == pytest.approx(0.5, abs=0.2)
 
-        usage = poll(lambda: (u := get_json(f"{stranger.debug_url}/debug/usage")["nodes"]["node-a"]) and
-                     not u["stale"] and u, timeout=20, what="node usage without the token")
+        usage = wait_for(lambda: (u := get_json(f"{stranger.debug_url}/debug/usage")["nodes"]["node-a"]) and
+                         not u["stale"] and u, timeout=20, ignore=NOT_YET, what="node usage without the token")
         assert usage["error"] is None  # node readings are for anyone
         assert _explain(stranger)["pod"]["demand_source"] == "requests"  # but no pod readings, nothing learned
         assert get_json(f"{stranger.debug_url}/debug/profiles")["profiles"] == {}
