@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the real-node binaries (kubelet, kube-controller-manager, kube-proxy, our static pause program
 # for the pod sandbox image and `busy`, the tests' CPU load) from the same Go module as build.sh, into
-# their own cache dir:
+# their own cache dir (the module is nodes/, with the same replace block as build.sh's go.mod):
 #
 #   ${DRSCHED_CACHE:-$HOME/.cache/drsched}/nodes/<k8s version>/bin/
 #
@@ -14,12 +14,13 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+module=$here/nodes
 binaries=(kubelet kube-controller-manager kube-proxy pause busy)
 
 pinned() { grep -oE "^[[:space:]]*(require[[:space:]]+)?$2 (=> $2 )?v[^ ]+" "$1" | awk '{print $NF}' | head -n1; }
-k8s_version=$(pinned "$here/go.mod" k8s.io/kubernetes)
+k8s_version=$(pinned "$module/go.mod" k8s.io/kubernetes)
 if [[ -z "$k8s_version" ]]; then
-    echo "build-nodes.sh: cannot read the pinned k8s.io/kubernetes version from $here/go.mod" >&2
+    echo "build-nodes.sh: cannot read the pinned k8s.io/kubernetes version from $module/go.mod" >&2
     exit 2
 fi
 
@@ -38,7 +39,7 @@ esac
 stamp_key() {
     {
         echo "k8s=$k8s_version"
-        cat "$here/go.mod" "$here/go.sum" "$here/cmd/pause/main.go" "$here/cmd/busy/main.go" "$here/build-nodes.sh"
+        cat "$module/go.mod" "$module/go.sum" "$module/cmd/pause/main.go" "$module/cmd/busy/main.go" "$here/build-nodes.sh"
     } | sha256sum | cut -d' ' -f1
 }
 
@@ -82,7 +83,7 @@ echo "build-nodes.sh: building kubelet, kube-controller-manager, kube-proxy $k8s
 SECONDS=0
 
 step="kubelet, kube-controller-manager, kube-proxy"
-(cd "$here" && go build "${goflags[@]}" -ldflags "-s -w $version_flags" -o "$staging/" \
+(cd "$module" && go build "${goflags[@]}" -ldflags "-s -w $version_flags" -o "$staging/" \
     k8s.io/kubernetes/cmd/kubelet \
     k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-proxy)
@@ -90,10 +91,10 @@ echo "build-nodes.sh: kubernetes binaries built at ${SECONDS}s" >&2
 
 # Static: the pause image holds this one file and nothing else (no libc to link against).
 step="pause"
-(cd "$here" && CGO_ENABLED=0 go build "${goflags[@]}" -ldflags "-s -w" -o "$staging/pause" ./cmd/pause)
+(cd "$module" && CGO_ENABLED=0 go build "${goflags[@]}" -ldflags "-s -w" -o "$staging/pause" ./cmd/pause)
 # The real-node tests' CPU load, shipped as its own one-file image like pause.
 step="busy"
-(cd "$here" && CGO_ENABLED=0 go build "${goflags[@]}" -ldflags "-s -w" -o "$staging/busy" ./cmd/busy)
+(cd "$module" && CGO_ENABLED=0 go build "${goflags[@]}" -ldflags "-s -w" -o "$staging/busy" ./cmd/busy)
 
 step="install"
 rm -rf "$bin_dir"
