@@ -1,0 +1,106 @@
+"""drsched's own workloads run as real pods from the workloads image built here, with their state on a
+hostPath volume (standing in for shared storage) that outlives the pod."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+
+from harness import nodes
+from harness.imagecache import find_image
+from harness.realcluster import RealCluster
+
+pytestmark = [pytest.mark.e2e, pytest.mark.realnodes]
+JOB_UID = 10001  # the workloads image's non-root user
+UNITS, WORK = 20, 20000
+
+
+@pytest.fixture(scope="module")
+def workloads_image(real_cluster: RealCluster) -> str:
+    found = find_image("workloads")
+    if found is None:
+        pytest.skip("IMAGES NOT BUILT: no workloads image in the image cache; run `make images` first")
+    tag, archive = found
+    real_cluster.import_images([archive])
+    return tag
+
+
+def cpu_job(name: str, *, image: str, node: str, state_dir: Path) -> client.V1Pod:
+    return client.V1Pod(
+        metadata=client.V1ObjectMeta(name=name, labels={"drsched.io/workload": "cpu"}),
+        spec=client.V1PodSpec(
+            restart_policy="Never",
+            node_selector={"kubernetes.io/hostname": node},
+            containers=[client.V1Container(
+                name="job", image=image, image_pull_policy="Never",
+                args=["cpu", "--state-dir=/state", f"--units={UNITS}", f"--work={WORK}"],
+                volume_mounts=[client.V1VolumeMount(name="state", mount_path="/state")],
+                resources=client.V1ResourceRequirements(requests={"cpu": "100m", "memory": "64Mi"}),
+            )],
+            volumes=[client.V1Volume(
+                name="state", host_path=client.V1HostPathVolumeSource(path=str(state_dir), type="Directory")
+            )],
+        ),
+    )  # fmt: skip
+
+
+def test_cpu_job_pod_completes_and_its_output_matches_a_local_run(
+    rcluster: RealCluster, workloads_image: str, unique: Callable[[str], str], tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    os.chown(state, JOB_UID, JOB_UID)
+    name = unique("cpu")
+    node = rcluster.shapes[-1].name
+    rcluster.create_pod(cpu_job(name, image=workloads_image, node=node, state_dir=state))
+    assert rcluster.wait_pod_bound(name, timeout=60) == node
+    pod = rcluster.wait_pod_phase(name, "Succeeded", timeout=240)
+    assert pod.status.container_statuses[0].state.terminated.exit_code == 0
+    progress = json.loads((state / "progress.json").read_text())
+    assert (progress["state"], progress["units_done"]) == ("done", UNITS)
+    local = tmp_path / "local"
+    subprocess.run(
+        [sys.executable, "-m", "workloads", "cpu", f"--state-dir={local}", f"--units={UNITS}", f"--work={WORK}"],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert (state / "output.json").read_bytes() == (local / "output.json").read_bytes()
+    rcluster.core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
+
+
+def _cpu_usage_s(cgroup: str) -> float:
+    return int((nodes.CGROUP_FS / "cpuacct" / cgroup.strip("/") / "cpuacct.usage").read_text()) / 1e9
+
+
+def test_two_cpu_jobs_on_one_node_share_that_nodes_quota(
+    rcluster: RealCluster, workloads_image: str, unique: Callable[[str], str], tmp_path: Path
+) -> None:
+    shape = min(rcluster.shapes, key=lambda s: s.cpu_millis)
+    names = [unique("cpu-a"), unique("cpu-b")]
+    for name in names:
+        state = tmp_path / name
+        state.mkdir()
+        os.chown(state, JOB_UID, JOB_UID)
+        pod = cpu_job(name, image=workloads_image, node=shape.name, state_dir=state)
+        pod.spec.containers[0].args = ["cpu", "--state-dir=/state", "--units=100000", f"--work={WORK}"]
+        rcluster.create_pod(pod)
+    pods = [rcluster.wait_pod_phase(name, "Running", timeout=90) for name in names]
+    pod_cgroups = [f"/{shape.name}/kubepods/burstable/pod{p.metadata.uid}" for p in pods]
+    start = [_cpu_usage_s(f"/{shape.name}"), *(_cpu_usage_s(c) for c in pod_cgroups)]
+    t0 = time.monotonic()
+    time.sleep(6)
+    end = [_cpu_usage_s(f"/{shape.name}"), *(_cpu_usage_s(c) for c in pod_cgroups)]
+    window = time.monotonic() - t0
+    node_share, *pod_shares = [(e - s) / window for s, e in zip(start, end, strict=True)]
+    # Both jobs progress, inside the node: together they never get more than the node's quota.
+    assert all(share > 0 for share in pod_shares), pod_shares
+    assert node_share <= shape.cpu_millis / 1000 * 1.15 + 0.02, (node_share, pod_shares)
+    for name in names:
+        rcluster.core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
