@@ -69,3 +69,18 @@ def test_snapshot_diff_lists_only_what_was_added() -> None:
     )  # fmt: skip
     assert after.added_since(before) == {"mounts": ["/w/rootfs"], "cgroups": ["cpu/rn-small"]}
     assert before.added_since(after) == {}
+
+
+def test_unavailable_reason_names_what_is_missing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(nodes.os, "geteuid", lambda: 1000)
+    assert nodes.unavailable_reason() == "real nodes need root (running as uid 1000)"
+    monkeypatch.setattr(nodes.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(nodes, "CGROUP_FS", tmp_path)  # a cgroup v2-only machine has none of the v1 hierarchies
+    reason = nodes.unavailable_reason()
+    assert reason is not None and "cgroup v1 hierarchies cpu, cpuacct" in reason
+    for hierarchy in nodes.V1_HIERARCHIES:
+        (tmp_path / hierarchy).mkdir()
+        (tmp_path / hierarchy / "cgroup.procs").write_text("")
+    monkeypatch.setattr(nodes.shutil, "which", lambda tool: None if tool == "runc" else f"/usr/bin/{tool}")
+    reason = nodes.unavailable_reason()
+    assert reason is not None and reason.startswith("real nodes need runc")
