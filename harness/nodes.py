@@ -13,7 +13,6 @@ the containerd config schema): moving to cgroup v2 / containerd 2 is a change to
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -38,6 +37,8 @@ HOST_TOOLS = ("containerd", "containerd-shim-runc-v2", "runc", "ctr", "ip", "ipt
 PAUSE_IMAGE = "docker.io/local/pause:v1"
 # Runtime state (containerd root/state, kubelet root, sockets): a short fixed path, because unix socket
 # paths are limited to ~104 bytes and test work dirs are deep. One real cluster per machine keeps it unique.
+# Per node, `image-store/` (containerd's root: imported images, unpacked) is kept between clusters as a
+# cache, so the next start re-imports unchanged images in seconds; `run/` is removed at teardown.
 DATA_ROOT = Path("/var/lib/drsched-realnodes")
 POD_CIDR = "10.244.0.0/16"
 CFS_PERIOD_US = 100_000
@@ -197,7 +198,8 @@ class RealNode:
         self.shape = shape
         self.env = env
         self.dir = workdir
-        self.data = DATA_ROOT / shape.name
+        self.data = DATA_ROOT / shape.name / "run"
+        self.image_store = DATA_ROOT / shape.name / "image-store"
         self.logs = logs
         self.bridge = f"drs{env.index}"
         self.subnet = f"10.244.{env.index + 1}.0/24"
@@ -278,7 +280,7 @@ class RealNode:
         d = self.data
         cri = 'plugins."io.containerd.grpc.v1.cri"'
         return f"""version = 2
-root = "{d / "containerd/root"}"
+root = "{self.image_store}"
 state = "{d / "containerd/state"}"
 disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
   "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp"]
@@ -340,6 +342,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
             "cgroupRoot": self.cgroup_root,
             "cgroupsPerQOS": True,
             "enforceNodeAllocatable": ["pods"],
+            # cgroup v1 refuses a child CFS quota above an ancestor's (EINVAL), so a container whose CPU limit
+            # exceeds its node's quota could not start. Container CPU limits are therefore not enforced
+            # here; the node's own quota still caps all of its pods together.
+            "cpuCFSQuota": False,
             "systemReserved": self.system_reserved(),
             "evictionHard": {
                 "memory.available": f"{EVICTION_HARD_MIB}Mi",
@@ -380,11 +386,22 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 
     def stop(self) -> None:
         """Stop the kubelet and containerd, then kill whatever they left (containers, shims) by cgroup."""
-        for component in (self.kubelet, self.containerd):
-            if component is not None:
-                component.stop()
+        if self.kubelet is not None:
+            self.kubelet.stop()
+        if self.containerd is not None and self.containerd.running:
+            self._remove_containers()
+            self.containerd.stop()
         kill_cgroup(self.cgroup_root)
         kill_cgroup(self.runtime_cgroup)
+
+    def _remove_containers(self) -> None:
+        """Delete every container (and its snapshot) so the kept image store holds only images."""
+        ids = self.ctr("containers", "list", "--quiet").stdout.split()
+        for cid in ids:
+            self.ctr("tasks", "kill", "--signal=SIGKILL", cid)
+            self.ctr("tasks", "delete", "--force", cid)
+        if ids:
+            self.ctr("containers", "delete", *ids, timeout=60)
 
     def release(self) -> None:
         """After stop() and the host cleanup: drop the cgroups and the bridge, delete containerd's data."""
@@ -392,5 +409,3 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         remove_cgroup(self.runtime_cgroup)
         subprocess.run(["ip", "link", "del", self.bridge], capture_output=True, check=False)
         shutil.rmtree(self.data, ignore_errors=True)
-        with contextlib.suppress(OSError):  # the last node's release removes the shared parent
-            DATA_ROOT.rmdir()

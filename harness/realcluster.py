@@ -156,10 +156,12 @@ class RealCluster(ControlPlane):
                     nodes.kill_cgroup(path)
                     nodes.remove_cgroup(path)
             subprocess.run(["ip", "link", "del", f"drs{index}"], capture_output=True, check=False)
-        if nodes.DATA_ROOT.exists():
-            log.warning("removing stale node state dir=%s", nodes.DATA_ROOT)
+        stale = sorted(nodes.DATA_ROOT.glob("*/run"))
+        if stale:
+            log.warning("removing stale node state dirs=%s", ",".join(map(str, stale)))
             hostres.unmount_under([nodes.DATA_ROOT], baseline=hostres.snapshot())
-            shutil.rmtree(nodes.DATA_ROOT, ignore_errors=True)
+            for directory in stale:
+                shutil.rmtree(directory, ignore_errors=True)
 
     def _apiserver_ips(self) -> tuple[str, ...]:
         return ("127.0.0.1", self.api_host, SERVICE_IP)

@@ -82,4 +82,4 @@ def test_sigint_teardown_leaves_nothing_behind(
     assert "cluster down" in log_text
     assert hostres.snapshot().added_since(before) == {}, log_text[-4000:]
     assert _processes_mentioning(str(workdir)) == []
-    assert not nodes.DATA_ROOT.exists()
+    assert sorted(nodes.DATA_ROOT.glob("*/run")) == []  # only the image stores are kept, as a cache
