@@ -53,7 +53,7 @@ def test_each_node_gets_its_own_runtime_network_and_ports() -> None:
         assert cri["restrict_oom_score_adj"] is True
         assert cri["sandbox_image"] == nodes.PAUSE_IMAGE
         assert cri["cni"]["conf_dir"].startswith(str(node.dir))
-        assert containerd["root"].startswith(str(node.data)) and containerd["state"].startswith(str(node.data))
+        assert (containerd["root"], containerd["state"]) == (str(node.image_store), str(node.data / "containerd/state"))
         kubelet = node._kubelet_config()
         assert (kubelet["failCgroupV1"], kubelet["failSwapOn"], kubelet["cgroupDriver"]) == (False, False, "cgroupfs")
         assert kubelet["cgroupRoot"] == f"/{node.name}"
