@@ -3,11 +3,13 @@
 On a machine that cannot run real nodes (not root, no cgroup v1, no containerd/runc/CNI plugins) every
 test marked `realnodes` is skipped with one reason, `SKIP_REASON_PREFIX: <why>`, and the terminal
 summary repeats it in a banner: a skipped real-node suite must never look like a passing one.
+`DRSCHED_REALNODES=0` turns them off on purpose (same banner).
 The node binaries are built right after collection, before any test's timeout starts.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -24,6 +26,8 @@ _SKIPPED = pytest.StashKey[int]()
 
 
 def skip_reason() -> str | None:
+    if os.environ.get("DRSCHED_REALNODES") == "0":
+        return f"{SKIP_REASON_PREFIX}: turned off with DRSCHED_REALNODES=0"
     reason = nodes.unavailable_reason()
     return None if reason is None else f"{SKIP_REASON_PREFIX}: {reason}"
 
