@@ -3,6 +3,8 @@ a real process inside that node's cgroup, held to the node's CPU quota, to Compl
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -131,3 +133,33 @@ def test_controller_manager_runs_deployments_and_creates_service_accounts(
     # Namespace deletion goes through the controller-manager's namespace controller and the kubelets.
     rcluster.poll(lambda: True if not rcluster.core.list_namespaced_pod(ns).items else None, timeout=60,
                   what=f"pods of {ns} deleted")  # fmt: skip
+
+
+def test_scheduling_continues_on_the_other_nodes_when_a_kubelet_dies(
+    rcluster: RealCluster, unique: Callable[[str], str]
+) -> None:
+    victim = rcluster.node(min(rcluster.shapes, key=lambda s: s.cpu_millis).name)
+    assert victim.kubelet is not None and victim.kubelet.proc is not None
+    os.kill(victim.kubelet.proc.pid, signal.SIGKILL)
+    victim.kubelet.proc.wait(timeout=10)
+    try:
+
+        def not_ready() -> bool | None:
+            node = rcluster.core.read_node(victim.name)
+            ready = [c.status for c in node.status.conditions if c.type == "Ready"]
+            return True if ready != ["True"] else None
+
+        # The controller-manager marks it after --node-monitor-grace-period (20 s here).
+        rcluster.poll(not_ready, timeout=90, what=f"node {victim.name} NotReady after its kubelet died")
+        names = [unique(f"after-{i}") for i in range(3)]
+        for name in names:
+            pod = busy_pod(name, node="", threads=1, seconds=1)
+            pod.spec.node_selector = None
+            rcluster.create_pod(pod)
+        for name in names:
+            assert rcluster.wait_pod_bound(name, timeout=60) != victim.name
+            rcluster.wait_pod_phase(name, "Succeeded", timeout=90)
+            rcluster.core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
+    finally:
+        rcluster.components[f"kubelet-{victim.name}"] = victim.start_kubelet()
+        rcluster.poll(lambda: rcluster.node_ready(victim.name), timeout=90, what=f"node {victim.name} Ready again")
