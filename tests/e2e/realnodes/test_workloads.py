@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -103,4 +104,57 @@ def test_two_cpu_jobs_on_one_node_share_that_nodes_quota(
     assert all(share > 0 for share in pod_shares), pod_shares
     assert node_share <= shape.cpu_millis / 1000 * 1.15 + 0.02, (node_share, pod_shares)
     for name in names:
+        rcluster.core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
+
+
+def _job_pids(cluster: RealCluster, pod: client.V1Pod) -> list[int]:
+    cgroup = f"/{pod.spec.node_name}/kubepods/burstable/pod{pod.metadata.uid}"
+    found = []
+    for pid in nodes.cgroup_pids(cgroup):
+        try:
+            if b"workloads" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def test_job_killed_with_sigkill_resumes_from_its_checkpoint_when_recreated(
+    rcluster: RealCluster, workloads_image: str, unique: Callable[[str], str], tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    os.chown(state, JOB_UID, JOB_UID)
+    units = 60
+    args = ["cpu", "--state-dir=/state", f"--units={units}", f"--work={WORK}", "--checkpoint-units=2"]
+    first = cpu_job(unique("kill9"), image=workloads_image, node=rcluster.shapes[-1].name, state_dir=state)
+    first.spec.containers[0].args = args
+    rcluster.create_pod(first)
+    pod = rcluster.wait_pod_phase(first.metadata.name, "Running", timeout=90)
+
+    def checkpointed() -> dict | None:
+        try:
+            done = json.loads((state / "progress.json").read_text()).get("checkpoint")
+        except (OSError, ValueError):
+            return None
+        return done if done else None
+
+    rcluster.poll(checkpointed, timeout=90, what="a first checkpoint")
+    pids = rcluster.poll(lambda: _job_pids(rcluster, pod) or None, timeout=10, what="the job's process")
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)  # no SIGTERM, so no final checkpoint: only the periodic ones survive
+    rcluster.wait_pod_phase(first.metadata.name, "Failed", timeout=60)
+    second = cpu_job(unique("resume"), image=workloads_image, node=rcluster.shapes[-1].name, state_dir=state)
+    second.spec.containers[0].args = args
+    rcluster.create_pod(second)
+    rcluster.wait_pod_phase(second.metadata.name, "Succeeded", timeout=240)
+    progress = json.loads((state / "progress.json").read_text())
+    assert progress["state"] == "done" and progress["resumed_from"] > 0, progress
+    local = tmp_path / "local"
+    subprocess.run(
+        [sys.executable, "-m", "workloads", *[a.replace("/state", str(local)) for a in args]],
+        check=True, capture_output=True, timeout=180,
+    )  # fmt: skip
+    assert (state / "output.json").read_bytes() == (local / "output.json").read_bytes()
+    for name in (first.metadata.name, second.metadata.name):
         rcluster.core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
