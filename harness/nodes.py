@@ -25,6 +25,7 @@ from pathlib import Path
 
 import yaml
 
+from . import nodenet
 from .procs import Component
 
 log = logging.getLogger(__name__)
@@ -48,21 +49,22 @@ EVICTION_HARD_MIB = 100  # the memory.available hard threshold; allocatable also
 
 @dataclass(frozen=True)
 class NodeShape:
-    """One real node's size: its cgroup quota, and therefore its allocatable."""
+    """One real node's size: its cgroup quota (and therefore its allocatable) and its link bandwidth."""
 
     name: str
     cpu_millis: int
     memory_mib: int
     labels: dict[str, str] = field(default_factory=dict)
+    net_mbit: int = 0  # inbound bandwidth of the node's bridge (harness.nodenet); 0 = unshaped
 
 
 # Unequal on purpose: the scheduler comparisons need nodes of different size. Together they oversubscribe
 # a 2-core machine slightly (2.25 cores), which only matters when every node is busy at once.
 REAL_NODES = (
-    NodeShape("rn-small", 250, 768, {"drsched.io/node-type": "small"}),
-    NodeShape("rn-medium", 500, 1024, {"drsched.io/node-type": "medium"}),
-    NodeShape("rn-medium-mem", 500, 2048, {"drsched.io/node-type": "medium-mem"}),
-    NodeShape("rn-large", 1000, 2048, {"drsched.io/node-type": "large"}),
+    NodeShape("rn-small", 250, 768, {"drsched.io/node-type": "small"}, net_mbit=20),
+    NodeShape("rn-medium", 500, 1024, {"drsched.io/node-type": "medium"}, net_mbit=40),
+    NodeShape("rn-medium-mem", 500, 2048, {"drsched.io/node-type": "medium-mem"}, net_mbit=40),
+    NodeShape("rn-large", 1000, 2048, {"drsched.io/node-type": "large"}, net_mbit=80),
 )
 
 
@@ -235,6 +237,7 @@ class RealNode:
         make_cgroup(self.cgroup_root)
         make_cgroup(self.runtime_cgroup)
         limit_cgroup(self.cgroup_root, cpu_millis=self.shape.cpu_millis, memory_bytes=self.shape.memory_mib << 20)
+        nodenet.make_shaped_bridge(bridge=self.bridge, mbit=self.shape.net_mbit)
         (self.dir / "containerd.toml").write_text(self._containerd_config())
         (self.dir / "cni/net.d/10-node.conflist").write_text(json.dumps(self._cni_config(), indent=2))
         (self.dir / "kubelet.yaml").write_text(yaml.safe_dump(self._kubelet_config(), sort_keys=False))
@@ -407,5 +410,5 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         """After stop() and the host cleanup: drop the cgroups and the bridge, delete containerd's data."""
         remove_cgroup(self.cgroup_root)
         remove_cgroup(self.runtime_cgroup)
-        subprocess.run(["ip", "link", "del", self.bridge], capture_output=True, check=False)
+        nodenet.remove_links(self.bridge)
         shutil.rmtree(self.data, ignore_errors=True)

@@ -29,7 +29,7 @@ from typing import IO
 import yaml
 from kubernetes import client
 
-from . import hostres, nodes
+from . import hostres, nodenet, nodes
 from .cluster import Binaries, ControlPlane, _http_get, _ready_node
 from .ociimage import write_single_binary_image
 from .procs import Component, ComponentError, free_port, run_to_completion, tail
@@ -155,7 +155,7 @@ class RealCluster(ControlPlane):
                     log.warning("removing stale cgroup=%s", path)
                     nodes.kill_cgroup(path)
                     nodes.remove_cgroup(path)
-            subprocess.run(["ip", "link", "del", f"drs{index}"], capture_output=True, check=False)
+            nodenet.remove_links(f"drs{index}")
         stale = sorted(nodes.DATA_ROOT.glob("*/run"))
         if stale:
             log.warning("removing stale node state dirs=%s", ",".join(map(str, stale)))

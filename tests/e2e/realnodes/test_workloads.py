@@ -158,3 +158,52 @@ def test_job_killed_with_sigkill_resumes_from_its_checkpoint_when_recreated(
     assert (state / "output.json").read_bytes() == (local / "output.json").read_bytes()
     for name in (first.metadata.name, second.metadata.name):
         rcluster.core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
+
+
+def _tbf_stats(dev: str) -> tuple[int, int]:
+    """(bytes sent, overlimits) of the tbf qdisc on `dev`: overlimits count packets the bucket held back."""
+    text = subprocess.run(["tc", "-s", "qdisc", "show", "dev", dev], capture_output=True, text=True).stdout
+    words = text.replace(",", " ").replace(")", " ").split()
+    return int(words[words.index("Sent") + 1]), int(words[words.index("overlimits") + 1])
+
+
+def test_net_streams_into_one_node_share_its_shaped_link(
+    rcluster: RealCluster, workloads_image: str, unique: Callable[[str], str], tmp_path: Path
+) -> None:
+    src = rcluster.node("rn-large")
+    dst = rcluster.node("rn-medium")  # its inbound link (40 Mbit/s) is the one both streams share
+    sink_state = tmp_path / "sink"
+    sink_state.mkdir()
+    os.chown(sink_state, JOB_UID, JOB_UID)
+    sink = cpu_job(unique("sink"), image=workloads_image, node=dst.name, state_dir=sink_state)
+    sink.spec.containers[0].args = ["sink", "--listen=0.0.0.0:9009", "--dir=/state"]
+    rcluster.create_pod(sink)
+    sink_ip = rcluster.wait_pod_phase(sink.metadata.name, "Running", timeout=90).status.pod_ip
+    sent_before, _ = _tbf_stats(dst.bridge)
+    units, chunk = 40, 262144
+    jobs = []
+    for i in range(2):
+        state = tmp_path / unique(f"net{i}")
+        state.mkdir()
+        os.chown(state, JOB_UID, JOB_UID)
+        job = cpu_job(state.name, image=workloads_image, node=src.name, state_dir=state)
+        job.spec.containers[0].args = [
+            "net", "--state-dir=/state", f"--units={units}", f"--chunk-bytes={chunk}",
+            f"--sink={sink_ip}:9009", f"--stream={state.name}",
+        ]  # fmt: skip
+        rcluster.create_pod(job)
+        jobs.append((job.metadata.name, state))
+    progress = []
+    for name, state in jobs:
+        rcluster.wait_pod_phase(name, "Succeeded", timeout=180)
+        progress.append(json.loads((state / "progress.json").read_text()))
+    total = 2 * units * chunk
+    span = max(p["updated_at"] for p in progress) - min(p["started_at"] for p in progress)
+    link_bytes_per_s = dst.shape.net_mbit * 1e6 / 8
+    sent_after, overlimits = _tbf_stats(dst.bridge)
+    # Everything the jobs sent entered the sink's node through its shaped link, which held them back and capped them.
+    assert sent_after - sent_before >= total
+    assert overlimits > 0
+    assert total / span <= link_bytes_per_s * 1.2, (total / span, link_bytes_per_s)
+    for name in (sink.metadata.name, *(n for n, _ in jobs)):
+        rcluster.core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
