@@ -125,8 +125,8 @@ def test_job_killed_with_sigkill_resumes_from_its_checkpoint_when_recreated(
     state = tmp_path / "state"
     state.mkdir()
     os.chown(state, JOB_UID, JOB_UID)
-    units = 60
-    args = ["cpu", "--state-dir=/state", f"--units={units}", f"--work={WORK}", "--checkpoint-units=2"]
+    # ~15 s of work on the node, so the kill lands mid-run (a job that finished first would prove nothing).
+    args = ["cpu", "--state-dir=/state", "--units=100", f"--work={WORK * 5}", "--checkpoint-units=2"]
     first = cpu_job(unique("kill9"), image=workloads_image, node=rcluster.shapes[-1].name, state_dir=state)
     first.spec.containers[0].args = args
     rcluster.create_pod(first)
@@ -143,7 +143,8 @@ def test_job_killed_with_sigkill_resumes_from_its_checkpoint_when_recreated(
     pids = rcluster.poll(lambda: _job_pids(rcluster, pod) or None, timeout=10, what="the job's process")
     for pid in pids:
         os.kill(pid, signal.SIGKILL)  # no SIGTERM, so no final checkpoint: only the periodic ones survive
-    rcluster.wait_pod_phase(first.metadata.name, "Failed", timeout=60)
+    failed = rcluster.wait_pod_phase(first.metadata.name, "Failed", timeout=60)
+    assert failed.status.container_statuses[0].state.terminated.exit_code == 137  # SIGKILL, not a clean exit
     second = cpu_job(unique("resume"), image=workloads_image, node=rcluster.shapes[-1].name, state_dir=state)
     second.spec.containers[0].args = args
     rcluster.create_pod(second)
