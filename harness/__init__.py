@@ -6,6 +6,8 @@ time; `harness.procs` owns process groups and log tails; `harness.pki` the throw
 `harness.objects` the node and pod shapes the tests and the demo create; `harness.schedconfig` renders the
 shipped scheduler configurations; `harness.extender_proc` runs the real extender as a child process and
 `harness.extender_double` records the raw payloads kube-scheduler sends (one test only).
+`harness.realcluster.RealCluster` is the same control plane with real kubelet + containerd nodes instead of
+KWOK (node setup in `harness.nodes`, host cleanup in `harness.hostres`, CLI `python -m harness.realnodes`).
 
 Tests (`tests/e2e`), benchmarks (`bench/`) and the demo (`scripts/demo.py`) import it as a normal package.
 """

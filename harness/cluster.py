@@ -104,6 +104,7 @@ class ControlPlane:
         self.components: dict[str, Component] = {}
         self.kubeconfig = workdir / "kubeconfig"
         self.api_port = 0
+        self.api_host = "127.0.0.1"
         self.etcd_url = ""
         # Set by _make_pki, the first step of start().
         self.pki: Pki
@@ -132,7 +133,7 @@ class ControlPlane:
         self.pki = Pki(self.workdir / "pki")
         self.apiserver_cert = self.pki.issue(
             "apiserver", common_name="kube-apiserver", dns_names=("localhost", "kubernetes", "kubernetes.default"),
-            ips=("127.0.0.1",), server=True,
+            ips=self._apiserver_ips(), server=True,
         )  # fmt: skip
         # system:masters bypasses RBAC: the harness, the scheduler and kwok all run as this admin.
         self.admin = self.pki.issue(
@@ -167,7 +168,7 @@ class ControlPlane:
         apiserver = self._add("kube-apiserver", [
             self.bins["kube-apiserver"],
             f"--etcd-servers={self.etcd_url}",
-            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={self.api_port}",
+            *self._apiserver_address_args(), f"--secure-port={self.api_port}",
             f"--tls-cert-file={self.apiserver_cert.cert}", f"--tls-private-key-file={self.apiserver_cert.key}",
             f"--client-ca-file={self.pki.ca.cert}",
             f"--service-account-key-file={self.sa_keys.cert}",
@@ -179,18 +180,28 @@ class ControlPlane:
             # This plugin taints every new node not-ready; only the controller-manager's node lifecycle
             # controller would lift the taint, and none runs here.
             "--disable-admission-plugins=TaintNodesByCondition",
-            # A loopback advertise address cannot back the `kubernetes` Service endpoints: skip them.
-            "--endpoint-reconciler-type=none",
             # A test cluster sees bursts from the harness, scheduler and kwok at once: no throttling.
             "--enable-priority-and-fairness=false", "--max-requests-inflight=0", "--max-mutating-requests-inflight=0",
+            *self._apiserver_extra_args(),
         ])  # fmt: skip
         self._write_kubeconfig()
         ctx = self._admin_ssl_context()
         apiserver.wait_ready(lambda: _http_get(f"{self.api_url}/readyz", context=ctx) == b"ok", timeout=READY_TIMEOUT_S)
 
+    def _apiserver_ips(self) -> tuple[str, ...]:
+        """IP SANs of the apiserver's serving certificate (a subclass serving pods adds more)."""
+        return ("127.0.0.1",)
+
+    def _apiserver_address_args(self) -> list[str]:
+        # A loopback advertise address cannot back the `kubernetes` Service endpoints: skip them.
+        return ["--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none"]
+
+    def _apiserver_extra_args(self) -> list[str]:
+        return []
+
     @property
     def api_url(self) -> str:
-        return f"https://127.0.0.1:{self.api_port}"
+        return f"https://{self.api_host}:{self.api_port}"
 
     def _admin_ssl_context(self) -> ssl.SSLContext:
         ctx = ssl.create_default_context(cafile=str(self.pki.ca.cert))

@@ -7,12 +7,14 @@
 #   iproute2, util-linux           the monitor's per-pod network test runs a pod in its own netns (ip, unshare)
 #   prometheus, prometheus-node-exporter   the prometheus usage provider is tested against the real ones
 #   buildah, mmdebstrap            the images: a Debian base from the package registry, built without a registry
-#   containerd, runc               image archives are checked in a throwaway containerd
+#   containerd, runc               real kubelet nodes (and image archives checked in a throwaway containerd)
+#   containernetworking-plugins, iptables   real nodes' pod networks and kube-proxy's Services
 set -euo pipefail
-PACKAGES=(openssl iproute2 util-linux prometheus prometheus-node-exporter buildah mmdebstrap containerd runc)
+PACKAGES=(openssl iproute2 util-linux prometheus prometheus-node-exporter buildah mmdebstrap containerd runc
+          containernetworking-plugins iptables)
 
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 if ! command -v dpkg >/dev/null 2>&1; then

@@ -1,0 +1,309 @@
+"""A control plane with real kubelet nodes instead of KWOK: the cluster real pods run on.
+
+`RealCluster` is a `ControlPlane` (same etcd, kube-apiserver, kube-scheduler, PKI and helpers) that also
+runs the stock kube-controller-manager (ServiceAccounts, DaemonSets, Deployments, garbage collection),
+one kube-proxy for the machine (all nodes share the host network namespace and its iptables), and N
+`harness.nodes.RealNode`s. The apiserver listens on the host address so pods can reach it through the
+`kubernetes` Service.
+
+Only one real cluster can run on a machine at a time (the node names, bridges, ports and cgroups are
+fixed): a machine-wide lock says so clearly. `close()` deletes every pod through its kubelet, stops
+everything, then removes what is left (processes by cgroup, mounts, netns, bridges, iptables entries)
+against a snapshot taken before start; it runs on any failure, on SIGINT, and from the CLI.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import shutil
+import ssl
+import subprocess
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import yaml
+from kubernetes import client
+
+from . import hostres, nodenet, nodes
+from .cluster import Binaries, ControlPlane, _http_get, _ready_node
+from .ociimage import write_single_binary_image
+from .procs import Component, ComponentError, free_port, run_to_completion, tail
+
+log = logging.getLogger(__name__)
+
+BUILD_NODES_SCRIPT = Path(__file__).resolve().parent / "controlplane" / "build-nodes.sh"
+NODE_BINARIES = ("kubelet", "kube-controller-manager", "kube-proxy", "pause", "busy")
+# The tests' CPU load (harness/controlplane/cmd/busy), a one-file image like pause.
+BUSY_IMAGE = "docker.io/local/busy:v1"
+LOCK_PATH = Path("/run/lock/drsched-realnodes.lock")
+NODE_READY_TIMEOUT_S = 120.0
+POD_DRAIN_TIMEOUT_S = 45.0
+SERVICE_CIDR = "10.96.0.0/16"
+SERVICE_IP = "10.96.0.1"  # the first address of SERVICE_CIDR: the `kubernetes` Service
+
+
+class RealNodesUnavailable(RuntimeError):
+    """This machine cannot run real nodes; the message says why (tests skip with it)."""
+
+
+@dataclass(frozen=True)
+class NodeBinaries:
+    bin_dir: Path
+    images: tuple[Path, ...]  # OCI archives of nodes.PAUSE_IMAGE and BUSY_IMAGE, imported into every node
+
+    def __getitem__(self, name: str) -> str:
+        return str(self.bin_dir / name)
+
+
+def node_bin_dir() -> Path:
+    done = subprocess.run(
+        [str(BUILD_NODES_SCRIPT), "--bin-dir"], capture_output=True, text=True, timeout=30, check=False
+    )
+    if done.returncode != 0:
+        raise ComponentError(f"{BUILD_NODES_SCRIPT} --bin-dir failed: {done.stderr.strip()}")
+    return Path(done.stdout.strip())
+
+
+def ensure_node_binaries(*, timeout: float = 3600.0) -> NodeBinaries:
+    """Run build-nodes.sh (a no-op when its stamp matches) and write the pause and busy image archives."""
+    bin_dir = node_bin_dir()
+    log_path = bin_dir.parent / "build.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    run_to_completion(name="build-nodes.sh", argv=[str(BUILD_NODES_SCRIPT)], log_path=log_path, timeout=timeout)
+    missing = [b for b in NODE_BINARIES if not (bin_dir / b).exists()]
+    if missing:
+        raise ComponentError(f"build-nodes.sh finished but {bin_dir} lacks {missing}\n{tail(log_path)}")
+    images = bin_dir.parent / "images"
+    pause = write_single_binary_image(
+        binary=bin_dir / "pause", image=nodes.PAUSE_IMAGE, dest=images / "pause.oci.tar", entrypoint="/pause"
+    )
+    busy = write_single_binary_image(
+        binary=bin_dir / "busy", image=BUSY_IMAGE, dest=images / "busy.oci.tar", entrypoint="/busy"
+    )
+    return NodeBinaries(bin_dir=bin_dir, images=(pause, busy))
+
+
+class RealCluster(ControlPlane):
+    """etcd + kube-apiserver + kube-controller-manager + kube-proxy + kube-scheduler + real kubelet nodes."""
+
+    def __init__(
+        self,
+        *,
+        workdir: Path,
+        binaries: Binaries,
+        node_binaries: NodeBinaries,
+        shapes: Sequence[nodes.NodeShape] = nodes.REAL_NODES,
+        images: Sequence[Path] = (),
+    ):
+        super().__init__(workdir=workdir, binaries=binaries)
+        self.node_bins = node_binaries
+        self.shapes = tuple(shapes)
+        self.images = tuple(images)  # extra OCI/docker archives imported into every node
+        self.nodes: list[nodes.RealNode] = []
+        self.baseline: hostres.Snapshot | None = None
+        self._lock: IO[str] | None = None
+        self._closed = False
+
+    # ---- start-up -------------------------------------------------------------------------------
+
+    def start(self) -> RealCluster:
+        reason = nodes.unavailable_reason()
+        if reason is not None:
+            raise RealNodesUnavailable(reason)
+        self._take_lock()
+        try:
+            self.api_host = nodes.host_ip()
+            self._remove_stale()
+            self.baseline = hostres.snapshot()
+            self._make_pki()
+            self._start_etcd()
+            self._start_apiserver()
+            self._bootstrap_objects()
+            self._start_controller_manager()
+            self._start_nodes()
+            self._start_kube_proxy()  # after the nodes: it looks its own node up for the node IP
+            self.start_scheduler("kube-scheduler", config_path=None)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _take_lock(self) -> None:
+        LOCK_PATH.parent.mkdir(parents=True, exist_ok=True)
+        lock = LOCK_PATH.open("w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            raise RealNodesUnavailable(
+                f"another real-node cluster is running on this machine ({LOCK_PATH} is held)"
+            ) from None
+        lock.write(f"{os.getpid()}\n")
+        lock.flush()
+        self._lock = lock
+
+    def _remove_stale(self) -> None:
+        """A cluster killed with SIGKILL leaves containers, shims and cgroups; we hold the lock, so they are stale."""
+        for index, shape in enumerate(self.shapes):
+            for path in (f"/{shape.name}", f"/{shape.name}.runtime"):
+                if (nodes.CGROUP_FS / "pids" / path.strip("/")).exists():
+                    log.warning("removing stale cgroup=%s", path)
+                    nodes.kill_cgroup(path)
+                    nodes.remove_cgroup(path)
+            nodenet.remove_links(f"drs{index}")
+        stale = sorted(nodes.DATA_ROOT.glob("*/run"))
+        if stale:
+            log.warning("removing stale node state dirs=%s", ",".join(map(str, stale)))
+            hostres.unmount_under([nodes.DATA_ROOT], baseline=hostres.snapshot())
+            for directory in stale:
+                shutil.rmtree(directory, ignore_errors=True)
+
+    def _apiserver_ips(self) -> tuple[str, ...]:
+        return ("127.0.0.1", self.api_host, SERVICE_IP)
+
+    def _apiserver_address_args(self) -> list[str]:
+        # Pods reach the apiserver through the `kubernetes` Service, whose endpoint is the advertised address.
+        return [f"--bind-address={self.api_host}", f"--advertise-address={self.api_host}"]
+
+    def _apiserver_extra_args(self) -> list[str]:
+        # `kubectl logs/exec` go from the apiserver to the kubelet, which trusts our CA.
+        return [
+            f"--kubelet-client-certificate={self.admin.cert}", f"--kubelet-client-key={self.admin.key}",
+            "--kubelet-preferred-address-types=InternalIP",
+        ]  # fmt: skip
+
+    def _start_controller_manager(self) -> None:
+        port = free_port()
+        cm = self._add("kube-controller-manager", [
+            self.node_bins["kube-controller-manager"], f"--kubeconfig={self.kubeconfig}",
+            f"--authentication-kubeconfig={self.kubeconfig}", f"--authorization-kubeconfig={self.kubeconfig}",
+            "--bind-address=127.0.0.1", f"--secure-port={port}", "--leader-elect=false",
+            f"--service-account-private-key-file={self.sa_keys.key}", f"--root-ca-file={self.pki.ca.cert}",
+            "--use-service-account-credentials=false", "--cluster-name=drsched",
+            f"--service-cluster-ip-range={SERVICE_CIDR}",
+            # A dead kubelet should turn its node NotReady within a test's patience, not after 40 s + 5 min.
+            "--node-monitor-grace-period=20s",
+        ])  # fmt: skip
+        ctx = ssl._create_unverified_context()  # self-signed health port
+        cm.wait_ready(lambda: _http_get(f"https://127.0.0.1:{port}/healthz", context=ctx) == b"ok", timeout=60)
+
+    def _start_kube_proxy(self) -> None:
+        healthz, metrics = free_port(), free_port()
+        config_path = self.workdir / "kube-proxy.yaml"
+        config_path.write_text(yaml.safe_dump({
+            "apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration",
+            "clientConnection": {"kubeconfig": str(self.kubeconfig)},
+            "mode": "iptables", "clusterCIDR": nodes.POD_CIDR, "hostnameOverride": self.shapes[0].name,
+            "bindAddress": self.api_host,
+            "healthzBindAddress": f"127.0.0.1:{healthz}", "metricsBindAddress": f"127.0.0.1:{metrics}",
+            # Leave the host's conntrack and route_localnet sysctls alone: nothing here needs them changed.
+            "conntrack": {"maxPerCore": 0, "min": 0, "tcpEstablishedTimeout": "0s", "tcpCloseWaitTimeout": "0s"},
+            "iptables": {"localhostNodePorts": False},
+        }, sort_keys=False))  # fmt: skip
+        proxy = self._add("kube-proxy", [self.node_bins["kube-proxy"], f"--config={config_path}"])
+        proxy.wait_ready(lambda: b"lastUpdated" in _http_get(f"http://127.0.0.1:{healthz}/healthz"), timeout=60)
+
+    def _start_nodes(self) -> None:
+        for index, shape in enumerate(self.shapes):
+            cert = self.pki.issue(
+                f"kubelet-{shape.name}",
+                common_name=f"system:node:{shape.name}",
+                organizations=("system:nodes",),
+                client=True,
+            )
+            env = nodes.NodeEnv(
+                kubelet_bin=self.node_bins["kubelet"], api_url=self.api_url, ca_cert=self.pki.ca.cert,
+                client_cert=cert.cert, client_key=cert.key, node_ip=self.api_host, index=index,
+            )  # fmt: skip
+            node = nodes.RealNode(shape, env=env, workdir=self.workdir / "nodes" / shape.name, logs=self.logs)
+            self.nodes.append(node)
+            node.prepare()
+            self._register(node.start_containerd())
+        self.import_images([*self.node_bins.images, *self.images])
+        for node in self.nodes:
+            self._register(node.start_kubelet())
+        for node in self.nodes:
+            self.poll(lambda n=node: self.node_ready(n.name), timeout=NODE_READY_TIMEOUT_S, what=f"node {node.name} Ready")
+
+    def node_ready(self, name: str) -> client.V1Node | None:
+        """The node if it is Ready, else None (also while its kubelet has not registered it yet)."""
+        try:
+            return _ready_node(self.core.read_node(name))
+        except client.ApiException as exc:
+            if exc.status == 404:  # the kubelet has not registered yet
+                return None
+            raise
+
+    def import_images(self, archives: Sequence[Path]) -> None:
+        """Import image archives into every node's containerd, the nodes in parallel."""
+        with ThreadPoolExecutor(max_workers=len(self.nodes) or 1) as pool:
+            for future in [pool.submit(n.import_image, a) for n in self.nodes for a in archives]:
+                future.result()
+
+    def _register(self, component: Component) -> None:
+        self.components[component.name] = component
+
+    # ---- teardown -------------------------------------------------------------------------------
+
+    def _drain_pods(self) -> None:
+        """Delete every pod and wait for the kubelets to stop them (sandbox, network, volumes) properly."""
+        try:
+            for ns in self.core.list_namespace().items:
+                self.core.delete_collection_namespaced_pod(ns.metadata.name, grace_period_seconds=1)
+            self.poll(lambda: True if not self.core.list_pod_for_all_namespaces().items else None,
+                      timeout=POD_DRAIN_TIMEOUT_S, what="every pod deleted")  # fmt: skip
+        except Exception as exc:  # a dead apiserver or kubelet: the forced cleanup below still runs
+            log.warning("pods not drained error=%s", str(exc).splitlines()[0] if str(exc) else repr(exc))
+
+    def close(self) -> None:
+        """Stop everything and leave the machine as `start()` found it (see the module docstring)."""
+        if self._closed:
+            return
+        self._closed = True
+        steps = [
+            ("stop schedulers and controllers", self._stop_controllers),
+            ("drain pods", self._drain_pods),
+            *((f"stop node {n.name}", n.stop) for n in self.nodes),
+            ("stop kube-proxy", self._stop_kube_proxy),
+            ("host cleanup", self._host_cleanup),
+            *((f"release node {n.name}", n.release) for n in self.nodes),
+            ("stop control plane", super().close),
+        ]
+        for what, step in steps:
+            try:
+                step()
+            except Exception:  # keep going: every later step removes something else
+                log.exception("teardown step failed step=%s", what)
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    def _stop_controllers(self) -> None:
+        for name, component in self.components.items():
+            if name == "kube-controller-manager" or "scheduler" in name:
+                component.stop()
+
+    def _stop_kube_proxy(self) -> None:
+        self.stop_component("kube-proxy")
+        if "kube-proxy" in self.components:  # it was started, so it may have written rules
+            subprocess.run([self.node_bins["kube-proxy"], "--cleanup"], capture_output=True, timeout=60, check=False)
+
+    def _host_cleanup(self) -> None:
+        if self.baseline is None:
+            return
+        hostres.unmount_under([nodes.DATA_ROOT, *(n.dir for n in self.nodes)], baseline=self.baseline)
+        hostres.remove_iptables_added(self.baseline)
+
+    # ---- helpers for tests ----------------------------------------------------------------------
+
+    def node(self, name: str) -> nodes.RealNode:
+        return next(n for n in self.nodes if n.name == name)
+
+    def allocatable(self, name: str) -> dict[str, str]:
+        node: client.V1Node = self.core.read_node(name)
+        return dict(node.status.allocatable or {})

@@ -1,0 +1,104 @@
+"""Fixtures for the real-node e2e tests: one `RealCluster` (real kubelets + containerd) for the package.
+
+On a machine that cannot run real nodes (not root, no cgroup v1, no containerd/runc/CNI plugins) every
+test marked `realnodes` is skipped with one reason, `SKIP_REASON_PREFIX: <why>`, and the terminal
+summary repeats it in a banner: a skipped real-node suite must never look like a passing one.
+`DRSCHED_REALNODES=0` turns them off on purpose (same banner).
+The node binaries are built right after collection, before any test's timeout starts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from harness import nodes
+from harness.cluster import Binaries
+from harness.procs import ComponentError
+from harness.realcluster import NodeBinaries, RealCluster, ensure_node_binaries, node_bin_dir
+
+SKIP_REASON_PREFIX = "REAL NODES UNAVAILABLE"
+_NODE_BINARIES = pytest.StashKey[NodeBinaries]()
+_NODE_BUILD_ERROR = pytest.StashKey[str]()
+_SKIPPED = pytest.StashKey[int]()
+
+
+def skip_reason() -> str | None:
+    if os.environ.get("DRSCHED_REALNODES") == "0":
+        return f"{SKIP_REASON_PREFIX}: turned off with DRSCHED_REALNODES=0"
+    reason = nodes.unavailable_reason()
+    return None if reason is None else f"{SKIP_REASON_PREFIX}: {reason}"
+
+
+def _realnode_items(session: pytest.Session) -> list[pytest.Item]:
+    return [item for item in session.items if item.get_closest_marker("realnodes")]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    items = _realnode_items(session)
+    if session.config.option.collectonly or not items:
+        return
+    reason = skip_reason()
+    if reason is not None:
+        for item in items:
+            item.add_marker(pytest.mark.skip(reason=reason))
+        session.config.stash[_SKIPPED] = len(items)
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"realnodes: checking node binaries (log: {node_bin_dir().parent / 'build.log'})")
+    try:
+        session.config.stash[_NODE_BINARIES] = ensure_node_binaries()
+    except ComponentError as exc:
+        session.config.stash[_NODE_BUILD_ERROR] = str(exc)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    skipped = config.stash.get(_SKIPPED, 0)
+    if skipped:
+        terminalreporter.write_sep("!", f"{skipped} real-node tests SKIPPED", red=True, bold=True)
+        terminalreporter.write_line(skip_reason() or "", red=True, bold=True)
+
+
+@pytest.fixture(scope="session")
+def node_binaries(pytestconfig: pytest.Config) -> NodeBinaries:
+    if _NODE_BUILD_ERROR in pytestconfig.stash:
+        pytest.fail(f"building the node binaries failed:\n{pytestconfig.stash[_NODE_BUILD_ERROR]}", pytrace=False)
+    if _NODE_BINARIES not in pytestconfig.stash:
+        pytestconfig.stash[_NODE_BINARIES] = ensure_node_binaries()
+    return pytestconfig.stash[_NODE_BINARIES]
+
+
+@pytest.fixture(scope="package")
+def real_cluster(
+    controlplane_binaries: Binaries, node_binaries: NodeBinaries, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RealCluster]:
+    cluster = RealCluster(
+        workdir=tmp_path_factory.mktemp("realcluster"), binaries=controlplane_binaries, node_binaries=node_binaries
+    )
+    try:
+        cluster.start()
+    except ComponentError as exc:
+        pytest.fail(f"the real-node cluster did not start:\n{exc}", pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.close()
+
+
+@pytest.fixture
+def rcluster(real_cluster: RealCluster) -> RealCluster:
+    """The package's real cluster, checked alive before the test."""
+    real_cluster.check_alive()
+    return real_cluster
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    report = yield
+    cluster = getattr(item, "funcargs", {}).get("rcluster")
+    if report.failed and isinstance(cluster, RealCluster):
+        report.sections.append(("real cluster log tails", cluster.log_tails()))
+    return report
