@@ -4,7 +4,9 @@ On a machine that cannot run real nodes (not root, no cgroup v1, no containerd/r
 test marked `realnodes` is skipped with one reason, `SKIP_REASON_PREFIX: <why>`, and the terminal
 summary repeats it in a banner: a skipped real-node suite must never look like a passing one.
 `DRSCHED_REALNODES=0` turns them off on purpose (same banner).
-The node binaries are built right after collection, before any test's timeout starts.
+The node binaries are built right after collection, before any test's timeout starts, and so are the
+drsched images (`harness.images.ensure_images`: a no-op when they match the checkout), so a test never
+runs images older than the code; where images cannot be built, the tests that need them skip saying why.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 
 from harness import nodes
 from harness.cluster import Binaries
+from harness.images import ImageBuildError, ImagesUnavailable, ensure_images
 from harness.procs import ComponentError
 from harness.realcluster import NodeBinaries, RealCluster, ensure_node_binaries, node_bin_dir
 
@@ -53,6 +56,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         session.config.stash[_NODE_BINARIES] = ensure_node_binaries()
     except ComponentError as exc:
         session.config.stash[_NODE_BUILD_ERROR] = str(exc)
+    if reporter is not None:
+        reporter.write_line("realnodes: checking the drsched images (a first build takes minutes)")
+    try:
+        ensure_images(progress=reporter.write_line if reporter is not None else None)
+    except (ImagesUnavailable, ImageBuildError) as exc:  # the tests that need images skip, naming the cache
+        if reporter is not None:
+            reporter.write_line(f"realnodes: images not built: {exc}", red=True)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
