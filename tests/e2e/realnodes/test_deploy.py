@@ -6,6 +6,7 @@ its Service's ClusterIP) runs to completion. A cpu job makes its agent's per-pod
 from __future__ import annotations
 
 import json
+import secrets
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,9 +24,10 @@ NS = "drsched-system"
 MONITOR_PORT = 9847
 
 
-def _get_json(url: str) -> dict | None:
+def _get_json(url: str, token: str | None = None) -> dict | None:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
-        with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 (pod IPs inside this machine)
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=2) as resp:  # noqa: S310
             return json.loads(resp.read())
     except (OSError, ValueError):
         return None
@@ -34,6 +36,9 @@ def _get_json(url: str) -> dict | None:
 def _get_text(url: str) -> str:
     with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310
         return resp.read().decode()
+
+
+MONITOR_TOKEN = secrets.token_hex(16)
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +51,11 @@ def deployed(real_cluster: RealCluster) -> Iterator[RealCluster]:
         archives.append(found[1])
     cluster = real_cluster
     cluster.import_images(archives)
+    # As the monitor README says a user does: the token that lets the extender (and only it) read the agents'
+    # per-pod usage, created before the agents start (they read it once, at start).
+    cluster.create_namespace(NS)
+    cluster.core.create_namespaced_secret(NS, client.V1Secret(
+        metadata=client.V1ObjectMeta(name="drsched-monitor-token"), string_data={"token": MONITOR_TOKEN}))
     done = cluster.kubectl("apply", "--server-side", "-k", str(OVERLAY), timeout=120)
     assert done.returncode == 0, done.stderr
     apps = client.AppsV1Api(cluster.api)
@@ -116,7 +126,7 @@ def test_pod_placed_by_the_extender_runs_and_its_agent_sees_its_cpu(
     (agent,) = [a for a in _pods(deployed, "drsched-monitor") if a.spec.node_name == node]
 
     def pod_cpu() -> float | None:
-        usage = _get_json(f"http://{agent.status.pod_ip}:{MONITOR_PORT}/usage") or {}
+        usage = _get_json(f"http://{agent.status.pod_ip}:{MONITOR_PORT}/usage", MONITOR_TOKEN) or {}
         cores = usage.get("pods", {}).get(pod.metadata.uid, {}).get("cpu_cores", {}).get("current") or 0.0
         return cores if cores > 0.05 else None
 
