@@ -23,8 +23,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from migration.errors import PermanentError, RecordError, TemporaryError
 from migration.executor import Candidate, Executor, Window, budget_state, parse_window
 from migration.kube import Kube
@@ -36,23 +34,8 @@ from migration.snapshot import build_picture
 from migration.telemetry import Kind, PodRef, Telemetry
 from policy.baselines import Scorer, make_scorer
 from policy.migrate import RuleParams, RuleState, decide
-from policy.state import ClusterSnapshot, PodView
 
 log = logging.getLogger(__name__)
-
-
-class ModelScorer:
-    """The extender's DQN as a ``Scorer``: Q-values over ``policy.features.encode`` (what the extender serves)."""
-
-    name = "model"
-
-    def __init__(self, model) -> None:
-        self.model = model
-
-    def score(self, snap: ClusterSnapshot, pod: PodView) -> np.ndarray:
-        from policy.features import encode
-
-        return self.model.q_values(encode(snap, pod))
 
 
 def make_target_scorer(policy: str, model_path=None) -> Scorer:
@@ -60,7 +43,7 @@ def make_target_scorer(policy: str, model_path=None) -> Scorer:
     if policy != "model":
         return make_scorer(policy)
     from extender.settings import DEFAULT_MODEL
-    from policy.model import load_model
+    from policy.model import ModelScorer, load_model
 
     return ModelScorer(load_model(model_path or DEFAULT_MODEL))
 

@@ -15,8 +15,10 @@ like a failed bind, the pod goes back to the pending queue and waits, which the 
 ``info["invalid_action"]`` says so. ``policy.dqn.MaskedDQN`` never takes such an action.
 
 ## Observation Space
-``Box(-8, 8, (obs_size(max_nodes),), float32)``, laid out by ``policy.obs``: the feasibility mask, the
-per-node feature rows (``policy.features.NODE_FEATURES``), the pod row and the cluster summary.
+``Box(-OBS_BOUND, OBS_BOUND, (obs_size(max_nodes),), float32)``, laid out by ``policy.obs``: the feasibility
+mask, the per-node feature rows (``policy.features.NODE_FEATURES``), the pod row and the cluster summary.
+Every value is ``policy.features.encode``'s, bounds included: the env clips nothing itself, so serving sees
+exactly what training saw.
 
 ## Rewards
 ``reward="slowdown"`` (default): minus the growth, between this decision and the next, of
@@ -51,7 +53,7 @@ import numpy as np
 from gymnasium import spaces
 
 from policy import obs as obs_layout
-from policy.features import encode
+from policy.features import OBS_BOUND, encode
 from policy.shaping import Potential
 from policy.sim.config import SimConfig
 from policy.sim.engine import Simulator
@@ -125,7 +127,7 @@ class ClusterEnv(gym.Env):
         self.config = config or EnvConfig()
         m = self.config.max_nodes
         self.action_space = spaces.Discrete(m)
-        self.observation_space = spaces.Box(-8.0, 8.0, (obs_layout.obs_size(m),), np.float32)
+        self.observation_space = spaces.Box(-OBS_BOUND, OBS_BOUND, (obs_layout.obs_size(m),), np.float32)
         self.sim: Simulator | None = None
         self._pending = None
         self._mask = np.zeros(0, dtype=bool)
@@ -136,7 +138,7 @@ class ClusterEnv(gym.Env):
             return np.zeros(self.observation_space.shape, dtype=np.float32)
         enc = encode(self.sim.snapshot(), self._pending.pod)
         self._mask = enc.mask
-        return np.clip(obs_layout.pack(enc, self.config.max_nodes), -8.0, 8.0)
+        return obs_layout.pack(enc, self.config.max_nodes)
 
     def _advance(self) -> np.ndarray:
         """Move to the next pod that can be placed somewhere; pods that fit nowhere now wait in the sim."""

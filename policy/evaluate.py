@@ -16,7 +16,6 @@ Scenarios (the situations where a fixed rule's assumptions break are named so th
 from __future__ import annotations
 
 import argparse
-import csv
 import logging
 import sys
 import time
@@ -28,8 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from policy.model import ModelError
-from policy.runner import policy_from_spec, policy_label, run_episode
+from policy.report import mean_ci95, write_csv, write_plots
 from policy.sim.config import SimConfig
+from policy.sim.episode import run_episode, scorer_from_spec, scorer_label
 
 log = logging.getLogger("policy.evaluate")
 
@@ -51,10 +51,6 @@ MIN_BASE_EXCESS = 0.005
 """Seeds where the baseline's excess slowdown is below this are left out of the ratio column."""
 METRICS = ("mean_slowdown", "excess_slowdown", "mean_jct", "p95_jct", "makespan", "imbalance", "util_cpu",
            "util_net", "util_disk", "unschedulable")
-# Two-sided 95 % Student t quantiles for 1..30 degrees of freedom (then the normal 1.96).
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-        2.045, 2.042)
 
 
 @dataclass(frozen=True)
@@ -68,20 +64,9 @@ class Case:
         return SimConfig(load=self.load, n_jobs=n_jobs, **SCENARIOS[self.scenario], **WORKLOADS[self.workload])
 
 
-def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and the half-width of its 95 % confidence interval (Student t over the values)."""
-    arr = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
-    if len(arr) == 0:
-        return float("nan"), float("nan")
-    if len(arr) == 1:
-        return float(arr[0]), float("nan")
-    t = _T95[len(arr) - 2] if len(arr) - 1 <= len(_T95) else 1.96
-    return float(arr.mean()), float(t * arr.std(ddof=1) / np.sqrt(len(arr)))
-
-
 def _run_case(args: tuple[Case, int, str, str]) -> tuple[Case, str, dict, dict]:
     case, n_jobs, spec, label = args
-    scorer = policy_from_spec(spec, seed=case.seed)
+    scorer = scorer_from_spec(spec, seed=case.seed)
     t0 = time.perf_counter()
     result = run_episode(case.sim_config(n_jobs), case.seed, scorer)
     row = result.summary()
@@ -93,7 +78,7 @@ def _run_case(args: tuple[Case, int, str, str]) -> tuple[Case, str, dict, dict]:
 
 def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True):
     """Run every (case, policy); returns rows (dicts) and the per-run series of the first seed."""
-    labels = [policy_label(p) for p in policies]
+    labels = [scorer_label(p) for p in policies]
     labels = [lab if labels.count(lab) == 1 else p for lab, p in zip(labels, policies, strict=True)]
     tasks = [(c, n_jobs, p, lab) for c in cases for p, lab in zip(policies, labels, strict=True)]
     rows, series = [], {}
@@ -182,15 +167,6 @@ def format_pivot(summary: list[dict], metric: str = "mean_slowdown") -> str:
     return "\n".join(lines)
 
 
-def write_csv(path: Path, rows: list[dict]) -> None:
-    if not rows:
-        return
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m policy.evaluate",
@@ -247,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     for spec in policies:  # fail before any episode runs: unknown names, unreadable models
         try:
-            policy_from_spec(spec)
+            scorer_from_spec(spec)
         except (KeyError, ValueError, OSError, ModelError) as exc:
             print(f"error: policy {spec!r}: {exc}", file=sys.stderr)  # noqa: T201
             return 2
@@ -267,8 +243,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                                          + format_pivot(summary) + "\n")
     sys.stdout.write(table + "\n")
     if not args.no_plots:
-        from policy.plots import write_plots
-
         for path in write_plots(series, args.out):
             log.info("wrote %s", path)
     log.info("evaluated %d runs in %.1f s; results in %s", len(rows), time.perf_counter() - t0, args.out)

@@ -1,7 +1,7 @@
 """``python -m policy.evaluate --migration``: no migration vs the migration controller, with and without stragglers.
 
-Why it exists: issue 7's claim (SpeCon: −14.8 % mean JCT, −24.7 % makespan) must be measured on episodes
-where the only difference is migration. Each seed draws one workload and one set of stragglers; both arms
+Why it exists: the claim that speculative migration shortens jobs (SpeCon reports −14.8 % mean JCT and
+−24.7 % makespan) must be measured on episodes where the only difference is migration. Each seed draws one workload and one set of stragglers; both arms
 ("none", "migration") run it with the same placement scorer, checkpoints and restore cost. Prints a table
 per scenario (mean over seeds with a 95 % interval, and the per-seed ratio migration/none), writes
 ``migration_runs.csv``, ``migration_summary.csv``, ``migration_table.txt`` and ``migration_jct_cdf.png``.
@@ -27,12 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from policy.baselines import make_scorer, pick
-from policy.evaluate import mean_ci95, write_csv
-from policy.features import feasible_mask
+from policy.baselines import make_scorer
 from policy.migrate import Budget, MigrationController, RuleParams
+from policy.report import mean_ci95, with_ci, write_arm_cdfs, write_csv
 from policy.sim.config import SimConfig, build_episode
-from policy.sim.engine import Simulator
+from policy.sim.episode import run_episode
 from policy.sim.events import random_stragglers
 from policy.sim.metrics import RunResult
 
@@ -59,17 +58,10 @@ def scenario_config(scenario: str, seed: int, n_jobs: int) -> SimConfig:
 
 
 def run_arm(cfg: SimConfig, seed: int, arm: str, scorer_name: str) -> RunResult:
-    """One episode; placement by ``scorer_name`` (ties at random, as ``policy.runner``), migration or not."""
+    """One episode; placement by ``scorer_name`` through the shared episode loop, migration or not."""
     controller = (MigrationController(make_scorer(scorer_name, seed=seed), RuleParams(), Budget())
                   if arm == "migration" else None)
-    sim = Simulator(cfg, seed=seed, controller=controller)
-    scorer = make_scorer(scorer_name, seed=seed)
-    rng = np.random.default_rng(seed)
-    while (pending := sim.next_decision()) is not None:
-        snap = sim.snapshot()
-        choice = pick(scorer.score(snap, pending.pod), feasible_mask(snap, pending.pod), rng)
-        sim.defer() if choice is None else sim.place(choice)
-    return sim.result()
+    return run_episode(cfg, seed, make_scorer(scorer_name, seed=seed), controller=controller)
 
 
 def _task(args: tuple[str, int, int, str, str]) -> tuple[dict, np.ndarray]:
@@ -97,10 +89,6 @@ def summarise(rows: list[dict]) -> list[dict]:
     return out
 
 
-def _ci(mean: float, ci: float, fmt: str) -> str:
-    return format(mean, fmt) + ("" if not np.isfinite(ci) else " ± " + format(ci, fmt))
-
-
 def format_table(summary: list[dict]) -> str:
     lines = []
     for scenario in dict.fromkeys(s["scenario"] for s in summary):
@@ -110,33 +98,12 @@ def format_table(summary: list[dict]) -> str:
         lines.append(f"{'arm':<10}{'mean JCT':>18}{'JCT ratio':>16}{'p95 JCT':>10}{'makespan':>18}"
                      f"{'makespan ratio':>16}{'migr.':>7}{'rollb.':>7}{'lost work s':>12}")
         for s in rows:
-            lines.append(f"{s['arm']:<10}{_ci(s['mean_jct'], s['mean_jct_ci'], '.1f'):>18}"
-                         f"{_ci(s['mean_jct_ratio'], s['mean_jct_ratio_ci'], '.3f'):>16}{s['p95_jct']:>10.1f}"
-                         f"{_ci(s['makespan'], s['makespan_ci'], '.0f'):>18}"
-                         f"{_ci(s['makespan_ratio'], s['makespan_ratio_ci'], '.3f'):>16}{s['migrations']:>7.1f}"
+            lines.append(f"{s['arm']:<10}{with_ci(s['mean_jct'], s['mean_jct_ci'], '.1f'):>18}"
+                         f"{with_ci(s['mean_jct_ratio'], s['mean_jct_ratio_ci'], '.3f'):>16}{s['p95_jct']:>10.1f}"
+                         f"{with_ci(s['makespan'], s['makespan_ci'], '.0f'):>18}"
+                         f"{with_ci(s['makespan_ratio'], s['makespan_ratio_ci'], '.3f'):>16}{s['migrations']:>7.1f}"
                          f"{s['migration_rollbacks']:>7.1f}{s['lost_work']:>12.0f}")
     return "\n".join(lines)
-
-
-def _plot(jcts: dict, out: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    scenarios = list(dict.fromkeys(k[0] for k in jcts))
-    fig, axes = plt.subplots(1, len(scenarios), figsize=(6 * len(scenarios), 4.5), squeeze=False, layout="constrained")
-    for ax, scenario in zip(axes[0], scenarios, strict=True):
-        for arm in ARMS:
-            jct = np.sort(np.concatenate([np.ravel(x) for x in jcts.get((scenario, arm), [])] or [np.zeros(0)]))
-            if len(jct):
-                ax.plot(jct, np.arange(1, len(jct) + 1) / len(jct), label=arm)
-        ax.set(xlabel="job completion time (s)", ylabel="fraction of jobs", title=f"JCT CDF, {scenario} (all seeds)")
-        ax.legend()
-    path = out / "migration_jct_cdf.png"
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -191,6 +158,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     (args.out / "migration_table.txt").write_text(table + "\n")
     sys.stdout.write(table + "\n")
     if not args.no_plots:
-        log.info("wrote %s", _plot(jcts, args.out))
+        log.info("wrote %s", write_arm_cdfs(jcts, ARMS, args.out / "migration_jct_cdf.png"))
     log.info("evaluated %d runs in %.1f s; results in %s", len(rows), time.perf_counter() - t0, args.out)
     return 0

@@ -6,7 +6,7 @@ Reads top to bottom: arguments, environment, network, learning loop; the steps s
     python -m policy.train --config policy/models/default-train.yaml      # flags override the file
 
 Every ``--eval-every`` steps the current network is exported to numpy and evaluated, through the same
-``policy.runner`` the evaluator uses, on held-out seeds (``--eval-seeds``, disjoint from the evaluator's
+``policy.sim.episode`` loop the evaluator uses, on held-out seeds (``--eval-seeds``, disjoint from the evaluator's
 1000+) against ``default-k8s``; the best export is kept as ``<out>.npz`` + ``<out>.json`` with its scores,
 the effective config and the source commit in the metadata. ``--resume`` continues from an SB3
 checkpoint (``<out>.sb3.zip``, written at the end and on Ctrl-C).
@@ -179,8 +179,8 @@ def make_model(args: Args, env):
 
 def evaluate_export(model_path: Path, args: Args) -> dict:
     """Held-out excess slowdown of an exported model and of default-k8s / demand-aware on the same episodes."""
-    from policy.runner import policy_from_spec, run_episode
     from policy.sim.config import SimConfig
+    from policy.sim.episode import run_episode, scorer_from_spec
 
     specs = {"dqn": f"dqn:{model_path}", "default-k8s": "default-k8s", "demand-aware": "demand-aware"}
     scores: dict[str, list[float]] = {k: [] for k in specs}
@@ -190,7 +190,7 @@ def evaluate_export(model_path: Path, args: Args) -> dict:
                 seed = 500 + i  # held out: training draws from the env rng, the evaluator uses 1000+
                 cfg = SimConfig(cluster=cluster, workload="drs", load=load, n_jobs=args.n_jobs, profile_error=0.1)
                 for name, spec in specs.items():
-                    scores[name].append(run_episode(cfg, seed, policy_from_spec(spec, seed=seed)).excess_slowdown)
+                    scores[name].append(run_episode(cfg, seed, scorer_from_spec(spec, seed=seed)).excess_slowdown)
     return {name: float(np.mean(v)) for name, v in scores.items()}
 
 

@@ -12,10 +12,10 @@ import logging
 from collections import Counter
 from collections.abc import Sequence
 
-from policy.baselines import Scorer
 from policy.migrate.budget import Budget, BudgetResult, BudgetState, apply_budget
 from policy.migrate.records import MigrationIntent, RunningJob
 from policy.migrate.rule import RuleParams, RuleState, decide
+from policy.model import Scorer
 from policy.state import ClusterSnapshot
 
 log = logging.getLogger(__name__)

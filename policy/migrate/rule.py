@@ -5,7 +5,7 @@ function of one snapshot: ``decide(jobs, snapshot, scorer, params, state) -> Rul
 state; the little memory it needs between checks (consecutive slow checks per job, blocklisted nodes) comes
 in as an immutable ``RuleState`` and goes out as a new one.
 
-Per check (LATE / Mantri / Spark speculation, ``reference/peers.md`` §3):
+Per check (after LATE, Mantri and Spark speculation):
 1. Eligible: the job's node is in the snapshot, its rate is known and it has run ``min_running`` seconds in
    this process (LATE's one minute, Spark's ``minTaskRuntime``).
 2. Slow: its smoothed rate is below ``slow_ratio`` × its expected rate (LATE's SlowTaskThreshold). The node
@@ -32,11 +32,11 @@ from enum import StrEnum
 
 import numpy as np
 
-from policy.baselines import Scorer
 from policy.features import estimated_usage, feasible_mask
 from policy.migrate.late import move_cost, time_left, worth_moving
 from policy.migrate.records import MigrateConfigError, MigrationIntent, RunningJob
 from policy.migrate.speed import predicted_speed
+from policy.model import Scorer
 from policy.state import ClusterSnapshot
 
 MAX_FALLBACKS = 3

@@ -18,8 +18,8 @@ after a restart have rate 0), integrated exactly between events, plus lost_work/
 a job's JCT is the time it progressed, redid lost work, restored and waited.
 
 Migration (optional): given a ``controller`` (``policy.sim.migration``), every ``migration_interval``
-seconds the engine shows it the running jobs as a progress reporter would and carries out the moves it
-returns: the job stops on its source and rewinds to its newest checkpoint (``checkpoint_interval``), then
+seconds the engine shows it the running jobs as a progress reporter would and carries out the moves the
+migrator returns: the job stops on its source and rewinds to its newest checkpoint (``checkpoint_interval``), then
 restores on the target for ``restore_cost`` seconds (holding its requests, at rate 0) before progressing.
 A job restarted after a node failure also resumes from its checkpoint and pays ``restore_cost`` once placed.
 """
@@ -111,7 +111,9 @@ class Simulator:
         self._restarted = [False] * n_jobs
         self.started = [math.nan] * n_jobs  # when each job's current process began progressing
         self.lost_work = 0.0
-        self.migrator = None if self._controller is None else Migrator(self._controller, self.jobs)
+        self.migrator = None if self._controller is None else Migrator(
+            self._controller, self.jobs, self.fleet, self.nodes.names, checkpoint_interval=cfg.checkpoint_interval,
+            restore_cost=cfg.restore_cost)
         self._next_check = cfg.migration_interval if self._controller is not None else math.inf
         self._mask_now = np.zeros(0, dtype=bool)
         self._snap: ClusterSnapshot | None = None
@@ -201,7 +203,7 @@ class Simulator:
             self._next_tick = t + self.config.sample_interval
         elif t == self._next_check and t < t_heap and t < t_arr:
             self._advance_to(t)
-            self.migrator.check(self)
+            self._migrate()
             self._next_check = t + self.config.migration_interval
         elif t_heap <= t_arr:
             _, _, _, a, b = heapq.heappop(heap)
@@ -264,6 +266,18 @@ class Simulator:
             f.recover(b.node, self.now)
             self._retry = True
         self._snap = None
+
+    def _migrate(self) -> None:
+        """Carry out the migrator's moves, each on its first target (or fallback) that still fits."""
+        f = self.fleet
+        for mv in self.migrator.check(self.now, self.snapshot(), self.started):
+            src = f.node[mv.job]
+            if src < 0 or mv.job not in f.on_node[src]:
+                continue  # no longer running there (cannot happen within one check, kept for safety)
+            target = next((i for i in mv.targets if i != src and f.fits(mv.job, i)), None)
+            if target is not None:
+                self.move(mv.job, target)
+            self.migrator.applied(mv, target, self.now)
 
     def _quiesce(self) -> None:
         """Nothing is running or coming: retry deferred pods that fit after a backoff, else end the run."""
@@ -355,11 +369,6 @@ class Simulator:
         self._current = None
 
     # -- results ----------------------------------------------------------------------------------------
-    @property
-    def queue_length(self) -> int:
-        """Pods waiting for a decision or deferred (excluding the one pending now)."""
-        return len(self._queue) + len(self._deferred)
-
     def result(self) -> RunResult:
         """Metrics of the run so far (final once ``done``)."""
         fin = self._finished

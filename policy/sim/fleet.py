@@ -224,6 +224,14 @@ class Fleet:
         req = self.requests[j]
         return (self.free_cpu >= req[0]) & (self.free_mem >= req[1]) & self.open
 
+    def effective_capacity(self, i: int) -> tuple[float, ...]:
+        """Node ``i``'s capacity as its jobs see it now (scaled down while it straggles)."""
+        return self._eff[i]
+
+    def last_change(self, i: int) -> float:
+        """When node ``i``'s jobs were last advanced: ``remaining`` of its jobs is as of this time."""
+        return self._last[i]
+
     def recompute_excess(self) -> None:
         """Re-add the per-node sums from scratch (bounds float drift of the incremental total)."""
         self.excess_rate = sum(self._excess)

@@ -5,7 +5,7 @@ they *use*. A ``JobSpec`` carries both, plus the work (seconds when alone) and t
 profile shown to the scheduler (``PodView.demand``), drawn with a configurable error so the value of good
 profiles can be measured. The module owns the class presets (immutable); it keeps no other state.
 
-DRS classes (seeds.md §3.4/§3.5), converted to absolute units on a ``standard`` node (4 cores, 16 GiB,
+DRS classes (the DRS paper's pod profiles), converted to absolute units on a ``standard`` node (4 cores, 16 GiB,
 125 MB/s net, 200 MB/s disk). DRS profiles cap cpu at "25 % of node ⇒ 100", so video and disk were at least
 one core; net/disk percentages used DRS's own scale, so the MB/s below are our choice, sized so that two net
 jobs or three io jobs saturate a standard node. Every DRS pod requests 500m cpu (and we add 0.5 GiB memory),

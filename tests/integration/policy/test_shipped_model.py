@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from policy.baselines import make_scorer
-from policy.model import load_model
-from policy.runner import ModelScorer, run_episode
+from policy.model import ModelScorer, load_model
 from policy.sim.config import SimConfig
+from policy.sim.episode import run_episode
 
 MODEL = Path(__file__).resolve().parents[3] / "policy" / "models" / "default.npz"
 
