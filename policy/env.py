@@ -58,6 +58,7 @@ from policy.shaping import Potential
 from policy.sim.config import SimConfig
 from policy.sim.engine import Simulator
 from policy.sim.metrics import imbalance
+from policy.splits import TRAIN_SEED_LIMIT
 
 REWARDS = ("slowdown", "shaped", "imbalance", "mix")
 
@@ -80,6 +81,10 @@ class EnvConfig:
     """Range of the lognormal sigma of the expected-demand error."""
     sample_intervals: tuple[float, ...] = (10.0,)
     """Node-monitor sample intervals (seconds); one is picked per episode, so the policy learns stale usage."""
+    profiles: tuple[str, ...] = ("noisy",)
+    """Profile kinds (``SimConfig.profile``); one is picked per episode (``learned``: as a deployment serves)."""
+    unprofiled: tuple[float, float] = (0.0, 0.0)
+    """Range of the share of pods with no profile (``demand_known`` 0), drawn uniformly."""
     n_jobs: int = 120
     """Jobs per episode."""
     base: SimConfig = field(default_factory=SimConfig)
@@ -102,6 +107,9 @@ class EnvConfig:
             raise EnvConfigError(f"load: need 0 < low <= high, got {self.load}")
         if not (0 <= self.profile_error[0] <= self.profile_error[1]):
             raise EnvConfigError(f"profile_error: need 0 <= low <= high, got {self.profile_error}")
+        if not self.profiles or not (0 <= self.unprofiled[0] <= self.unprofiled[1] <= 1):
+            raise EnvConfigError(f"profiles: need at least one; unprofiled: need 0 <= low <= high <= 1, "
+                                 f"got {self.profiles}, {self.unprofiled}")
         if not self.sample_intervals or min(self.sample_intervals) <= 0:
             raise EnvConfigError(f"sample_intervals: need at least one value > 0, got {self.sample_intervals}")
         if self.max_nodes < 1 or self.n_jobs < 1:
@@ -117,7 +125,17 @@ class EnvConfig:
             profile_error=float(rng.uniform(*self.profile_error)),
             sample_interval=float(self.sample_intervals[rng.integers(len(self.sample_intervals))]),
             n_jobs=self.n_jobs,
+            **self._draw_profiles(rng),
         )
+
+    def _draw_profiles(self, rng: np.random.Generator) -> dict:
+        # Drawn only when configured, so a config without them draws the very same episodes as before.
+        out = {}
+        if self.profiles != ("noisy",):
+            out["profile"] = self.profiles[rng.integers(len(self.profiles))]
+        if self.unprofiled[1] > 0:
+            out["unprofiled"] = float(rng.uniform(*self.unprofiled))
+        return out
 
 
 class ClusterEnv(gym.Env):
@@ -154,7 +172,7 @@ class ClusterEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         sim_cfg = self.config.draw(self.np_random)
-        self.sim = Simulator(sim_cfg, seed=int(self.np_random.integers(2**31)))
+        self.sim = Simulator(sim_cfg, seed=int(self.np_random.integers(TRAIN_SEED_LIMIT)))
         self._potential = Potential(self.sim.fleet)
         self._phi = 0.0
         if self.sim.nodes.n > self.config.max_nodes:

@@ -6,7 +6,12 @@ its excess over the physical limit 1.0, each policy's excess as a ratio to ``def
 interval over seeds, mean and p95 JCT, makespan, load imbalance and utilisation; writes ``runs.csv``,
 ``summary.csv``, ``table.txt``, ``summary.md`` (a policies x cases markdown table) and PNG plots (JCT CDF, imbalance and utilisation over time) to ``--out``.
 
-Scenarios (the situations where a fixed rule's assumptions break are named so they can be reported):
+Held-out splits (``--split``, see ``policy.splits`` and policy/README.md): ``validation`` (inside training's
+ranges; what tuning and checkpoint selection may look at) and ``test`` (families outside training's ranges;
+reported only). ``--scenarios`` then names the split's families; each family fixes its workload.
+
+Without ``--split``, the fixed scenarios below x ``--workloads``, on seeds from 1000. They lie inside
+training's distribution, so they show behaviour, not generalisation:
     base     8 standard nodes, profiles within 10 %, usage sampled every 10 s
     hetero   16 mixed nodes (standard, compute, netfast, small)
     noisy    as base, expected-demand profiles off by a lognormal sigma of 0.5
@@ -30,6 +35,7 @@ from policy.model import ModelError
 from policy.report import mean_ci95, write_csv, write_plots
 from policy.sim.config import SimConfig
 from policy.sim.episode import run_episode, scorer_from_spec, scorer_label
+from policy.splits import LOADS, SPLITS, seeds
 
 log = logging.getLogger("policy.evaluate")
 
@@ -55,13 +61,26 @@ METRICS = ("mean_slowdown", "excess_slowdown", "mean_jct", "p95_jct", "makespan"
 
 @dataclass(frozen=True)
 class Case:
+    """One episode: a scenario (or, with ``split``, a family of that split), workload, load and seed."""
+
     scenario: str
     workload: str
     load: float
     seed: int
+    split: str | None = None
 
     def sim_config(self, n_jobs: int) -> SimConfig:
+        if self.split is not None:
+            return SimConfig(load=self.load, n_jobs=n_jobs, **SPLITS[self.split][self.scenario].config)
         return SimConfig(load=self.load, n_jobs=n_jobs, **SCENARIOS[self.scenario], **WORKLOADS[self.workload])
+
+
+def split_cases(split: str, families: Sequence[str], loads: Sequence[float], n_seeds: int,
+                offset: int = 0) -> list[Case]:
+    """Every (family, load, seed) case of ``split``, on the split's own seeds."""
+    fams = SPLITS[split]
+    return [Case(f, fams[f].workload, ld, seed, split) for f in families for ld in loads
+            for seed in seeds(split, n_seeds, offset)]
 
 
 def _run_case(args: tuple[Case, int, str, str]) -> tuple[Case, str, dict, dict]:
@@ -174,12 +193,19 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         epilog=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--policies", default=DEFAULT_POLICIES,
                    help="comma-separated baselines and/or dqn:<model.npz> (default: %(default)s)")
-    p.add_argument("--scenarios", help=f"comma-separated, from {', '.join(SCENARIOS)} (default: all)")
-    p.add_argument("--workloads", default="drs", help=f"comma-separated, from {', '.join(WORKLOADS)} "
-                                                      "(default: %(default)s)")
-    p.add_argument("--loads", help="offered loads (default: 0.6,0.9,1.2,1.5)")
-    p.add_argument("--seeds", type=int, help="seeds per case, seed-base..seed-base+N-1 (default: 5)")
-    p.add_argument("--seed-base", type=int, default=1000, help="first seed; training uses seeds below 1000")
+    p.add_argument("--split", choices=tuple(SPLITS),
+                   help="evaluate a held-out split's families instead of the fixed scenarios (policy.splits)")
+    p.add_argument("--scenarios", help=f"comma-separated, from {', '.join(SCENARIOS)}, or with --split the "
+                                       "split's families (default: all)")
+    p.add_argument("--workloads", help=f"comma-separated, from {', '.join(WORKLOADS)} (default: drs; not with "
+                                       "--split: each family fixes its workload)")
+    p.add_argument("--loads", help="offered loads (default: 0.6,0.9,1.2,1.5; with --split: "
+                                   f"{','.join(map(str, LOADS))})")
+    p.add_argument("--seeds", type=int, help="seeds per case (default: 5)")
+    p.add_argument("--seed-base", type=int,
+                   help="first seed (default: 1000, which training's random seeds may also draw); with --split, "
+                        "an offset into the split's own seed range, disjoint from training's and the other "
+                        "split's (default: 0)")
     p.add_argument("--jobs", type=int, help="jobs per episode (default: 200)")
     p.add_argument("--workers", type=int, default=1, help="parallel processes (default: %(default)s)")
     p.add_argument("--out", type=Path, default=Path("out/evaluate"), help="output directory (default: %(default)s)")
@@ -192,8 +218,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="instead: no migration vs the migration controller under stragglers "
                         "(policy.migration_eval; see --migration --help for its own flags)")
     args = p.parse_args(argv)
-    defaults = (dict(scenarios="base", loads="0.9,1.5", seeds=2, jobs=60) if args.quick else
-                dict(scenarios=",".join(SCENARIOS), loads="0.6,0.9,1.2,1.5", seeds=5, jobs=200))
+    if args.split is not None and args.workloads is not None:
+        p.error("--workloads does not apply with --split: each family fixes its workload")
+    if args.split is not None:
+        families = ",".join(SPLITS[args.split])
+        defaults = dict(scenarios=families, loads=",".join(map(str, LOADS)), seeds=2 if args.quick else 5,
+                        jobs=60 if args.quick else 200, seed_base=0)
+    elif args.quick:
+        defaults = dict(scenarios="base", workloads="drs", loads="0.9,1.5", seeds=2, jobs=60, seed_base=1000)
+    else:
+        defaults = dict(scenarios=",".join(SCENARIOS), workloads="drs", loads="0.6,0.9,1.2,1.5", seeds=5, jobs=200,
+                        seed_base=1000)
     for name, value in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -210,13 +245,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
-    workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    workloads = [w.strip() for w in (args.workloads or "").split(",") if w.strip()]
     try:
         loads = [float(x) for x in args.loads.split(",") if x.strip()]
     except ValueError:
         print(f"error: --loads must be comma-separated numbers, got {args.loads!r}", file=sys.stderr)  # noqa: T201
         return 2
-    for name, known, given in (("scenario", SCENARIOS, scenarios), ("workload", WORKLOADS, workloads)):
+    checks = ((("family", SPLITS[args.split], scenarios),) if args.split else
+              (("scenario", SCENARIOS, scenarios), ("workload", WORKLOADS, workloads)))
+    for name, known, given in checks:
         unknown = [g for g in given if g not in known]
         if unknown:
             print(f"error: unknown {name} {unknown}; known: {', '.join(known)}", file=sys.stderr)  # noqa: T201
@@ -229,8 +266,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     if BASELINE not in policies:
         log.warning("baseline %s not in --policies: the 'vs k8s' column stays empty", BASELINE)
-    cases = [Case(s, w, ld, args.seed_base + i) for s in scenarios for w in workloads for ld in loads
-             for i in range(args.seeds)]
+    if args.split:
+        try:
+            cases = split_cases(args.split, scenarios, loads, args.seeds, args.seed_base)
+        except ValueError as exc:
+            print(f"error: --seed-base/--seeds: {exc}", file=sys.stderr)  # noqa: T201
+            return 2
+    else:
+        cases = [Case(s, w, ld, args.seed_base + i) for s in scenarios for w in workloads for ld in loads
+                 for i in range(args.seeds)]
     t0 = time.perf_counter()
     rows, series = run_all(cases, policies, args.jobs, args.workers, progress=not args.quiet)
     summary = summarise(rows)

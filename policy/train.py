@@ -6,9 +6,10 @@ Reads top to bottom: arguments, environment, network, learning loop; the steps s
     python -m policy.train --config policy/models/default-train.yaml      # flags override the file
 
 Every ``--eval-every`` steps the current network is exported to numpy and evaluated, through the same
-``policy.sim.episode`` loop the evaluator uses, on held-out seeds (``--eval-seeds``, disjoint from the evaluator's
-1000+) against ``default-k8s``; the best export is kept as ``<out>.npz`` + ``<out>.json`` with its scores,
-the effective config and the source commit in the metadata. ``--resume`` continues from an SB3
+``policy.sim.episode`` loop the evaluator uses, on the validation split (``policy.splits``: its families and
+loads, ``--eval-seeds`` seeds each; never the test split) against ``default-k8s`` and ``demand-aware``; the
+best export is kept as ``<out>.npz`` + ``<out>.json`` with its scores, the effective config and the source
+commit in the metadata. ``--resume`` continues from an SB3
 checkpoint (``<out>.sb3.zip``, written at the end and on Ctrl-C).
 """
 
@@ -47,13 +48,18 @@ class Args:
     """highest offered load drawn"""
     profile_error_max: float = 0.5
     """largest lognormal sigma of the expected-demand error drawn"""
-    sample_intervals: str = "10;30;60"
-    """node-monitor sample intervals drawn per episode, ';'-separated (seconds)"""
+    sample_intervals: str = "10;30;60;90"
+    """node-monitor sample intervals drawn per episode, ';'-separated (seconds; above max_usage_age = 60 s
+    the usage becomes stale part of the time)"""
+    profiles: str = "noisy;learned"
+    """expected-demand profile kinds drawn per episode, ';'-separated (noisy | class | requests | learned)"""
+    unprofiled_max: float = 0.3
+    """largest share of pods without a profile (demand_known 0) drawn per episode"""
     n_jobs: int = 120
     """jobs per training episode"""
     max_nodes: int = 16
     """observation padding (largest training cluster)"""
-    reward: str = "slowdown"
+    reward: str = "shaped"
     """slowdown | shaped | imbalance | mix (policy.env)"""
     shaping_gamma: float = 1.0
     """discount in the shaped reward's potential term: 1 keeps every episode's return equal to the plain
@@ -62,8 +68,9 @@ class Args:
     """hidden layers of the per-node MLP"""
     learning_rate: float = 5e-4
     """Adam learning rate"""
-    gamma: float = 0.98
-    """discount"""
+    gamma: float = 0.5
+    """discount of the learner; with the shaped reward each step already carries its own placement's cost
+    (policy/README.md, "Reward horizon")"""
     buffer_size: int = 100_000
     """replay buffer transitions"""
     learning_starts: int = 2_000
@@ -80,10 +87,8 @@ class Args:
     """final epsilon"""
     eval_every: int = 25_000
     """env steps between held-out evaluations (0: only at the end)"""
-    eval_seeds: int = 3
-    """held-out seeds per evaluation case"""
-    eval_loads: str = "0.9;1.2;1.5"
-    """loads of the held-out evaluation"""
+    eval_seeds: int = 2
+    """validation seeds per family and load of each evaluation"""
     out: str = "runs/dqn"
     """artifact path without extension: writes <out>.npz, <out>.json, <out>.sb3.zip"""
     resume: str = ""
@@ -150,6 +155,7 @@ def make_env_config(args: Args):
     return EnvConfig(clusters=_split(args.clusters), workloads=_split(args.workloads),
                      load=(args.load_min, args.load_max), profile_error=(0.0, args.profile_error_max),
                      sample_intervals=tuple(float(x) for x in _split(args.sample_intervals)),
+                     profiles=_split(args.profiles), unprofiled=(0.0, args.unprofiled_max),
                      n_jobs=args.n_jobs, max_nodes=args.max_nodes, reward=args.reward, shaping_gamma=args.shaping_gamma)
 
 
@@ -178,17 +184,18 @@ def make_model(args: Args, env):
 
 
 def evaluate_export(model_path: Path, args: Args) -> dict:
-    """Held-out excess slowdown of an exported model and of default-k8s / demand-aware on the same episodes."""
+    """Validation excess slowdown (mean over cases) of an exported model and of default-k8s / demand-aware on
+    the same episodes: every validation family at every split load, ``eval_seeds`` seeds each."""
     from policy.sim.config import SimConfig
     from policy.sim.episode import run_episode, scorer_from_spec
+    from policy.splits import LOADS, VALIDATION, seeds
 
     specs = {"dqn": f"dqn:{model_path}", "default-k8s": "default-k8s", "demand-aware": "demand-aware"}
     scores: dict[str, list[float]] = {k: [] for k in specs}
-    for load in (float(x) for x in _split(args.eval_loads)):
-        for cluster in _split(args.clusters):
-            for i in range(args.eval_seeds):
-                seed = 500 + i  # held out: training draws from the env rng, the evaluator uses 1000+
-                cfg = SimConfig(cluster=cluster, workload="drs", load=load, n_jobs=args.n_jobs, profile_error=0.1)
+    for family in VALIDATION.values():
+        for load in LOADS:
+            cfg = SimConfig(load=load, n_jobs=args.n_jobs, **family.config)
+            for seed in seeds("validation", args.eval_seeds):
                 for name, spec in specs.items():
                     scores[name].append(run_episode(cfg, seed, scorer_from_spec(spec, seed=seed)).excess_slowdown)
     return {name: float(np.mean(v)) for name, v in scores.items()}

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from policy.profiles import Profile, served_demand, update
 from policy.sim.cluster import Nodes
 from policy.sim.config import SimConfig, build_episode
 from policy.sim.errors import InfeasiblePlacement, NoPendingPod
@@ -53,20 +54,23 @@ _QUEUED, _RUNNING, _DONE, _UNSCHEDULABLE, _FUTURE = range(5)
 
 class PendingPod:
     """The pod awaiting a decision: its job id and what the scheduler may know of it (``pod``, a
-    ``PodView`` built on first access so loops that only need the mask do not pay for it)."""
+    ``PodView`` built on first access so loops that only need the mask do not pay for it). ``demand`` and
+    ``source`` are the profile served now (the job's drawn ``expected`` unless a learned profile replaces it)."""
 
-    __slots__ = ("job_id", "_spec", "_pod")
+    __slots__ = ("job_id", "_spec", "_pod", "demand", "source")
 
-    def __init__(self, job_id: int, spec: JobSpec) -> None:
+    def __init__(self, job_id: int, spec: JobSpec, demand=None, source: str | None = None) -> None:
         self.job_id = job_id
         self._spec = spec
         self._pod: PodView | None = None
+        self.demand = spec.expected if demand is None else demand
+        self.source = spec.demand_source if source is None else source
 
     @property
     def pod(self) -> PodView:
         if self._pod is None:
             s = self._spec
-            self._pod = PodView(s.requests, s.expected, "sim", f"{s.kind}-{self.job_id}")
+            self._pod = PodView(s.requests, self.demand, self.source, f"{s.kind}-{self.job_id}")
         return self._pod
 
     def __repr__(self) -> str:
@@ -111,6 +115,8 @@ class Simulator:
         self._restarted = [False] * n_jobs
         self.started = [math.nan] * n_jobs  # when each job's current process began progressing
         self.lost_work = 0.0
+        self._learning = cfg.profile == "learned"
+        self._profiles: dict[str, Profile] = {}
         self.migrator = None if self._controller is None else Migrator(
             self._controller, self.jobs, self.fleet, self.nodes.names, checkpoint_interval=cfg.checkpoint_interval,
             restore_cost=cfg.restore_cost)
@@ -158,7 +164,21 @@ class Simulator:
             self._util.append(f.usage[up].sum(axis=0) / cap.sum(axis=0))
             self._imb.append(imbalance(f.usage[up], cap))
         f.recompute_excess()
+        if self._learning:
+            self._learn()
         self._snap = None
+
+    def _learn(self) -> None:
+        """A usage poll for the profile learner: one sample per class, the mean reading of its running pods
+        (pods without a profile of their own are standalone and teach nothing)."""
+        f, jobs = self.fleet, self.jobs
+        readings: dict[str, list] = {}
+        for js in f.on_node:
+            for j in js:
+                if jobs[j].demand_source == "learned":
+                    readings.setdefault(jobs[j].kind, []).append(f.pod_usage(j))
+        for kind, rows in readings.items():
+            self._profiles[kind] = update(self._profiles.get(kind), np.mean(rows, axis=0), at=self.now)
 
     # -- the decision loop ------------------------------------------------------------------------------
     def next_decision(self) -> PendingPod | None:
@@ -171,7 +191,7 @@ class Simulator:
                 mask = self.fleet.mask(j)
                 if mask.any():
                     self._mask_now = mask
-                    self._current = PendingPod(j, self.jobs[j])
+                    self._current = self._pending_pod(j)
                     return self._current
                 self._deferred.append(j)
                 continue
@@ -183,6 +203,15 @@ class Simulator:
             self._retry = False
             self._step()
         return None
+
+    def _pending_pod(self, j: int) -> PendingPod:
+        spec = self.jobs[j]
+        if spec.demand_source != "learned":
+            return PendingPod(j, spec)
+        served = served_demand(self._profiles.get(spec.kind))
+        if served is None:  # not trusted yet: the pod is scored from its requests, as the extender does
+            return PendingPod(j, spec, source="requests")
+        return PendingPod(j, spec, tuple(served.tolist()), "learned")
 
     def _step(self) -> None:
         """Process the earliest of: heap event, monitor tick, arrival; or end the run."""
@@ -333,7 +362,7 @@ class Simulator:
             self._pending_excess -= f.inv_work[j]
             f.add(j, node, self.now, self._heap)
             self.started[j] = self.now
-        exp = self.jobs[j].expected
+        exp = cur.demand
         row = self._assumed[node]
         row += exp
         self._snap = None

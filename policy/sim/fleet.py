@@ -224,6 +224,11 @@ class Fleet:
         req = self.requests[j]
         return (self.free_cpu >= req[0]) & (self.free_mem >= req[1]) & self.open
 
+    def pod_usage(self, j: int) -> tuple[float, float, float, float]:
+        """What a monitor reads for running job ``j``'s pod: rate × demand of cpu, net and disk, its memory."""
+        d, x = self.demand[j], self.rate[j]
+        return (x * d[0], d[1], x * d[2], x * d[3])
+
     def effective_capacity(self, i: int) -> tuple[float, ...]:
         """Node ``i``'s capacity as its jobs see it now (scaled down while it straggles)."""
         return self._eff[i]

@@ -39,10 +39,26 @@ def test_evaluate_rejects_unknown_policy_and_scenario(tmp_path):
     assert proc.returncode == 2 and "model file not found" in proc.stderr
 
 
+def test_evaluate_a_split_on_its_own_seeds(tmp_path):
+    from policy.splits import SEED_BASE, TEST
+
+    proc = _run("policy.evaluate", "--split", "test", "--quick", "--scenarios", "bursty,no-profile",
+                "--policies", "default-k8s,demand-aware", "--no-plots", "--out", str(tmp_path), "-q")
+    assert proc.returncode == 0, proc.stderr
+    runs = list(csv.DictReader((tmp_path / "runs.csv").open()))
+    assert {r["scenario"] for r in runs} == {"bursty", "no-profile"}
+    assert {int(r["seed"]) for r in runs} == {SEED_BASE["test"], SEED_BASE["test"] + 1}
+    assert {r["workload"] for r in runs} == {TEST["bursty"].workload}
+    proc = _run("policy.evaluate", "--split", "test", "--workloads", "batch", "--out", str(tmp_path))
+    assert proc.returncode == 2 and "--workloads does not apply" in proc.stderr
+    proc = _run("policy.evaluate", "--split", "validation", "--scenarios", "bursty", "--out", str(tmp_path))
+    assert proc.returncode == 2 and "unknown family ['bursty']" in proc.stderr
+
+
 def test_train_smoke_run_exports_a_servable_model(tmp_path):
     out = tmp_path / "m"
     proc = _run("policy.train", "--steps", "400", "--learning-starts", "100", "--eval-every", "0",
-                "--eval-seeds", "1", "--eval-loads", "1.2", "--clusters", "standard:3-6", "--n-jobs", "30",
+                "--eval-seeds", "1", "--clusters", "standard:3-6", "--n-jobs", "30",
                 "--max-nodes", "8", "--out", str(out), "--no-progress")
     assert proc.returncode == 0, proc.stderr[-3000:]
     meta = json.loads(out.with_suffix(".json").read_text())
@@ -63,7 +79,7 @@ def test_train_smoke_run_exports_a_servable_model(tmp_path):
 
 def test_train_resumes_from_checkpoint(tmp_path):
     out = tmp_path / "m"
-    common = ["--learning-starts", "50", "--eval-every", "0", "--eval-seeds", "1", "--eval-loads", "1.2",
+    common = ["--learning-starts", "50", "--eval-every", "0", "--eval-seeds", "1",
               "--clusters", "standard:3", "--n-jobs", "20", "--max-nodes", "4", "--out", str(out), "--no-progress"]
     assert _run("policy.train", "--steps", "150", *common).returncode == 0
     first = json.loads(out.with_suffix(".json").read_text())["trained_steps"]
