@@ -33,6 +33,7 @@ import numpy as np
 
 from policy.model import ModelError
 from policy.report import mean_ci95, write_csv, write_plots
+from policy.served import Served
 from policy.sim.config import SimConfig
 from policy.sim.episode import run_episode, scorer_from_spec, scorer_label
 from policy.splits import LOADS, SPLITS, seeds
@@ -83,9 +84,11 @@ def split_cases(split: str, families: Sequence[str], loads: Sequence[float], n_s
             for seed in seeds(split, n_seeds, offset)]
 
 
-def _run_case(args: tuple[Case, int, str, str]) -> tuple[Case, str, dict, dict]:
-    case, n_jobs, spec, label = args
+def _run_case(args: tuple[Case, int, str, str, float | None]) -> tuple[Case, str, dict, dict]:
+    case, n_jobs, spec, label, weight = args
     scorer = scorer_from_spec(spec, seed=case.seed)
+    if weight is not None and spec != BASELINE:  # default-k8s is kube-scheduler without the extender
+        scorer = Served(scorer, weight)
     t0 = time.perf_counter()
     result = run_episode(case.sim_config(n_jobs), case.seed, scorer)
     row = result.summary()
@@ -95,11 +98,13 @@ def _run_case(args: tuple[Case, int, str, str]) -> tuple[Case, str, dict, dict]:
     return case, label, row, series
 
 
-def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True):
-    """Run every (case, policy); returns rows (dicts) and the per-run series of the first seed."""
+def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True,
+            served_weight: float | None = None):
+    """Run every (case, policy), each policy scored as served with extender weight ``served_weight`` if given
+    (``policy.served``); returns rows (dicts) and the per-run series of the first seed."""
     labels = [scorer_label(p) for p in policies]
     labels = [lab if labels.count(lab) == 1 else p for lab, p in zip(labels, policies, strict=True)]
-    tasks = [(c, n_jobs, p, lab) for c in cases for p, lab in zip(policies, labels, strict=True)]
+    tasks = [(c, n_jobs, p, lab, served_weight) for c in cases for p, lab in zip(policies, labels, strict=True)]
     rows, series = [], {}
     bar = _progress(len(tasks), progress)
     if workers > 1:
@@ -207,6 +212,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         "an offset into the split's own seed range, disjoint from training's and the other "
                         "split's (default: 0)")
     p.add_argument("--jobs", type=int, help="jobs per episode (default: 200)")
+    p.add_argument("--served", type=float, metavar="WEIGHT",
+                   help="score as deployed (policy.served): the 65 %% hot-node filter, then kube-scheduler's "
+                        "default resource scoring + 10 x WEIGHT x the extender's 0-10 score; default-k8s stays "
+                        "plain kube-scheduler (default: a pure argmax of each policy's scores)")
     p.add_argument("--workers", type=int, default=1, help="parallel processes (default: %(default)s)")
     p.add_argument("--out", type=Path, default=Path("out/evaluate"), help="output directory (default: %(default)s)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -276,7 +285,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         cases = [Case(s, w, ld, args.seed_base + i) for s in scenarios for w in workloads for ld in loads
                  for i in range(args.seeds)]
     t0 = time.perf_counter()
-    rows, series = run_all(cases, policies, args.jobs, args.workers, progress=not args.quiet)
+    if args.served is not None and not args.served > 0:
+        print(f"error: --served: the extender weight must be > 0, got {args.served}", file=sys.stderr)  # noqa: T201
+        return 2
+    rows, series = run_all(cases, policies, args.jobs, args.workers, progress=not args.quiet,
+                           served_weight=args.served)
     summary = summarise(rows)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(args.out / "runs.csv", rows)

@@ -90,7 +90,7 @@ class Fleet:
                     heapq.heappush(heap, (now + max(rem[j], 0.0) / x, COMPLETE, self._seq, j, ver[j]))
         self.excess_rate += total - self._excess[i]
         self._excess[i] = total
-        self.usage[i] = node_usage(dem, rates, self._cap[i]) if js else (0.0, 0.0, 0.0, 0.0)
+        self.usage[i] = node_usage(dem, rates, self._cap[i], self.factor[i]) if js else (0.0, 0.0, 0.0, 0.0)
 
     def add(self, j: int, i: int, now: float, heap: list) -> None:
         """Start job ``j`` on node ``i`` (feasibility is the caller's check)."""
@@ -225,8 +225,9 @@ class Fleet:
         return (self.free_cpu >= req[0]) & (self.free_mem >= req[1]) & self.open
 
     def pod_usage(self, j: int) -> tuple[float, float, float, float]:
-        """What a monitor reads for running job ``j``'s pod: rate × demand of cpu, net and disk, its memory."""
-        d, x = self.demand[j], self.rate[j]
+        """What a monitor reads for running job ``j``'s pod: rate × demand of cpu, net and disk (/ the node's
+        straggler factor, as ``node_usage``), its memory."""
+        d, x = self.demand[j], self.rate[j] / self.factor[self.node[j]]
         return (x * d[0], d[1], x * d[2], x * d[3])
 
     def effective_capacity(self, i: int) -> tuple[float, ...]:
