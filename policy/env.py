@@ -26,9 +26,12 @@ exactly what training saw.
 rate 0). An episode's return is therefore exactly ``-sum_j (slowdown_j - 1)``: maximising it minimises
 the mean slowdown, whose physical limit is 1.0.
 ``reward="shaped"``: the slowdown reward plus the potential-based term ``Phi(s) - shaping_gamma * Phi(s')``
-of ``policy.shaping`` (Phi = excess the running jobs will still accrue if nothing else arrives). Same
-optimal policy, far less noise: each step is charged, up to queueing, the excess its placement adds. With
-``shaping_gamma=1`` an episode's return equals the slowdown reward's exactly.
+of ``policy.shaping`` (Phi = excess the running jobs will still accrue if nothing else arrives). Each step
+is then charged, up to queueing, the excess its placement adds. With ``shaping_gamma=1`` an episode's
+undiscounted return equals the slowdown reward's exactly (Phi is 0 at the end), so a learner with gamma 1
+has the same optimal policy. With ``shaping_gamma`` equal to the learner's gamma the shaping is exactly
+potential-based for that discounted objective. A learner with gamma < 1 on ``shaping_gamma=1`` (the
+shipped recipe, 0.5 / 1.0) optimises neither exactly: it is near-myopic on each placement's own cost.
 ``reward="imbalance"``: DRS's reward, minus the load imbalance (mean over resources of the std across
 nodes of true utilisation) at the next decision.
 ``reward="mix"``: slowdown reward + ``imbalance_weight`` x imbalance reward.

@@ -201,26 +201,32 @@ def evaluate_export(model_path: Path, args: Args) -> dict:
     return {name: float(np.mean(v)) for name, v in scores.items()}
 
 
-def source_commit() -> str:
+def source_state() -> dict:
+    """The git commit of the source and whether the work tree differs from it (``dirty``), read once when
+    training starts: exports written into the repository later must not count as the source's changes."""
+    def git(*cmd: str) -> str:
+        return subprocess.run(["git", *cmd], capture_output=True, text=True, check=True,
+                              cwd=Path(__file__).parent).stdout.strip()
+
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              check=True, cwd=Path(__file__).parent).stdout.strip()
+        return {"source_commit": git("rev-parse", "--short", "HEAD"),
+                "source_dirty": bool(git("status", "--porcelain"))}
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        return {"source_commit": "unknown", "source_dirty": None}
 
 
-def export(model, path: Path, args: Args, scores: dict | None, steps: int) -> Path:
+def export(model, path: Path, args: Args, scores: dict | None, steps: int, source: dict) -> Path:
     from policy.dqn import export_weights
     from policy.model import save_model
 
     weights, biases, activation = export_weights(model.q_net)
-    meta = {"version": f"{path.stem}-{source_commit()}-s{steps}", "trained_steps": steps,
-            "train_config": asdict(args), "eval_excess_slowdown": scores, "source_commit": source_commit(),
+    meta = {"version": f"{path.stem}-{source['source_commit']}-s{steps}", "trained_steps": steps,
+            "train_config": asdict(args), "eval_excess_slowdown": scores, **source,
             "exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     return save_model(path, weights, biases, activation=activation, meta=meta)
 
 
-def make_callback(args: Args, out: Path):
+def make_callback(args: Args, out: Path, source: dict):
     from stable_baselines3.common.callbacks import BaseCallback
 
     class EvalCallback(BaseCallback):
@@ -243,7 +249,7 @@ def make_callback(args: Args, out: Path):
 
         def evaluate(self) -> None:
             cand = out.with_name(out.name + "-candidate")
-            export(self.model, cand, args, None, self.num_timesteps)
+            export(self.model, cand, args, None, self.num_timesteps, source)
             scores = evaluate_export(cand.with_suffix(".npz"), args)
             self.history.append({"steps": self.num_timesteps, **scores})
             self.logger.record("eval/excess_slowdown", scores["dqn"])
@@ -252,7 +258,7 @@ def make_callback(args: Args, out: Path):
                      scores["dqn"], scores["default-k8s"], scores["demand-aware"])
             if scores["dqn"] < self.best:
                 self.best = scores["dqn"]
-                export(self.model, out, args, {**scores, "history": self.history}, self.num_timesteps)
+                export(self.model, out, args, {**scores, "history": self.history}, self.num_timesteps, source)
                 log.info("new best model at %s (excess %.4f)", out.with_suffix(".npz"), self.best)
             for suffix in (".npz", ".json"):
                 cand.with_suffix(suffix).unlink(missing_ok=True)
@@ -267,11 +273,12 @@ def train(args: Args) -> Path:
     torch.set_num_threads(1)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    log.info("effective config: %s", json.dumps(asdict(args), sort_keys=True))
+    source = source_state()  # before anything is written, possibly into the repository
+    log.info("effective config: %s source=%s", json.dumps(asdict(args), sort_keys=True), source)
     out.with_suffix(".train-config.json").write_text(json.dumps(asdict(args), indent=2, sort_keys=True) + "\n")
     env = make_env(args)
     model = make_model(args, env)
-    callback = make_callback(args, out)
+    callback = make_callback(args, out, source)
     t0 = time.perf_counter()
     try:
         model.learn(total_timesteps=args.steps, callback=callback, progress_bar=args.progress,

@@ -63,6 +63,7 @@ def test_train_smoke_run_exports_a_servable_model(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     meta = json.loads(out.with_suffix(".json").read_text())
     assert meta["trained_steps"] == 400 and meta["train_config"]["max_nodes"] == 8
+    assert meta["source_commit"] and isinstance(meta["source_dirty"], bool)
     assert set(meta["eval_excess_slowdown"]) >= {"dqn", "default-k8s", "demand-aware"}
     assert (tmp_path / "m.sb3.zip").exists()
     # Trained on at most 8 nodes, it still scores 500 with finite values.
