@@ -33,7 +33,7 @@ import numpy as np
 
 from policy.model import ModelError
 from policy.report import mean_ci95, write_csv, write_plots
-from policy.served import Served
+from policy.served import HOT_THRESHOLDS, NO_HOT_FILTER, Served
 from policy.sim.config import SimConfig
 from policy.sim.episode import run_episode, scorer_from_spec, scorer_label
 from policy.splits import LOADS, SPLITS, seeds
@@ -84,11 +84,11 @@ def split_cases(split: str, families: Sequence[str], loads: Sequence[float], n_s
             for seed in seeds(split, n_seeds, offset)]
 
 
-def _run_case(args: tuple[Case, int, str, str, float | None]) -> tuple[Case, str, dict, dict]:
-    case, n_jobs, spec, label, weight = args
+def _run_case(args: tuple[Case, int, str, str, float | None, bool]) -> tuple[Case, str, dict, dict]:
+    case, n_jobs, spec, label, weight, hot_filter = args
     scorer = scorer_from_spec(spec, seed=case.seed)
     if weight is not None and spec != BASELINE:  # default-k8s is kube-scheduler without the extender
-        scorer = Served(scorer, weight)
+        scorer = Served(scorer, weight, thresholds=HOT_THRESHOLDS if hot_filter else NO_HOT_FILTER)
     t0 = time.perf_counter()
     result = run_episode(case.sim_config(n_jobs), case.seed, scorer)
     row = result.summary()
@@ -99,12 +99,12 @@ def _run_case(args: tuple[Case, int, str, str, float | None]) -> tuple[Case, str
 
 
 def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True,
-            served_weight: float | None = None):
+            served_weight: float | None = None, hot_filter: bool = True):
     """Run every (case, policy), each policy scored as served with extender weight ``served_weight`` if given
     (``policy.served``); returns rows (dicts) and the per-run series of the first seed."""
     labels = [scorer_label(p) for p in policies]
     labels = [lab if labels.count(lab) == 1 else p for lab, p in zip(labels, policies, strict=True)]
-    tasks = [(c, n_jobs, p, lab, served_weight) for c in cases for p, lab in zip(policies, labels, strict=True)]
+    tasks = [(c, n_jobs, p, lab, served_weight, hot_filter) for c in cases for p, lab in zip(policies, labels, strict=True)]
     rows, series = [], {}
     bar = _progress(len(tasks), progress)
     if workers > 1:
@@ -216,6 +216,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="score as deployed (policy.served): the 65 %% hot-node filter, then kube-scheduler's "
                         "default resource scoring + 10 x WEIGHT x the extender's 0-10 score; default-k8s stays "
                         "plain kube-scheduler (default: a pure argmax of each policy's scores)")
+    p.add_argument("--hot-filter", action=argparse.BooleanOptionalAction, default=True,
+                   help="with --served: apply the extender's hot-node filter (default: %(default)s)")
     p.add_argument("--workers", type=int, default=1, help="parallel processes (default: %(default)s)")
     p.add_argument("--out", type=Path, default=Path("out/evaluate"), help="output directory (default: %(default)s)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -289,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: --served: the extender weight must be > 0, got {args.served}", file=sys.stderr)  # noqa: T201
         return 2
     rows, series = run_all(cases, policies, args.jobs, args.workers, progress=not args.quiet,
-                           served_weight=args.served)
+                           served_weight=args.served, hot_filter=args.hot_filter)
     summary = summarise(rows)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(args.out / "runs.csv", rows)

@@ -23,6 +23,8 @@ from policy.state import ClusterSnapshot, PodView
 
 HOT_THRESHOLDS = (0.65, 0.95, np.inf, np.inf)
 """Estimated usage / capacity at which a fresh node is filtered, per resource (the extender's defaults)."""
+NO_HOT_FILTER = (np.inf, np.inf, np.inf, np.inf)
+"""The extender with every ``hot_*`` setting off."""
 MAX_EXTENDER_PRIORITY = 10
 NODE_SCORE_PER_PRIORITY = 10
 """kube-scheduler scales an extender's score by MaxNodeScore (100) / MaxExtenderPriority (10)."""

@@ -55,6 +55,19 @@ def test_evaluate_a_split_on_its_own_seeds(tmp_path):
     assert proc.returncode == 2 and "unknown family ['bursty']" in proc.stderr
 
 
+def test_evaluate_scored_as_served(tmp_path):
+    common = ["policy.evaluate", "--quick", "--policies", "default-k8s,demand-aware", "--no-plots", "-q"]
+    argmax = _run(*common, "--out", str(tmp_path / "a"))
+    served = _run(*common, "--served", "10", "--out", str(tmp_path / "s"))
+    assert argmax.returncode == 0 and served.returncode == 0, served.stderr
+    rows = {name: {(r["policy"], r["seed"], r["load"]): r for r in csv.DictReader((tmp_path / name / "runs.csv").open())}
+            for name in ("a", "s")}
+    same = [k for k in rows["a"] if k[0] == "default-k8s"]
+    assert same and all(rows["a"][k]["mean_slowdown"] == rows["s"][k]["mean_slowdown"] for k in same)
+    proc = _run(*common, "--served", "0", "--out", str(tmp_path / "z"))
+    assert proc.returncode == 2 and "must be > 0" in proc.stderr
+
+
 def test_train_smoke_run_exports_a_servable_model(tmp_path):
     out = tmp_path / "m"
     proc = _run("policy.train", "--steps", "400", "--learning-starts", "100", "--eval-every", "0",
