@@ -4,7 +4,8 @@ Every policy runs on the very same episodes (the workload is a function of the s
 so differences are the policies' own. Prints one table per scenario/workload/load with mean slowdown,
 its excess over the physical limit 1.0, each policy's excess as a ratio to ``default-k8s``'s with a 95 %
 interval over seeds, mean and p95 JCT, makespan, load imbalance and utilisation; writes ``runs.csv``,
-``summary.csv``, ``table.txt``, ``summary.md`` (a policies x cases markdown table) and PNG plots (JCT CDF, imbalance and utilisation over time) to ``--out``.
+``summary.csv``, ``table.txt``, ``summary.md`` (a policies x cases markdown table) and PNG plots (JCT CDF,
+imbalance and utilisation over time) to ``--out``.
 
 Held-out splits (``--split``, see ``policy.splits`` and policy/README.md): ``validation`` (inside training's
 ranges; what tuning and checkpoint selection may look at) and ``test`` (families outside training's ranges;
@@ -104,7 +105,8 @@ def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, p
     (``policy.served``); returns rows (dicts) and the per-run series of the first seed."""
     labels = [scorer_label(p) for p in policies]
     labels = [lab if labels.count(lab) == 1 else p for lab, p in zip(labels, policies, strict=True)]
-    tasks = [(c, n_jobs, p, lab, served_weight, hot_filter) for c in cases for p, lab in zip(policies, labels, strict=True)]
+    tasks = [(c, n_jobs, p, lab, served_weight, hot_filter) for c in cases
+             for p, lab in zip(policies, labels, strict=True)]
     rows, series = [], {}
     bar = _progress(len(tasks), progress)
     if workers > 1:

@@ -115,7 +115,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
             raise SystemExit(f"error: --config {known.config}: unknown field(s) {unknown}")
         defaults = Args(**{**asdict(defaults), **data})
     p = argparse.ArgumentParser(prog="python -m policy.train", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+                                epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", type=Path, help="YAML file of fields below (flags given here override it)")
     docs = _field_docs()
     for f in fields(Args):

@@ -166,7 +166,8 @@ def decide(jobs: Sequence[RunningJob], snap: ClusterSnapshot, scorer: Scorer, pa
                 fallbacks.append(cur.names[k])
         intents.append(MigrationIntent(
             job_id=job.job_id, source=job.node, target=cur.names[best], fallbacks=tuple(fallbacks),
-            reason=f"time left {here:.0f}s > {job.restore_cost + lost + left:.0f}s on target (margin {params.margin:g})",
+            reason=(f"time left {here:.0f}s > {job.restore_cost + lost + left:.0f}s on target "
+                    f"(margin {params.margin:g})"),
             time_left_here=here, time_left_target=left, restore_cost=job.restore_cost, lost_work_time=lost,
             predicted_rate=rate, slow_checks=count))
         cur = _with_assumed(cur, best, job)

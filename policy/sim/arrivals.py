@@ -77,7 +77,8 @@ def with_arrivals(jobs: Sequence[JobSpec], kind: str, load: float, total_capacit
     if not jobs or per_job <= 0:
         return list(jobs)
     rate = load / per_job
-    times = poisson_times(len(jobs), rate, rng) if kind == "poisson" else bursty_times(len(jobs), rate, rng, on=on, off=off)
+    times = (poisson_times(len(jobs), rate, rng) if kind == "poisson"
+             else bursty_times(len(jobs), rate, rng, on=on, off=off))
     return [replace(j, submit=float(t)) for j, t in zip(jobs, times, strict=True)]
 
 

@@ -216,7 +216,8 @@ class Simulator:
     def _step(self) -> None:
         """Process the earliest of: heap event, monitor tick, arrival; or end the run."""
         heap, f, state = self._heap, self.fleet, self._state
-        while heap and heap[0][1] == COMPLETE and (f.version[heap[0][3]] != heap[0][4] or state[heap[0][3]] != _RUNNING):
+        while heap and heap[0][1] == COMPLETE and (
+                f.version[heap[0][3]] != heap[0][4] or state[heap[0][3]] != _RUNNING):
             heapq.heappop(heap)  # a completion superseded by a rate change
         t_heap = heap[0][0] if heap else math.inf
         t_arr = self.jobs[self._next_arrival].submit if self._next_arrival < len(self.jobs) else math.inf

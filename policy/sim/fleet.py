@@ -210,7 +210,10 @@ class Fleet:
         """Start (or, with ``end``, stop) a straggler of ``factor`` on node ``i`` and re-rate its jobs."""
         self._advance(i, now)
         self._stragglers[i] += -1 if end else 1
-        self.factor[i] = 1.0 if self._stragglers[i] == 0 else (self.factor[i] / factor if end else self.factor[i] * factor)
+        if self._stragglers[i] == 0:
+            self.factor[i] = 1.0
+        else:
+            self.factor[i] = self.factor[i] / factor if end else self.factor[i] * factor
         self._eff[i] = scaled_capacity(self._cap[i], self.factor[i])
         self._recompute(i, now, heap)
 
