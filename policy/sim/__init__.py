@@ -7,7 +7,8 @@ Pure Python + numpy (no gymnasium, no torch). The public API is re-exported here
         sim.place(choose(sim.snapshot(), p.pod, sim.feasible_mask()))   # or sim.defer()
     sim.result().summary()
 
-or simply ``run(sim, choose)``. See each module's docstring for the model it owns.
+or simply ``run(sim, choose)``, or ``run_episode(config, seed, scorer)`` (``policy.sim.episode``: the one loop
+every evaluation uses). See each module's docstring for the model it owns.
 """
 
 from policy.sim.arrivals import offered_work
@@ -15,6 +16,7 @@ from policy.sim.cluster import MIXED_WEIGHTS, NODE_TYPES, Nodes, NodeType, parse
 from policy.sim.config import SimConfig
 from policy.sim.contention import fair_rates
 from policy.sim.engine import PendingPod, Simulator
+from policy.sim.episode import first_feasible, run, run_episode, scorer_from_spec
 from policy.sim.errors import (
                                ActionError,
                                ConfigError,
@@ -27,7 +29,6 @@ from policy.sim.errors import (
 from policy.sim.events import NodeFailure, Straggler, random_stragglers
 from policy.sim.jobs import JOB_CLASSES, JobClass, JobSpec
 from policy.sim.metrics import RunResult, imbalance
-from policy.sim.runner import first_feasible, run
 from policy.sim.traces import Trace, load_alibaba, load_csv
 
 __all__ = [
@@ -35,4 +36,5 @@ __all__ = [
     "NODE_TYPES", "NoPendingPod", "NodeFailure", "NodeType", "Nodes", "PendingPod", "RunResult", "SimConfig",
     "SimError", "Simulator", "Straggler", "Trace", "TraceError", "UnknownClassError", "fair_rates", "first_feasible",
     "imbalance", "load_alibaba", "load_csv", "offered_work", "parse_cluster", "random_stragglers", "run",
+    "run_episode", "scorer_from_spec",
 ]
