@@ -16,7 +16,6 @@ from policy.sim.cluster import MIXED_WEIGHTS, NODE_TYPES, Nodes, NodeType, parse
 from policy.sim.config import SimConfig
 from policy.sim.contention import fair_rates
 from policy.sim.engine import PendingPod, Simulator
-from policy.sim.episode import first_feasible, run, run_episode, scorer_from_spec
 from policy.sim.errors import (
                                ActionError,
                                ConfigError,
@@ -38,3 +37,15 @@ __all__ = [
     "imbalance", "load_alibaba", "load_csv", "offered_work", "parse_cluster", "random_stragglers", "run",
     "run_episode", "scorer_from_spec",
 ]
+
+_EPISODE = ("first_feasible", "run", "run_episode", "scorer_from_spec")
+
+
+def __getattr__(name: str):
+    # The episode loop sits above the scorers (policy.baselines), and a scorer (lookahead) uses the
+    # contention model here: importing it lazily keeps ``import policy.baselines`` free of a cycle.
+    if name in _EPISODE:
+        from policy.sim import episode
+
+        return getattr(episode, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
