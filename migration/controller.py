@@ -24,8 +24,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from kube.errors import PermanentError, TemporaryError
 from kube.objects import pod_key
 from migration.errors import RecordError
@@ -39,23 +37,8 @@ from migration.snapshot import build_picture
 from migration.telemetry import Kind, PodRef, Telemetry
 from policy.baselines import Scorer, make_scorer
 from policy.migrate import RuleParams, RuleState, decide
-from policy.state import ClusterSnapshot, PodView
 
 log = logging.getLogger(__name__)
-
-
-class ModelScorer:
-    """The extender's DQN as a ``Scorer``: Q-values over ``policy.features.encode`` (what the extender serves)."""
-
-    name = "model"
-
-    def __init__(self, model) -> None:
-        self.model = model
-
-    def score(self, snap: ClusterSnapshot, pod: PodView) -> np.ndarray:
-        from policy.features import encode
-
-        return self.model.q_values(encode(snap, pod))
 
 
 def make_target_scorer(policy: str, model_path=None) -> Scorer:
@@ -63,7 +46,7 @@ def make_target_scorer(policy: str, model_path=None) -> Scorer:
     if policy != "model":
         return make_scorer(policy)
     from kube.config import DEFAULT_MODEL
-    from policy.model import load_model
+    from policy.model import ModelScorer, load_model
 
     return ModelScorer(load_model(model_path or DEFAULT_MODEL))
 

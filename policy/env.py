@@ -15,8 +15,10 @@ like a failed bind, the pod goes back to the pending queue and waits, which the 
 ``info["invalid_action"]`` says so. ``policy.dqn.MaskedDQN`` never takes such an action.
 
 ## Observation Space
-``Box(-8, 8, (obs_size(max_nodes),), float32)``, laid out by ``policy.obs``: the feasibility mask, the
-per-node feature rows (``policy.features.NODE_FEATURES``), the pod row and the cluster summary.
+``Box(-OBS_BOUND, OBS_BOUND, (obs_size(max_nodes),), float32)``, laid out by ``policy.obs``: the feasibility
+mask, the per-node feature rows (``policy.features.NODE_FEATURES``), the pod row and the cluster summary.
+Every value is ``policy.features.encode``'s, bounds included: the env clips nothing itself, so serving sees
+exactly what training saw.
 
 ## Rewards
 ``reward="slowdown"`` (default): minus the growth, between this decision and the next, of
@@ -24,9 +26,12 @@ per-node feature rows (``policy.features.NODE_FEATURES``), the pod row and the c
 rate 0). An episode's return is therefore exactly ``-sum_j (slowdown_j - 1)``: maximising it minimises
 the mean slowdown, whose physical limit is 1.0.
 ``reward="shaped"``: the slowdown reward plus the potential-based term ``Phi(s) - shaping_gamma * Phi(s')``
-of ``policy.shaping`` (Phi = excess the running jobs will still accrue if nothing else arrives). Same
-optimal policy, far less noise: each step is charged, up to queueing, the excess its placement adds. With
-``shaping_gamma=1`` an episode's return equals the slowdown reward's exactly.
+of ``policy.shaping`` (Phi = excess the running jobs will still accrue if nothing else arrives). Each step
+is then charged, up to queueing, the excess its placement adds. With ``shaping_gamma=1`` an episode's
+undiscounted return equals the slowdown reward's exactly (Phi is 0 at the end), so a learner with gamma 1
+has the same optimal policy. With ``shaping_gamma`` equal to the learner's gamma the shaping is exactly
+potential-based for that discounted objective. A learner with gamma < 1 on ``shaping_gamma=1`` (the
+shipped recipe, 0.5 / 1.0) optimises neither exactly: it is near-myopic on each placement's own cost.
 ``reward="imbalance"``: DRS's reward, minus the load imbalance (mean over resources of the std across
 nodes of true utilisation) at the next decision.
 ``reward="mix"``: slowdown reward + ``imbalance_weight`` x imbalance reward.
@@ -51,11 +56,12 @@ import numpy as np
 from gymnasium import spaces
 
 from policy import obs as obs_layout
-from policy.features import encode
+from policy.features import OBS_BOUND, encode
 from policy.shaping import Potential
 from policy.sim.config import SimConfig
 from policy.sim.engine import Simulator
 from policy.sim.metrics import imbalance
+from policy.splits import TRAIN_SEED_LIMIT
 
 REWARDS = ("slowdown", "shaped", "imbalance", "mix")
 
@@ -78,6 +84,10 @@ class EnvConfig:
     """Range of the lognormal sigma of the expected-demand error."""
     sample_intervals: tuple[float, ...] = (10.0,)
     """Node-monitor sample intervals (seconds); one is picked per episode, so the policy learns stale usage."""
+    profiles: tuple[str, ...] = ("noisy",)
+    """Profile kinds (``SimConfig.profile``); one is picked per episode (``learned``: as a deployment serves)."""
+    unprofiled: tuple[float, float] = (0.0, 0.0)
+    """Range of the share of pods with no profile (``demand_known`` 0), drawn uniformly."""
     n_jobs: int = 120
     """Jobs per episode."""
     base: SimConfig = field(default_factory=SimConfig)
@@ -100,6 +110,9 @@ class EnvConfig:
             raise EnvConfigError(f"load: need 0 < low <= high, got {self.load}")
         if not (0 <= self.profile_error[0] <= self.profile_error[1]):
             raise EnvConfigError(f"profile_error: need 0 <= low <= high, got {self.profile_error}")
+        if not self.profiles or not (0 <= self.unprofiled[0] <= self.unprofiled[1] <= 1):
+            raise EnvConfigError(f"profiles: need at least one; unprofiled: need 0 <= low <= high <= 1, "
+                                 f"got {self.profiles}, {self.unprofiled}")
         if not self.sample_intervals or min(self.sample_intervals) <= 0:
             raise EnvConfigError(f"sample_intervals: need at least one value > 0, got {self.sample_intervals}")
         if self.max_nodes < 1 or self.n_jobs < 1:
@@ -115,7 +128,17 @@ class EnvConfig:
             profile_error=float(rng.uniform(*self.profile_error)),
             sample_interval=float(self.sample_intervals[rng.integers(len(self.sample_intervals))]),
             n_jobs=self.n_jobs,
+            **self._draw_profiles(rng),
         )
+
+    def _draw_profiles(self, rng: np.random.Generator) -> dict:
+        # Drawn only when configured, so a config without them draws the very same episodes as before.
+        out = {}
+        if self.profiles != ("noisy",):
+            out["profile"] = self.profiles[rng.integers(len(self.profiles))]
+        if self.unprofiled[1] > 0:
+            out["unprofiled"] = float(rng.uniform(*self.unprofiled))
+        return out
 
 
 class ClusterEnv(gym.Env):
@@ -125,7 +148,7 @@ class ClusterEnv(gym.Env):
         self.config = config or EnvConfig()
         m = self.config.max_nodes
         self.action_space = spaces.Discrete(m)
-        self.observation_space = spaces.Box(-8.0, 8.0, (obs_layout.obs_size(m),), np.float32)
+        self.observation_space = spaces.Box(-OBS_BOUND, OBS_BOUND, (obs_layout.obs_size(m),), np.float32)
         self.sim: Simulator | None = None
         self._pending = None
         self._mask = np.zeros(0, dtype=bool)
@@ -136,7 +159,7 @@ class ClusterEnv(gym.Env):
             return np.zeros(self.observation_space.shape, dtype=np.float32)
         enc = encode(self.sim.snapshot(), self._pending.pod)
         self._mask = enc.mask
-        return np.clip(obs_layout.pack(enc, self.config.max_nodes), -8.0, 8.0)
+        return obs_layout.pack(enc, self.config.max_nodes)
 
     def _advance(self) -> np.ndarray:
         """Move to the next pod that can be placed somewhere; pods that fit nowhere now wait in the sim."""
@@ -152,7 +175,7 @@ class ClusterEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         sim_cfg = self.config.draw(self.np_random)
-        self.sim = Simulator(sim_cfg, seed=int(self.np_random.integers(2**31)))
+        self.sim = Simulator(sim_cfg, seed=int(self.np_random.integers(TRAIN_SEED_LIMIT)))
         self._potential = Potential(self.sim.fleet)
         self._phi = 0.0
         if self.sim.nodes.n > self.config.max_nodes:

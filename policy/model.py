@@ -9,6 +9,9 @@ mismatch, so the extender can fall back to a heuristic and say why.
 The network is shared across nodes: each row of ``policy.features.stack(encoded)`` (node features, pod
 features, cluster summary) goes through the same MLP and gives that node's Q-value, so one set of
 weights scores any number of nodes.
+
+``Scorer`` is the one interface every node scorer follows (the heuristics in ``policy.baselines`` and
+``ModelScorer``, the one adapter of a ``QModel``): evaluation, the migration rule and serving all call it.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ import json
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
-from policy.features import FEATURE_VERSION, N_CLUSTER, N_NODE, N_POD, Encoded
+from policy.features import FEATURE_VERSION, N_CLUSTER, N_NODE, N_POD, Encoded, encode
+from policy.state import ClusterSnapshot, PodView
 
 FORMAT = "drsched-qnet/1"
 N_INPUTS = N_NODE + N_POD + N_CLUSTER
@@ -70,6 +75,29 @@ class QModel:
             if i < last:
                 x = act(x)
         return x[:, 0].astype(np.float64)
+
+
+class Scorer(Protocol):
+    """Scores every node of ``snap`` for ``pod``: one float per node, higher is better, ``-inf`` refused."""
+
+    name: str
+
+    def score(self, snap: ClusterSnapshot, pod: PodView) -> np.ndarray: ...
+
+
+class ModelScorer:
+    """A ``QModel`` as a ``Scorer``: the Q-value of each node over ``policy.features.encode``."""
+
+    def __init__(self, model: QModel, *, name: str = "model") -> None:
+        self.model = model
+        self.name = name
+
+    def score(self, snap: ClusterSnapshot, pod: PodView) -> np.ndarray:
+        return self.score_encoded(encode(snap, pod))
+
+    def score_encoded(self, enc: Encoded) -> np.ndarray:
+        """The same scores from features the caller already encoded (the extender encodes once per request)."""
+        return self.model.q_values(enc)
 
 
 def meta_path(path: Path | str) -> Path:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 
 from policy.sim.contention import fair_rates
+from policy.sim.fleet import Fleet
 
 _EPS = 1e-12
 
@@ -70,7 +71,7 @@ def _remaining_excess(times: list[float], cum: list[float], elapsed: float) -> f
 class Potential:
     """Phi over a simulator's fleet, cached per node."""
 
-    def __init__(self, fleet) -> None:
+    def __init__(self, fleet: Fleet) -> None:
         self.fleet = fleet
         self._cache: dict[int, tuple[tuple, float, list[float], list[float]]] = {}
 
@@ -80,12 +81,13 @@ class Potential:
         for i, jobs in enumerate(f.on_node):
             if not jobs:
                 continue
-            key = (tuple(jobs), f._eff[i], f._last[i])
+            capacity, since = f.effective_capacity(i), f.last_change(i)
+            key = (tuple(jobs), capacity, since)
             hit = self._cache.get(i)
             if hit is None or hit[0] != key:
                 times, cum = project([f.demand[j] for j in jobs], [f.remaining[j] for j in jobs],
-                                     [f.inv_work[j] for j in jobs], f._eff[i])
-                hit = (key, f._last[i], times, cum)
+                                     [f.inv_work[j] for j in jobs], capacity)
+                hit = (key, since, times, cum)
                 self._cache[i] = hit
             phi += _remaining_excess(hit[2], hit[3], now - hit[1])
         return phi

@@ -6,9 +6,10 @@ Reads top to bottom: arguments, environment, network, learning loop; the steps s
     python -m policy.train --config policy/models/default-train.yaml      # flags override the file
 
 Every ``--eval-every`` steps the current network is exported to numpy and evaluated, through the same
-``policy.runner`` the evaluator uses, on held-out seeds (``--eval-seeds``, disjoint from the evaluator's
-1000+) against ``default-k8s``; the best export is kept as ``<out>.npz`` + ``<out>.json`` with its scores,
-the effective config and the source commit in the metadata. ``--resume`` continues from an SB3
+``policy.sim.episode`` loop the evaluator uses, on the validation split (``policy.splits``: its families and
+loads, ``--eval-seeds`` seeds each; never the test split) against ``default-k8s`` and ``demand-aware``; the
+best export is kept as ``<out>.npz`` + ``<out>.json`` with its scores, the effective config and the source
+commit in the metadata. ``--resume`` continues from an SB3
 checkpoint (``<out>.sb3.zip``, written at the end and on Ctrl-C).
 """
 
@@ -47,13 +48,18 @@ class Args:
     """highest offered load drawn"""
     profile_error_max: float = 0.5
     """largest lognormal sigma of the expected-demand error drawn"""
-    sample_intervals: str = "10;30;60"
-    """node-monitor sample intervals drawn per episode, ';'-separated (seconds)"""
+    sample_intervals: str = "10;30;60;90"
+    """node-monitor sample intervals drawn per episode, ';'-separated (seconds; above max_usage_age = 60 s
+    the usage becomes stale part of the time)"""
+    profiles: str = "noisy;learned"
+    """expected-demand profile kinds drawn per episode, ';'-separated (noisy | class | requests | learned)"""
+    unprofiled_max: float = 0.3
+    """largest share of pods without a profile (demand_known 0) drawn per episode"""
     n_jobs: int = 120
     """jobs per training episode"""
     max_nodes: int = 16
     """observation padding (largest training cluster)"""
-    reward: str = "slowdown"
+    reward: str = "shaped"
     """slowdown | shaped | imbalance | mix (policy.env)"""
     shaping_gamma: float = 1.0
     """discount in the shaped reward's potential term: 1 keeps every episode's return equal to the plain
@@ -62,8 +68,9 @@ class Args:
     """hidden layers of the per-node MLP"""
     learning_rate: float = 5e-4
     """Adam learning rate"""
-    gamma: float = 0.98
-    """discount"""
+    gamma: float = 0.5
+    """discount of the learner; with the shaped reward each step already carries its own placement's cost
+    (policy/README.md, "Reward horizon")"""
     buffer_size: int = 100_000
     """replay buffer transitions"""
     learning_starts: int = 2_000
@@ -80,10 +87,8 @@ class Args:
     """final epsilon"""
     eval_every: int = 25_000
     """env steps between held-out evaluations (0: only at the end)"""
-    eval_seeds: int = 3
-    """held-out seeds per evaluation case"""
-    eval_loads: str = "0.9;1.2;1.5"
-    """loads of the held-out evaluation"""
+    eval_seeds: int = 2
+    """validation seeds per family and load of each evaluation"""
     out: str = "runs/dqn"
     """artifact path without extension: writes <out>.npz, <out>.json, <out>.sb3.zip"""
     resume: str = ""
@@ -110,7 +115,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
             raise SystemExit(f"error: --config {known.config}: unknown field(s) {unknown}")
         defaults = Args(**{**asdict(defaults), **data})
     p = argparse.ArgumentParser(prog="python -m policy.train", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+                                epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", type=Path, help="YAML file of fields below (flags given here override it)")
     docs = _field_docs()
     for f in fields(Args):
@@ -150,6 +156,7 @@ def make_env_config(args: Args):
     return EnvConfig(clusters=_split(args.clusters), workloads=_split(args.workloads),
                      load=(args.load_min, args.load_max), profile_error=(0.0, args.profile_error_max),
                      sample_intervals=tuple(float(x) for x in _split(args.sample_intervals)),
+                     profiles=_split(args.profiles), unprofiled=(0.0, args.unprofiled_max),
                      n_jobs=args.n_jobs, max_nodes=args.max_nodes, reward=args.reward, shaping_gamma=args.shaping_gamma)
 
 
@@ -178,42 +185,49 @@ def make_model(args: Args, env):
 
 
 def evaluate_export(model_path: Path, args: Args) -> dict:
-    """Held-out excess slowdown of an exported model and of default-k8s / demand-aware on the same episodes."""
-    from policy.runner import policy_from_spec, run_episode
+    """Validation excess slowdown (mean over cases) of an exported model and of default-k8s / demand-aware on
+    the same episodes: every validation family at every split load, ``eval_seeds`` seeds each."""
     from policy.sim.config import SimConfig
+    from policy.sim.episode import run_episode, scorer_from_spec
+    from policy.splits import LOADS, VALIDATION, seeds
 
     specs = {"dqn": f"dqn:{model_path}", "default-k8s": "default-k8s", "demand-aware": "demand-aware"}
     scores: dict[str, list[float]] = {k: [] for k in specs}
-    for load in (float(x) for x in _split(args.eval_loads)):
-        for cluster in _split(args.clusters):
-            for i in range(args.eval_seeds):
-                seed = 500 + i  # held out: training draws from the env rng, the evaluator uses 1000+
-                cfg = SimConfig(cluster=cluster, workload="drs", load=load, n_jobs=args.n_jobs, profile_error=0.1)
+    for family in VALIDATION.values():
+        for load in LOADS:
+            cfg = SimConfig(load=load, n_jobs=args.n_jobs, **family.config)
+            for seed in seeds("validation", args.eval_seeds):
                 for name, spec in specs.items():
-                    scores[name].append(run_episode(cfg, seed, policy_from_spec(spec, seed=seed)).excess_slowdown)
+                    scores[name].append(run_episode(cfg, seed, scorer_from_spec(spec, seed=seed)).excess_slowdown)
     return {name: float(np.mean(v)) for name, v in scores.items()}
 
 
-def source_commit() -> str:
+def source_state() -> dict:
+    """The git commit of the source and whether the work tree differs from it (``dirty``), read once when
+    training starts: exports written into the repository later must not count as the source's changes."""
+    def git(*cmd: str) -> str:
+        return subprocess.run(["git", *cmd], capture_output=True, text=True, check=True,
+                              cwd=Path(__file__).parent).stdout.strip()
+
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              check=True, cwd=Path(__file__).parent).stdout.strip()
+        return {"source_commit": git("rev-parse", "--short", "HEAD"),
+                "source_dirty": bool(git("status", "--porcelain"))}
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        return {"source_commit": "unknown", "source_dirty": None}
 
 
-def export(model, path: Path, args: Args, scores: dict | None, steps: int) -> Path:
+def export(model, path: Path, args: Args, scores: dict | None, steps: int, source: dict) -> Path:
     from policy.dqn import export_weights
     from policy.model import save_model
 
     weights, biases, activation = export_weights(model.q_net)
-    meta = {"version": f"{path.stem}-{source_commit()}-s{steps}", "trained_steps": steps,
-            "train_config": asdict(args), "eval_excess_slowdown": scores, "source_commit": source_commit(),
+    meta = {"version": f"{path.stem}-{source['source_commit']}-s{steps}", "trained_steps": steps,
+            "train_config": asdict(args), "eval_excess_slowdown": scores, **source,
             "exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     return save_model(path, weights, biases, activation=activation, meta=meta)
 
 
-def make_callback(args: Args, out: Path):
+def make_callback(args: Args, out: Path, source: dict):
     from stable_baselines3.common.callbacks import BaseCallback
 
     class EvalCallback(BaseCallback):
@@ -236,7 +250,7 @@ def make_callback(args: Args, out: Path):
 
         def evaluate(self) -> None:
             cand = out.with_name(out.name + "-candidate")
-            export(self.model, cand, args, None, self.num_timesteps)
+            export(self.model, cand, args, None, self.num_timesteps, source)
             scores = evaluate_export(cand.with_suffix(".npz"), args)
             self.history.append({"steps": self.num_timesteps, **scores})
             self.logger.record("eval/excess_slowdown", scores["dqn"])
@@ -245,7 +259,7 @@ def make_callback(args: Args, out: Path):
                      scores["dqn"], scores["default-k8s"], scores["demand-aware"])
             if scores["dqn"] < self.best:
                 self.best = scores["dqn"]
-                export(self.model, out, args, {**scores, "history": self.history}, self.num_timesteps)
+                export(self.model, out, args, {**scores, "history": self.history}, self.num_timesteps, source)
                 log.info("new best model at %s (excess %.4f)", out.with_suffix(".npz"), self.best)
             for suffix in (".npz", ".json"):
                 cand.with_suffix(suffix).unlink(missing_ok=True)
@@ -260,11 +274,12 @@ def train(args: Args) -> Path:
     torch.set_num_threads(1)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    log.info("effective config: %s", json.dumps(asdict(args), sort_keys=True))
+    source = source_state()  # before anything is written, possibly into the repository
+    log.info("effective config: %s source=%s", json.dumps(asdict(args), sort_keys=True), source)
     out.with_suffix(".train-config.json").write_text(json.dumps(asdict(args), indent=2, sort_keys=True) + "\n")
     env = make_env(args)
     model = make_model(args, env)
-    callback = make_callback(args, out)
+    callback = make_callback(args, out, source)
     t0 = time.perf_counter()
     try:
         model.learn(total_timesteps=args.steps, callback=callback, progress_bar=args.progress,

@@ -20,7 +20,6 @@ with its source in the docstring and a table test in ``tests/unit/policy/baselin
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
 
 import numpy as np
 
@@ -31,14 +30,9 @@ from policy.baselines.lookahead import Lookahead
 from policy.baselines.simple import RandomScorer, RoundRobin
 from policy.baselines.trimaran import LoadVariationRiskBalancing, TargetLoadPacking
 from policy.features import DEFAULT_MAX_USAGE_AGE
-from policy.state import ClusterSnapshot, PodView
+from policy.model import Scorer
 
-
-class Scorer(Protocol):
-    name: str
-
-    def score(self, snap: ClusterSnapshot, pod: PodView) -> np.ndarray: ...
-
+__all__ = ["SCORERS", "Scorer", "UnknownScorer", "make_scorer", "pick"]
 
 class UnknownScorer(KeyError):
     """A scorer name that is not in ``SCORERS``."""

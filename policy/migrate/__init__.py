@@ -1,4 +1,4 @@
-"""drsched's speculative migration decision: a pure LATE-style rule and a separate budget (issue 7).
+"""drsched's speculative migration decision: a pure LATE-style rule and a separate budget.
 
 Numpy and stdlib only; the simulator (``policy.sim``) and the Kubernetes controller (``migration/``) both
 import it. Usage, once per check on one snapshot:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from policy.migrate.budget import Budget, BudgetResult, BudgetState, apply_budget
 from policy.migrate.records import MigrationIntent, RunningJob
 from policy.migrate.rule import RuleParams, RuleState, decide
+from policy.model import Scorer
 from policy.state import ClusterSnapshot
 
 if TYPE_CHECKING:  # a type only: importing policy.baselines here would be circular

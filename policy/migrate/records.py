@@ -74,7 +74,8 @@ class RunningJob:
         if not 0.0 <= self.progress <= 1.0:
             raise bad("progress", f"must be in [0, 1], got {self.progress}")
         if not 0.0 <= self.checkpoint_progress <= self.progress + 1e-9:
-            raise bad("checkpoint_progress", f"must be in [0, progress={self.progress}], got {self.checkpoint_progress}")
+            raise bad("checkpoint_progress",
+                      f"must be in [0, progress={self.progress}], got {self.checkpoint_progress}")
         if self.rate is not None and not (self.rate >= 0.0 and math.isfinite(self.rate)):
             raise bad("rate", f"must be finite and >= 0 (or None when unknown), got {self.rate}")
         if not (self.expected_rate > 0.0 and math.isfinite(self.expected_rate)):

@@ -5,7 +5,7 @@ function of one snapshot: ``decide(jobs, snapshot, scorer, params, state) -> Rul
 state; the little memory it needs between checks (consecutive slow checks per job, blocklisted nodes) comes
 in as an immutable ``RuleState`` and goes out as a new one.
 
-Per check (LATE / Mantri / Spark speculation, ``reference/peers.md`` §3):
+Per check (after LATE, Mantri and Spark speculation):
 1. Eligible: the job's node is in the snapshot, its rate is known and it has run ``min_running`` seconds in
    this process (LATE's one minute, Spark's ``minTaskRuntime``).
 2. Slow: its smoothed rate is below ``slow_ratio`` × its expected rate (LATE's SlowTaskThreshold). The node
@@ -37,6 +37,7 @@ from policy.features import estimated_usage, feasible_mask
 from policy.migrate.late import move_cost, time_left, worth_moving
 from policy.migrate.records import MigrateConfigError, MigrationIntent, RunningJob
 from policy.migrate.speed import predicted_speed
+from policy.model import Scorer
 from policy.state import ClusterSnapshot
 
 if TYPE_CHECKING:  # a type only: importing policy.baselines here would be circular
@@ -169,7 +170,8 @@ def decide(jobs: Sequence[RunningJob], snap: ClusterSnapshot, scorer: Scorer, pa
                 fallbacks.append(cur.names[k])
         intents.append(MigrationIntent(
             job_id=job.job_id, source=job.node, target=cur.names[best], fallbacks=tuple(fallbacks),
-            reason=f"time left {here:.0f}s > {job.restore_cost + lost + left:.0f}s on target (margin {params.margin:g})",
+            reason=(f"time left {here:.0f}s > {job.restore_cost + lost + left:.0f}s on target "
+                    f"(margin {params.margin:g})"),
             time_left_here=here, time_left_target=left, restore_cost=job.restore_cost, lost_work_time=lost,
             predicted_rate=rate, slow_checks=count))
         cur = _with_assumed(cur, best, job)

@@ -7,7 +7,8 @@ Pure Python + numpy (no gymnasium, no torch). The public API is re-exported here
         sim.place(choose(sim.snapshot(), p.pod, sim.feasible_mask()))   # or sim.defer()
     sim.result().summary()
 
-or simply ``run(sim, choose)``. See each module's docstring for the model it owns.
+or simply ``run(sim, choose)``, or ``run_episode(config, seed, scorer)`` (``policy.sim.episode``: the one loop
+every evaluation uses). See each module's docstring for the model it owns.
 """
 
 from policy.sim.arrivals import offered_work
@@ -27,7 +28,6 @@ from policy.sim.errors import (
 from policy.sim.events import NodeFailure, Straggler, random_stragglers
 from policy.sim.jobs import JOB_CLASSES, JobClass, JobSpec
 from policy.sim.metrics import RunResult, imbalance
-from policy.sim.runner import first_feasible, run
 from policy.sim.traces import Trace, load_alibaba, load_csv
 
 __all__ = [
@@ -35,4 +35,17 @@ __all__ = [
     "NODE_TYPES", "NoPendingPod", "NodeFailure", "NodeType", "Nodes", "PendingPod", "RunResult", "SimConfig",
     "SimError", "Simulator", "Straggler", "Trace", "TraceError", "UnknownClassError", "fair_rates", "first_feasible",
     "imbalance", "load_alibaba", "load_csv", "offered_work", "parse_cluster", "random_stragglers", "run",
+    "run_episode", "scorer_from_spec",
 ]
+
+_EPISODE = ("first_feasible", "run", "run_episode", "scorer_from_spec")
+
+
+def __getattr__(name: str):
+    # The episode loop sits above the scorers (policy.baselines), and a scorer (lookahead) uses the
+    # contention model here: importing it lazily keeps ``import policy.baselines`` free of a cycle.
+    if name in _EPISODE:
+        from policy.sim import episode
+
+        return getattr(episode, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,6 +14,8 @@ so load 1.0 keeps the cluster's dominant resource exactly busy on average with p
 contention; 0.6 leaves head-room; 1.2 and 1.5 are overloads (queues and contention grow during the run).
 E[·] is the mean over the episode's own drawn jobs, so the realised load is exact for that sample.
 
+``at-once`` submits every job at time 0 (a batch, as in SpeCon's experiments); load does not apply.
+
 Bursty arrivals are on/off-modulated Poisson: exponential "on" periods (mean ``on``) at rate
 λ·(on+off)/on alternate with silent exponential "off" periods (mean ``off``); the long-run rate stays λ.
 """
@@ -28,7 +30,7 @@ import numpy as np
 from policy.sim.errors import ConfigError
 from policy.sim.jobs import JobSpec
 
-ARRIVALS = ("poisson", "bursty")
+ARRIVALS = ("poisson", "bursty", "at-once")
 
 
 def offered_work(jobs: Sequence[JobSpec], total_capacity: Sequence[float]) -> float:
@@ -69,11 +71,14 @@ def with_arrivals(jobs: Sequence[JobSpec], kind: str, load: float, total_capacit
         raise ConfigError("arrival", f"unknown arrival process {kind!r}; known: {', '.join(ARRIVALS)}, trace")
     if not load > 0:
         raise ConfigError("load", f"must be > 0, got {load}")
+    if kind == "at-once":
+        return [replace(j, submit=0.0) for j in jobs]
     per_job = offered_work(jobs, total_capacity)
     if not jobs or per_job <= 0:
         return list(jobs)
     rate = load / per_job
-    times = poisson_times(len(jobs), rate, rng) if kind == "poisson" else bursty_times(len(jobs), rate, rng, on=on, off=off)
+    times = (poisson_times(len(jobs), rate, rng) if kind == "poisson"
+             else bursty_times(len(jobs), rate, rng, on=on, off=off))
     return [replace(j, submit=float(t)) for j, t in zip(jobs, times, strict=True)]
 
 

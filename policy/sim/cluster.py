@@ -42,7 +42,8 @@ class NodeType:
 
     def __post_init__(self) -> None:
         if len(self.capacity) != 4 or not all(c > 0 for c in self.capacity):
-            raise ConfigError("capacity", f"node type {self.name!r}: capacities must be 4 values > 0, got {self.capacity}")
+            raise ConfigError("capacity",
+                              f"node type {self.name!r}: capacities must be 4 values > 0, got {self.capacity}")
         if self.max_pods < 1:
             raise ConfigError("max_pods", f"node type {self.name!r}: max_pods must be >= 1, got {self.max_pods}")
 

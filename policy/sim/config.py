@@ -17,7 +17,7 @@ from policy.sim.arrivals import ARRIVALS, rescale_to_load, with_arrivals
 from policy.sim.cluster import Nodes, parse_cluster
 from policy.sim.errors import ConfigError
 from policy.sim.events import Event
-from policy.sim.jobs import PROFILES, JobSpec, parse_mix, sample_mix, with_profiles
+from policy.sim.jobs import PROFILES, JobSpec, parse_mix, sample_mix, with_profiles, without_profiles
 from policy.sim.traces import load_alibaba, load_csv, sample_alibaba, trace_kind
 
 
@@ -38,7 +38,10 @@ class SimConfig:
     n_jobs: int = 200
     """Jobs per episode (synthetic arrivals); for traces, the most pods replayed."""
     profile: str = "noisy"
-    """How ``PodView.demand`` is made: ``"noisy"``, ``"class"`` or ``"requests"`` (``policy.sim.jobs``)."""
+    """How ``PodView.demand`` is made: ``"noisy"``, ``"class"``, ``"requests"`` or ``"learned"`` from earlier
+    pods of the same class, as a deployment does (``policy.sim.jobs``)."""
+    unprofiled: float = 0.0
+    """Share of pods with no profile at all (standalone pods): scored from requests, ``demand_known`` 0."""
     profile_error: float = 0.0
     """Sigma of the multiplicative lognormal error of the expected demand profile (0 = exact)."""
     sample_interval: float = 10.0
@@ -86,6 +89,8 @@ class SimConfig:
             raise ConfigError("profile_error/burst_off/n_jobs", "need profile_error >= 0, burst_off >= 0, n_jobs >= 1")
         if not (self.restore_cost >= 0 and math.isfinite(self.restore_cost)):
             raise ConfigError("restore_cost", f"must be finite and >= 0, got {self.restore_cost}")
+        if not 0 <= self.unprofiled <= 1:
+            raise ConfigError("unprofiled", f"must be in [0, 1], got {self.unprofiled}")
         if self.checkpoint_interval is not None and not self.checkpoint_interval >= 0:
             raise ConfigError("checkpoint_interval", f"must be >= 0 or None, got {self.checkpoint_interval}")
 
@@ -132,6 +137,8 @@ def build_episode(cfg: SimConfig, rng: np.random.Generator, *, nodes: Nodes | No
         if not 0 <= ev.node < nodes.n:
             raise ConfigError("events", f"{ev} names node {ev.node} but the cluster has {nodes.n} nodes")
     jobs.sort(key=lambda j: j.submit)
+    if cfg.unprofiled > 0:  # drawn last, so the rest of the episode is the same with or without
+        jobs = without_profiles(jobs, cfg.unprofiled, rng)
     if jobs and not math.isfinite(jobs[-1].submit):
         raise ConfigError("load", "arrival times are not finite")
     return nodes, jobs, skipped

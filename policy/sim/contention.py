@@ -17,7 +17,9 @@ exceeds capacity, the node thrashes and **every** job's rate is multiplied by ``
 (reported memory use is then capped at capacity).
 
 A straggler (slow node) multiplies the rate capacities by its factor before calling ``fair_rates``
-(``scaled_capacity``); memory capacity is unchanged.
+(``scaled_capacity``); memory capacity is unchanged. Its monitor shows the slowdown: each unit of progress
+costs it ``1 / factor`` of the resource (a throttled cpu, a noisy neighbour), so ``node_usage`` reports the
+rate resources divided by the factor, and a saturated straggler reads as busy as it is, not idle.
 """
 
 from __future__ import annotations
@@ -96,12 +98,15 @@ def fair_rates(demands: Sequence[Sequence[float]], capacity: Sequence[float]) ->
 
 
 def node_usage(demands: Sequence[Sequence[float]], rates: Sequence[float],
-               capacity: Sequence[float]) -> tuple[float, float, float, float]:
-    """What a monitor measures on the node: Σ rate·demand for cpu/net/disk, memory held capped at capacity."""
+               capacity: Sequence[float], factor: float = 1.0) -> tuple[float, float, float, float]:
+    """What a monitor measures on the node: Σ rate·demand / factor for cpu/net/disk (``factor`` < 1 on a
+    straggler), memory held; each capped at the nominal ``capacity``."""
     u0 = u1 = u2 = u3 = 0.0
     for d, x in zip(demands, rates, strict=True):
         u0 += x * d[0]
         u1 += d[1]
         u2 += x * d[2]
         u3 += x * d[3]
+    if factor != 1.0:
+        u0, u2, u3 = u0 / factor, u2 / factor, u3 / factor
     return (min(u0, capacity[0]), min(u1, capacity[1]), min(u2, capacity[2]), min(u3, capacity[3]))

@@ -20,8 +20,8 @@ waiting part of it (pods queued or restoring); the rest is contention and lost w
 policy counts as a decision, and those with two or more feasible nodes as real choices.
 
 Migration (optional): given a ``controller`` (``policy.sim.migration``), every ``migration_interval``
-seconds the engine shows it the running jobs as a progress reporter would and carries out the moves it
-returns: the job stops on its source and rewinds to its newest checkpoint (``checkpoint_interval``), then
+seconds the engine shows it the running jobs as a progress reporter would and carries out the moves the
+migrator returns: the job stops on its source and rewinds to its newest checkpoint (``checkpoint_interval``), then
 restores on the target for ``restore_cost`` seconds (holding its requests, at rate 0) before progressing.
 A job restarted after a node failure also resumes from its checkpoint and pays ``restore_cost`` once placed.
 """
@@ -36,6 +36,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from policy.profiles import Profile, served_demand, update
 from policy.sim.cluster import Nodes
 from policy.sim.config import SimConfig, build_episode
 from policy.sim.errors import InfeasiblePlacement, NoPendingPod
@@ -55,20 +56,23 @@ _QUEUED, _RUNNING, _DONE, _UNSCHEDULABLE, _FUTURE = range(5)
 
 class PendingPod:
     """The pod awaiting a decision: its job id and what the scheduler may know of it (``pod``, a
-    ``PodView`` built on first access so loops that only need the mask do not pay for it)."""
+    ``PodView`` built on first access so loops that only need the mask do not pay for it). ``demand`` and
+    ``source`` are the profile served now (the job's drawn ``expected`` unless a learned profile replaces it)."""
 
-    __slots__ = ("job_id", "_spec", "_pod")
+    __slots__ = ("job_id", "_spec", "_pod", "demand", "source")
 
-    def __init__(self, job_id: int, spec: JobSpec) -> None:
+    def __init__(self, job_id: int, spec: JobSpec, demand=None, source: str | None = None) -> None:
         self.job_id = job_id
         self._spec = spec
         self._pod: PodView | None = None
+        self.demand = spec.expected if demand is None else demand
+        self.source = spec.demand_source if source is None else source
 
     @property
     def pod(self) -> PodView:
         if self._pod is None:
             s = self._spec
-            self._pod = PodView(s.requests, s.expected, "sim", f"{s.kind}-{self.job_id}")
+            self._pod = PodView(s.requests, self.demand, self.source, f"{s.kind}-{self.job_id}")
         return self._pod
 
     def __repr__(self) -> str:
@@ -115,7 +119,11 @@ class Simulator:
         self._restarted = [False] * n_jobs
         self.started = [math.nan] * n_jobs  # when each job's current process began progressing
         self.lost_work = 0.0
-        self.migrator = None if self._controller is None else Migrator(self._controller, self.jobs)
+        self._learning = cfg.profile == "learned"
+        self._profiles: dict[str, Profile] = {}
+        self.migrator = None if self._controller is None else Migrator(
+            self._controller, self.jobs, self.fleet, self.nodes.names, checkpoint_interval=cfg.checkpoint_interval,
+            restore_cost=cfg.restore_cost)
         self._next_check = cfg.migration_interval if self._controller is not None else math.inf
         self._mask_now = np.zeros(0, dtype=bool)
         self._snap: ClusterSnapshot | None = None
@@ -161,7 +169,21 @@ class Simulator:
             self._util.append(f.usage[up].sum(axis=0) / cap.sum(axis=0))
             self._imb.append(imbalance(f.usage[up], cap))
         f.recompute_excess()
+        if self._learning:
+            self._learn()
         self._snap = None
+
+    def _learn(self) -> None:
+        """A usage poll for the profile learner: one sample per class, the mean reading of its running pods
+        (pods without a profile of their own are standalone and teach nothing)."""
+        f, jobs = self.fleet, self.jobs
+        readings: dict[str, list] = {}
+        for js in f.on_node:
+            for j in js:
+                if jobs[j].demand_source == "learned":
+                    readings.setdefault(jobs[j].kind, []).append(f.pod_usage(j))
+        for kind, rows in readings.items():
+            self._profiles[kind] = update(self._profiles.get(kind), np.mean(rows, axis=0), at=self.now)
 
     # -- the decision loop ------------------------------------------------------------------------------
     def next_decision(self) -> PendingPod | None:
@@ -176,7 +198,7 @@ class Simulator:
                     self._decisions += 1
                     self._choices += np.count_nonzero(mask) >= 2
                     self._mask_now = mask
-                    self._current = PendingPod(j, self.jobs[j])
+                    self._current = self._pending_pod(j)
                     return self._current
                 self._deferred.append(j)
                 continue
@@ -189,10 +211,20 @@ class Simulator:
             self._step()
         return None
 
+    def _pending_pod(self, j: int) -> PendingPod:
+        spec = self.jobs[j]
+        if spec.demand_source != "learned":
+            return PendingPod(j, spec)
+        served = served_demand(self._profiles.get(spec.kind))
+        if served is None:  # not trusted yet: the pod is scored from its requests, as the extender does
+            return PendingPod(j, spec, source="requests")
+        return PendingPod(j, spec, tuple(served.tolist()), "learned")
+
     def _step(self) -> None:
         """Process the earliest of: heap event, monitor tick, arrival; or end the run."""
         heap, f, state = self._heap, self.fleet, self._state
-        while heap and heap[0][1] == COMPLETE and (f.version[heap[0][3]] != heap[0][4] or state[heap[0][3]] != _RUNNING):
+        while heap and heap[0][1] == COMPLETE and (
+                f.version[heap[0][3]] != heap[0][4] or state[heap[0][3]] != _RUNNING):
             heapq.heappop(heap)  # a completion superseded by a rate change
         t_heap = heap[0][0] if heap else math.inf
         t_arr = self.jobs[self._next_arrival].submit if self._next_arrival < len(self.jobs) else math.inf
@@ -208,7 +240,7 @@ class Simulator:
             self._next_tick = t + self.config.sample_interval
         elif t == self._next_check and t < t_heap and t < t_arr:
             self._advance_to(t)
-            self.migrator.check(self)
+            self._migrate()
             self._next_check = t + self.config.migration_interval
         elif t_heap <= t_arr:
             _, _, _, a, b = heapq.heappop(heap)
@@ -272,6 +304,18 @@ class Simulator:
             self._retry = True
         self._snap = None
 
+    def _migrate(self) -> None:
+        """Carry out the migrator's moves, each on its first target (or fallback) that still fits."""
+        f = self.fleet
+        for mv in self.migrator.check(self.now, self.snapshot(), self.started):
+            src = f.node[mv.job]
+            if src < 0 or mv.job not in f.on_node[src]:
+                continue  # no longer running there (cannot happen within one check, kept for safety)
+            target = next((i for i in mv.targets if i != src and f.fits(mv.job, i)), None)
+            if target is not None:
+                self.move(mv.job, target)
+            self.migrator.applied(mv, target, self.now)
+
     def _quiesce(self) -> None:
         """Nothing is running or coming: retry deferred pods that fit after a backoff, else end the run."""
         fits = [j for j in self._deferred if self._feasible_any(j)]
@@ -326,7 +370,7 @@ class Simulator:
             self._pending_excess -= f.inv_work[j]
             f.add(j, node, self.now, self._heap)
             self.started[j] = self.now
-        exp = self.jobs[j].expected
+        exp = cur.demand
         row = self._assumed[node]
         row += exp
         self._snap = None
@@ -362,11 +406,6 @@ class Simulator:
         self._current = None
 
     # -- results ----------------------------------------------------------------------------------------
-    @property
-    def queue_length(self) -> int:
-        """Pods waiting for a decision or deferred (excluding the one pending now)."""
-        return len(self._queue) + len(self._deferred)
-
     def result(self) -> RunResult:
         """Metrics of the run so far (final once ``done``)."""
         fin = self._finished

@@ -90,7 +90,7 @@ class Fleet:
                     heapq.heappush(heap, (now + max(rem[j], 0.0) / x, COMPLETE, self._seq, j, ver[j]))
         self.excess_rate += total - self._excess[i]
         self._excess[i] = total
-        self.usage[i] = node_usage(dem, rates, self._cap[i]) if js else (0.0, 0.0, 0.0, 0.0)
+        self.usage[i] = node_usage(dem, rates, self._cap[i], self.factor[i]) if js else (0.0, 0.0, 0.0, 0.0)
 
     def add(self, j: int, i: int, now: float, heap: list) -> None:
         """Start job ``j`` on node ``i`` (feasibility is the caller's check)."""
@@ -210,7 +210,10 @@ class Fleet:
         """Start (or, with ``end``, stop) a straggler of ``factor`` on node ``i`` and re-rate its jobs."""
         self._advance(i, now)
         self._stragglers[i] += -1 if end else 1
-        self.factor[i] = 1.0 if self._stragglers[i] == 0 else (self.factor[i] / factor if end else self.factor[i] * factor)
+        if self._stragglers[i] == 0:
+            self.factor[i] = 1.0
+        else:
+            self.factor[i] = self.factor[i] / factor if end else self.factor[i] * factor
         self._eff[i] = scaled_capacity(self._cap[i], self.factor[i])
         self._recompute(i, now, heap)
 
@@ -223,6 +226,20 @@ class Fleet:
         """(N,) bool: the nodes job ``j`` fits now."""
         req = self.requests[j]
         return (self.free_cpu >= req[0]) & (self.free_mem >= req[1]) & self.open
+
+    def pod_usage(self, j: int) -> tuple[float, float, float, float]:
+        """What a monitor reads for running job ``j``'s pod: rate × demand of cpu, net and disk (/ the node's
+        straggler factor, as ``node_usage``), its memory."""
+        d, x = self.demand[j], self.rate[j] / self.factor[self.node[j]]
+        return (x * d[0], d[1], x * d[2], x * d[3])
+
+    def effective_capacity(self, i: int) -> tuple[float, ...]:
+        """Node ``i``'s capacity as its jobs see it now (scaled down while it straggles)."""
+        return self._eff[i]
+
+    def last_change(self, i: int) -> float:
+        """When node ``i``'s jobs were last advanced: ``remaining`` of its jobs is as of this time."""
+        return self._last[i]
 
     def recompute_excess(self) -> None:
         """Re-add the per-node sums from scratch (bounds float drift of the incremental total)."""

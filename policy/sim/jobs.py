@@ -5,7 +5,7 @@ they *use*. A ``JobSpec`` carries both, plus the work (seconds when alone) and t
 profile shown to the scheduler (``PodView.demand``), drawn with a configurable error so the value of good
 profiles can be measured. The module owns the class presets (immutable); it keeps no other state.
 
-DRS classes (seeds.md §3.4/§3.5), converted to absolute units on a ``standard`` node (4 cores, 16 GiB,
+DRS classes (the DRS paper's pod profiles), converted to absolute units on a ``standard`` node (4 cores, 16 GiB,
 125 MB/s net, 200 MB/s disk). DRS profiles cap cpu at "25 % of node ⇒ 100", so video and disk were at least
 one core; net/disk percentages used DRS's own scale, so the MB/s below are our choice, sized so that two net
 jobs or three io jobs saturate a standard node. Every DRS pod requests 500m cpu (and we add 0.5 GiB memory),
@@ -26,7 +26,10 @@ and its demand (the × entries) scales with the drawn cpu request.
 
 Profiles (``with_profiles``): ``noisy`` = true demand × lognormal(profile_error); ``class`` = the mean true
 demand of the job's class in this workload × lognormal(profile_error); ``requests`` = (req cpu, req mem,
-0, 0). ``profile_error=0`` with ``noisy`` is exact.
+0, 0), shown as no profile (``demand_known`` 0); ``learned`` = what a deployment serves: the profile learned
+from the measured usage of earlier pods of the same class (``policy.profiles``), kept by the engine, and no
+profile until it is trusted. ``profile_error=0`` with ``noisy`` is exact. ``without_profiles`` marks a share
+of pods as having no profile at all (standalone pods).
 """
 
 from __future__ import annotations
@@ -51,6 +54,9 @@ class JobSpec:
     demand: Vec4
     submit: float = 0.0
     expected: Vec4 | None = None
+    demand_source: str = "sim"
+    """Where ``expected`` comes from (``PodView.demand_source``): ``sim`` (drawn), ``requests`` (no profile:
+    scored from requests) or ``learned`` (the engine serves the workload's learned profile at decision time)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +94,7 @@ JOB_CLASSES: dict[str, JobClass] = {
     )
 }
 MIXES: dict[str, dict[str, float]] = {"drs": {"cpu": 1.0, "net": 1.0, "io": 1.0}, "batch": {"batch": 1.0}}
-PROFILES = ("noisy", "class", "requests")
+PROFILES = ("noisy", "class", "requests", "learned")
 
 
 def parse_mix(mix: str) -> dict[str, float]:
@@ -127,8 +133,8 @@ def with_profiles(jobs: Sequence[JobSpec], profile: str, error: float, rng: np.r
         raise ConfigError("profile_error", f"must be >= 0, got {error}")
     if not jobs:
         return []
-    if profile == "requests":
-        return [replace(j, expected=(j.requests[0], j.requests[1], 0.0, 0.0)) for j in jobs]
+    if profile in ("requests", "learned"):  # learned: the engine replaces this at decision time once trusted
+        return [replace(j, expected=(j.requests[0], j.requests[1], 0.0, 0.0), demand_source=profile) for j in jobs]
     base = np.array([j.demand for j in jobs])
     if profile == "class":
         kinds = np.array([j.kind for j in jobs])
@@ -136,3 +142,12 @@ def with_profiles(jobs: Sequence[JobSpec], profile: str, error: float, rng: np.r
             base[kinds == k] = base[kinds == k].mean(axis=0)
     noisy = base * np.exp(error * rng.standard_normal(base.shape)) if error > 0 else base
     return [replace(j, expected=tuple(map(float, e))) for j, e in zip(jobs, noisy, strict=True)]
+
+
+def without_profiles(jobs: Sequence[JobSpec], share: float, rng: np.random.Generator) -> list[JobSpec]:
+    """Return ``jobs`` with each pod, with probability ``share``, left without a profile (scored from requests)."""
+    if not 0 <= share <= 1:
+        raise ConfigError("unprofiled", f"must be in [0, 1], got {share}")
+    drop = rng.random(len(jobs)) < share
+    return [replace(j, expected=(j.requests[0], j.requests[1], 0.0, 0.0), demand_source="requests") if d else j
+            for j, d in zip(jobs, drop, strict=True)]

@@ -1,4 +1,4 @@
-"""The simulator's side of migration: what a controller sees of the running jobs, and carrying out its moves.
+"""The simulator's side of migration: what a controller sees of the running jobs, and the moves it asks for.
 
 Why it exists: the migration rule (``policy.migrate``) must be judged on what a real controller could know,
 not on the simulator's truth. Every ``SimConfig.migration_interval`` seconds the engine calls
@@ -11,26 +11,27 @@ not on the simulator's truth. Every ``SimConfig.migration_interval`` seconds the
    episode (a per-class estimate, like ``profile="class"``), or the highest smoothed rate the job has shown if
    that is higher — never the job's true work;
 3. asks the controller for the moves allowed now (``BudgetState`` is built from the simulator's ground truth:
-   in-flight = migrated jobs still restoring), and carries each out on its target or, if that filled up
-   meanwhile, on the first fallback that fits; if none fits the move is rolled back (the job stays).
+   in-flight = migrated jobs still restoring) and returns them as ``Move``s. The engine carries each out on
+   its target or, if that filled up meanwhile, on the first fallback that fits, and reports back through
+   ``Migrator.applied``; if none fits the move is rolled back (the job stays).
 
-State owned: per job the last observation, smoothed and peak rates, migration count and time; counters.
+It reads the fleet and never changes it. State owned: per job the last observation, smoothed and peak
+rates, migration count and time; counters.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import Protocol
 
 from policy.migrate.budget import BudgetState
 from policy.migrate.records import MigrationIntent, RunningJob
 from policy.sim.checkpoint import checkpointed
+from policy.sim.fleet import Fleet
 from policy.sim.jobs import JobSpec
 from policy.state import ClusterSnapshot, PodView
-
-if TYPE_CHECKING:
-    from policy.sim.engine import Simulator
 
 SMOOTHING = 0.5
 
@@ -44,11 +45,28 @@ class Controller(Protocol):
               budget_state: BudgetState) -> Sequence[MigrationIntent]: ...
 
 
-class Migrator:
-    """Feeds ``controller`` from one simulator run and executes what it allows."""
+@dataclass(frozen=True, slots=True)
+class Move:
+    """Stop running job ``job`` and restart it on the first of ``targets`` (node indices) that fits."""
 
-    def __init__(self, controller: Controller, jobs: Sequence[JobSpec]) -> None:
+    job: int
+    job_id: str
+    source: str
+    targets: tuple[int, ...]
+
+
+class Migrator:
+    """Feeds ``controller`` from one simulator run and turns what it allows into ``Move``s."""
+
+    def __init__(self, controller: Controller, jobs: Sequence[JobSpec], fleet: Fleet, node_names: Sequence[str], *,
+                 checkpoint_interval: float | None, restore_cost: float) -> None:
         self.controller = controller
+        self._jobs = jobs
+        self._fleet = fleet
+        self._node_names = tuple(node_names)
+        self._node_index = {name: i for i, name in enumerate(self._node_names)}
+        self._checkpoint_interval = checkpoint_interval
+        self._restore_cost = restore_cost
         by_kind: dict[str, list[float]] = {}
         for spec in jobs:
             by_kind.setdefault(spec.kind, []).append(spec.work)
@@ -65,15 +83,16 @@ class Migrator:
         self.rollbacks = 0
         controller.reset()
 
-    def observe(self, sim: Simulator) -> list[RunningJob]:
-        """The running (not restoring) jobs as a progress reporter shows them now."""
-        f, now, cfg = sim.fleet, sim.now, sim.config
+    def observe(self, now: float, started_at: Sequence[float]) -> list[RunningJob]:
+        """The running (not restoring) jobs as a progress reporter shows them now; ``started_at[j]`` is when
+        job ``j``'s current process began progressing."""
+        f = self._fleet
         out = []
         for i, js in enumerate(f.on_node):
             for j in js:
-                spec = sim.jobs[j]
+                spec = self._jobs[j]
                 done = f.done(j, now)
-                started = sim.started[j]
+                started = started_at[j]
                 prev = self._obs.get(j)
                 rate = None
                 if prev is not None and prev[0] == started and now > prev[1]:
@@ -86,34 +105,32 @@ class Migrator:
                     pod = self._pods[j] = PodView(spec.requests, spec.expected, "sim", self._names[j])
                 progress = min(max(done / spec.work, 0.0), 1.0)
                 out.append(RunningJob(
-                    job_id=self._names[j], node=sim.nodes.names[i], progress=progress, rate=rate,
+                    job_id=self._names[j], node=self._node_names[i], progress=progress, rate=rate,
                     expected_rate=max(self._class_rate[spec.kind], self._peak.get(j, 0.0)),
                     running_for=now - started,
-                    checkpoint_progress=min(checkpointed(done, cfg.checkpoint_interval) / spec.work, progress),
-                    restore_cost=cfg.restore_cost, pod=pod))
+                    checkpoint_progress=min(checkpointed(done, self._checkpoint_interval) / spec.work, progress),
+                    restore_cost=self._restore_cost, pod=pod))
         return out
 
-    def check(self, sim: Simulator) -> None:
-        f = sim.fleet
-        index = {name: i for i, name in enumerate(sim.nodes.names)}
+    def check(self, now: float, snap: ClusterSnapshot, started_at: Sequence[float]) -> list[Move]:
+        """The moves the controller allows now, given the scheduler's ``snap`` of the cluster."""
+        f = self._fleet
         self.in_flight = {k: v for k, v in self.in_flight.items()
                           if f.node[self._ids[k]] >= 0 and self._ids[k] in f.restoring[f.node[self._ids[k]]]}
-        jobs = self.observe(sim)
-        state = BudgetState(now=sim.now, running=len(jobs), in_flight=dict(self.in_flight),
+        jobs = self.observe(now, started_at)
+        state = BudgetState(now=now, running=len(jobs), in_flight=dict(self.in_flight),
                             last_migrated=dict(self.last), migrations=dict(self.count))
-        for it in self.controller.check(sim.snapshot(), jobs, state):
-            j = self._ids[it.job_id]
-            src = f.node[j]
-            if src < 0 or j not in f.on_node[src]:
-                continue  # no longer running there (cannot happen within one check, kept for safety)
-            target = next((index[t] for t in (it.target, *it.fallbacks) if index[t] != src and f.fits(j, index[t])),
-                          None)
-            if target is None:
-                self.rollbacks += 1
-                continue
-            sim.move(j, target)
-            self.migrations += 1
-            self.count[it.job_id] = self.count.get(it.job_id, 0) + 1
-            self.last[it.job_id] = sim.now
-            if j in f.restoring[target]:
-                self.in_flight[it.job_id] = (it.source, sim.nodes.names[target])
+        index = self._node_index
+        return [Move(self._ids[it.job_id], it.job_id, it.source, tuple(index[t] for t in (it.target, *it.fallbacks)))
+                for it in self.controller.check(snap, jobs, state)]
+
+    def applied(self, move: Move, target: int | None, now: float) -> None:
+        """Record how the engine carried ``move`` out: on node ``target``, or rolled back (``None``)."""
+        if target is None:
+            self.rollbacks += 1
+            return
+        self.migrations += 1
+        self.count[move.job_id] = self.count.get(move.job_id, 0) + 1
+        self.last[move.job_id] = now
+        if move.job in self._fleet.restoring[target]:
+            self.in_flight[move.job_id] = (move.source, self._node_names[target])

@@ -39,14 +39,44 @@ def test_evaluate_rejects_unknown_policy_and_scenario(tmp_path):
     assert proc.returncode == 2 and "model file not found" in proc.stderr
 
 
+def test_evaluate_a_split_on_its_own_seeds(tmp_path):
+    from policy.splits import SEED_BASE, TEST
+
+    proc = _run("policy.evaluate", "--split", "test", "--quick", "--scenarios", "bursty,no-profile",
+                "--policies", "default-k8s,demand-aware", "--no-plots", "--out", str(tmp_path), "-q")
+    assert proc.returncode == 0, proc.stderr
+    runs = list(csv.DictReader((tmp_path / "runs.csv").open()))
+    assert {r["scenario"] for r in runs} == {"bursty", "no-profile"}
+    assert {int(r["seed"]) for r in runs} == {SEED_BASE["test"], SEED_BASE["test"] + 1}
+    assert {r["workload"] for r in runs} == {TEST["bursty"].workload}
+    proc = _run("policy.evaluate", "--split", "test", "--workloads", "batch", "--out", str(tmp_path))
+    assert proc.returncode == 2 and "--workloads does not apply" in proc.stderr
+    proc = _run("policy.evaluate", "--split", "validation", "--scenarios", "bursty", "--out", str(tmp_path))
+    assert proc.returncode == 2 and "unknown family ['bursty']" in proc.stderr
+
+
+def test_evaluate_scored_as_served(tmp_path):
+    common = ["policy.evaluate", "--quick", "--policies", "default-k8s,demand-aware", "--no-plots", "-q"]
+    argmax = _run(*common, "--out", str(tmp_path / "a"))
+    served = _run(*common, "--served", "10", "--out", str(tmp_path / "s"))
+    assert argmax.returncode == 0 and served.returncode == 0, served.stderr
+    rows = {name: {(r["policy"], r["seed"], r["load"]): r for r in csv.DictReader((tmp_path / name / "runs.csv").open())}
+            for name in ("a", "s")}
+    same = [k for k in rows["a"] if k[0] == "default-k8s"]
+    assert same and all(rows["a"][k]["mean_slowdown"] == rows["s"][k]["mean_slowdown"] for k in same)
+    proc = _run(*common, "--served", "0", "--out", str(tmp_path / "z"))
+    assert proc.returncode == 2 and "must be > 0" in proc.stderr
+
+
 def test_train_smoke_run_exports_a_servable_model(tmp_path):
     out = tmp_path / "m"
     proc = _run("policy.train", "--steps", "400", "--learning-starts", "100", "--eval-every", "0",
-                "--eval-seeds", "1", "--eval-loads", "1.2", "--clusters", "standard:3-6", "--n-jobs", "30",
+                "--eval-seeds", "1", "--clusters", "standard:3-6", "--n-jobs", "30",
                 "--max-nodes", "8", "--out", str(out), "--no-progress")
     assert proc.returncode == 0, proc.stderr[-3000:]
     meta = json.loads(out.with_suffix(".json").read_text())
     assert meta["trained_steps"] == 400 and meta["train_config"]["max_nodes"] == 8
+    assert meta["source_commit"] and isinstance(meta["source_dirty"], bool)
     assert set(meta["eval_excess_slowdown"]) >= {"dqn", "default-k8s", "demand-aware"}
     assert (tmp_path / "m.sb3.zip").exists()
     # Trained on at most 8 nodes, it still scores 500 with finite values.
@@ -63,7 +93,7 @@ def test_train_smoke_run_exports_a_servable_model(tmp_path):
 
 def test_train_resumes_from_checkpoint(tmp_path):
     out = tmp_path / "m"
-    common = ["--learning-starts", "50", "--eval-every", "0", "--eval-seeds", "1", "--eval-loads", "1.2",
+    common = ["--learning-starts", "50", "--eval-every", "0", "--eval-seeds", "1",
               "--clusters", "standard:3", "--n-jobs", "20", "--max-nodes", "4", "--out", str(out), "--no-progress"]
     assert _run("policy.train", "--steps", "150", *common).returncode == 0
     first = json.loads(out.with_suffix(".json").read_text())["trained_steps"]

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from policy.baselines import make_scorer
-from policy.model import load_model
-from policy.runner import ModelScorer, run_episode
+from policy.model import ModelScorer, load_model
 from policy.sim.config import SimConfig
+from policy.sim.episode import run_episode
 
 MODEL = Path(__file__).resolve().parents[3] / "policy" / "models" / "default.npz"
 
@@ -33,3 +33,28 @@ def test_beats_random_by_half_its_excess_on_fixed_seeds(model):
     dqn = [run_episode(cfg, seed, ModelScorer(model)).excess_slowdown for seed in (2001, 2002, 2003)]
     rnd = [run_episode(cfg, seed, make_scorer("random", seed=seed)).excess_slowdown for seed in (2001, 2002, 2003)]
     assert np.mean(dqn) <= 0.5 * np.mean(rnd), (dqn, rnd)
+
+
+HEURISTICS = ("demand-aware", "tlp", "lvrb", "koord")
+MARGIN = 0.10
+"""Stated margin: on validation the model's mean excess may exceed the best heuristic's by at most 10 %.
+Measured on these episodes (120 jobs, 2 seeds): the shipped model 0.041 (the one before it 0.044), default-k8s
+0.229, demand-aware 0.061, lvrb 0.417, koord 0.452, tlp 0.540."""
+
+
+def test_on_validation_it_beats_default_k8s_and_stays_within_a_margin_of_the_best_heuristic(model):
+    from policy.splits import LOADS, VALIDATION, seeds
+
+    excess: dict[str, list[float]] = {}
+    for family in VALIDATION.values():
+        for load in LOADS:
+            cfg = SimConfig(load=load, n_jobs=120, **family.config)
+            for seed in seeds("validation", 2):
+                scorers = {"dqn": ModelScorer(model), "default-k8s": make_scorer("default-k8s"),
+                           **{h: make_scorer(h, seed=seed) for h in HEURISTICS}}
+                for name, scorer in scorers.items():
+                    excess.setdefault(name, []).append(run_episode(cfg, seed, scorer).excess_slowdown)
+    mean = {name: float(np.mean(v)) for name, v in excess.items()}
+    best = min(mean[h] for h in HEURISTICS)
+    assert mean["dqn"] <= mean["default-k8s"], mean
+    assert mean["dqn"] <= (1 + MARGIN) * best, mean

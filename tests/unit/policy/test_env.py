@@ -104,3 +104,21 @@ def test_projection_matches_hand_computed_sharing():
     # A 10 s and a 30 s job: shared until the first ends at 20 s, then the second runs its last 20 s alone.
     times, cum = project([(1, 0, 0, 0), (1, 0, 0, 0)], [10, 30], [0.1, 1 / 30], (1, 16, 125, 200))
     assert times == pytest.approx([0, 20, 40]) and cum[-1] == pytest.approx(20 * 0.5 * 0.1 + 20 * 0.5 / 30)
+
+
+def test_training_sees_stale_usage_and_pods_without_a_profile():
+    from policy.features import N_NODE, NODE_FEATURES, POD_FEATURES
+
+    m = 8
+    env = ClusterEnv(EnvConfig(clusters=("standard:4",), sample_intervals=(90.0,), profiles=("noisy", "learned"),
+                               unprofiled=(0.2, 0.4), n_jobs=60, max_nodes=m))
+    stale, known = set(), set()
+    for seed in (1, 2):
+        obs, _ = env.reset(seed=seed)
+        done = False
+        while not done:
+            nodes = obs[m:m + m * N_NODE].reshape(m, N_NODE)
+            stale.add(float(nodes[0, NODE_FEATURES.index("stale")]))
+            known.add(float(obs[m + m * N_NODE + POD_FEATURES.index("demand_known")]))
+            obs, _, done, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert stale == {0.0, 1.0} and known == {0.0, 1.0}

@@ -73,3 +73,74 @@ def test_encoding_is_finite_for_extreme_inputs():
     enc = encode(snap, PodView(requests=[0, 0], demand=[1e9, 0, 0, 0]))
     for part in (enc.nodes, enc.pod, enc.cluster):
         assert np.all(np.isfinite(part))
+
+
+def _by_name(names, values):
+    return dict(zip(names, np.asarray(values).tolist(), strict=True))
+
+
+def test_every_named_column_holds_what_its_name_says():
+    # Two nodes with distinct values per resource, so a column read from the wrong place shows.
+    cap = np.array([[4, 16, 100, 200], [12, 48, 300, 600]], dtype=float)
+    usage = np.array([[1, 2, 10, 40], [3, 6, 30, 120]], dtype=float)
+    assumed = np.array([[0.5, 1, 5, 10], [0, 0, 0, 0]], dtype=float)
+    requested = np.array([[1, 4], [2, 8]], dtype=float)
+    snap = snapshot(cap, requested=requested, usage=usage, age=[30, 90], assumed=assumed, pods=[11, 22],
+                    max_pods=[110, 110])
+    pod = PodView(requests=[0.5, 2], demand=[1, 3, 20, 30], demand_source="learned")
+    enc = encode(snap, pod, max_usage_age=60)
+    mean_cap = cap.mean(axis=0)
+    est = np.array([usage[0] + assumed[0], [2, 8, 0, 0]])  # node 1 is stale: requests for cpu/mem, assumed else
+    for i in range(2):
+        row = _by_name(features.NODE_FEATURES, enc.nodes[i])
+        for k, r in enumerate(("cpu", "mem", "net", "disk")):
+            assert row[f"est_util_{r}"] == pytest.approx(est[i, k] / cap[i, k])
+            assert row[f"after_util_{r}"] == pytest.approx((est[i, k] + pod.demand[k]) / cap[i, k])
+            assert row[f"pod_share_{r}"] == pytest.approx(pod.demand[k] / cap[i, k])
+            assert row[f"cap_rel_{r}"] == pytest.approx(np.log2(cap[i, k] / mean_cap[k]))
+        for k, r in enumerate(("cpu", "mem")):
+            assert row[f"req_frac_{r}"] == pytest.approx(requested[i, k] / cap[i, k])
+            assert row[f"after_req_{r}"] == pytest.approx((requested[i, k] + pod.requests[k]) / cap[i, k])
+        after = (est[i] + pod.demand) / cap[i]
+        assert row["pods_frac"] == pytest.approx([11, 22][i] / 110)
+        assert row["stale"] == [0, 1][i]
+        assert row["usage_age"] == pytest.approx([0.5, 1.0][i])  # min(age / max_usage_age, 1)
+        assert row["after_util_max"] == pytest.approx(after.max())
+        assert row["overload_before"] == pytest.approx(np.maximum(est[i] / cap[i] - 1, 0).sum())
+        assert row["overload_after"] == pytest.approx(np.maximum(after - 1, 0).sum())
+    prow = _by_name(features.POD_FEATURES, enc.pod)
+    for k, r in enumerate(("cpu", "mem", "net", "disk")):
+        assert prow[f"pod_demand_{r}"] == pytest.approx(pod.demand[k] / mean_cap[k])
+    assert prow["pod_req_cpu"] == pytest.approx(0.5 / mean_cap[0]) and prow["pod_req_mem"] == pytest.approx(2 / 32)
+    assert prow["demand_known"] == 1
+    crow = _by_name(features.CLUSTER_FEATURES, enc.cluster)
+    util = est / cap
+    for k, r in enumerate(("cpu", "mem", "net", "disk")):
+        assert crow[f"mean_util_{r}"] == pytest.approx(util[:, k].mean(), rel=1e-6)
+        assert crow[f"std_util_{r}"] == pytest.approx(util[:, k].std(), rel=1e-5)
+    assert crow["feasible_frac"] == 1.0 and crow["log_nodes"] == pytest.approx(np.log10(3) / 4)
+
+
+def test_demand_known_is_zero_for_a_pod_without_a_profile():
+    enc = encode(snapshot([STD]), PodView.from_requests(1, 1))
+    assert _by_name(features.POD_FEATURES, enc.pod)["demand_known"] == 0
+
+
+def test_derived_columns_come_last_and_named_slices_cover_every_column():
+    assert features.NODE_FEATURES[-3:] == ("after_util_max", "overload_before", "overload_after")
+    covered = set()
+    for sl in (features.EST_UTIL, features.AFTER_UTIL, features.REQ_FRAC, features.AFTER_REQ, features.POD_SHARE,
+               features.CAP_REL):
+        covered.update(range(sl.start, sl.stop))
+    covered.update((features.PODS_FRAC, features.STALE, features.USAGE_AGE, features.AFTER_UTIL_MAX,
+                    features.OVERLOAD_BEFORE, features.OVERLOAD_AFTER))
+    assert covered == set(range(N_NODE))
+
+
+def test_every_column_stays_inside_the_observation_bound():
+    # Usage far past capacity on every resource: the overload sums are what could leave the box.
+    snap = snapshot([STD, [0.5, 1, 1, 1]], usage=[[400, 1600, 1e4, 2e4], [1e3] * 4])
+    enc = encode(snap, PodView(requests=[0, 0], demand=[1e3, 1e3, 1e3, 1e3]))
+    rows = stack(enc)
+    assert np.abs(rows).max() <= features.OBS_BOUND
+    assert _by_name(features.NODE_FEATURES, enc.nodes[0])["overload_after"] == features.OBS_BOUND

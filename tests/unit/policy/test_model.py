@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from policy.features import FEATURE_VERSION, encode
-from policy.model import N_INPUTS, ModelError, load_model, save_model
+from policy.model import N_INPUTS, ModelError, ModelScorer, load_model, save_model
 from policy.state import PodView
 from tests.unit.policy.helpers import snapshot
 
@@ -66,3 +66,13 @@ def test_importing_the_serving_path_never_imports_torch_or_gymnasium():
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_model_scorer_scores_by_q_values_of_the_one_encoder(tmp_path):
+    model = load_model(_write(tmp_path))
+    snap = snapshot([[4, 16, 125, 200], [8, 32, 250, 400]], usage=[[1, 2, 3, 4], [4, 3, 2, 1]])
+    pod = PodView(requests=[0.5, 1], demand=[1, 1, 10, 10], demand_source="learned")
+    scorer = ModelScorer(model, name="dqn:m")
+    assert scorer.name == "dqn:m"
+    np.testing.assert_array_equal(scorer.score(snap, pod), model.q_values(encode(snap, pod)))
+    np.testing.assert_array_equal(scorer.score_encoded(encode(snap, pod)), scorer.score(snap, pod))

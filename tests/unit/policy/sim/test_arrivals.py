@@ -48,3 +48,9 @@ def test_rescale_to_load_compresses_time():
 def test_bad_arrival_config(kind, load):
     with pytest.raises(ConfigError):
         with_arrivals([JobSpec("x", 1.0, (0, 0), (1, 1, 1, 1))], kind, load, CAP, np.random.default_rng(0))
+
+
+def test_at_once_submits_every_job_at_zero():
+    jobs = [JobSpec("cpu", 60.0, (0.5, 0.5), (1.0, 1.0, 0.0, 0.0))] * 3
+    out = with_arrivals(jobs, "at-once", 0.9, (4.0, 16.0, 125.0, 200.0), np.random.default_rng(0))
+    assert [j.submit for j in out] == [0.0, 0.0, 0.0]

@@ -69,3 +69,14 @@ def test_every_slowed_job_has_a_bottleneck(seed):
             assert any(demands[j][r] > 0 and used[r] >= STD[r] * (1 - 1e-6)
                        and all(rates[i] <= x + 1e-9 for i in range(k) if demands[i][r] > 0)
                        for r in (0, 2, 3)), (demands, rates)
+
+
+def test_a_stragglers_monitor_reads_its_slowdown():
+    cap = (4.0, 16.0, 100.0, 100.0)
+    dem = [(2.0, 1.0, 10.0, 0.0), (2.0, 1.0, 0.0, 10.0)]
+    slow = scaled_capacity(cap, 0.5)
+    rates = fair_rates(dem, slow)
+    assert rates == pytest.approx([0.5, 0.5])  # 2 effective cores for 4 cores of demand
+    # Half speed on a half-speed node: the node reads as fully busy, as a normal node running at full speed.
+    assert node_usage(dem, rates, cap, 0.5) == pytest.approx((4.0, 2.0, 10.0, 10.0))
+    assert node_usage(dem, rates, cap) == pytest.approx((2.0, 2.0, 5.0, 5.0))  # the old, idle-looking reading

@@ -155,3 +155,23 @@ def test_config_fields_are_validated():
                dict(migration_interval=0), dict(work_scale=0)):
         with pytest.raises(ConfigError):
             SimConfig(**kw)
+
+
+def test_the_migrator_returns_moves_and_leaves_the_fleet_alone():
+    from policy.sim.fleet import Fleet
+    from policy.sim.migration import Migrator, Move
+
+    sim = Simulator(SimConfig(), seed=0, nodes=nodes(2), jobs=[job(), job()])  # for jobs with profiles
+    fleet = Fleet(sim.nodes, sim.jobs, 30.0)
+    fleet.add(0, 0, 0.0, [])
+    fleet.add(1, 0, 0.0, [])
+    ctl = Scripted([(0.0, "cpu-0", "n1")])
+    m = Migrator(ctl, sim.jobs, fleet, ("n0", "n1"), checkpoint_interval=30.0, restore_cost=5.0)
+    snap = sim.snapshot()
+    before = (list(map(list, fleet.on_node)), list(fleet.node), fleet.requested.copy())
+    moves = m.check(40.0, snap, [0.0, 0.0])
+    assert moves == [Move(job=0, job_id="cpu-0", source="n0", targets=(1,))]
+    assert (list(map(list, fleet.on_node)), list(fleet.node)) == before[:2]
+    assert np.array_equal(fleet.requested, before[2]) and m.migrations == 0
+    m.applied(moves[0], None, 40.0)
+    assert (m.migrations, m.rollbacks) == (0, 1)

@@ -1,0 +1,84 @@
+"""Train, validation and test: which episodes may choose a model and which may only report on it.
+
+Why it exists: a model chosen on the cases it is then reported on is not evaluated. Three disjoint sets:
+
+- **train**: the episodes ``policy.env.ClusterEnv`` draws; each draws its simulator seed below
+  ``TRAIN_SEED_LIMIT`` and its config from ``EnvConfig``'s ranges.
+- **validation**: ``VALIDATION``, families inside training's ranges, on seeds from
+  ``SEED_BASE["validation"]``. Tuning and checkpoint selection (training's evaluation callback) use these only.
+- **test**: ``TEST``, families outside training's ranges, on seeds from ``SEED_BASE["test"]``: a larger and
+  more heterogeneous cluster, bursty arrivals, a job mix never trained on, profile error and usage
+  staleness beyond training's, and a half of pods without a profile. Reported, never tuned on.
+
+The seed ranges are disjoint by construction (train < 2**31 <= validation < 2**31 + 2**30 <= test), and a
+family is a fixed ``SimConfig`` (no ranges), so a case is one episode per (family, load, seed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TRAIN_SEED_LIMIT = 2**31
+"""Training episodes draw their simulator seed in [0, TRAIN_SEED_LIMIT)."""
+SEED_BASE = {"validation": 2**31, "test": 2**31 + 2**30}
+SPLIT_SIZE = 2**30
+"""Seeds per held-out split: ``SEED_BASE[split] + i`` for 0 <= i < SPLIT_SIZE."""
+LOADS = (0.9, 1.3)
+"""Offered loads every family is evaluated at (inside training's 0.6-1.6)."""
+
+
+@dataclass(frozen=True)
+class Family:
+    """One kind of episode: ``SimConfig`` fields besides load, n_jobs and seed, and what it tests."""
+
+    name: str
+    why: str
+    config: dict = field(default_factory=dict)
+
+    @property
+    def workload(self) -> str:
+        return self.config.get("workload", "drs")
+
+
+def _families(*fams: Family) -> dict[str, Family]:
+    return {f.name: f for f in fams}
+
+
+VALIDATION = _families(
+    Family("standard", "small homogeneous cluster, good profiles, fresh usage",
+           dict(cluster="standard:8", workload="drs", profile_error=0.1, sample_interval=10.0)),
+    Family("mixed", "heterogeneous nodes, middling profiles, 30 s samples",
+           dict(cluster="mixed:12", workload="drs", profile_error=0.25, sample_interval=30.0)),
+    Family("batch", "generic batch tasks on mixed nodes",
+           dict(cluster="mixed:8", workload="batch", profile_error=0.2, sample_interval=10.0)),
+    Family("stale", "usage sampled every 60 s",
+           dict(cluster="standard:10", workload="drs", profile_error=0.1, sample_interval=60.0)),
+    Family("noisy", "profiles off by a lognormal sigma of 0.5, the most training draws",
+           dict(cluster="mixed:16", workload="drs", profile_error=0.5, sample_interval=10.0)),
+    Family("learned", "profiles learned from earlier pods, 15 % of pods without one",
+           dict(cluster="standard:8", workload="drs", profile="learned", unprofiled=0.15, sample_interval=30.0)),
+)
+TEST = _families(
+    Family("large-hetero", "32 nodes (training: at most 16), small-node heavy",
+           dict(cluster="small:12,standard:8,compute:6,netfast:6", workload="drs", profile_error=0.1)),
+    Family("bursty", "on/off bursts of arrivals (training: Poisson only)",
+           dict(cluster="mixed:12", workload="drs", arrival="bursty", profile_error=0.1)),
+    Family("io-heavy", "a job mix never trained on: io 3 : net 1",
+           dict(cluster="mixed:12", workload="io:3,net:1", profile_error=0.1)),
+    Family("profile-error", "profiles off by a lognormal sigma of 0.8 (training: at most 0.5)",
+           dict(cluster="standard:8", workload="drs", profile_error=0.8)),
+    Family("very-stale", "usage sampled every 150 s, mostly older than max_usage_age (training: at most 90 s)",
+           dict(cluster="standard:8", workload="drs", profile_error=0.1, sample_interval=150.0)),
+    Family("no-profile", "learned profiles and half of pods without any (training: at most 30 %)",
+           dict(cluster="mixed:12", workload="drs", profile="learned", unprofiled=0.5)),
+)
+SPLITS = {"validation": VALIDATION, "test": TEST}
+
+
+def seeds(split: str, n: int, offset: int = 0) -> list[int]:
+    """The ``n`` seeds of ``split`` starting ``offset`` into its range (``ValueError`` past its end)."""
+    if split not in SEED_BASE:
+        raise ValueError(f"unknown split {split!r}; known: {', '.join(SEED_BASE)}")
+    if offset < 0 or n < 0 or offset + n > SPLIT_SIZE:
+        raise ValueError(f"seeds {offset}..{offset + n - 1} are outside split {split!r} (0..{SPLIT_SIZE - 1})")
+    return [SEED_BASE[split] + offset + i for i in range(n)]

@@ -1,0 +1,58 @@
+"""Scoring as served: the hot-node filter, the 0-10 rule and kube-scheduler's sum, as the extender does them."""
+
+import numpy as np
+import pytest
+
+from policy.baselines import make_scorer
+from policy.baselines.default_k8s import DefaultK8s
+from policy.served import Served, extender_scores, hot_nodes
+from policy.state import PodView
+from tests.unit.policy.helpers import snapshot
+
+STD = [4, 16, 125, 200]
+
+
+@pytest.mark.parametrize("raw,allowed,expected", [
+    ([1.0, 2.0, 3.0], [True, True, True], [0, 5, 10]),
+    ([1.0, 1.04, 2.0], [True, True, True], [0, 0, 10]),       # 0.4 rounds down
+    ([1.0, 1.05, 2.0], [True, True, True], [0, 1, 10]),       # 0.5 rounds half up
+    ([5.0, 5.0], [True, True], [10, 10]),                     # all equal: 10
+    ([1.0, 9.0, 3.0], [True, False, True], [0, 0, 10]),       # not allowed: 0, and not in min-max
+    ([1.0, -np.inf, 3.0], [True, True, True], [0, 0, 10]),    # refused by the scorer: 0
+])
+def test_extender_scores(raw, allowed, expected):
+    assert extender_scores(np.array(raw), np.array(allowed)).tolist() == expected
+
+
+def test_the_0_to_10_rule_is_the_extenders():
+    from extender.decide import to_extender_scores
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        raw = rng.normal(size=7) * 10.0 ** rng.integers(-3, 3)
+        allowed = rng.random(7) < 0.7
+        assert extender_scores(raw, allowed).tolist() == to_extender_scores(raw, allowed).tolist()
+
+
+def test_hot_nodes_are_fresh_nodes_at_a_threshold():
+    snap = snapshot([STD] * 4, usage=[[2.6, 0, 0, 0], [2.5, 0, 0, 0], [2.6, 0, 0, 0], [0, 15.2, 0, 0]],
+                    age=[0, 0, 120, 0])
+    assert hot_nodes(snap, max_usage_age=60).tolist() == [True, False, False, True]  # 65 %, 62.5 %, stale, mem 95 %
+
+
+def test_served_filters_hot_nodes_and_adds_the_weighted_extender_score():
+    # n0: hot; n1 and n2 differ in requests (k8s prefers n2) and in usage (demand-aware prefers n1).
+    snap = snapshot([STD] * 3, requested=[[0, 0], [2, 8], [0, 0]], usage=[[3, 1, 0, 0], [0.2, 1, 0, 0], [2, 1, 0, 0]])
+    pod = PodView(requests=[0.5, 1], demand=[1, 1, 0, 0], demand_source="learned")
+    k8s = DefaultK8s().score(snap, pod)
+    assert np.argmax(k8s[1:]) + 1 == 2
+    heavy = Served(make_scorer("demand-aware"), 20).score(snap, pod)
+    assert heavy[0] == -np.inf and np.argmax(heavy) == 1          # weight 20: the extender decides
+    assert heavy[1] - k8s[1] == 10 * 20 * 10 and heavy[2] == k8s[2]  # best 10, worst 0 (two allowed nodes)
+    light = Served(make_scorer("demand-aware"), 0.01).score(snap, pod)
+    assert np.argmax(light) == 2                                  # a tiny weight: kube-scheduler decides
+
+
+def test_served_refuses_a_non_positive_weight():
+    with pytest.raises(ValueError, match="must be > 0"):
+        Served(make_scorer("random"), 0)

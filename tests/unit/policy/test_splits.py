@@ -1,0 +1,53 @@
+"""The splits: disjoint seeds by construction, validation inside training's ranges, test outside them."""
+
+import numpy as np
+import pytest
+
+from policy.sim.cluster import parse_cluster
+from policy.splits import SEED_BASE, SPLIT_SIZE, TEST, TRAIN_SEED_LIMIT, VALIDATION, seeds
+from policy.train import Args, _split
+
+
+def test_seed_ranges_are_disjoint():
+    assert TRAIN_SEED_LIMIT <= SEED_BASE["validation"]
+    assert SEED_BASE["validation"] + SPLIT_SIZE <= SEED_BASE["test"]
+    assert seeds("test", 3, offset=2) == [SEED_BASE["test"] + 2 + i for i in range(3)]
+    with pytest.raises(ValueError, match="outside split"):
+        seeds("validation", 2, offset=SPLIT_SIZE - 1)
+    with pytest.raises(ValueError, match="unknown split"):
+        seeds("train", 1)
+
+
+def _nodes(spec):
+    return parse_cluster(spec, np.random.default_rng(0)).n
+
+
+def _train_ranges():
+    a = Args()
+    return dict(intervals={float(x) for x in _split(a.sample_intervals)}, error=a.profile_error_max,
+                workloads=set(_split(a.workloads)), unprofiled=a.unprofiled_max,
+                max_nodes=a.max_nodes)  # training refuses clusters larger than its observation
+
+
+def test_validation_families_lie_inside_the_default_training_ranges():
+    r = _train_ranges()
+    for fam in VALIDATION.values():
+        c = fam.config
+        assert c.get("sample_interval", 10.0) in r["intervals"], fam.name
+        assert c.get("profile_error", 0.0) <= r["error"] and c.get("unprofiled", 0.0) <= r["unprofiled"], fam.name
+        assert c.get("workload", "drs") in r["workloads"] and c.get("arrival", "poisson") == "poisson", fam.name
+        assert _nodes(c["cluster"]) <= r["max_nodes"], fam.name
+
+
+def test_each_test_family_leaves_training_on_the_axis_it_names():
+    r = _train_ranges()
+    out = {
+        "large-hetero": _nodes(TEST["large-hetero"].config["cluster"]) > r["max_nodes"],
+        "bursty": TEST["bursty"].config["arrival"] != "poisson",
+        "io-heavy": TEST["io-heavy"].config["workload"] not in r["workloads"],
+        "profile-error": TEST["profile-error"].config["profile_error"] > r["error"],
+        "very-stale": TEST["very-stale"].config["sample_interval"] > max(r["intervals"]),
+        "no-profile": TEST["no-profile"].config["unprofiled"] > r["unprofiled"],
+    }
+    assert set(out) == set(TEST) and all(out.values()), out
+
