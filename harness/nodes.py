@@ -25,6 +25,8 @@ from pathlib import Path
 
 import yaml
 
+from kube.logs import kv
+
 from . import nodenet
 from .procs import Component
 
@@ -252,10 +254,18 @@ class RealNode:
         self.containerd.wait_ready(lambda: self.ctr("version").returncode == 0, timeout=30)
         return self.containerd
 
-    def import_image(self, archive: Path) -> None:
-        done = self.ctr("images", "import", str(archive), timeout=300)
-        if done.returncode != 0:
-            raise RuntimeError(f"{self.name}: ctr images import {archive} failed: {done.stderr.strip()}")
+    def import_image(self, archive: Path, *, attempts: int = 3) -> None:
+        # The kept image store can hold a layer whose parent snapshot containerd 1.6 garbage-collected when the
+        # previous cluster replaced an image of the same tag; that import fails with "parent snapshot ...
+        # does not exist", and the same import then unpacks the missing parent and succeeds (seen here).
+        for attempt in range(1, attempts + 1):
+            done = self.ctr("images", "import", str(archive), timeout=300)
+            if done.returncode == 0:
+                return
+            log.warning("image import failed", extra=kv(node=self.name, archive=archive, attempt=attempt,
+                                                          error=done.stderr.strip()[-300:]))
+            time.sleep(1.0)
+        raise RuntimeError(f"{self.name}: ctr images import {archive} failed: {done.stderr.strip()}")
 
     def start_kubelet(self) -> Component:
         argv = cgroup_join_argv(self.runtime_cgroup, [
