@@ -69,7 +69,8 @@ def write_cluster(path: Path, n: int, seed: int = 0) -> list[dict]:
         cpu = int(rng.choice([8, 16, 32]))
         mem = cpu * 4
         nodes.append(v1_node(name, cpu, mem))
-        lines.append(f"- {{name: {name}, cpu: '{cpu}', memory: {mem}Gi, usage: {{cpu: '{rng.uniform(0, 0.8) * cpu:.2f}', "
+        lines.append(f"- {{name: {name}, cpu: '{cpu}', memory: {mem}Gi, "
+                     f"usage: {{cpu: '{rng.uniform(0, 0.8) * cpu:.2f}', "
                      f"memory: {rng.uniform(0.1, 0.9) * mem:.2f}Gi, net: {rng.uniform(0, 1000):.0f}M, "
                      f"disk: {rng.uniform(0, 400):.0f}M}}}}")
     lines.append("pods:")
@@ -87,7 +88,8 @@ def v1_node(name: str, cpu: int, mem_gib: int) -> dict:
                      "labels": {"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
                                 "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name,
                                 "kubernetes.io/os": "linux", "node.kubernetes.io/instance-type": "m5.2xlarge",
-                                "topology.kubernetes.io/region": "eu-west-1", "topology.kubernetes.io/zone": "eu-west-1a"},
+                                "topology.kubernetes.io/region": "eu-west-1",
+                                "topology.kubernetes.io/zone": "eu-west-1a"},
                      "annotations": {"node.alpha.kubernetes.io/ttl": "0", "drsched.io/net-mbps": "1250",
                                      "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
         "spec": {"podCIDR": "10.244.3.0/24", "podCIDRs": ["10.244.3.0/24"], "providerID": f"aws:///eu-west-1a/{name}"},

@@ -81,7 +81,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30, help="length of the measuring window (default 30)")
     parser.add_argument("--interval", type=float, default=1.0, help="agent sampling interval in seconds (default 1)")
     parser.add_argument("--warmup", type=float, default=3, help="seconds after /healthz before measuring (default 3)")
-    parser.add_argument("--poll", type=float, default=0, help="GET /usage every POLL seconds during the window (0 = no client)")
+    parser.add_argument("--poll", type=float, default=0,
+                        help="GET /usage every POLL seconds during the window (0 = no client)")
     parser.add_argument("--fake-pods", type=int, default=0,
                         help="point the agent at a temp cgroup v2 tree with this many pods (0 = the real cgroup root)")
     parser.add_argument("agent_args", nargs="*", help="extra flags for python -m monitor (after --)")

@@ -89,7 +89,8 @@ def main() -> None:
     p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="exported .npz (default: the shipped model)")
     p.add_argument("--nodes", default="100,1000,5000", help="cluster sizes (default: %(default)s)")
     p.add_argument("--repeat", type=int, default=200, help="timed calls per size (default: %(default)s)")
-    p.add_argument("--train-steps", type=int, default=3000, help="training steps to time; 0 skips (default: %(default)s)")
+    p.add_argument("--train-steps", type=int, default=3000,
+                   help="training steps to time; 0 skips (default: %(default)s)")
     args = p.parse_args()
     bench_inference(args.model, [int(x) for x in args.nodes.split(",")], args.repeat)
     if args.train_steps:

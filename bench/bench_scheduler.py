@@ -242,7 +242,8 @@ def report(args: argparse.Namespace, arms: dict) -> None:
     print(f"  without extender: {without:8.1f} pods/s")
     print(f"  no-op extender:   {noop:8.1f} pods/s   ({noop / without:.2f} of no extender)")
     print(f"  with extender:    {drsched:8.1f} pods/s   (policy {args.policy})")
-    print(f"  ratio:            {ratio:8.2f}        (target >= {TARGET_RATIO}: {'met' if ratio >= TARGET_RATIO else 'MISSED'})")
+    verdict = "met" if ratio >= TARGET_RATIO else "MISSED"
+    print(f"  ratio:            {ratio:8.2f}        (target >= {TARGET_RATIO}: {verdict})")
     print(f"ratio to no-op extender: {noop_ratio:.2f}")
     print(f"  (target >= {TARGET_NOOP_RATIO}: {'met' if noop_ratio >= TARGET_NOOP_RATIO else 'MISSED'})")
     if "drsched, baseline tree" in arms:

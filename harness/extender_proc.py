@@ -92,7 +92,8 @@ class ExtenderProcess:
         """Start and wait for /readyz = 200 (the watch cache has listed nodes and pods)."""
         if self.component is not None and self.component.running:
             return self
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO_ROOT), os.environ.get("PYTHONPATH"))))}
+        pythonpath = os.pathsep.join(filter(None, (str(REPO_ROOT), os.environ.get("PYTHONPATH"))))
+        env = {**os.environ, "PYTHONPATH": pythonpath}
         self.component = Component(name="drsched-extender", argv=self.argv(), log_path=self.log_path, env=env)
         self.component.start()
         self.component.wait_ready(lambda: self.get("/readyz").get("status") in ("ready", "degraded"),

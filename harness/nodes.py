@@ -80,7 +80,8 @@ def unavailable_reason() -> str | None:
     missing = [t for t in HOST_TOOLS if shutil.which(t) is None]
     missing += [str(CNI_BIN_DIR / p) for p in CNI_PLUGINS if not (CNI_BIN_DIR / p).exists()]
     if missing:
-        return f"real nodes need {', '.join(missing)} (Debian: containerd runc containernetworking-plugins iptables iproute2)"
+        return (f"real nodes need {', '.join(missing)} "
+                "(Debian: containerd runc containernetworking-plugins iptables iproute2)")
     return None
 
 
@@ -296,7 +297,8 @@ class RealNode:
 root = "{self.image_store}"
 state = "{d / "containerd/state"}"
 disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
-  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp"]
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.tracing.processor.v1.otlp"]
 [grpc]
   address = "{self.socket}"
 [plugins."io.containerd.internal.v1.opt"]
@@ -389,8 +391,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     def _kubeconfig(self) -> dict[str, object]:
         return {
             "apiVersion": "v1", "kind": "Config",
-            "clusters": [{"name": "c", "cluster": {"server": self.env.api_url, "certificate-authority": str(self.env.ca_cert)}}],
-            "users": [{"name": "u", "user": {"client-certificate": str(self.env.client_cert), "client-key": str(self.env.client_key)}}],
+            "clusters": [{"name": "c", "cluster": {"server": self.env.api_url,
+                                                   "certificate-authority": str(self.env.ca_cert)}}],
+            "users": [{"name": "u", "user": {"client-certificate": str(self.env.client_cert),
+                                             "client-key": str(self.env.client_key)}}],
             "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
             "current-context": "c",
         }  # fmt: skip

@@ -228,7 +228,8 @@ class RealCluster(ControlPlane):
         for node in self.nodes:
             self._register(node.start_kubelet())
         for node in self.nodes:
-            self.poll(lambda n=node: self.node_ready(n.name), timeout=NODE_READY_TIMEOUT_S, what=f"node {node.name} Ready")
+            self.poll(lambda n=node: self.node_ready(n.name), timeout=NODE_READY_TIMEOUT_S,
+                      what=f"node {node.name} Ready")
 
     def node_ready(self, name: str) -> client.V1Node | None:
         """The node if it is Ready, else None (also while its kubelet has not registered it yet)."""

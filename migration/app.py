@@ -77,8 +77,9 @@ def build_app(settings: Settings) -> App:
     params = RuleParams(margin=s.margin, slow_checks=s.slow_checks, slow_ratio=s.slow_ratio,
                         min_running=s.min_running_s, blocklist_for=s.blocklist_s)
     executor = Executor(kube, telemetry, budget=budget, source=source, grace_period_s=s.grace_period_s,
-                        identity=s.identity, test_pause_at=s.test_pause_at, timeouts=Timeouts(evict_s=s.evict_timeout_s, place_s=s.place_timeout_s,
-                                                               resume_s=s.resume_timeout_s))
+                        identity=s.identity, test_pause_at=s.test_pause_at,
+                        timeouts=Timeouts(evict_s=s.evict_timeout_s, place_s=s.place_timeout_s,
+                                          resume_s=s.resume_timeout_s))
     controller = Controller(kube, executor, telemetry, scorer=scorer, params=params, source=source,
                             config=CycleConfig(namespace=s.namespace, node_selector=s.selector,
                                                stale_after_s=s.stale_after_s, restore_cost_s=s.restore_cost_s,

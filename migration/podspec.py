@@ -27,7 +27,8 @@ from migration.record import ANY_NODE, MigrationRecord
 JOB_LABEL = "drsched.io/job"
 MIGRATE_LABEL = "drsched.io/migrate"
 MIGRATED_FROM_ANNOTATION = "drsched.io/migrated-from"
-_DROPPED_ANNOTATIONS = ("drsched.io/migration", "drsched.io/progress", "kubectl.kubernetes.io/last-applied-configuration")
+_DROPPED_ANNOTATIONS = ("drsched.io/migration", "drsched.io/progress",
+                        "kubectl.kubernetes.io/last-applied-configuration")
 _SA_VOLUME = re.compile(r"^kube-api-access-[a-z0-9]+$")
 _SUCCESSOR = re.compile(r"^(?P<base>.+)-m(?P<k>\d+)$")
 

@@ -150,7 +150,8 @@ def plan(record: MigrationRecord, *, source: PodState | None, successor: PodStat
             return Plan(record, Effect.NONE)  # bound, starting
         stuck = successor.unschedulable or now - record.step_since > timeouts.place_s
         if stuck and record.candidate + 1 < len(record.candidates):
-            why = f"{record.placement or 'any node'} cannot take it; trying {record.candidates[record.candidate + 1] or 'any node'}"
+            next_node = record.candidates[record.candidate + 1]
+            why = f"{record.placement or 'any node'} cannot take it; trying {next_node or 'any node'}"
             return Plan(record.with_outcome(Step.PLACING, now=now, candidate=record.candidate + 1,
                                             retiring_uid=successor.uid, successor_uid=None, detail=why),
                         Effect.DELETE_SUCCESSOR)

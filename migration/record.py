@@ -133,7 +133,8 @@ class MigrationRecord:
         return window_name(self.base)
 
     # -- progression -------------------------------------------------------------------------------
-    def with_outcome(self, step: Step, *, now: float, outcome: Outcome | None = None, **changes: Any) -> MigrationRecord:
+    def with_outcome(self, step: Step, *, now: float, outcome: Outcome | None = None,
+                     **changes: Any) -> MigrationRecord:
         """The next record. Raises ``RecordError`` for a transition or outcome the state machine refuses."""
         if step not in TRANSITIONS[self.step]:
             raise RecordError(f"record of {self.job!r}: transition {self.step} -> {step} is not allowed")

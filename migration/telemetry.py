@@ -15,7 +15,7 @@ Metrics (one registry per ``Metrics``, so tests build many):
 | ``drsched_migration_rolled_back_total`` | | migrations undone before anything was stopped |
 | ``drsched_migration_released_total`` | outcome | every end of a migration, by ``record.Outcome`` |
 | ``drsched_migration_decisions_total`` | verdict | rule intents: ``allowed`` or the budget ``Limit`` that refused it |
-| ``drsched_migration_skipped_total`` | reason | jobs not offered / not proposed: ``progress.SkipReason`` or ``rule.Skip`` |
+| ``drsched_migration_skipped_total`` | reason | jobs not offered or proposed: ``progress.SkipReason``, ``rule.Skip`` |
 | ``drsched_migration_steps_total`` | step | protocol steps entered |
 | ``drsched_migration_errors_total`` | kind | temporary / permanent API errors |
 | ``drsched_migration_in_flight`` | | window Leases at the end of the last cycle |

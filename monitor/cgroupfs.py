@@ -171,7 +171,8 @@ class CgroupReader:
 
     def _compare_netns(self, pid: int, ifaces: dict[str, tuple[int, int]]) -> bool:
         try:
-            return os.stat(self._proc / str(pid) / "ns" / "net").st_ino == os.stat(self._proc / "self" / "ns" / "net").st_ino
+            theirs = os.stat(self._proc / str(pid) / "ns" / "net").st_ino
+            return theirs == os.stat(self._proc / "self" / "ns" / "net").st_ino
         except OSError:
             pass  # not root / no CAP_SYS_PTRACE: fall back to comparing counters
         try:

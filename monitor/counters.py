@@ -109,7 +109,8 @@ def node_values(prev: NodeCounters | None, cur: NodeCounters) -> Values:
     values["disk_write_bytes_per_second"] = _keyed_rate(prev.disk, cur.disk, 1, dt)
     # The sums are series of their own so their window max is exact (max of sums, not sum of maxima).
     values["net_bytes_per_second"] = _total(values["net_rx_bytes_per_second"], values["net_tx_bytes_per_second"])
-    values["disk_bytes_per_second"] = _total(values["disk_read_bytes_per_second"], values["disk_write_bytes_per_second"])
+    values["disk_bytes_per_second"] = _total(values["disk_read_bytes_per_second"],
+                                             values["disk_write_bytes_per_second"])
     return values
 
 

@@ -35,7 +35,9 @@ class MonitorSettings(BaseSettings):
     )
     interval: float = Field(1.0, gt=0, le=60, description="Seconds between samples; rates are over this interval.")
     window: int = Field(60, ge=1, le=86400, description="Samples kept for the window mean and max.")
-    ewma_alpha: float = Field(0.2, gt=0, le=1, description="Weight of the newest sample in the EWMA (1 = no smoothing).")
+    ewma_alpha: float = Field(
+        0.2, gt=0, le=1, description="Weight of the newest sample in the EWMA (1 = no smoothing)."
+    )
     proc_root: Path = Field(Path("/proc"), description="Mount point of the host's /proc (e.g. /host/proc).")
     cgroup_root: Path = Field(Path("/sys/fs/cgroup"), description="Mount point of the host's cgroup filesystem.")
     cgroup_parent: str = Field(
@@ -50,7 +52,9 @@ class MonitorSettings(BaseSettings):
     disks: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Block devices to sum (comma-separated); empty = all whole physical disks."
     )
-    pod_network: bool = Field(True, description="Read per-pod network counters from a pod process's /proc/<pid>/net/dev.")
+    pod_network: bool = Field(
+        True, description="Read per-pod network counters from a pod process's /proc/<pid>/net/dev."
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Log level.")
     pods_token_file: Path | None = Field(
         None, description="File with the token a non-loopback caller must send (Authorization: Bearer) to get "

@@ -119,8 +119,9 @@ def verify_checkpoint(path: Path) -> Checkpoint:
     state = payload.get("state")
     if not isinstance(state, dict):
         raise CheckpointCorruptError(path, "state is not an object")
-    return Checkpoint(path=path, sha256=actual, kind=str(payload.get("kind")), fingerprint=str(payload.get("fingerprint")),
-                      units_done=units, written_at=float(payload.get("written_at", 0.0)), state=state)
+    return Checkpoint(path=path, sha256=actual, kind=str(payload.get("kind")),
+                      fingerprint=str(payload.get("fingerprint")), units_done=units,
+                      written_at=float(payload.get("written_at", 0.0)), state=state)
 
 
 class CheckpointStore:

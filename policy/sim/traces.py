@@ -177,7 +177,8 @@ def _read_tasks(path: str, skip: bool) -> tuple[list, dict, int]:
                 if inst != int(inst):
                     raise TraceError(path, line, "instance_num", f"not an integer: {parts[6]!r}")
                 _number(path, line, "duration_s", parts[3])
-                row = (_number(path, line, "arrival_s", parts[0]), _number(path, line, "plan_cpu", parts[4], strict=True),
+                row = (_number(path, line, "arrival_s", parts[0]),
+                       _number(path, line, "plan_cpu", parts[4], strict=True),
                        _number(path, line, "plan_mem", parts[5], strict=True))
                 if (parts[1], parts[2]) in index:
                     raise TraceError(path, line, "task_name", f"task {parts[1]}/{parts[2]} listed twice")

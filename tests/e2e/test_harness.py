@@ -46,7 +46,8 @@ def test_stop_kills_the_whole_process_group(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     script = (
         "import subprocess, sys, time; "
-        f"c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); open({str(pid_file)!r}, 'w').write(str(c.pid)); "
+        "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        f"open({str(pid_file)!r}, 'w').write(str(c.pid)); "
         "time.sleep(60)"
     )
     component = Component(name="parent", argv=[sys.executable, "-c", script], log_path=tmp_path / "parent.log")

@@ -59,7 +59,8 @@ class IoJob(Job):
         self.size = self.input.stat().st_size
         if not (self.units_total - 1) * chunk_bytes < self.size <= self.units_total * chunk_bytes:
             units = -(-self.size // chunk_bytes)
-            raise JobError(f"input {self.input} has {self.size} bytes = {units} units of {chunk_bytes}, not --units {self.units_total}")
+            raise JobError(f"input {self.input} has {self.size} bytes = {units} units of {chunk_bytes}, "
+                           f"not --units {self.units_total}")
 
     def config(self) -> dict[str, Any]:
         # No paths: a migrated job may see the same volume mounted elsewhere.

@@ -32,7 +32,8 @@ class TrainJob(Job):
         parser.add_argument("--features", type=int, default=32, help="dataset columns (default: %(default)s)")
         parser.add_argument("--batch", type=int, default=64, help="mini-batch size (default: %(default)s)")
         parser.add_argument("--lr", type=float, default=0.05, help="learning rate (default: %(default)s)")
-        parser.add_argument("--seed", type=int, default=0, help="seed of data, init and shuffling (default: %(default)s)")
+        parser.add_argument("--seed", type=int, default=0,
+                            help="seed of data, init and shuffling (default: %(default)s)")
 
     def __init__(self, args: argparse.Namespace, state_dir: Path) -> None:
         super().__init__(args, state_dir)

@@ -184,7 +184,8 @@ def test_bind_without_a_client_ca_is_refused_at_start_unless_the_insecure_flag_s
         _wait_up(proc, f"http://127.0.0.1:{port}/readyz", None)
     finally:
         _stop(proc)
-    lines = [ln for ln in proc.stdout.read().decode().splitlines() if "INSECURE: POST /bind is served to ANY caller" in ln]
+    lines = [ln for ln in proc.stdout.read().decode().splitlines()
+             if "INSECURE: POST /bind is served to ANY caller" in ln]
     assert len(lines) == 1 and " ERROR extender." in lines[0]
 
 

@@ -59,7 +59,8 @@ def start_agent(tmp_path: Path) -> Iterator[Callable[..., Agent]]:
         port = free_port()
         log_path = tmp_path / f"agent-{port}.log"
         env = {**os.environ, "PYTHONPATH": str(REPO), "NODE_NAME": "it-node"}
-        cmd = [sys.executable, "-m", "monitor", "--host", "127.0.0.1", "--port", str(port), "--interval", str(interval), *flags]
+        cmd = [sys.executable, "-m", "monitor", "--host", "127.0.0.1", "--port", str(port),
+               "--interval", str(interval), *flags]
         with log_path.open("w") as log:
             process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
         agent = Agent(process, port, log_path)

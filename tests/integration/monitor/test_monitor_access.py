@@ -44,7 +44,8 @@ def settings(tmp_path: Path):
     for name in ("stat", "meminfo", "diskstats", "net/dev"):
         shutil.copyfile(Path("/proc", name), proc / name)
     cgroup = tmp_path / "cgroup"
-    pod = cgroup / "kubepods.slice" / "kubepods-burstable.slice" / f"kubepods-burstable-pod{UID.replace('-', '_')}.slice"
+    pod = (cgroup / "kubepods.slice" / "kubepods-burstable.slice"
+           / f"kubepods-burstable-pod{UID.replace('-', '_')}.slice")
     pod.mkdir(parents=True)
     (cgroup / "cgroup.controllers").write_text("cpu io memory\n")
     for name, text in (("cpu.stat", "usage_usec 1000\nuser_usec 0\nsystem_usec 0\n"), ("memory.current", "1048576\n"),

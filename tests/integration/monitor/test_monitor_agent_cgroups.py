@@ -139,7 +139,8 @@ def test_v1_systemd_layout_attributes_cpu_and_network_to_the_pod(start_agent, bu
     parent = f"drsched-test-{os.getpid()}"
     busy_uid, idle_uid = str(uuid.uuid4()), str(uuid.uuid4())
     kubepods = hierarchy / parent / "kubepods.slice"
-    busy_container = (kubepods / "kubepods-burstable.slice" / f"kubepods-burstable-pod{busy_uid.replace('-', '_')}.slice"
+    busy_container = (kubepods / "kubepods-burstable.slice"
+                      / f"kubepods-burstable-pod{busy_uid.replace('-', '_')}.slice"
                       / "cri-containerd-0123abcd.scope")
     idle_pod = kubepods / f"kubepods-pod{idle_uid.replace('-', '_')}.slice"
     workload = netns_workload()
@@ -203,7 +204,8 @@ def test_fake_v2_tree_memory_and_io_and_a_pod_that_vanishes(start_agent, tmp_pat
     root.mkdir()
     (root / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
     uid = str(uuid.uuid4())
-    pod = root / "kubepods.slice" / "kubepods-besteffort.slice" / f"kubepods-besteffort-pod{uid.replace('-', '_')}.slice"
+    pod = (root / "kubepods.slice" / "kubepods-besteffort.slice"
+           / f"kubepods-besteffort-pod{uid.replace('-', '_')}.slice")
     pod.mkdir(parents=True)
     stop = threading.Event()
     start = time.monotonic()

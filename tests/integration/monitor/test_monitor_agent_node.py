@@ -74,7 +74,8 @@ def backing_disk(path: Path) -> str | None:
 def test_fsynced_writes_show_as_disk_write_rate(start_agent, tmp_path):
     disk = backing_disk(tmp_path)
     if disk is None:
-        pytest.skip(f"the filesystem under {tmp_path} has no /proc/diskstats entry (overlay/tmpfs without a block device)")
+        pytest.skip(f"the filesystem under {tmp_path} has no /proc/diskstats entry "
+                    "(overlay/tmpfs without a block device)")
     agent = start_agent("--window", "300")
     report = agent.usage()
     if disk not in report["node"]["disks"]:
@@ -93,7 +94,8 @@ def test_fsynced_writes_show_as_disk_write_rate(start_agent, tmp_path):
     report = agent.usage()
     assert report["window"]["filled"] < report["window"]["samples"], "window slid; totals would be wrong"
     delta = window_sum(report, "disk_write_bytes_per_second") - before
-    assert delta >= 0.7 * written, f"agent saw {delta / MiB:.1f} MiB written to {disk}, test wrote {written / MiB:.0f} MiB"
+    assert delta >= 0.7 * written, (f"agent saw {delta / MiB:.1f} MiB written to {disk}, "
+                                    f"test wrote {written / MiB:.0f} MiB")
     assert report["node"]["disk_write_bytes_per_second"]["max"] >= 4 * MiB  # >= one chunk per second at the peak
 
 

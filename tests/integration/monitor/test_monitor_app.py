@@ -55,7 +55,8 @@ def test_metrics_are_prefixed_and_documented(settings):
     assert names and all(n.startswith("drsched_monitor_") for n in names)
     for name in ("drsched_monitor_node_cpu_cores", "drsched_monitor_node_memory_bytes_ewma",
                  "drsched_monitor_node_net_rx_bytes_per_second", "drsched_monitor_node_disk_write_bytes_per_second",
-                 "drsched_monitor_pod_cpu_cores", "drsched_monitor_samples_total", "drsched_monitor_process_cpu_seconds_total"):
+                 "drsched_monitor_pod_cpu_cores", "drsched_monitor_samples_total",
+                 "drsched_monitor_process_cpu_seconds_total"):
         assert name in names, name
     assert 'drsched_monitor_node_memory_bytes{node="node-a"}' in text
 

@@ -60,7 +60,8 @@ def test_evaluate_scored_as_served(tmp_path):
     argmax = _run(*common, "--out", str(tmp_path / "a"))
     served = _run(*common, "--served", "10", "--out", str(tmp_path / "s"))
     assert argmax.returncode == 0 and served.returncode == 0, served.stderr
-    rows = {name: {(r["policy"], r["seed"], r["load"]): r for r in csv.DictReader((tmp_path / name / "runs.csv").open())}
+    rows = {name: {(r["policy"], r["seed"], r["load"]): r
+                   for r in csv.DictReader((tmp_path / name / "runs.csv").open())}
             for name in ("a", "s")}
     same = [k for k in rows["a"] if k[0] == "default-k8s"]
     assert same and all(rows["a"][k]["mean_slowdown"] == rows["s"][k]["mean_slowdown"] for k in same)
@@ -111,4 +112,5 @@ def test_help_documents_every_flag():
     for mod in ("policy.evaluate", "policy.train"):
         proc = _run(mod, "--help")
         assert proc.returncode == 0 and "--out" in proc.stdout
-    assert "held-out" in _run("policy.train", "--help").stdout or "--eval-seeds" in _run("policy.train", "--help").stdout
+    train_help = _run("policy.train", "--help").stdout
+    assert "held-out" in train_help or "--eval-seeds" in train_help

@@ -68,8 +68,8 @@ def test_shipped_dockerfiles_copy_what_each_component_imports():
     assert sources["extender"] == ["harness/images/constraints.txt", "policy/", "kube/", "extender/"]
     assert sources["monitor"] == ["harness/images/constraints.txt", "monitor/", "kube/__init__.py", "kube/logs.py"]
     assert sources["migration"] == ["harness/images/constraints.txt", "policy/", "kube/", "workloads/", "migration/"]
-    assert sources["workloads"] == ["harness/images/constraints.txt", "workloads/", "kube/__init__.py", "kube/atomic.py",
-                                    "kube/logs.py"]
+    assert sources["workloads"] == ["harness/images/constraints.txt", "workloads/", "kube/__init__.py",
+                                    "kube/atomic.py", "kube/logs.py"]
     for spec in IMAGES:
         assert len(image_key(REPO, spec, base_key="b")) == 64
 

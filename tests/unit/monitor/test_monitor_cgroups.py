@@ -45,7 +45,8 @@ def test_qos_from_dirname(name, expected):
 
 @pytest.mark.parametrize(
     ("name", "expected"),
-    [("kubepods", True), ("kubepods.slice", True), ("custom-kubepods.slice", True), ("system.slice", False), ("kubepods-burstable.slice", False)],
+    [("kubepods", True), ("kubepods.slice", True), ("custom-kubepods.slice", True), ("system.slice", False),
+     ("kubepods-burstable.slice", False)],
 )
 def test_is_kubepods_dir(name, expected):
     assert cgroups.is_kubepods_dir(name) is expected
@@ -83,7 +84,8 @@ def test_parse_single_int():
 
 
 MEMORY_STAT_V2 = "anon 1000\nfile 5000\nactive_file 3000\ninactive_file 2000\nsock 0\n"
-MEMORY_STAT_V1 = "cache 5000\nrss 1000\ninactive_file 0\ntotal_cache 5000\ntotal_inactive_file 2500\nhierarchical_memory_limit 9223372036854771712\n"
+MEMORY_STAT_V1 = ("cache 5000\nrss 1000\ninactive_file 0\ntotal_cache 5000\ntotal_inactive_file 2500\n"
+                  "hierarchical_memory_limit 9223372036854771712\n")
 
 
 @pytest.mark.parametrize(
@@ -107,7 +109,8 @@ def test_working_set_v1_uses_inactive_file_key_first():
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("8:0 rbytes=1000 wbytes=2000 rios=1 wios=2 dbytes=0 dios=0\n254:0 rbytes=5 wbytes=7 rios=1 wios=1 dbytes=0 dios=0\n", (1005, 2007)),
+        ("8:0 rbytes=1000 wbytes=2000 rios=1 wios=2 dbytes=0 dios=0\n"
+         "254:0 rbytes=5 wbytes=7 rios=1 wios=1 dbytes=0 dios=0\n", (1005, 2007)),
         ("", (0, 0)),
         ("8:0 rbytes=1 wbytes=2 rios=1 wios=2 cost.usage=5\n", (1, 2)),
     ],

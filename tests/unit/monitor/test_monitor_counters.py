@@ -30,9 +30,12 @@ def test_first_sample_has_memory_but_no_rates():
     ("prev", "cur", "expected"),
     [
         # half the ticks busy on a 4-CPU node = 2 cores
-        (node(0, busy=100, total=1000, ncpu=4), node(1, busy=600, total=2000, ncpu=4), {"cpu_fraction": 0.5, "cpu_cores": 2.0}),
-        (node(0, busy=100, total=1000), node(1, busy=100, total=1000), {"cpu_fraction": None, "cpu_cores": None}),  # no ticks
-        (node(0, busy=500, total=1000), node(1, busy=10, total=1100), {"cpu_fraction": None, "cpu_cores": None}),  # reset
+        (node(0, busy=100, total=1000, ncpu=4), node(1, busy=600, total=2000, ncpu=4),
+         {"cpu_fraction": 0.5, "cpu_cores": 2.0}),
+        # no ticks
+        (node(0, busy=100, total=1000), node(1, busy=100, total=1000), {"cpu_fraction": None, "cpu_cores": None}),
+        # reset
+        (node(0, busy=500, total=1000), node(1, busy=10, total=1100), {"cpu_fraction": None, "cpu_cores": None}),
         (node(0, cpu=False), node(1, busy=10, total=20), {"cpu_fraction": None, "cpu_cores": None}),
         (
             node(0, net={"eth0": (0, 0), "eth1": (100, 0)}),
@@ -47,9 +50,11 @@ def test_first_sample_has_memory_but_no_rates():
         (
             node(0, disk={"vda": (0, 0)}),
             node(0.5, disk={"vda": (512, 1024)}),
-            {"disk_read_bytes_per_second": 1024.0, "disk_write_bytes_per_second": 2048.0, "disk_bytes_per_second": 3072.0},
+            {"disk_read_bytes_per_second": 1024.0, "disk_write_bytes_per_second": 2048.0,
+             "disk_bytes_per_second": 3072.0},
         ),
-        (node(0, disk=None), node(1, disk={"vda": (1, 1)}), {"disk_read_bytes_per_second": None, "disk_bytes_per_second": None}),
+        (node(0, disk=None), node(1, disk={"vda": (1, 1)}),
+         {"disk_read_bytes_per_second": None, "disk_bytes_per_second": None}),
     ],
 )
 def test_node_values(prev, cur, expected):
@@ -71,11 +76,14 @@ def pod(cpu_usec=None, mem=None, ws=None, disk=None, net=None, note=None):
 @pytest.mark.parametrize(
     ("prev", "cur", "dt", "expected"),
     [
-        (None, pod(cpu_usec=5, mem=100, ws=60), 1.0, {"cpu_cores": None, "memory_bytes": 100.0, "memory_working_set_bytes": 60.0}),
+        (None, pod(cpu_usec=5, mem=100, ws=60), 1.0,
+         {"cpu_cores": None, "memory_bytes": 100.0, "memory_working_set_bytes": 60.0}),
         (pod(cpu_usec=0), pod(cpu_usec=1_500_000), 2.0, {"cpu_cores": 0.75}),
         (pod(cpu_usec=9_000_000), pod(cpu_usec=0), 1.0, {"cpu_cores": None}),  # cgroup re-created
-        (pod(disk=(0, 0)), pod(disk=(100, 300)), 0.5, {"disk_read_bytes_per_second": 200.0, "disk_write_bytes_per_second": 600.0}),
-        (pod(net=(0, 10)), pod(net=(1000, 30)), 1.0, {"net_rx_bytes_per_second": 1000.0, "net_tx_bytes_per_second": 20.0}),
+        (pod(disk=(0, 0)), pod(disk=(100, 300)), 0.5,
+         {"disk_read_bytes_per_second": 200.0, "disk_write_bytes_per_second": 600.0}),
+        (pod(net=(0, 10)), pod(net=(1000, 30)), 1.0,
+         {"net_rx_bytes_per_second": 1000.0, "net_tx_bytes_per_second": 20.0}),
         (pod(net=None, note="host"), pod(net=None, note="host"), 1.0, {"net_rx_bytes_per_second": None}),
         (pod(cpu_usec=1), pod(cpu_usec=None), 1.0, {"cpu_cores": None}),
     ],

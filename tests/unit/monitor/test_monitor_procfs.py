@@ -39,7 +39,9 @@ def test_parse_proc_stat(text, cpu, ncpu):
     assert parse_proc_stat(text) == (cpu, ncpu)
 
 
-@pytest.mark.parametrize("text", ["", "intr 1 2\n", "cpu 1 2 x 4\ncpu0 1 2 3 4\n", "cpu 1 2\ncpu0 1 2 3 4\n", "cpu 1 2 3 4\n"])
+@pytest.mark.parametrize(
+    "text", ["", "intr 1 2\n", "cpu 1 2 x 4\ncpu0 1 2 3 4\n", "cpu 1 2\ncpu0 1 2 3 4\n", "cpu 1 2 3 4\n"]
+)
 def test_parse_proc_stat_rejects_malformed(text):
     with pytest.raises(SourceUnavailable) as info:
         parse_proc_stat(text)
@@ -49,7 +51,8 @@ def test_parse_proc_stat_rejects_malformed(text):
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("MemTotal:       1000 kB\nMemFree:         100 kB\nMemAvailable:    600 kB\n", MemInfo(1000 * 1024, 600 * 1024)),
+        ("MemTotal:       1000 kB\nMemFree:         100 kB\nMemAvailable:    600 kB\n",
+         MemInfo(1000 * 1024, 600 * 1024)),
         # no MemAvailable (kernel < 3.14): free + buffers + cached
         ("MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: 50 kB\nCached: 250 kB\n", MemInfo(1000 * 1024, 400 * 1024)),
         ("MemTotal: 10 kB\nMemAvailable: 0 kB\nHugePages_Total: 0\n", MemInfo(10 * 1024, 0)),
@@ -69,13 +72,18 @@ def test_parse_meminfo_without_total_fails():
         parse_meminfo("MemFree: 1 kB\n")
 
 
-NET_DEV = """\
-Inter-|   Receive                                                |  Transmit
- face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
-    lo:    3193      29    0    0    0     0          0         0     3193      29    0    0    0     0       0          0
-  eth0: 3489635339   87138    0    0    0     0          0         0  4050608   49635    0    0    0     0       0          0
-veth1a2b:12 1 0 0 0 0 0 0 34 1 0 0 0 0 0 0
-"""
+# A /proc/net/dev as the kernel writes it; each line split in two at the receive | transmit boundary.
+NET_DEV = (
+    "Inter-|   Receive                                                |"
+    "  Transmit\n"
+    " face |bytes    packets errs drop fifo frame compressed multicast|"
+    "bytes    packets errs drop fifo colls carrier compressed\n"
+    "    lo:    3193      29    0    0    0     0          0         0 "
+    "    3193      29    0    0    0     0       0          0\n"
+    "  eth0: 3489635339   87138    0    0    0     0          0         0 "
+    " 4050608   49635    0    0    0     0       0          0\n"
+    "veth1a2b:12 1 0 0 0 0 0 0 34 1 0 0 0 0 0 0\n"
+)
 
 
 @pytest.mark.parametrize(

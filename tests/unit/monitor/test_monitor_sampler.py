@@ -24,10 +24,12 @@ class Clock:
         return self.now
 
 
-def write_proc(root: Path, *, busy: int, total: int, rx: int, tx: int, read_sectors: int, write_sectors: int, avail_kb: int):
+def write_proc(root: Path, *, busy: int, total: int, rx: int, tx: int, read_sectors: int, write_sectors: int,
+               avail_kb: int):
     root.mkdir(parents=True, exist_ok=True)
     idle = total - busy
-    (root / "stat").write_text(f"cpu  {busy} 0 0 {idle} 0 0 0 0 0 0\ncpu0 0 0 0 0\ncpu1 0 0 0 0\ncpu2 0 0 0 0\ncpu3 0 0 0 0\n")
+    (root / "stat").write_text(f"cpu  {busy} 0 0 {idle} 0 0 0 0 0 0\n"
+                               "cpu0 0 0 0 0\ncpu1 0 0 0 0\ncpu2 0 0 0 0\ncpu3 0 0 0 0\n")
     (root / "meminfo").write_text(f"MemTotal: 1048576 kB\nMemFree: 1 kB\nMemAvailable: {avail_kb} kB\n")
     (root / "net").mkdir(exist_ok=True)
     (root / "net" / "dev").write_text(
@@ -79,7 +81,8 @@ def test_rates_over_the_interval(tree):
     assert first.disks == ("vda",)  # not the partition or the loop device
 
     clock.now += 2.0
-    write_proc(proc, busy=300, total=400, rx=2_000_000, tx=1_000_000, read_sectors=2000, write_sectors=4000, avail_kb=524288)
+    write_proc(proc, busy=300, total=400, rx=2_000_000, tx=1_000_000, read_sectors=2000, write_sectors=4000,
+               avail_kb=524288)
     write_v2_pod(cg, f"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{UID_A.replace('-', '_')}.slice",
                  usage_usec=3_000_000, memory=7000, rbytes=4096, wbytes=8192)
     snap = sampler.sample_once()
@@ -151,12 +154,14 @@ def test_v1_layout(tmp_path, tree):
     (cg / "cpu,cpuacct" / pod / "cpuacct.usage").write_text("0\n")
     (cg / "memory" / pod / "memory.usage_in_bytes").write_text("9000\n")
     (cg / "memory" / pod / "memory.stat").write_text("total_inactive_file 1000\n")
-    (cg / "blkio" / pod / "blkio.throttle.io_service_bytes_recursive").write_text("254:0 Read 0\n254:0 Write 0\nTotal 0\n")
+    (cg / "blkio" / pod / "blkio.throttle.io_service_bytes_recursive").write_text(
+        "254:0 Read 0\n254:0 Write 0\nTotal 0\n")
     sampler, clock = make(proc, cg)
     sampler.sample_once()
     clock.now += 0.5
     (cg / "cpu,cpuacct" / pod / "cpuacct.usage").write_text("250000000\n")
-    (cg / "blkio" / pod / "blkio.throttle.io_service_bytes_recursive").write_text("254:0 Read 512\n254:0 Write 1024\nTotal 1536\n")
+    (cg / "blkio" / pod / "blkio.throttle.io_service_bytes_recursive").write_text(
+        "254:0 Read 512\n254:0 Write 1024\nTotal 1536\n")
     snap = sampler.sample_once()
     assert snap.cgroup_version == "1"
     stats = snap.pods[UID_B].stats

@@ -39,7 +39,8 @@ def test_environment(monkeypatch):
 def test_flags_win_over_environment(monkeypatch):
     monkeypatch.setenv("DRSCHED_MONITOR_PORT", "1234")
     monkeypatch.setenv("NODE_NAME", "from-env")
-    overrides = parse_args(["--port", "4321", "--node-name", "from-flag", "--disks", "sda,nvme0n1", "--pod-network", "false"])
+    overrides = parse_args(["--port", "4321", "--node-name", "from-flag", "--disks", "sda,nvme0n1",
+                            "--pod-network", "false"])
     s = build_settings(**overrides)
     assert (s.port, s.node_name, s.disks, s.pod_network) == (4321, "from-flag", ["sda", "nvme0n1"], False)
 

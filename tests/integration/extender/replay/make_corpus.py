@@ -77,7 +77,8 @@ def v1_pod(rng: np.random.Generator, i: int) -> dict:
         ann["drsched.io/profile"] = (f"cpu={rng.uniform(0.1, 4):.3f},mem={rng.uniform(0.1, 8):.3f},"
                                      f"net={rng.uniform(0, 400):.1f},disk={rng.uniform(0, 200):.1f}")
     elif shape < 0.4:
-        ann["drsched.io/profile"] = json.dumps({"cpu": "1500m", "memory": "3Gi", "net": f"{int(rng.integers(1, 900))}M"})
+        ann["drsched.io/profile"] = json.dumps({"cpu": "1500m", "memory": "3Gi",
+                                                "net": f"{int(rng.integers(1, 900))}M"})
     elif shape < 0.45:
         ann["drsched.io/profile"] = "cpu=lots"  # malformed: a fallback to requests, not an error
     elif shape < 0.55:

@@ -32,7 +32,8 @@ def test_arrival_rate_realises_the_load(kind, load):
 
 def test_bursty_is_burstier_than_poisson():
     rng = np.random.default_rng(0)
-    cv = [np.std(np.diff(t)) / np.mean(np.diff(t)) for t in (poisson_times(5000, 1.0, rng), bursty_times(5000, 1.0, rng))]
+    cv = [np.std(np.diff(t)) / np.mean(np.diff(t))
+          for t in (poisson_times(5000, 1.0, rng), bursty_times(5000, 1.0, rng))]
     assert cv[0] == pytest.approx(1.0, abs=0.1) and cv[1] > 1.5
 
 
