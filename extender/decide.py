@@ -18,12 +18,11 @@ encoded.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
 from policy.features import Encoded, encode, estimated_usage, usage_is_fresh
-from policy.model import QModel
+from policy.model import ModelScorer, QModel, Scorer
 from policy.state import RESOURCES, ClusterSnapshot, PodView
 
 MAX_SCORE = 10
@@ -43,37 +42,31 @@ class Thresholds:
         return np.array([np.inf if v is None else v for v in (self.cpu, self.mem, self.net, self.disk)])
 
 
-class Policy(Protocol):
-    """Something that gives each node a raw value, higher is better (-inf: refused)."""
+class ServedPolicy:
+    """What the extender serves: one ``policy.model.Scorer`` -- the DQN's ``ModelScorer`` or a heuristic from
+    ``policy.baselines`` -- and the version ``/readyz`` reports. Raw value per node: higher is better
+    (-inf: refused)."""
 
-    name: str
-    version: str
-
-    def raw(self, snap: ClusterSnapshot, pod: PodView, enc: Encoded) -> np.ndarray: ...
-
-
-class ModelPolicy:
-    """The exported DQN: raw value = Q-value of placing the pod on the node."""
-
-    def __init__(self, model: QModel) -> None:
-        self.model = model
-        self.name = "model"
-        self.version = model.version
-
-    def raw(self, snap: ClusterSnapshot, pod: PodView, enc: Encoded) -> np.ndarray:
-        return self.model.q_values(enc)
-
-
-class HeuristicPolicy:
-    """A named ``policy.baselines`` scorer."""
-
-    def __init__(self, scorer) -> None:
+    def __init__(self, scorer: Scorer, *, version: str) -> None:
         self.scorer = scorer
         self.name = scorer.name
-        self.version = f"heuristic:{scorer.name}"
+        self.version = version
 
     def raw(self, snap: ClusterSnapshot, pod: PodView, enc: Encoded) -> np.ndarray:
+        from_features = getattr(self.scorer, "score_encoded", None)
+        if from_features is not None:  # the model: features are encoded once per request, not again here
+            return from_features(enc)
         return np.asarray(self.scorer.score(snap, pod), dtype=np.float64)
+
+
+def model_policy(model: QModel) -> ServedPolicy:
+    """The exported DQN: raw value = Q-value of placing the pod on the node."""
+    return ServedPolicy(ModelScorer(model), version=model.version)
+
+
+def heuristic_policy(scorer: Scorer) -> ServedPolicy:
+    """A named ``policy.baselines`` scorer."""
+    return ServedPolicy(scorer, version=f"heuristic:{scorer.name}")
 
 
 def filter_reasons(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds,
@@ -149,7 +142,7 @@ class Scored:
     stale: np.ndarray
 
 
-def score(snap: ClusterSnapshot | None, pod: PodView, policy: Policy, *, max_usage_age: float,
+def score(snap: ClusterSnapshot | None, pod: PodView, policy: ServedPolicy, *, max_usage_age: float,
           context: ClusterSnapshot | None = None, rows: np.ndarray | None = None) -> Scored:
     """Encode once, ask the policy, map to 0..10.
 

@@ -18,12 +18,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from extender.decide import (
-    HeuristicPolicy,
-    ModelPolicy,
-    Policy,
     Scored,
+    ServedPolicy,
     Thresholds,
     filter_reasons,
+    heuristic_policy,
+    model_policy,
     score,
     to_extender_scores,
 )
@@ -57,17 +57,17 @@ class RecordingBinder:
         return None
 
 
-def load_policy(settings: Settings, telemetry: Telemetry) -> tuple[Policy, str | None]:
+def load_policy(settings: Settings, telemetry: Telemetry) -> tuple[ServedPolicy, str | None]:
     """The policy to serve and, when the model could not be used, why (the degraded reason)."""
     if settings.policy != "model":
-        return HeuristicPolicy(make_scorer(settings.policy)), None
+        return heuristic_policy(make_scorer(settings.policy)), None
     try:
-        return ModelPolicy(load_model(settings.model_path)), None
+        return model_policy(load_model(settings.model_path)), None
     except ModelError as exc:
         reason = f"model unusable, serving heuristic {settings.fallback_heuristic}: {exc}"
         label = "model_missing" if "not found" in exc.problem else "model_corrupt"
         telemetry.report(label, reason, path=exc.path, heuristic=settings.fallback_heuristic)
-        return HeuristicPolicy(make_scorer(settings.fallback_heuristic)), reason
+        return heuristic_policy(make_scorer(settings.fallback_heuristic)), reason
 
 
 @dataclass(eq=False)
@@ -85,7 +85,7 @@ class Runtime:
     settings: Settings
     cache: ClusterCache
     telemetry: Telemetry
-    policy: Policy
+    policy: ServedPolicy
     degraded: str | None = None
     profiles: ProfileStore = field(default_factory=InMemoryProfileStore)
     binder: Binder = field(default_factory=RecordingBinder)

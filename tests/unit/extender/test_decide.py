@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from extender.decide import HeuristicPolicy, Thresholds, filter_reasons, score, to_extender_scores
+from extender.decide import Thresholds, filter_reasons, heuristic_policy, score, to_extender_scores
 from policy.baselines import make_scorer
 from policy.features import NODE_FEATURES
 from policy.state import ClusterSnapshot, PodView
@@ -67,12 +67,12 @@ def test_filter_too_many_pods_and_disabled_threshold():
 
 def test_stale_nodes_scored_from_requests():
     s = snap(2, usage=[[7, 30, 900, 400], [7, 30, 900, 400]], age=[0, 120])
-    out = score(s, POD, HeuristicPolicy(make_scorer("demand-aware")), max_usage_age=60)
+    out = score(s, POD, heuristic_policy(make_scorer("demand-aware")), max_usage_age=60)
     assert out.stale.tolist() == [False, True]
     assert out.scores.tolist() == [0, 10], "the stale node's load is unknown: estimated from requests (0)"
     assert out.enc.nodes[1, NODE_FEATURES.index("stale")] == 1.0
 
 
 def test_empty_candidates():
-    out = score(ClusterSnapshot.empty(), POD, HeuristicPolicy(make_scorer("koord")), max_usage_age=60)
+    out = score(ClusterSnapshot.empty(), POD, heuristic_policy(make_scorer("koord")), max_usage_age=60)
     assert out.scores.tolist() == []

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from extender.decide import HeuristicPolicy, score
+from extender.decide import heuristic_policy, score
 from policy.baselines import make_scorer
 from policy.features import encode
 from policy.state import ClusterSnapshot, PodView
@@ -21,7 +21,7 @@ def test_candidate_rows_match_the_full_cluster_encoding():
     pod = PodView(requests=[0.5, 1], demand=[1, 1, 20, 5], demand_source="learned")
     rows = np.array([4, 1, 3])
     cand = full.subset(rows)
-    policy = HeuristicPolicy(make_scorer("demand-aware"))
+    policy = heuristic_policy(make_scorer("demand-aware"))
     scored = score(cand, pod, policy, max_usage_age=60, context=full, rows=rows)
     reference = encode(full, pod)
     np.testing.assert_array_equal(scored.enc.nodes, reference.nodes[rows])
