@@ -56,6 +56,7 @@ import numpy as np
 from gymnasium import spaces
 
 from policy import obs as obs_layout
+from policy.errors import ConfigError
 from policy.features import OBS_BOUND, encode
 from policy.shaping import Potential
 from policy.sim.config import SimConfig
@@ -64,10 +65,6 @@ from policy.sim.metrics import imbalance
 from policy.splits import TRAIN_SEED_LIMIT
 
 REWARDS = ("slowdown", "shaped", "imbalance", "mix")
-
-
-class EnvConfigError(ValueError):
-    """An ``EnvConfig`` that cannot describe an episode."""
 
 
 @dataclass(frozen=True)
@@ -103,20 +100,20 @@ class EnvConfig:
 
     def __post_init__(self) -> None:
         if self.reward not in REWARDS:
-            raise EnvConfigError(f"reward: unknown {self.reward!r}; known: {', '.join(REWARDS)}")
+            raise ConfigError("reward", f"unknown {self.reward!r}; known: {', '.join(REWARDS)}")
         if not self.clusters or not self.workloads:
-            raise EnvConfigError("clusters and workloads need at least one entry each")
+            raise ConfigError("clusters, workloads", "need at least one entry each")
         if not (0 < self.load[0] <= self.load[1]):
-            raise EnvConfigError(f"load: need 0 < low <= high, got {self.load}")
+            raise ConfigError("load", f"need 0 < low <= high, got {self.load}")
         if not (0 <= self.profile_error[0] <= self.profile_error[1]):
-            raise EnvConfigError(f"profile_error: need 0 <= low <= high, got {self.profile_error}")
+            raise ConfigError("profile_error", f"need 0 <= low <= high, got {self.profile_error}")
         if not self.profiles or not (0 <= self.unprofiled[0] <= self.unprofiled[1] <= 1):
-            raise EnvConfigError(f"profiles: need at least one; unprofiled: need 0 <= low <= high <= 1, "
-                                 f"got {self.profiles}, {self.unprofiled}")
+            raise ConfigError("profiles, unprofiled", f"need at least one profile and 0 <= low <= high <= 1, "
+                                                      f"got {self.profiles}, {self.unprofiled}")
         if not self.sample_intervals or min(self.sample_intervals) <= 0:
-            raise EnvConfigError(f"sample_intervals: need at least one value > 0, got {self.sample_intervals}")
+            raise ConfigError("sample_intervals", f"need at least one value > 0, got {self.sample_intervals}")
         if self.max_nodes < 1 or self.n_jobs < 1:
-            raise EnvConfigError("max_nodes and n_jobs must be >= 1")
+            raise ConfigError("max_nodes, n_jobs", "must be >= 1")
 
     def draw(self, rng: np.random.Generator) -> SimConfig:
         """The simulator config of one episode."""
@@ -179,8 +176,8 @@ class ClusterEnv(gym.Env):
         self._potential = Potential(self.sim.fleet)
         self._phi = 0.0
         if self.sim.nodes.n > self.config.max_nodes:
-            raise EnvConfigError(f"cluster {sim_cfg.cluster!r} drew {self.sim.nodes.n} nodes, "
-                                 f"more than max_nodes={self.config.max_nodes}")
+            raise ConfigError("max_nodes", f"cluster {sim_cfg.cluster!r} drew {self.sim.nodes.n} nodes, "
+                                           f"more than max_nodes={self.config.max_nodes}")
         obs = self._advance()
         return obs, {"n_nodes": self.sim.nodes.n, "cluster": sim_cfg.cluster, "load": sim_cfg.load,
                      "workload": sim_cfg.workload}

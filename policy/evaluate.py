@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from policy.errors import ConfigError
 from policy.model import ModelError
 from policy.report import mean_ci95, write_csv, write_plots
 from policy.served import HOT_THRESHOLDS, NO_HOT_FILTER, Served
@@ -295,7 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.trace:  # a trace replaces the workloads; parsed now so a bad file stops before any episode runs
         try:
             log.info("trace %s holds %d pods", args.trace, check_trace(args.trace))
-        except (SimError, OSError) as exc:
+        except (SimError, ConfigError, OSError) as exc:
             print(f"error: trace {args.trace!r}: {exc}", file=sys.stderr)  # noqa: T201
             return 2
         workloads = [args.trace]

@@ -11,15 +11,16 @@ or the two pure halves: ``decide`` (rule) → ``apply_budget`` (caps). Formulas:
 cost, the test), ``speed`` (predicted speed on a target); records: ``records``.
 """
 
+from policy.errors import ConfigError
 from policy.migrate.budget import Budget, BudgetResult, BudgetState, Limit, Refusal, apply_budget
 from policy.migrate.controller import MigrationController
 from policy.migrate.late import checkpoint_progress_from_age, move_cost, time_left, worth_moving
-from policy.migrate.records import MigrateConfigError, MigrationInputError, MigrationIntent, RunningJob
+from policy.migrate.records import MigrationInputError, MigrationIntent, RunningJob
 from policy.migrate.rule import RuleParams, RuleResult, RuleState, Skip, decide
 from policy.migrate.speed import predicted_speed
 
 __all__ = [
-    "Budget", "BudgetResult", "BudgetState", "Limit", "MigrateConfigError", "MigrationController",
+    "Budget", "BudgetResult", "BudgetState", "Limit", "ConfigError", "MigrationController",
     "MigrationInputError", "MigrationIntent", "Refusal", "RuleParams", "RuleResult",
     "RuleState", "RunningJob", "Skip", "apply_budget", "checkpoint_progress_from_age", "decide", "move_cost",
     "predicted_speed", "time_left", "worth_moving",

@@ -24,7 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from policy.migrate.records import MigrateConfigError, MigrationIntent
+from policy.errors import ConfigError
+from policy.migrate.records import MigrationIntent
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,9 @@ class Budget:
 
     def __post_init__(self) -> None:
         if min(self.max_concurrent, self.max_per_node, self.max_per_job) < 0:
-            raise MigrateConfigError("max_*", "caps must be >= 0")
+            raise ConfigError("max_*", "caps must be >= 0")
         if not (0 <= self.max_fraction <= 1 and self.cooldown >= 0):
-            raise MigrateConfigError("max_fraction/cooldown", "need 0 <= max_fraction <= 1 and cooldown >= 0")
+            raise ConfigError("max_fraction/cooldown", "need 0 <= max_fraction <= 1 and cooldown >= 0")
 
 
 @dataclass(frozen=True)

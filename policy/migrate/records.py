@@ -13,14 +13,6 @@ from dataclasses import dataclass
 from policy.state import PodView
 
 
-class MigrateConfigError(ValueError):
-    """A rule or budget parameter is impossible; ``field`` names it."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-
-
 class MigrationInputError(ValueError):
     """A running-job record holds an impossible value (progress outside [0, 1], negative rate or cost).
 

@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from policy.errors import ConfigError
 from policy.features import estimated_usage, feasible_mask
 from policy.migrate.late import move_cost, time_left, worth_moving
-from policy.migrate.records import MigrateConfigError, MigrationIntent, RunningJob
+from policy.migrate.records import MigrationIntent, RunningJob
 from policy.migrate.speed import predicted_speed
 from policy.model import Scorer
 from policy.state import ClusterSnapshot
@@ -63,13 +64,13 @@ class RuleParams:
 
     def __post_init__(self) -> None:
         if not self.margin >= 0:
-            raise MigrateConfigError("margin", f"must be >= 0, got {self.margin}")
+            raise ConfigError("margin", f"must be >= 0, got {self.margin}")
         if self.slow_checks < 1:
-            raise MigrateConfigError("slow_checks", f"must be >= 1, got {self.slow_checks}")
+            raise ConfigError("slow_checks", f"must be >= 1, got {self.slow_checks}")
         if not 0 < self.slow_ratio <= 1:
-            raise MigrateConfigError("slow_ratio", f"must be in (0, 1], got {self.slow_ratio}")
+            raise ConfigError("slow_ratio", f"must be in (0, 1], got {self.slow_ratio}")
         if not (self.min_running >= 0 and self.blocklist_for >= 0):
-            raise MigrateConfigError("min_running/blocklist_for", "must be >= 0")
+            raise ConfigError("min_running/blocklist_for", "must be >= 0")
 
 
 @dataclass(frozen=True)

@@ -1,27 +1,20 @@
 """Typed errors of the simulator, so callers can tell bad input from a bad action.
 
 Every error is a ``ValueError`` subclass (bad values, not bugs) and carries the fields a caller needs to
-report it: the config field, the unknown name, or the file, line and field of a bad trace row. The module
-owns no state.
+report it: the config field, the unknown name, or the file, line and field of a bad trace row. A bad
+configuration raises the policy layer's one ``ConfigError`` (``policy.errors``), re-exported here. The
+module owns no state.
 """
 
 from __future__ import annotations
 
+from policy.errors import ConfigError
+
+__all__ = ["ActionError", "ConfigError", "SimError", "TraceError", "UnknownClassError"]
+
 
 class SimError(ValueError):
     """Base class of every error raised by ``policy.sim``."""
-
-
-class ConfigError(SimError):
-    """A configuration value is impossible (unknown preset, non-positive capacity, bad range).
-
-    Attributes:
-        field: the name of the offending configuration field.
-    """
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
 
 
 class UnknownClassError(ConfigError):

@@ -4,7 +4,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from policy import obs as obs_layout
-from policy.env import ClusterEnv, EnvConfig, EnvConfigError
+from policy.env import ClusterEnv, EnvConfig
+from policy.errors import ConfigError
 from policy.sim.config import SimConfig
 
 SMALL = EnvConfig(clusters=("standard:3-5",), n_jobs=30, max_nodes=8)
@@ -77,13 +78,13 @@ def test_step_before_reset_is_an_error():
 @pytest.mark.parametrize("kwargs", [dict(reward="speed"), dict(load=(1.0, 0.5)), dict(clusters=()),
                                     dict(sample_intervals=(0.0,)), dict(max_nodes=0)])
 def test_bad_config_is_refused(kwargs):
-    with pytest.raises(EnvConfigError):
+    with pytest.raises(ConfigError):
         EnvConfig(**kwargs)
 
 
 def test_cluster_larger_than_padding_is_refused():
     env = ClusterEnv(EnvConfig(clusters=("standard:10",), max_nodes=4, base=SimConfig()))
-    with pytest.raises(EnvConfigError, match="max_nodes=4"):
+    with pytest.raises(ConfigError, match="max_nodes=4"):
         env.reset(seed=0)
 
 

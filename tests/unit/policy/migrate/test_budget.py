@@ -2,7 +2,7 @@
 
 import pytest
 
-from policy.migrate import Budget, BudgetState, Limit, MigrateConfigError, MigrationIntent, apply_budget
+from policy.migrate import Budget, BudgetState, ConfigError, Limit, MigrationIntent, apply_budget
 
 
 def intent(job, source="n0", target="n1"):
@@ -53,5 +53,5 @@ def test_the_first_cap_hit_is_reported():
 
 @pytest.mark.parametrize("kw", [dict(max_concurrent=-1), dict(max_fraction=1.5), dict(cooldown=-1)])
 def test_bad_budget(kw):
-    with pytest.raises(MigrateConfigError):
+    with pytest.raises(ConfigError):
         Budget(**kw)

@@ -5,7 +5,7 @@ import pytest
 
 from policy.baselines import make_scorer
 from policy.migrate import (
-    MigrateConfigError,
+    ConfigError,
     MigrationInputError,
     RuleParams,
     RuleState,
@@ -145,7 +145,7 @@ def test_bad_inputs_are_typed_errors():
         job(rate=-1.0)
     with pytest.raises(MigrationInputError):
         job(progress=0.2, ckpt=0.5)
-    with pytest.raises(MigrateConfigError):
+    with pytest.raises(ConfigError):
         RuleParams(slow_checks=0)
 
 
