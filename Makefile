@@ -56,8 +56,16 @@ test: venv deps  ## the whole suite: lint, unit, integration, e2e (each timed), 
 demo: venv  ## drsched live next to the default scheduler on a local control plane (first run builds it: ~10-17 min)
 	$(PY) scripts/demo.py --out $(CURDIR)/out/demo-live $(DEMO_ARGS)
 
-evaluate: venv  ## the simulator evaluation table of the README (about a minute)
-	$(PY) -m policy.evaluate --policies default-k8s,tlp,lvrb,koord,demand-aware,random,round-robin,dqn:policy/models/default.npz --seeds 5 --workers 2 --out $(CURDIR)/out/evaluate
+EVAL_POLICIES := default-k8s,tlp,lvrb,koord,demand-aware,lookahead,random,round-robin,dqn:policy/models/default.npz
+EVAL := nice -n 5 $(PY) -m policy.evaluate --policies $(EVAL_POLICIES) --workers 2 --no-plots -q
+
+evaluate: venv  ## the README's result tables: run the evaluations into policy/results/, regenerate the README blocks
+	$(EVAL) --split test --seeds 5 --out policy/results/test
+	$(EVAL) --split validation --seeds 5 --out policy/results/validation
+	$(EVAL) --split validation --seeds 5 --served 10 --out policy/results/validation-served
+	$(EVAL) --split validation --seeds 5 --served 10 --no-hot-filter --out policy/results/validation-served-nohot
+	nice -n 5 $(PY) -m policy.evaluate --migration --workers 2 --no-plots --out policy/results/migration
+	$(PY) scripts/readme_tables.py
 
 model: venv  ## train the shipped default model with a fixed seed
 	$(PY) -m policy.train --config policy/models/default-train.yaml --out policy/models/default

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""The README's result tables, generated from the committed results in ``policy/results/``.
+
+Why it exists: tables typed by hand drift from what the code measures. ``make evaluate`` writes each
+evaluation's CSV and markdown into ``policy/results/``; this script derives the comparison tables the README
+argues from (DQN vs default-k8s and vs the best model-based heuristic, scored as served, migration) from
+those CSVs, and copies every result file into the README block that names it::
+
+    <!-- BEGIN generated: policy/results/test/summary.md -->
+    ...
+    <!-- END generated -->
+
+    python scripts/readme_tables.py            # derive the comparison files, then rewrite the README blocks
+    python scripts/readme_tables.py --check    # exit 1 when a block or a derived file is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path("policy/results")
+BLOCK = re.compile(r"(<!-- BEGIN generated: (?P<path>[^ ]+) -->\n)(?P<body>.*?)(<!-- END generated -->)", re.S)
+DQN = "dqn:default"
+BASELINE = "default-k8s"
+MODEL_BASED = ("lookahead", "demand-aware")
+SERVED_RUNS = (("validation", "argmax"), ("validation-served", "served, weight 10"),
+               ("validation-served-nohot", "served, weight 10, no hot-node filter"))
+
+
+def _read(path: Path) -> list[dict]:
+    with path.open() as f:
+        return list(csv.DictReader(f))
+
+
+def _excess(summary: list[dict]) -> dict[tuple, float]:
+    """(family, load, policy) -> mean excess slowdown over seeds."""
+    return {(r["scenario"], float(r["load"]), r["policy"]): float(r["excess_slowdown"]) for r in summary}
+
+
+def comparison(summary: list[dict]) -> str:
+    """Per case: the DQN's excess as a ratio to default-k8s's and to the best of lookahead and demand-aware."""
+    ex = _excess(summary)
+    seeds = sorted({int(r["seeds"]) for r in summary})
+    cases = sorted({(f, ld) for f, ld, _ in ex})
+    lines = [f"Excess slowdown (mean slowdown - 1, mean over {'/'.join(map(str, seeds))} seeds); ratios are the "
+             "DQN's mean excess / the other's. Best model-based = the lower of lookahead and demand-aware.", "",
+             "| family | load | default-k8s | lookahead | demand-aware | dqn | dqn / default-k8s | "
+             "dqn / best model-based |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    to_k8s, to_best = [], []
+    for fam, load in cases:
+        d, k = ex[(fam, load, DQN)], ex[(fam, load, BASELINE)]
+        best = min(ex[(fam, load, p)] for p in MODEL_BASED)
+        to_k8s.append(d / k)
+        to_best.append(d / best)
+        lines.append(f"| {fam} | {load:g} | {k:.4f} | {ex[(fam, load, 'lookahead')]:.4f} | "
+                     f"{ex[(fam, load, 'demand-aware')]:.4f} | {d:.4f} | {d / k:.2f} | {d / best:.2f} |")
+    gm = [math.exp(sum(map(math.log, v)) / len(v)) for v in (to_k8s, to_best)]
+    lines.append(f"| geometric mean | all | | | | | **{gm[0]:.2f}** | **{gm[1]:.2f}** |")
+    return "\n".join(lines) + "\n"
+
+
+def served(results: Path) -> str:
+    """Per policy: mean excess over the validation cases, as argmax, as served, as served without the hot filter."""
+    runs = [(label, _excess(_read(results / name / "summary.csv"))) for name, label in SERVED_RUNS]
+    policies = sorted({p for _, ex in runs for _, _, p in ex}, key=lambda p: (p != BASELINE, p))
+    seeds = sorted({int(r["seeds"]) for name, _ in SERVED_RUNS for r in _read(results / name / "summary.csv")})
+    lines = [f"Validation, excess slowdown averaged over its cases ({'/'.join(map(str, seeds))} seeds); "
+             "default-k8s is plain kube-scheduler in every column.", "",
+             "| policy | " + " | ".join(label for label, _ in runs) + " |", "|---|" + "---:|" * len(runs)]
+    for pol in policies:
+        cells = []
+        for _, ex in runs:
+            vals = [v for (_, _, p), v in ex.items() if p == pol]
+            cells.append(f"{sum(vals) / len(vals):.3f}" if vals else "")
+        lines.append(f"| {pol} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def migration(summary: list[dict]) -> str:
+    """No migration vs migration per scenario: per-seed ratios with 95 % intervals, p95 JCT, migrations."""
+    lines = ["| scenario | seeds | mean JCT, migration / none | makespan, migration / none | p95 JCT none -> migration "
+             "(s) | migrations per run |", "|---|---:|---:|---:|---:|---:|"]
+    by = {(r["scenario"], r["arm"]): r for r in summary}
+    for scen in dict.fromkeys(r["scenario"] for r in summary):
+        none, mig = by[(scen, "none")], by[(scen, "migration")]
+        lines.append(f"| {scen} | {mig['seeds']} | {float(mig['mean_jct_ratio']):.3f} ± "
+                     f"{float(mig['mean_jct_ratio_ci']):.3f} | {float(mig['makespan_ratio']):.3f} ± "
+                     f"{float(mig['makespan_ratio_ci']):.3f} | {float(none['p95_jct']):.0f} -> "
+                     f"{float(mig['p95_jct']):.0f} | {float(mig['migrations']):.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def derived(root: Path) -> dict[Path, str]:
+    """Every derived result file (relative path -> content) whose inputs are present."""
+    res, out = root / RESULTS, {}
+    for split in ("test", "validation"):
+        if (res / split / "summary.csv").exists():
+            out[RESULTS / split / "comparison.md"] = comparison(_read(res / split / "summary.csv"))
+    if all((res / name / "summary.csv").exists() for name, _ in SERVED_RUNS):
+        out[RESULTS / "served.md"] = served(res)
+    if (res / "migration" / "migration_summary.csv").exists():
+        out[RESULTS / "migration" / "migration.md"] = migration(_read(res / "migration" / "migration_summary.csv"))
+    return out
+
+
+def render(readme: str, root: Path) -> str:
+    """The README with every generated block replaced by the current content of the file it names."""
+    def fill(m: re.Match) -> str:
+        path = root / m["path"]
+        if not path.is_file():
+            raise FileNotFoundError(f"README block names {m['path']}, which does not exist")
+        return m.group(1) + path.read_text().rstrip("\n") + "\n" + m.group(4)
+    return BLOCK.sub(fill, readme)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                epilog=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything is out of date")
+    p.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    args = p.parse_args(argv)
+    stale = []
+    for rel, text in derived(ROOT).items():
+        if not (ROOT / rel).is_file() or (ROOT / rel).read_text() != text:
+            stale.append(str(rel))
+            if not args.check:
+                (ROOT / rel).write_text(text)
+    try:
+        before = args.readme.read_text()
+        after = render(before, ROOT)
+    except (OSError, FileNotFoundError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    if after != before:
+        stale.append(str(args.readme))
+        if not args.check:
+            args.readme.write_text(after)
+    if args.check and stale:
+        sys.stderr.write("out of date (run `python scripts/readme_tables.py`): " + ", ".join(stale) + "\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
