@@ -29,6 +29,10 @@ BLOCK = re.compile(r"(<!-- BEGIN generated: (?P<path>[^ ]+) -->\n)(?P<body>.*?)(
 DQN = "dqn:default"
 BASELINE = "default-k8s"
 MODEL_BASED = ("lookahead", "demand-aware")
+MIN_EXCESS = 0.005
+"""A ratio to an excess below this (a policy already at the physical limit) is noise: shown as n/a, left out."""
+MIN_RATIO = 0.01
+"""Ratios below this count as this in the geometric mean, so one near-zero case cannot dominate it."""
 SERVED_RUNS = (("validation", "argmax"), ("validation-served", "served, weight 10"),
                ("validation-served-nohot", "served, weight 10, no hot-node filter"))
 
@@ -38,9 +42,9 @@ def _read(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def _excess(summary: list[dict]) -> dict[tuple, float]:
-    """(family, load, policy) -> mean excess slowdown over seeds."""
-    return {(r["scenario"], float(r["load"]), r["policy"]): float(r["excess_slowdown"]) for r in summary}
+def _excess(summary: list[dict], metric: str = "excess_slowdown") -> dict[tuple, float]:
+    """(family, load, policy) -> mean excess slowdown (or another metric) over seeds."""
+    return {(r["scenario"], float(r["load"]), r["policy"]): float(r[metric]) for r in summary}
 
 
 def comparison(summary: list[dict]) -> str:
@@ -52,32 +56,44 @@ def comparison(summary: list[dict]) -> str:
              "DQN's mean excess / the other's. Best model-based = the lower of lookahead and demand-aware.", "",
              "| family | load | default-k8s | lookahead | demand-aware | dqn | dqn / default-k8s | "
              "dqn / best model-based |", "|---|---|---:|---:|---:|---:|---:|---:|"]
-    to_k8s, to_best = [], []
+    ratios: dict[str, list[float]] = {"k8s": [], "best": []}
+
+    def ratio(key: str, num: float, den: float) -> str:
+        if den < MIN_EXCESS:
+            return "n/a"
+        ratios[key].append(num / den)
+        return f"{num / den:.2f}"
     for fam, load in cases:
         d, k = ex[(fam, load, DQN)], ex[(fam, load, BASELINE)]
         best = min(ex[(fam, load, p)] for p in MODEL_BASED)
-        to_k8s.append(d / k)
-        to_best.append(d / best)
         lines.append(f"| {fam} | {load:g} | {k:.4f} | {ex[(fam, load, 'lookahead')]:.4f} | "
-                     f"{ex[(fam, load, 'demand-aware')]:.4f} | {d:.4f} | {d / k:.2f} | {d / best:.2f} |")
-    gm = [math.exp(sum(map(math.log, v)) / len(v)) for v in (to_k8s, to_best)]
-    lines.append(f"| geometric mean | all | | | | | **{gm[0]:.2f}** | **{gm[1]:.2f}** |")
+                     f"{ex[(fam, load, 'demand-aware')]:.4f} | {d:.4f} | {ratio('k8s', d, k)} | "
+                     f"{ratio('best', d, best)} |")
+    gm = {key: math.exp(sum(math.log(max(v, MIN_RATIO)) for v in vs) / len(vs)) if vs else float("nan")
+          for key, vs in ratios.items()}
+    lines.append(f"| geometric mean ({len(ratios['k8s'])} / {len(ratios['best'])} cases) | all | | | | | "
+                 f"**{gm['k8s']:.2f}** | **{gm['best']:.2f}** |")
+    lines += ["", f"n/a: the other's excess is below {MIN_EXCESS} (at the physical limit), so the ratio is noise and "
+              f"is left out of the geometric mean; ratios below {MIN_RATIO} count as {MIN_RATIO} in it."]
     return "\n".join(lines) + "\n"
 
 
 def served(results: Path) -> str:
     """Per policy: mean excess over the validation cases, as argmax, as served, as served without the hot filter."""
-    runs = [(label, _excess(_read(results / name / "summary.csv"))) for name, label in SERVED_RUNS]
-    policies = sorted({p for _, ex in runs for _, _, p in ex}, key=lambda p: (p != BASELINE, p))
+    runs = [(label, _excess(_read(results / name / "summary.csv")),
+             _excess(_read(results / name / "summary.csv"), "excess_queue")) for name, label in SERVED_RUNS]
+    policies = sorted({p for _, ex, _ in runs for _, _, p in ex}, key=lambda p: (p != BASELINE, p))
     seeds = sorted({int(r["seeds"]) for name, _ in SERVED_RUNS for r in _read(results / name / "summary.csv")})
     lines = [f"Validation, excess slowdown averaged over its cases ({'/'.join(map(str, seeds))} seeds); "
-             "default-k8s is plain kube-scheduler in every column.", "",
-             "| policy | " + " | ".join(label for label, _ in runs) + " |", "|---|" + "---:|" * len(runs)]
+             "default-k8s is plain kube-scheduler in every column; in brackets the part of it spent queueing "
+             "(no node admitted the pod).", "",
+             "| policy | " + " | ".join(label for label, _, _ in runs) + " |", "|---|" + "---:|" * len(runs)]
     for pol in policies:
         cells = []
-        for _, ex in runs:
+        for _, ex, queue in runs:
             vals = [v for (_, _, p), v in ex.items() if p == pol]
-            cells.append(f"{sum(vals) / len(vals):.3f}" if vals else "")
+            waits = [v for (_, _, p), v in queue.items() if p == pol]
+            cells.append(f"{sum(vals) / len(vals):.3f} ({sum(waits) / len(waits):.3f})" if vals else "")
         lines.append(f"| {pol} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
