@@ -139,17 +139,20 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 epilog=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything is out of date")
-    p.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    p.add_argument("--root", type=Path, default=ROOT, help="the checkout whose policy/results/ to read (default: this one)")
+    p.add_argument("--readme", type=Path, help="the README to fill (default: ROOT/README.md)")
     args = p.parse_args(argv)
+    root = args.root
+    args.readme = args.readme or root / "README.md"
     stale = []
-    for rel, text in derived(ROOT).items():
-        if not (ROOT / rel).is_file() or (ROOT / rel).read_text() != text:
+    for rel, text in derived(root).items():
+        if not (root / rel).is_file() or (root / rel).read_text() != text:
             stale.append(str(rel))
             if not args.check:
-                (ROOT / rel).write_text(text)
+                (root / rel).write_text(text)
     try:
         before = args.readme.read_text()
-        after = render(before, ROOT)
+        after = render(before, root)
     except (OSError, FileNotFoundError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
