@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""The README's result tables, generated from the committed results in ``policy/results/``.
+
+Why it exists: tables typed by hand drift from what the code measures. ``make evaluate`` writes each
+evaluation's CSV and markdown into ``policy/results/``; this script derives the comparison tables the README
+argues from (DQN vs default-k8s and vs the best model-based heuristic, scored as served, migration) from
+those CSVs, and copies every result file into the README block that names it::
+
+    <!-- BEGIN generated: policy/results/test/summary.md -->
+    ...
+    <!-- END generated -->
+
+    python scripts/readme_tables.py            # derive the comparison files, then rewrite the README blocks
+    python scripts/readme_tables.py --check    # exit 1 when a block or a derived file is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path("policy/results")
+BLOCK = re.compile(r"(<!-- BEGIN generated: (?P<path>[^ ]+) -->\n)(?P<body>.*?)(<!-- END generated -->)", re.S)
+DQN = "dqn:default"
+BASELINE = "default-k8s"
+MODEL_BASED = ("lookahead", "demand-aware")
+MIN_EXCESS = 0.005
+"""A ratio to an excess below this (a policy already at the physical limit) is noise: shown as n/a, left out."""
+MIN_RATIO = 0.01
+"""Ratios below this count as this in the geometric mean, so one near-zero case cannot dominate it."""
+SERVED_RUNS = (("validation", "argmax"), ("validation-served", "served, weight 10"),
+               ("validation-served-nohot", "served, weight 10, no hot-node filter"))
+
+
+def _read(path: Path) -> list[dict]:
+    with path.open() as f:
+        return list(csv.DictReader(f))
+
+
+def _excess(summary: list[dict], metric: str = "excess_slowdown") -> dict[tuple, float]:
+    """(family, load, policy) -> mean excess slowdown (or another metric) over seeds."""
+    return {(r["scenario"], float(r["load"]), r["policy"]): float(r[metric]) for r in summary}
+
+
+def comparison(summary: list[dict]) -> str:
+    """Per case: the DQN's excess as a ratio to default-k8s's and to the best of lookahead and demand-aware."""
+    ex = _excess(summary)
+    seeds = sorted({int(r["seeds"]) for r in summary})
+    cases = sorted({(f, ld) for f, ld, _ in ex})
+    lines = [f"Excess slowdown (mean slowdown - 1, mean over {'/'.join(map(str, seeds))} seeds); ratios are the "
+             "DQN's mean excess / the other's. Best model-based = the lower of lookahead and demand-aware.", "",
+             "| family | load | default-k8s | lookahead | demand-aware | dqn | dqn / default-k8s | "
+             "dqn / best model-based |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    ratios: dict[str, list[float]] = {"k8s": [], "best": []}
+
+    def ratio(key: str, num: float, den: float) -> str:
+        if den < MIN_EXCESS:
+            return "n/a"
+        ratios[key].append(num / den)
+        return f"{num / den:.2f}"
+    for fam, load in cases:
+        d, k = ex[(fam, load, DQN)], ex[(fam, load, BASELINE)]
+        best = min(ex[(fam, load, p)] for p in MODEL_BASED)
+        lines.append(f"| {fam} | {load:g} | {k:.4f} | {ex[(fam, load, 'lookahead')]:.4f} | "
+                     f"{ex[(fam, load, 'demand-aware')]:.4f} | {d:.4f} | {ratio('k8s', d, k)} | "
+                     f"{ratio('best', d, best)} |")
+    gm = {key: math.exp(sum(math.log(max(v, MIN_RATIO)) for v in vs) / len(vs)) if vs else float("nan")
+          for key, vs in ratios.items()}
+    lines.append(f"| geometric mean ({len(ratios['k8s'])} / {len(ratios['best'])} cases) | all | | | | | "
+                 f"**{gm['k8s']:.2f}** | **{gm['best']:.2f}** |")
+    lines += ["", f"n/a: the other's excess is below {MIN_EXCESS} (at the physical limit), so the ratio is noise and "
+              f"is left out of the geometric mean; ratios below {MIN_RATIO} count as {MIN_RATIO} in it."]
+    return "\n".join(lines) + "\n"
+
+
+def served(results: Path) -> str:
+    """Per policy: mean excess over the validation cases, as argmax, as served, as served without the hot filter."""
+    runs = [(label, _excess(_read(results / name / "summary.csv")),
+             _excess(_read(results / name / "summary.csv"), "excess_queue")) for name, label in SERVED_RUNS]
+    policies = sorted({p for _, ex, _ in runs for _, _, p in ex}, key=lambda p: (p != BASELINE, p))
+    seeds = sorted({int(r["seeds"]) for name, _ in SERVED_RUNS for r in _read(results / name / "summary.csv")})
+    lines = [f"Validation, excess slowdown averaged over its cases ({'/'.join(map(str, seeds))} seeds); "
+             "default-k8s is plain kube-scheduler in every column; in brackets the part of it spent queueing "
+             "(no node admitted the pod).", "",
+             "| policy | " + " | ".join(label for label, _, _ in runs) + " |", "|---|" + "---:|" * len(runs)]
+    for pol in policies:
+        cells = []
+        for _, ex, queue in runs:
+            vals = [v for (_, _, p), v in ex.items() if p == pol]
+            waits = [v for (_, _, p), v in queue.items() if p == pol]
+            cells.append(f"{sum(vals) / len(vals):.3f} ({sum(waits) / len(waits):.3f})" if vals else "")
+        lines.append(f"| {pol} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def migration(summary: list[dict]) -> str:
+    """No migration vs migration per scenario: per-seed ratios with 95 % intervals, p95 JCT, migrations."""
+    lines = ["| scenario | seeds | mean JCT, migration / none | makespan, migration / none | p95 JCT none -> migration "
+             "(s) | migrations per run |", "|---|---:|---:|---:|---:|---:|"]
+    by = {(r["scenario"], r["arm"]): r for r in summary}
+    for scen in dict.fromkeys(r["scenario"] for r in summary):
+        none, mig = by[(scen, "none")], by[(scen, "migration")]
+        lines.append(f"| {scen} | {mig['seeds']} | {float(mig['mean_jct_ratio']):.3f} ± "
+                     f"{float(mig['mean_jct_ratio_ci']):.3f} | {float(mig['makespan_ratio']):.3f} ± "
+                     f"{float(mig['makespan_ratio_ci']):.3f} | {float(none['p95_jct']):.0f} -> "
+                     f"{float(mig['p95_jct']):.0f} | {float(mig['migrations']):.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def derived(root: Path) -> dict[Path, str]:
+    """Every derived result file (relative path -> content) whose inputs are present."""
+    res, out = root / RESULTS, {}
+    for split in ("test", "validation"):
+        if (res / split / "summary.csv").exists():
+            out[RESULTS / split / "comparison.md"] = comparison(_read(res / split / "summary.csv"))
+    if all((res / name / "summary.csv").exists() for name, _ in SERVED_RUNS):
+        out[RESULTS / "served.md"] = served(res)
+    if (res / "migration" / "migration_summary.csv").exists():
+        out[RESULTS / "migration" / "migration.md"] = migration(_read(res / "migration" / "migration_summary.csv"))
+    return out
+
+
+def render(readme: str, root: Path) -> str:
+    """The README with every generated block replaced by the current content of the file it names."""
+    def fill(m: re.Match) -> str:
+        path = root / m["path"]
+        if not path.is_file():
+            raise FileNotFoundError(f"README block names {m['path']}, which does not exist")
+        return m.group(1) + path.read_text().rstrip("\n") + "\n" + m.group(4)
+    return BLOCK.sub(fill, readme)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                epilog=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything is out of date")
+    p.add_argument("--root", type=Path, default=ROOT, help="the checkout whose policy/results/ to read (default: this one)")
+    p.add_argument("--readme", type=Path, help="the README to fill (default: ROOT/README.md)")
+    args = p.parse_args(argv)
+    root = args.root
+    args.readme = args.readme or root / "README.md"
+    stale = []
+    for rel, text in derived(root).items():
+        if not (root / rel).is_file() or (root / rel).read_text() != text:
+            stale.append(str(rel))
+            if not args.check:
+                (root / rel).write_text(text)
+    try:
+        before = args.readme.read_text()
+        after = render(before, root)
+    except (OSError, FileNotFoundError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    if after != before:
+        stale.append(str(args.readme))
+        if not args.check:
+            args.readme.write_text(after)
+    if args.check and stale:
+        sys.stderr.write("out of date (run `python scripts/readme_tables.py`): " + ", ".join(stale) + "\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""The README's generated tables match the committed results they name, and the generator catches drift."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("readme_tables", ROOT / "scripts" / "readme_tables.py")
+readme_tables = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(readme_tables)
+
+
+def test_readme_blocks_match_committed_results():
+    readme = (ROOT / "README.md").read_text()
+    named = [m["path"] for m in readme_tables.BLOCK.finditer(readme)]
+    assert "policy/results/test/summary.md" in named and "policy/results/migration/migration.md" in named
+    assert readme_tables.render(readme, ROOT) == readme, "run `python scripts/readme_tables.py`"
+
+
+def test_derived_files_match_their_csvs():
+    derived = readme_tables.derived(ROOT)
+    assert {str(p) for p in derived} >= {"policy/results/test/comparison.md", "policy/results/served.md"}
+    for rel, text in derived.items():
+        assert (ROOT / rel).read_text() == text, f"{rel} is stale: run `python scripts/readme_tables.py`"
+
+
+def test_check_fails_on_a_hand_edited_block(tmp_path, capsys):
+    shutil.copytree(ROOT / "policy" / "results", tmp_path / "policy" / "results")
+    readme = tmp_path / "README.md"
+    text = (ROOT / "README.md").read_text()
+    start = text.index("<!-- BEGIN generated: policy/results/test/summary.md -->")
+    end = text.index("<!-- END generated -->", start)
+    readme.write_text(text[:end] + "| typed | by | hand |\n" + text[end:])
+    assert readme_tables.main(["--check", "--root", str(tmp_path)]) == 1
+    assert "README.md" in capsys.readouterr().err
+    assert readme_tables.main(["--root", str(tmp_path)]) == 0  # regenerating restores the committed table
+    assert readme.read_text() == text
+
+
+def test_check_fails_on_a_stale_derived_file(tmp_path):
+    shutil.copytree(ROOT / "policy" / "results", tmp_path / "policy" / "results")
+    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    summary = tmp_path / "policy" / "results" / "test" / "summary.csv"
+    rows = readme_tables._read(summary)
+    rows[0]["excess_slowdown"] = str(float(rows[0]["excess_slowdown"]) + 1)  # a rerun with other numbers
+    with summary.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert readme_tables.main(["--check", "--root", str(tmp_path)]) == 1
+
+
+def test_missing_result_file_is_named(tmp_path):
+    shutil.copytree(ROOT / "policy" / "results", tmp_path / "policy" / "results")
+    (tmp_path / "policy" / "results" / "test" / "summary.md").unlink()
+    with pytest.raises(FileNotFoundError, match="policy/results/test/summary.md"):
+        readme_tables.render((ROOT / "README.md").read_text(), tmp_path)
+
+
+def test_comparison_uses_ratio_of_mean_excess():
+    rows = [{"scenario": "f", "load": "0.9", "policy": p, "seeds": "2", "excess_slowdown": str(x)}
+            for p, x in (("default-k8s", 0.4), ("lookahead", 0.1), ("demand-aware", 0.2), ("dqn:default", 0.2))]
+    table = readme_tables.comparison(rows)
+    assert "| f | 0.9 | 0.4000 | 0.1000 | 0.2000 | 0.2000 | 0.50 | 2.00 |" in table
+    assert "**0.50** | **2.00**" in table
