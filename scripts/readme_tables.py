@@ -136,10 +136,11 @@ def render(readme: str, root: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything is out of date")
-    p.add_argument("--root", type=Path, default=ROOT, help="the checkout whose policy/results/ to read (default: this one)")
+    p.add_argument("--root", type=Path, default=ROOT,
+                   help="the checkout whose policy/results/ to read (default: this one)")
     p.add_argument("--readme", type=Path, help="the README to fill (default: ROOT/README.md)")
     args = p.parse_args(argv)
     root = args.root
