@@ -67,7 +67,8 @@ evaluate: venv  ## the README's result tables: run the evaluations into policy/r
 	$(EVAL) --policies default-k8s,koord --split test --scenarios $(TEST_FAMILIES_KOORD) --seeds 5 --out policy/results/test-koord
 	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --out policy/results/validation
 	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --out policy/results/validation-served
-	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --no-hot-filter --out policy/results/validation-served-nohot
+	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --hot-filter strict --out policy/results/validation-served-strict
+	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --hot-filter off --out policy/results/validation-served-nohot
 	$(EVAL) --policies $(subst koord$(COMMA),,$(EVAL_POLICIES)) --trace alibaba --scenarios base,hetero --loads 0.9,1.5 --seeds 3 --jobs 1000 --out policy/results/alibaba
 	nice -n 5 $(PY) -m policy.evaluate --migration --workers 2 --no-plots --out policy/results/migration
 	$(PY) scripts/readme_tables.py

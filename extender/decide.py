@@ -37,6 +37,8 @@ class Thresholds:
     mem: float | None = 0.95
     net: float | None = None
     disk: float | None = None
+    strict: bool = False
+    """False (prefer-cool): hot nodes are only filtered while some otherwise-fit node is not hot."""
 
     def as_array(self) -> np.ndarray:
         return np.array([np.inf if v is None else v for v in (self.cpu, self.mem, self.net, self.disk)])
@@ -75,7 +77,10 @@ def filter_reasons(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds,
 
     Checks, first failing wins: readiness, pod slots, requests vs allocatable (cpu, memory), then the
     hot-node thresholds on estimated usage (measured + assumed). A node whose usage is stale or missing
-    is not judged hot: there is nothing fresh to judge it on (Koordinator's default, fail open).
+    is not judged hot: there is nothing fresh to judge it on (Koordinator's default, fail open). Unless
+    ``thresholds.strict``, hotness only steers: when every node that passes the other checks is hot, none
+    is filtered for it (a filter that removes them all leaves the pod pending while it could run; in the
+    simulator that queueing cost more than the contention it avoided, ``policy/served.py``).
     """
     n = snap.n_nodes
     if n == 0:
@@ -88,6 +93,8 @@ def filter_reasons(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds,
     limit = thresholds.as_array()
     hot = (util >= limit) & fresh[:, None]
     code = np.select([~snap.ready, full, over_req.any(axis=1), hot.any(axis=1)], [1, 2, 3, 4], 0)
+    if not thresholds.strict and not (code == 0).any():
+        code[code == 4] = 0  # every fit node is hot: let the scores choose among them
     rows = np.flatnonzero(code)
     if rows.size == 0:
         return {}

@@ -95,7 +95,8 @@ def _run_case(args: tuple[Case, int, str, str, float | None, bool]) -> tuple[Cas
     case, n_jobs, spec, label, weight, hot_filter = args
     scorer = scorer_from_spec(spec, seed=case.seed)
     if weight is not None and spec != BASELINE:  # default-k8s is kube-scheduler without the extender
-        scorer = Served(scorer, weight, thresholds=HOT_THRESHOLDS if hot_filter else NO_HOT_FILTER)
+        scorer = Served(scorer, weight, thresholds=NO_HOT_FILTER if hot_filter == "off" else HOT_THRESHOLDS,
+                        strict=hot_filter == "strict")
     t0 = time.perf_counter()
     result = run_episode(case.sim_config(n_jobs), case.seed, scorer)
     row = result.summary()
@@ -106,7 +107,7 @@ def _run_case(args: tuple[Case, int, str, str, float | None, bool]) -> tuple[Cas
 
 
 def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True,
-            served_weight: float | None = None, hot_filter: bool = True):
+            served_weight: float | None = None, hot_filter: str = "prefer-cool"):
     """Run every (case, policy), each policy scored as served with extender weight ``served_weight`` if given
     (``policy.served``); returns rows (dicts) and the per-run series of the first seed."""
     labels = [scorer_label(p) for p in policies]
@@ -240,8 +241,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="score as deployed (policy.served): the 65 %% hot-node filter, then kube-scheduler's "
                         "default resource scoring + 10 x WEIGHT x the extender's 0-10 score; default-k8s stays "
                         "plain kube-scheduler (default: a pure argmax of each policy's scores)")
-    p.add_argument("--hot-filter", action=argparse.BooleanOptionalAction, default=True,
-                   help="with --served: apply the extender's hot-node filter (default: %(default)s)")
+    p.add_argument("--hot-filter", choices=("prefer-cool", "strict", "off"), default="prefer-cool",
+                   help="with --served: the extender's hot-node filter as its hot_filter setting (prefer-cool: "
+                        "only while some fit node is cool; strict: always) or off (default: %(default)s)")
     p.add_argument("--workers", type=int, default=1, help="parallel processes (default: %(default)s)")
     p.add_argument("--out", type=Path, default=Path("out/evaluate"), help="output directory (default: %(default)s)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")

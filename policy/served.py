@@ -57,20 +57,23 @@ class Served:
     """``scorer`` as served behind kube-scheduler with extender weight ``weight``: -inf on hot nodes, else
     the default resource score + 10 x weight x the 0..10 extender score."""
 
-    def __init__(self, scorer: Scorer, weight: float, *, thresholds=HOT_THRESHOLDS,
+    def __init__(self, scorer: Scorer, weight: float, *, thresholds=HOT_THRESHOLDS, strict: bool = False,
                  max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> None:
         if not weight > 0:
             raise ValueError(f"extender weight must be > 0 (kube-scheduler refuses 0 with a prioritize verb), "
                              f"got {weight}")
         self.scorer, self.weight = scorer, weight
         self.name = scorer.name
-        self.thresholds, self.max_usage_age = thresholds, max_usage_age
+        self.thresholds, self.strict, self.max_usage_age = thresholds, strict, max_usage_age
         self._k8s = DefaultK8s()
         if hasattr(scorer, "chose"):
             self.chose = scorer.chose
 
     def score(self, snap: ClusterSnapshot, pod: PodView) -> np.ndarray:
-        passed = feasible_mask(snap, pod) & ~hot_nodes(snap, self.thresholds, self.max_usage_age)
+        fit = feasible_mask(snap, pod)
+        passed = fit & ~hot_nodes(snap, self.thresholds, self.max_usage_age)
+        if not self.strict and not passed.any():  # the extender's prefer-cool filter: every fit node is hot
+            passed = fit
         ext = extender_scores(self.scorer.score(snap, pod), passed)
         total = self._k8s.score(snap, pod) + NODE_SCORE_PER_PRIORITY * self.weight * ext
         return np.where(passed, total, -np.inf)

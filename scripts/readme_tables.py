@@ -33,8 +33,9 @@ MIN_EXCESS = 0.005
 """A ratio to an excess below this (a policy already at the physical limit) is noise: shown as n/a, left out."""
 MIN_RATIO = 0.01
 """Ratios below this count as this in the geometric mean, so one near-zero case cannot dominate it."""
-SERVED_RUNS = (("validation", "argmax"), ("validation-served", "served, weight 10"),
-               ("validation-served-nohot", "served, weight 10, no hot-node filter"))
+SERVED_RUNS = (("validation", "argmax"), ("validation-served", "served, weight 10 (hot filter prefer-cool)"),
+               ("validation-served-strict", "served, hot filter strict"),
+               ("validation-served-nohot", "served, no hot filter"))
 
 
 def _read(path: Path) -> list[dict]:

@@ -59,6 +59,20 @@ def test_filter_reasons_table():
     assert 5 not in reasons, "a stale node is not judged hot"
 
 
+@pytest.mark.parametrize("strict, cool_node, expected", [
+    (False, True, {1: "hot", 2: "hot"}),    # a cool node passes: the hot ones are filtered either way
+    (True, True, {1: "hot", 2: "hot"}),
+    (False, False, {}),                       # every fit node hot: prefer-cool filters none of them
+    (True, False, {0: "hot", 1: "hot", 2: "hot"}),  # strict: the pod has nowhere to go
+])
+def test_prefer_cool_never_filters_every_fit_node_for_heat(strict, cool_node, expected):
+    usage = [[0 if cool_node else 6, 0, 0, 0], [6, 0, 0, 0], [7, 0, 0, 0], [0, 0, 0, 0]]
+    s = snap(4, usage=usage, requested=[[0, 0], [0, 0], [0, 0], [7.5, 0]])  # n3 does not fit by requests
+    reasons = filter_reasons(s, POD, Thresholds(strict=strict), max_usage_age=60)
+    assert reasons.pop(3).startswith("Insufficient cpu")  # other checks are never relaxed
+    assert {i: r.split(" node")[0] for i, r in reasons.items()} == expected
+
+
 def test_filter_too_many_pods_and_disabled_threshold():
     s = snap(2, pods=[110, 0], usage=[[0, 0, 0, 0], [7, 0, 0, 0]])
     reasons = filter_reasons(s, POD, Thresholds(cpu=None), max_usage_age=60)

@@ -53,6 +53,15 @@ def test_served_filters_hot_nodes_and_adds_the_weighted_extender_score():
     assert np.argmax(light) == 2                                  # a tiny weight: kube-scheduler decides
 
 
+def test_served_prefer_cool_scores_hot_nodes_when_no_fit_node_is_cool():
+    snap = snapshot([STD] * 2, usage=[[3, 1, 0, 0], [2.8, 1, 0, 0]])  # both at or above 65 % cpu
+    pod = PodView(requests=[0.5, 1], demand=[1, 1, 0, 0], demand_source="learned")
+    soft = Served(make_scorer("demand-aware"), 10).score(snap, pod)
+    assert np.isfinite(soft).all() and np.argmax(soft) == 1        # placed, on the cooler node
+    strict = Served(make_scorer("demand-aware"), 10, strict=True).score(snap, pod)
+    assert np.isneginf(strict).all()                               # strict: the pod waits
+
+
 def test_served_refuses_a_non_positive_weight():
     with pytest.raises(ValueError, match="must be > 0"):
         Served(make_scorer("random"), 0)
