@@ -1,8 +1,9 @@
 """Filter reasons, node scores and the 0-10 rule, all on one ``ClusterSnapshot``. Pure: no I/O, no clock.
 
-Scores (``to_extender_scores``): kube-scheduler wants integers 0..10 (``MaxExtenderPriority``). Among the
-*allowed* nodes (feasible by requests, pod slots and readiness, and not refused with -inf by a heuristic)
-the raw value (Q-value or heuristic score) is min-max scaled and rounded half up:
+Scores (``to_extender_scores``, kept in ``policy.served`` so the simulator scores as served): kube-scheduler
+wants integers 0..10 (``MaxExtenderPriority``). Among the *allowed* nodes (feasible by requests, pod slots
+and readiness, and not refused with -inf by a heuristic) the raw value (Q-value or heuristic score) is
+min-max scaled and rounded half up:
 
     score = round(10 * (raw - min) / (max - min))      all allowed equal -> 10;  not allowed -> 0
 
@@ -23,9 +24,9 @@ import numpy as np
 
 from policy.features import Encoded, encode, estimated_usage, usage_is_fresh
 from policy.model import ModelScorer, QModel, Scorer
+from policy.served import to_extender_scores
 from policy.state import RESOURCES, ClusterSnapshot, PodView
 
-MAX_SCORE = 10
 _UNITS = ("cores", "GiB", "MB/s", "MB/s")
 
 
@@ -121,22 +122,6 @@ def filter_reasons(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds,
             r = hot_r[j]
             reasons[i] = f"hot node: {RESOURCES[r]} usage {pct[j]:.0f}% >= threshold {100 * limit[r]:.0f}%"
     return reasons
-
-
-def to_extender_scores(raw: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """(N,) int64 scores 0..10 by the module's min-max rule."""
-    raw = np.asarray(raw, dtype=np.float64)
-    ok = allowed & np.isfinite(raw)
-    out = np.zeros(raw.shape[0], dtype=np.int64)
-    if not ok.any():
-        return out
-    lo, hi = raw[ok].min(), raw[ok].max()
-    if hi - lo <= 1e-12 * max(1.0, abs(hi)):
-        out[ok] = MAX_SCORE
-        return out
-    scaled = np.floor(MAX_SCORE * (raw[ok] - lo) / (hi - lo) + 0.5)
-    out[ok] = np.clip(scaled, 0, MAX_SCORE).astype(np.int64)
-    return out
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -126,7 +126,7 @@ class FastVerbs:
         try:
             args = parse_args(body)
         except _Slow:
-            return await self.app(scope, _replay(body, receive), send)
+            return await self.app(scope, replay_body(body, receive), send)
         outcome, status, payload = answer(rt, verb, args)
         m = rt.telemetry.metrics
         m.latency.labels(verb=verb).observe(time.perf_counter() - start)
@@ -137,7 +137,8 @@ class FastVerbs:
         return None
 
 
-def _replay(body: bytes, receive):
+def replay_body(body: bytes, receive):
+    """An ASGI ``receive`` that hands the app the already-read ``body`` once, then defers to ``receive``."""
     sent = False
 
     async def replay():

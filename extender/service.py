@@ -33,7 +33,7 @@ from pydantic_core import to_json
 
 from extender.annotation_trust import AnnotationTrust
 from extender.errors import BadRequest, BindError
-from extender.fastwire import FastVerbs
+from extender.fastwire import FastVerbs, replay_body
 from extender.listeners import ClientCertGate, Refusals, peer_of
 from extender.pod_index import PodIndex
 from extender.profile_store import JsonFileBackend, LearnedProfileStore, ProfileLearner, ProfileMetrics
@@ -104,16 +104,7 @@ class BodyLimit:
             chunks.append(msg.get("body", b""))
             if not msg.get("more_body"):
                 break
-        body, sent = b"".join(chunks), False
-
-        async def replay():
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        return await self.app(scope, replay, send)
+        return await self.app(scope, replay_body(b"".join(chunks), receive), send)
 
 
 def describe_invalid(exc: RequestValidationError) -> str:

@@ -8,8 +8,8 @@ resource scoring (NodeResourcesFit LeastAllocated + NodeResourcesBalancedAllocat
 other default plugins give every node of the simulator the same score). The highest total wins, ties at
 random. ``Served`` wraps any ``Scorer`` into that total, so ``policy.sim.episode`` evaluates what is served.
 
-The hot filter and the 0..10 rule are the extender's (``extender/decide.py``: ``filter_reasons``'s hot
-check and ``to_extender_scores``), written here on the snapshot alone; the defaults are its settings'.
+The 0..10 rule lives here and the extender imports it; the hot filter mirrors ``extender/decide.py``'s
+``filter_reasons`` hot check on the snapshot alone (a test checks both agree); the defaults are its settings'.
 """
 
 from __future__ import annotations
@@ -37,19 +37,21 @@ def hot_nodes(snap: ClusterSnapshot, thresholds=HOT_THRESHOLDS,
     return ((util >= np.asarray(thresholds)) & usage_is_fresh(snap, max_usage_age)[:, None]).any(axis=1)
 
 
-def extender_scores(raw: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """(N,) integers 0..10: ``raw`` min-max scaled over the allowed nodes and rounded half up (all equal:
-    10); nodes not allowed (or with a non-finite raw value) get 0."""
+def to_extender_scores(raw: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """(N,) int64 scores 0..10: ``raw`` min-max scaled over the allowed nodes and rounded half up (all equal:
+    10); nodes not allowed (or with a non-finite raw value) get 0. The one copy of the rule: the extender
+    (``extender/decide.py``) serves exactly this, and the simulator's served mode scores with it."""
     raw = np.asarray(raw, dtype=np.float64)
     ok = allowed & np.isfinite(raw)
-    out = np.zeros(raw.shape[0])
+    out = np.zeros(raw.shape[0], dtype=np.int64)
     if not ok.any():
         return out
     lo, hi = raw[ok].min(), raw[ok].max()
     if hi - lo <= 1e-12 * max(1.0, abs(hi)):
         out[ok] = MAX_EXTENDER_PRIORITY
         return out
-    out[ok] = np.clip(np.floor(MAX_EXTENDER_PRIORITY * (raw[ok] - lo) / (hi - lo) + 0.5), 0, MAX_EXTENDER_PRIORITY)
+    scaled = np.floor(MAX_EXTENDER_PRIORITY * (raw[ok] - lo) / (hi - lo) + 0.5)
+    out[ok] = np.clip(scaled, 0, MAX_EXTENDER_PRIORITY).astype(np.int64)
     return out
 
 
@@ -74,6 +76,6 @@ class Served:
         passed = fit & ~hot_nodes(snap, self.thresholds, self.max_usage_age)
         if not self.strict and not passed.any():  # the extender's prefer-cool filter: every fit node is hot
             passed = fit
-        ext = extender_scores(self.scorer.score(snap, pod), passed)
+        ext = to_extender_scores(self.scorer.score(snap, pod), passed)
         total = self._k8s.score(snap, pod) + NODE_SCORE_PER_PRIORITY * self.weight * ext
         return np.where(passed, total, -np.inf)

@@ -90,3 +90,17 @@ def test_stale_nodes_scored_from_requests():
 def test_empty_candidates():
     out = score(ClusterSnapshot.empty(), POD, heuristic_policy(make_scorer("koord")), max_usage_age=60)
     assert out.scores.tolist() == []
+
+
+def test_the_simulators_hot_filter_is_the_extenders():
+    """policy.served.hot_nodes (the simulator's served mode) marks exactly the nodes filter_reasons calls hot."""
+    from policy.served import hot_nodes
+
+    rng = np.random.default_rng(3)
+    for _ in range(100):
+        n = 6
+        usage = rng.random((n, 4)) * [8.0, 32.0, 1000.0, 500.0]
+        s = snap(n, usage=usage, age=rng.choice([0.0, 30.0, 120.0], size=n))
+        reasons = filter_reasons(s, POD, Thresholds(strict=True), max_usage_age=60)
+        hot = sorted(i for i, r in reasons.items() if r.startswith("hot node"))
+        assert hot == np.flatnonzero(hot_nodes(s, max_usage_age=60)).tolist()

@@ -5,7 +5,7 @@ import pytest
 
 from policy.baselines import make_scorer
 from policy.baselines.default_k8s import DefaultK8s
-from policy.served import Served, extender_scores, hot_nodes
+from policy.served import Served, hot_nodes, to_extender_scores
 from policy.state import PodView
 from tests.unit.policy.helpers import snapshot
 
@@ -21,17 +21,7 @@ STD = [4, 16, 125, 200]
     ([1.0, -np.inf, 3.0], [True, True, True], [0, 0, 10]),    # refused by the scorer: 0
 ])
 def test_extender_scores(raw, allowed, expected):
-    assert extender_scores(np.array(raw), np.array(allowed)).tolist() == expected
-
-
-def test_the_0_to_10_rule_is_the_extenders():
-    from extender.decide import to_extender_scores
-
-    rng = np.random.default_rng(0)
-    for _ in range(200):
-        raw = rng.normal(size=7) * 10.0 ** rng.integers(-3, 3)
-        allowed = rng.random(7) < 0.7
-        assert extender_scores(raw, allowed).tolist() == to_extender_scores(raw, allowed).tolist()
+    assert to_extender_scores(np.array(raw), np.array(allowed)).tolist() == expected
 
 
 def test_hot_nodes_are_fresh_nodes_at_a_threshold():
