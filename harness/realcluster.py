@@ -20,6 +20,7 @@ import os
 import shutil
 import ssl
 import subprocess
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -134,15 +135,29 @@ class RealCluster(ControlPlane):
         return self
 
     def _take_lock(self) -> None:
+        """Hold the machine-wide lock. By default fail at once when another cluster holds it; with
+        DRSCHED_REALNODES_WAIT_S=<seconds> wait that long for it (parallel test runs, experiments)."""
         LOCK_PATH.parent.mkdir(parents=True, exist_ok=True)
-        lock = LOCK_PATH.open("w")
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock.close()
-            raise RealNodesUnavailable(
-                f"another real-node cluster is running on this machine ({LOCK_PATH} is held)"
-            ) from None
+        lock = LOCK_PATH.open("a")
+        wait_s = float(os.environ.get("DRSCHED_REALNODES_WAIT_S", "0") or 0)
+        deadline = time.monotonic() + wait_s
+        announced = False
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    lock.close()
+                    raise RealNodesUnavailable(
+                        f"another real-node cluster is running on this machine ({LOCK_PATH} is held"
+                        + (f" for more than {wait_s:.0f} s)" if wait_s else "; set DRSCHED_REALNODES_WAIT_S to wait)")
+                    ) from None
+                if not announced:
+                    log.warning("waiting up to %.0f s for %s (another real-node cluster is running)", wait_s, LOCK_PATH)
+                    announced = True
+                time.sleep(2.0)
+        lock.truncate(0)
         lock.write(f"{os.getpid()}\n")
         lock.flush()
         self._lock = lock
