@@ -3,7 +3,8 @@
 What each test shows, through what the extender itself exposes (`/metrics`, `/debug/explain` and its
 decision history) and what the apiserver says (where pods are bound, Pending reasons):
 - every opted-in pod is filtered, scored and bound by the extender, and with a dominant weight the node
-  the scheduler picks is the extender's top-scored one;
+  the scheduler picks is the extender's top-scored one; that test serves the shipped model and fails when
+  the extender could only serve its degraded heuristic fallback;
 - an unreachable extender: `ignorable: true` degrades to stock scheduling; `ignorable: false` keeps the
   pod Pending with the error visible, until the extender is back;
 - nodes the filter rejects as hot are never chosen, with `nodeCacheCapable` true and false;
@@ -54,6 +55,9 @@ def test_each_pod_is_filtered_scored_and_bound_by_the_extender_on_its_top_node(
 ) -> None:
     certs = mtls(cluster.pki, name="bind-top")
     ext = extenders.start(policy="model", bind=True, tls=certs.server, client_context=certs.client)
+    # the shipped model itself, not the heuristic the extender falls back to when the model cannot be loaded
+    ready = ext.get("/readyz")
+    assert (ready["status"], ready["policy"]) == ("ready", "model"), ready
     # weight 100: one extender point (1000) outweighs every difference the default Score plugins make
     drsched_scheduler(variant(cluster.render_scheduler_config("drsched-scheduler-bind.yaml", extender_url=ext.url,
                                                               tls=certs.scheduler), weight=100))
