@@ -1,7 +1,8 @@
 """One-step lookahead on the simulator's own contention model: place where the predicted added excess is least.
 
 The DQN is trained on ``policy.sim.contention`` (through the shaped reward); this rule applies the same
-formula directly, so it is the fair hand-written competitor. It reads exactly what ``demand-aware`` reads:
+formula directly (its rate rule, ``policy.fairshare``, so the extender never loads the simulator), so it
+is the fair hand-written competitor. It reads exactly what ``demand-aware`` reads:
 each node's estimated usage (measured + assumed, requests when stale), its pod count and the pod's expected
 demand profile. True demands are never seen.
 
@@ -25,8 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from policy.fairshare import fair_rates
 from policy.features import DEFAULT_MAX_USAGE_AGE, estimated_usage
-from policy.sim.contention import fair_rates
 from policy.state import ClusterSnapshot, PodView
 
 TIE_WEIGHT = 1e-6

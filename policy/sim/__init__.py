@@ -42,8 +42,8 @@ _EPISODE = ("first_feasible", "run", "run_episode", "scorer_from_spec")
 
 
 def __getattr__(name: str):
-    # The episode loop sits above the scorers (policy.baselines), and a scorer (lookahead) uses the
-    # contention model here: importing it lazily keeps ``import policy.baselines`` free of a cycle.
+    # The episode loop sits above the scorers (policy.baselines, policy.model): importing it lazily keeps
+    # ``import policy.sim`` to the simulator itself.
     if name in _EPISODE:
         from policy.sim import episode
 
