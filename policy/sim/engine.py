@@ -9,8 +9,9 @@ and running jobs live in ``policy.sim.fleet``.
 Queueing follows kube-scheduler: a pod is offered (``next_decision``) only when at least one node can take
 it; otherwise, or when the policy calls ``defer``, it waits and is retried after the next event that frees
 resources (a completion, a node coming back). When nothing is running and nothing more can happen, deferred
-pods that fit somewhere are retried after ``RETRY_BACKOFF`` s (kube's max backoff) and the rest are reported
-unschedulable; a pod whose requests exceed every node's capacity is unschedulable on arrival.
+pods that fit somewhere are retried every ``RETRY_BACKOFF`` s (kube's max backoff; the monitor keeps
+sampling meanwhile) and the rest are reported unschedulable; a pod whose requests exceed every node's
+capacity is unschedulable on arrival.
 
 ``excess_integral`` is ∫ Σ_j (1 − rate_j)/work_j dt over every job present (queued pods and jobs restoring
 after a restart have rate 0), integrated exactly between events, plus lost_work/work at each restart
@@ -317,10 +318,19 @@ class Simulator:
             self.migrator.applied(mv, target, self.now)
 
     def _quiesce(self) -> None:
-        """Nothing is running or coming: retry deferred pods that fit after a backoff, else end the run."""
+        """Nothing is running or coming: retry deferred pods that fit after a backoff, else end the run.
+
+        The monitor keeps sampling meanwhile: a policy that refused every node on a stale reading or on the
+        demand assumed for pods that have since finished sees the idle cluster at the next tick. Without those
+        ticks such a policy refuses the same frozen view at every retry until the time limit."""
         fits = [j for j in self._deferred if self._feasible_any(j)]
         if fits and self.now + RETRY_BACKOFF <= self.config.time_limit:
-            self._advance_to(self.now + RETRY_BACKOFF)
+            until = self.now + RETRY_BACKOFF
+            while self._next_tick <= until:
+                self._advance_to(self._next_tick)
+                self._sample(record=True)
+                self._next_tick += self.config.sample_interval
+            self._advance_to(until)
             self._retry = True
             return
         for j in self._deferred:

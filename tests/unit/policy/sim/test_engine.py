@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from policy.baselines.koord import Koord
 from policy.sim import (
     ConfigError,
     InfeasiblePlacement,
@@ -14,6 +15,8 @@ from policy.sim import (
     first_feasible,
     run,
 )
+from policy.sim.episode import scorer_choice
+from policy.splits import TEST, seeds
 
 
 def nodes(*caps, max_pods=110):
@@ -208,3 +211,31 @@ def test_choice_share_counts_decisions_with_two_feasible_nodes():
     assert (result.decisions, result.choices, result.choice_share) == (2, 1, 0.5)
     single = run(sim_of([cpu_job(0, 10)]), first_feasible)
     assert (single.decisions, single.choice_share) == (1, 0.0)
+
+
+def test_an_idle_cluster_is_still_sampled_so_a_policy_refusing_a_frozen_view_gets_to_place():
+    # Job 0's expected demand (0.9 of the core) is assumed on the node until the next sample, at t = 100.
+    # Koordinator's filter refuses the node as hot (>= 65 % cpu), so job 1 waits; job 0 finishes at t = 10
+    # and nothing else runs or arrives. Only the monitor's next tick (nothing running: usage 0, nothing
+    # assumed) lets job 1 in, at t = 100: without ticks while idle it was refused every 10 s until the limit.
+    jobs = [JobSpec("cpu", 10.0, (0.1, 0.1), (0.9, 0.5, 0.0, 0.0), submit=0.0),
+            cpu_job(1, 10)]
+    koord = scorer_choice(Koord(), np.random.default_rng(0))
+    result = run(sim_of(jobs, sample_interval=100.0, time_limit=1000.0), koord)
+    assert result.finished == 2
+    assert sorted(result.jct.tolist()) == pytest.approx([10.0, 109.0])
+
+
+def test_koord_finishes_the_very_stale_family():
+    # 200 pods, usage sampled every 150 s: it once went on refusing an idle cluster for ~1e7 simulated seconds
+    cfg = SimConfig(load=1.3, n_jobs=200, **TEST["very-stale"].config)
+    koord = scorer_choice(Koord(), np.random.default_rng(0))
+    decisions = []
+
+    def choose(snap, pod, mask):
+        decisions.append(1)
+        assert len(decisions) < 50_000, f"no end in sight at t = {snap.now:.0f} s"
+        return koord(snap, pod, mask)
+
+    result = run(Simulator(cfg, seed=seeds("test", 1)[0]), choose)
+    assert (result.finished, result.unfinished, result.unschedulable) == (200, 0, 0)
