@@ -59,12 +59,10 @@ demo: venv  ## drsched live next to the default scheduler on a local control pla
 COMMA := ,
 EVAL_POLICIES := default-k8s,tlp,lvrb,koord,demand-aware,lookahead,random,round-robin,dqn:policy/models/default.npz
 EVAL := nice -n 5 $(PY) -m policy.evaluate --workers 2 --no-plots -q
-# koord does not finish the test split's very-stale family (200 pods, usage 150 s old): run apart, without it
-TEST_FAMILIES_KOORD := large-hetero,bursty,io-heavy,profile-error,no-profile
 
 evaluate: venv  ## the README's result tables: run the evaluations into policy/results/ (a few minutes on 2 cores), regenerate the README blocks
-	$(EVAL) --policies $(subst koord$(COMMA),,$(EVAL_POLICIES)) --split test --seeds 5 --out policy/results/test
-	$(EVAL) --policies default-k8s,koord --split test --scenarios $(TEST_FAMILIES_KOORD) --seeds 5 --out policy/results/test-koord
+	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served 10 --out policy/results/test-served
+	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --out policy/results/test
 	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --out policy/results/validation
 	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --out policy/results/validation-served
 	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --hot-filter strict --out policy/results/validation-served-strict

@@ -3,7 +3,8 @@
 
 Why it exists: tables typed by hand drift from what the code measures. ``make evaluate`` writes each
 evaluation's CSV and markdown into ``policy/results/``; this script derives the comparison tables the README
-argues from (DQN vs default-k8s and vs the best model-based heuristic, scored as served, migration) from
+argues from (DQN vs default-k8s and vs the best model-based heuristic: on the test split as served, the
+headline, and as a pure argmax, and on validation; validation side by side by scoring mode; migration) from
 those CSVs, and copies every result file into the README block that names it::
 
     <!-- BEGIN generated: policy/results/test/summary.md -->
@@ -33,6 +34,11 @@ MIN_EXCESS = 0.005
 """A ratio to an excess below this (a policy already at the physical limit) is noise: shown as n/a, left out."""
 MIN_RATIO = 0.01
 """Ratios below this count as this in the geometric mean, so one near-zero case cannot dominate it."""
+COMPARISONS = (("test-served", "each policy scored as served (the hot-node filter prefer-cool, then kube-scheduler's "
+                "resource scoring + the extender's 0-10 score at weight 10; default-k8s is plain kube-scheduler)"),
+               ("test", "each policy's scores taken as a pure argmax"),
+               ("validation", "each policy's scores taken as a pure argmax"))
+"""Result folders that get a ``comparison.md``, and how the policies were scored in them."""
 SERVED_RUNS = (("validation", "argmax"), ("validation-served", "served, weight 10 (hot filter prefer-cool)"),
                ("validation-served-strict", "served, hot filter strict"),
                ("validation-served-nohot", "served, no hot filter"))
@@ -48,13 +54,14 @@ def _excess(summary: list[dict], metric: str = "excess_slowdown") -> dict[tuple,
     return {(r["scenario"], float(r["load"]), r["policy"]): float(r[metric]) for r in summary}
 
 
-def comparison(summary: list[dict]) -> str:
+def comparison(summary: list[dict], scoring: str = COMPARISONS[1][1]) -> str:
     """Per case: the DQN's excess as a ratio to default-k8s's and to the best of lookahead and demand-aware."""
     ex = _excess(summary)
     seeds = sorted({int(r["seeds"]) for r in summary})
     cases = sorted({(f, ld) for f, ld, _ in ex})
-    lines = [f"Excess slowdown (mean slowdown - 1, mean over {'/'.join(map(str, seeds))} seeds); ratios are the "
-             "DQN's mean excess / the other's. Best model-based = the lower of lookahead and demand-aware.", "",
+    lines = [f"Excess slowdown (mean slowdown - 1, mean over {'/'.join(map(str, seeds))} seeds), {scoring}; "
+             "ratios are the DQN's mean excess / the other's. Best model-based = the lower of lookahead and "
+             "demand-aware.", "",
              "| family | load | default-k8s | lookahead | demand-aware | dqn | dqn / default-k8s | "
              "dqn / best model-based |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     ratios: dict[str, list[float]] = {"k8s": [], "best": []}
@@ -116,9 +123,9 @@ def migration(summary: list[dict]) -> str:
 def derived(root: Path) -> dict[Path, str]:
     """Every derived result file (relative path -> content) whose inputs are present."""
     res, out = root / RESULTS, {}
-    for split in ("test", "validation"):
-        if (res / split / "summary.csv").exists():
-            out[RESULTS / split / "comparison.md"] = comparison(_read(res / split / "summary.csv"))
+    for name, scoring in COMPARISONS:
+        if (res / name / "summary.csv").exists():
+            out[RESULTS / name / "comparison.md"] = comparison(_read(res / name / "summary.csv"), scoring)
     if all((res / name / "summary.csv").exists() for name, _ in SERVED_RUNS):
         out[RESULTS / "served.md"] = served(res)
     if (res / "migration" / "migration_summary.csv").exists():

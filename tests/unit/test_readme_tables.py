@@ -19,12 +19,15 @@ def test_readme_blocks_match_committed_results():
     readme = (ROOT / "README.md").read_text()
     named = [m["path"] for m in readme_tables.BLOCK.finditer(readme)]
     assert "policy/results/test/summary.md" in named and "policy/results/migration/migration.md" in named
+    # the headline is the test split scored as served, and it comes before the argmax tables
+    assert named.index("policy/results/test-served/comparison.md") < named.index("policy/results/test/summary.md")
     assert readme_tables.render(readme, ROOT) == readme, "run `python scripts/readme_tables.py`"
 
 
 def test_derived_files_match_their_csvs():
     derived = readme_tables.derived(ROOT)
-    assert {str(p) for p in derived} >= {"policy/results/test/comparison.md", "policy/results/served.md"}
+    assert {str(p) for p in derived} >= {"policy/results/test-served/comparison.md",
+                                         "policy/results/test/comparison.md", "policy/results/served.md"}
     for rel, text in derived.items():
         assert (ROOT / rel).read_text() == text, f"{rel} is stale: run `python scripts/readme_tables.py`"
 
@@ -60,6 +63,12 @@ def test_missing_result_file_is_named(tmp_path):
     (tmp_path / "policy" / "results" / "test" / "summary.md").unlink()
     with pytest.raises(FileNotFoundError, match="policy/results/test/summary.md"):
         readme_tables.render((ROOT / "README.md").read_text(), tmp_path)
+
+
+def test_each_comparison_says_how_the_policies_were_scored():
+    derived = readme_tables.derived(ROOT)
+    assert "scored as served" in derived[Path("policy/results/test-served/comparison.md")]
+    assert "pure argmax" in derived[Path("policy/results/test/comparison.md")]
 
 
 def test_comparison_uses_ratio_of_mean_excess():
