@@ -56,18 +56,19 @@ test: venv deps  ## the whole suite: lint, unit, integration, e2e (each timed), 
 demo: venv  ## drsched live next to the default scheduler on a local control plane (first run builds it: ~10-17 min)
 	$(PY) scripts/demo.py --out $(CURDIR)/out/demo-live $(DEMO_ARGS)
 
-COMMA := ,
 EVAL_POLICIES := default-k8s,tlp,lvrb,koord,demand-aware,lookahead,random,round-robin,dqn:policy/models/default.npz
 EVAL := nice -n 5 $(PY) -m policy.evaluate --workers 2 --no-plots -q
 
 evaluate: venv  ## the README's result tables: run the evaluations into policy/results/ (a few minutes on 2 cores), regenerate the README blocks
 	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served 10 --out policy/results/test-served
+	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served 10 --hot-filter strict --out policy/results/test-served-strict
+	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served 10 --hot-filter off --out policy/results/test-served-nohot
 	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --out policy/results/test
 	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --out policy/results/validation
 	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --out policy/results/validation-served
 	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --hot-filter strict --out policy/results/validation-served-strict
 	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --hot-filter off --out policy/results/validation-served-nohot
-	$(EVAL) --policies $(subst koord$(COMMA),,$(EVAL_POLICIES)) --trace alibaba --scenarios base,hetero --loads 0.9,1.5 --seeds 3 --jobs 1000 --out policy/results/alibaba
+	$(EVAL) --policies $(EVAL_POLICIES) --trace alibaba --scenarios base,hetero --loads 0.9,1.5 --seeds 3 --jobs 1000 --out policy/results/alibaba
 	nice -n 5 $(PY) -m policy.evaluate --migration --workers 2 --no-plots --out policy/results/migration
 	$(PY) scripts/readme_tables.py
 

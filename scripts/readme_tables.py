@@ -4,7 +4,7 @@
 Why it exists: tables typed by hand drift from what the code measures. ``make evaluate`` writes each
 evaluation's CSV and markdown into ``policy/results/``; this script derives the comparison tables the README
 argues from (DQN vs default-k8s and vs the best model-based heuristic: on the test split as served, the
-headline, and as a pure argmax, and on validation; validation side by side by scoring mode; migration) from
+headline, and as a pure argmax, and on validation; each split side by side by scoring mode; migration) from
 those CSVs, and copies every result file into the README block that names it::
 
     <!-- BEGIN generated: policy/results/test/summary.md -->
@@ -39,9 +39,12 @@ COMPARISONS = (("test-served", "each policy scored as served (the hot-node filte
                ("test", "each policy's scores taken as a pure argmax"),
                ("validation", "each policy's scores taken as a pure argmax"))
 """Result folders that get a ``comparison.md``, and how the policies were scored in them."""
-SERVED_RUNS = (("validation", "argmax"), ("validation-served", "served, weight 10 (hot filter prefer-cool)"),
-               ("validation-served-strict", "served, hot filter strict"),
-               ("validation-served-nohot", "served, no hot filter"))
+SERVED_LABELS = ("argmax", "served, weight 10 (hot filter prefer-cool)", "served, hot filter strict",
+                 "served, no hot filter")
+SERVED_TABLES = {name: tuple(zip((split, f"{split}-served", f"{split}-served-strict", f"{split}-served-nohot"),
+                                 SERVED_LABELS, strict=True))
+                 for name, split in (("served.md", "validation"), ("served-test.md", "test"))}
+"""Derived file -> the runs it puts side by side (result folder, column label): one split by scoring mode."""
 
 
 def _read(path: Path) -> list[dict]:
@@ -86,13 +89,14 @@ def comparison(summary: list[dict], scoring: str = COMPARISONS[1][1]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def served(results: Path) -> str:
-    """Per policy: mean excess over the validation cases, as argmax, as served, as served without the hot filter."""
+def served(results: Path, runs_of: tuple[tuple[str, str], ...] = SERVED_TABLES["served.md"]) -> str:
+    """Per policy: mean excess over one split's cases, as argmax and as served with each hot filter."""
     runs = [(label, _excess(_read(results / name / "summary.csv")),
-             _excess(_read(results / name / "summary.csv"), "excess_queue")) for name, label in SERVED_RUNS]
+             _excess(_read(results / name / "summary.csv"), "excess_queue")) for name, label in runs_of]
     policies = sorted({p for _, ex, _ in runs for _, _, p in ex}, key=lambda p: (p != BASELINE, p))
-    seeds = sorted({int(r["seeds"]) for name, _ in SERVED_RUNS for r in _read(results / name / "summary.csv")})
-    lines = [f"Validation, excess slowdown averaged over its cases ({'/'.join(map(str, seeds))} seeds); "
+    seeds = sorted({int(r["seeds"]) for name, _ in runs_of for r in _read(results / name / "summary.csv")})
+    split = runs_of[0][0].capitalize()
+    lines = [f"{split}, excess slowdown averaged over its cases ({'/'.join(map(str, seeds))} seeds); "
              "default-k8s is plain kube-scheduler in every column; in brackets the part of it spent queueing "
              "(no node admitted the pod).", "",
              "| policy | " + " | ".join(label for label, _, _ in runs) + " |", "|---|" + "---:|" * len(runs)]
@@ -126,8 +130,9 @@ def derived(root: Path) -> dict[Path, str]:
     for name, scoring in COMPARISONS:
         if (res / name / "summary.csv").exists():
             out[RESULTS / name / "comparison.md"] = comparison(_read(res / name / "summary.csv"), scoring)
-    if all((res / name / "summary.csv").exists() for name, _ in SERVED_RUNS):
-        out[RESULTS / "served.md"] = served(res)
+    for table, runs_of in SERVED_TABLES.items():
+        if all((res / name / "summary.csv").exists() for name, _ in runs_of):
+            out[RESULTS / table] = served(res, runs_of)
     if (res / "migration" / "migration_summary.csv").exists():
         out[RESULTS / "migration" / "migration.md"] = migration(_read(res / "migration" / "migration_summary.csv"))
     return out
