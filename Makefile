@@ -59,7 +59,7 @@ demo: venv  ## drsched live next to the default scheduler on a local control pla
 EVAL_POLICIES := default-k8s,tlp,lvrb,koord,demand-aware,lookahead,random,round-robin,dqn:policy/models/default.npz
 EVAL := nice -n 5 $(PY) -m policy.evaluate --workers 2 --no-plots -q
 
-evaluate: venv  ## the README's result tables: run the evaluations into policy/results/ (a few minutes on 2 cores), regenerate the README blocks
+evaluate: venv  ## the README's result tables: run the evaluations into policy/results/ (~17 min on 2 busy cores), regenerate the README blocks
 	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served 10 --out policy/results/test-served
 	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served 10 --hot-filter strict --out policy/results/test-served-strict
 	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served 10 --hot-filter off --out policy/results/test-served-nohot
