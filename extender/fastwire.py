@@ -15,7 +15,8 @@ nodes, so ``FastVerbs`` answers them first, in front of the app:
   (one difference: orjson reads an integer beyond 64 bits as a float, which Go's encoder never writes
   into a Pod or a Node);
 * the answer, its error mapping (``BadRequest`` -> 200 with ``Error`` for filter, 400 for prioritize;
-  a bug -> logged and answered the same way, never a 500) and the metrics are the verb's usual ones.
+  a bug -> logged, counted in ``drsched_extender_internal_errors_total`` and answered the same way, never
+  a 500) and the metrics are the verb's usual ones.
   ``drsched_extender_request_seconds`` here runs from the request's arrival to the encoded reply, so it
   includes reading and parsing the body.
 """
@@ -138,6 +139,7 @@ def answer(rt: Runtime, verb: str, args: ExtenderArgs) -> tuple[str, int, bytes]
         return ("bad_request", *on_bad(str(exc)))
     except Exception as exc:  # a bug: log it, answer the verb's error, never a 500
         log.exception("request failed", extra=kv(verb=verb))
+        rt.telemetry.metrics.internal_errors.labels(verb=verb).inc()
         return ("error", *on_bad(f"internal error: {type(exc).__name__}: {exc}"))
 
 

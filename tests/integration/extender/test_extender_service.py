@@ -52,6 +52,20 @@ def test_nodes_mode_body_orjson_refuses_gets_the_parsing_paths_answer(client):
         assert names == ["node-b", "fresh-3"]
 
 
+@pytest.mark.parametrize("verb", ["filter", "prioritize"])
+def test_a_bug_is_answered_as_an_error_and_counted(app, client, verb, monkeypatch):
+    def broken(*_a, **_kw):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(app.state.runtime, "pod_view", broken)
+    for payload in (args_names(), args_nodes([v1_node("node-b")])):
+        r = client.post(f"/{verb}", json=payload)
+        assert r.status_code in (200, 400) and r.json()["Error"] == "internal error: ZeroDivisionError: boom"
+    text = client.get("/metrics").text
+    assert f'drsched_extender_internal_errors_total{{verb="{verb}"}} 2.0' in text
+    assert 'drsched_extender_internal_errors_total{verb="bind"} 0.0' in text
+
+
 @pytest.mark.parametrize("casing", [str.lower, lambda k: k[0].lower() + k[1:], str.upper])
 def test_any_casing_accepted(client, casing):
     payload = {casing(k): v for k, v in args_names().items()}
