@@ -2,8 +2,9 @@
 
 Such a body carries every candidate's v1.Node (2 KiB each: 2 MiB at 1,000 nodes), and the extender reads
 five fields of each: parsing it all into dicts, and serialising the passing ones back into the filter
-reply, cost 10x the decision. msgspec splits the body into byte slices without building anything
-(``split_object``, ``split_list``); a node's slice is the key of ``NodeInfoMemo`` (equal bytes, equal
+reply, cost 10x the decision. msgspec splits the body into byte slices without building anything, in one
+pass when the keys are kube-scheduler's (``split_args``), else member by member (``split_object``,
+``split_list``); a node's slice is the key of ``NodeInfoMemo`` (equal bytes, equal
 node), so a node seen before is not parsed at all, and the filter reply splices the passing nodes' slices
 back unchanged (``filter_reply``).
 
