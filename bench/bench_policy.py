@@ -55,6 +55,9 @@ def timed(fn, repeat: int) -> tuple[float, float, float]:
 
 
 def bench_inference(model_path: Path, sizes: list[int], repeat: int) -> dict:
+    from extender.heap import keep_freed_memory
+
+    keep_freed_memory()  # as the extender serves: otherwise every call page-faults its buffers in again
     model = load_model(model_path)
     heuristic = make_scorer("demand-aware")
     pod = PodView(requests=[0.5, 1.0], demand=[2.0, 1.0, 20.0, 5.0], demand_source="learned")
