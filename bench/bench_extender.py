@@ -40,6 +40,8 @@ from pathlib import Path
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # before numpy, as the extender serves (encode + Q is timed in-process)
 import numpy as np  # noqa: E402
+from record import RESULTS, load_average  # noqa: E402  (bench/ is on the path: run as a script)
+from record import write as write_results  # noqa: E402
 
 from harness.pki import Pki  # noqa: E402
 from harness.procs import free_port  # noqa: E402
@@ -112,8 +114,10 @@ def v1_node(name: str, cpu: int, mem_gib: int) -> dict:
     }
 
 
-def encode_q_ms(cluster: Path, count: int) -> float | None:
-    """p50 of ``policy.features.encode`` + the served model's Q-values over the whole cluster, in-process."""
+def encode_q_ms(cluster: Path, count: int) -> tuple[float, float] | None:
+    """p50 of ``policy.features.encode`` + the served model's Q-values over the whole cluster, in-process:
+    (wall ms, CPU ms of this thread). On a shared machine the CPU figure is what the call costs on its own
+    core; the wall figure adds the time spent waiting for one."""
     from extender.heap import keep_freed_memory
     from extender.static_cluster import load_static_cluster, to_samples
     from kube.cache import ClusterCache
@@ -134,13 +138,13 @@ def encode_q_ms(cluster: Path, count: int) -> float | None:
     cache.apply_usage(to_samples(static.usage, now))
     snap = cache.view().snapshot(now)
     pod = PodView(requests=[0.5, 1.0], demand=[1.0, 2.0, 100.0, 20.0], demand_source="annotation")
-    out = np.empty(count)
+    out, cpu = np.empty(count), np.empty(count)
     for i in range(count + 10):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         model.q_values(encode(snap, pod))
         if i >= 10:
-            out[i - 10] = time.perf_counter() - start
-    return float(np.percentile(out, 50)) * 1000.0
+            out[i - 10], cpu[i - 10] = time.perf_counter() - start, time.thread_time() - start_cpu
+    return float(np.percentile(out, 50)) * 1000.0, float(np.percentile(cpu, 50)) * 1000.0
 
 
 def cpu_seconds(pid: int) -> float:
@@ -209,20 +213,21 @@ def run_size(n: int, args: argparse.Namespace) -> dict:
         port, debug_port = free_port(), free_port()
         proc = start_extender(cluster, port, debug_port, args.policy)
         try:
-            conn, debug = connect(proc, port), connect(proc, debug_port)
             results = []
             for mode, body in bodies.items():
                 res = {"mode": mode, "nodes": n, "candidates": k, "body_kib": len(body) / 1024}
-                for verb, c, path in (("noop", debug, "/debug/noop"), ("filter", conn, "/filter"),
-                                      ("prioritize", conn, "/prioritize")):
+                for verb, p, path in (("noop", debug_port, "/debug/noop"), ("filter", port, "/filter"),
+                                      ("prioritize", port, "/prioritize")):
+                    # a fresh connection per verb: one left idle while another verb is timed outlives
+                    # uvicorn's keep-alive timeout on a loaded machine
+                    c = connect(proc, p)
                     cpu0 = cpu_seconds(proc.pid)
                     t = timings(c, path, body, args.requests, args.warmup)
                     res[verb] = (float(np.percentile(t, 50)), float(np.percentile(t, 99)),
                                  1000 * (cpu_seconds(proc.pid) - cpu0) / (args.requests + args.warmup))
+                    c.close()
                 res["rss_mib"] = rss_mib(proc.pid)
                 results.append(res)
-            conn.close()
-            debug.close()
             encode_q = encode_q_ms(cluster, args.requests) if args.policy == "model" else None
             return {"rows": results, "encode_q_ms": encode_q}
         finally:
@@ -333,15 +338,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time prioritize over mTLS while N processes without a certificate flood /bind")
     parser.add_argument("--flood-rounds", type=int, default=6,
                         help="alternating alone / flooded blocks the --requests are split into")
+    parser.add_argument("--results", default=str(RESULTS / "extender.json"),
+                        help="write the figures here for the README's table ('' = do not write)")
     args = parser.parse_args(argv)
+    load_before = load_average()
     print(f"load average before: {Path('/proc/loadavg').read_text().strip()}")
     print(f"{'mode':>5} {'nodes':>6} {'cand':>6} {'body KiB':>8} | {'noop p50/p99':>14} | {'filter p50/p99':>15} "
           f"{'ratio':>5} | {'prioritize p50/p99':>18} {'ratio':>5} {'target':>6} | {'RSS MiB':>7} | "
           f"server CPU ms/request noop / filter / prioritize")
-    encode_q = {}
+    encode_q, rows = {}, []
     for n in (int(s) for s in args.sizes.split(",")):
         out = run_size(n, args)
         encode_q[n] = out["encode_q_ms"]
+        rows += out["rows"]
         for r in out["rows"]:
             noop = r["noop"][1]
             target = TARGET_P99_MS.get((r["mode"], n), float("nan"))
@@ -352,18 +361,23 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['noop'][2]:.2f} / {r['filter'][2]:.2f} / {r['prioritize'][2]:.2f}", flush=True)
     for n, ms in encode_q.items():
         if ms is not None:
-            print(f"encode + Q-values p50 at {n} nodes: {ms:.2f} ms"
+            print(f"encode + Q-values p50 at {n} nodes: {ms[0]:.2f} ms wall, {ms[1]:.2f} ms CPU"
                   + (f" (target {TARGET_ENCODE_Q_MS} ms)" if n == 5000 else ""))
     print(f"RSS target at 5000 nodes: <= {TARGET_RSS_MIB:.0f} MiB; "
           f"load average after: {Path('/proc/loadavg').read_text().strip()}")
+    flood = []
     if args.bind_flood:
         print(f"\n{'nodes':>6} {'cand':>6} | {'prioritize p50/p99 alone':>24} | {'under /bind flood':>17} | "
               f"{'rounds':>6} {'flooders':>8} {'flood req/s':>11} {'refused':>8} {'binds':>5}")
         for n in (int(s) for s in args.sizes.split(",")):
             r = run_flood(n, args)
+            flood.append(r)
             print(f"{r['nodes']:>6} {r['candidates']:>6} | {r['alone'][0]:>11.2f}/{r['alone'][1]:>6.2f} ms | "
                   f"{r['flooded'][0]:>7.2f}/{r['flooded'][1]:>6.2f} ms | {r['rounds']:>6} {r['flooders']:>8} "
                   f"{r['flood_rate']:>11.0f} {r['refused']:>8.0f} {r['binds']:>5.0f}", flush=True)
+    write_results(args.results, {"rows": rows, "encode_q_ms": {str(n): ms for n, ms in encode_q.items()},
+                                 "bind_flood": flood, "policy": args.policy, "requests": args.requests},
+                  load_before=load_before)
     return 0
 
 

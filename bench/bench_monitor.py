@@ -25,6 +25,9 @@ import urllib.request
 import uuid
 from pathlib import Path
 
+from record import RESULTS, load_average  # (bench/ is on the path: run as a script)
+from record import write as write_results
+
 from harness.procs import free_port
 
 REPO = Path(__file__).resolve().parents[1]
@@ -85,8 +88,11 @@ def main() -> None:
                         help="GET /usage every POLL seconds during the window (0 = no client)")
     parser.add_argument("--fake-pods", type=int, default=0,
                         help="point the agent at a temp cgroup v2 tree with this many pods (0 = the real cgroup root)")
+    parser.add_argument("--results", default=str(RESULTS / "monitor.json"),
+                        help="write the figures here for the README's table ('' = do not write)")
     parser.add_argument("agent_args", nargs="*", help="extra flags for python -m monitor (after --)")
     args = parser.parse_args()
+    args.load_before = load_average()
     with tempfile.TemporaryDirectory(prefix="bench-monitor-") as tmp:
         if args.fake_pods:
             fake_cgroup_tree(Path(tmp), args.fake_pods)
@@ -132,6 +138,10 @@ def run(args: argparse.Namespace) -> None:
         print(f"agent RSS         {rss_mib(agent.pid):.1f} MiB")
         print(f"last sample took  {duration * 1000:.2f} ms")
         print(f"clock ticks       {CLK_TCK}/s: resolution {100 / CLK_TCK / wall:.3f} % over this window")
+        write_results(args.results, {"interval_s": args.interval, "pods": pods, "polls": polls, "window_s": wall,
+                                     "agent_cpu_pct": agent_pct, "baseline_cpu_pct": idle_pct,
+                                     "rss_mib": rss_mib(agent.pid), "sample_ms": duration * 1000},
+                      load_before=args.load_before)
     finally:
         for proc in (agent, idle):
             proc.terminate()

@@ -12,16 +12,21 @@ heuristic scoring the same snapshot), never asserted.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from pathlib import Path
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # before numpy: one thread, as the extender serves
+import numpy as np  # noqa: E402
+from record import RESULTS, load_average  # noqa: E402  (bench/ is on the path: run as a script)
+from record import write as write_results  # noqa: E402
 
-from policy.baselines import make_scorer
-from policy.features import encode
-from policy.model import load_model
-from policy.state import ClusterSnapshot, PodView
+from policy.baselines import make_scorer  # noqa: E402
+from policy.features import encode  # noqa: E402
+from policy.model import load_model  # noqa: E402
+from policy.state import ClusterSnapshot, PodView  # noqa: E402
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "policy" / "models" / "default.npz"
 
@@ -34,35 +39,46 @@ def snapshot(n: int, rng: np.random.Generator) -> ClusterSnapshot:
         pods=rng.integers(0, 50, n).astype(float), max_pods=np.full(n, 110.0), ready=np.ones(n, dtype=bool))
 
 
-def timed(fn, repeat: int) -> tuple[float, float]:
-    """Median and 99th percentile in ms."""
+def timed(fn, repeat: int) -> tuple[float, float, float]:
+    """Median and 99th percentile of wall time, and median of this thread's CPU time, in ms (on a shared
+    machine the CPU figure is what a call costs on its own core)."""
     for _ in range(3):
         fn()
-    samples = []
+    samples, cpu = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         fn()
         samples.append((time.perf_counter() - t0) * 1e3)
+        cpu.append((time.thread_time() - c0) * 1e3)
     samples.sort()
-    return statistics.median(samples), samples[min(len(samples) - 1, int(0.99 * len(samples)))]
+    return statistics.median(samples), samples[min(len(samples) - 1, int(0.99 * len(samples)))], statistics.median(cpu)
 
 
-def bench_inference(model_path: Path, sizes: list[int], repeat: int) -> None:
+def bench_inference(model_path: Path, sizes: list[int], repeat: int) -> dict:
+    from extender.heap import keep_freed_memory
+
+    keep_freed_memory()  # as the extender serves: otherwise every call page-faults its buffers in again
     model = load_model(model_path)
     heuristic = make_scorer("demand-aware")
     pod = PodView(requests=[0.5, 1.0], demand=[2.0, 1.0, 20.0, 5.0], demand_source="learned")
     rng = np.random.default_rng(0)
     print(f"model {model_path} ({model.version})")
-    print(f"{'nodes':>7}{'encode p50':>12}{'dqn p50':>10}{'dqn p99':>10}{'heur p50':>10}{'dqn/heur':>10}   ms")
+    print(f"{'nodes':>7}{'encode p50':>12}{'dqn p50':>10}{'dqn p99':>10}{'dqn CPU':>10}{'heur p50':>10}"
+          f"{'dqn/heur':>10}   ms (dqn = encode + Q-values)")
+    out = {"model_version": model.version, "sizes": {}}
     for n in sizes:
         snap = snapshot(n, rng)
-        enc_p50, _ = timed(lambda snap=snap: encode(snap, pod), repeat)
-        dqn_p50, dqn_p99 = timed(lambda snap=snap: model.q_values(encode(snap, pod)), repeat)
-        heur_p50, _ = timed(lambda snap=snap: heuristic.score(snap, pod), repeat)
-        print(f"{n:>7}{enc_p50:>12.3f}{dqn_p50:>10.3f}{dqn_p99:>10.3f}{heur_p50:>10.3f}{dqn_p50 / heur_p50:>10.1f}")
+        enc_p50, _, _ = timed(lambda snap=snap: encode(snap, pod), repeat)
+        dqn_p50, dqn_p99, dqn_cpu = timed(lambda snap=snap: model.q_values(encode(snap, pod)), repeat)
+        heur_p50, _, _ = timed(lambda snap=snap: heuristic.score(snap, pod), repeat)
+        print(f"{n:>7}{enc_p50:>12.3f}{dqn_p50:>10.3f}{dqn_p99:>10.3f}{dqn_cpu:>10.3f}{heur_p50:>10.3f}"
+              f"{dqn_p50 / heur_p50:>10.1f}")
+        out["sizes"][str(n)] = {"encode_p50_ms": enc_p50, "dqn_p50_ms": dqn_p50, "dqn_p99_ms": dqn_p99,
+                                "dqn_cpu_p50_ms": dqn_cpu, "heuristic_p50_ms": heur_p50}
+    return out
 
 
-def bench_training(steps: int) -> None:
+def bench_training(steps: int) -> dict:
     from policy.train import Args, make_env, make_model
 
     args = Args(steps=steps, learning_starts=min(500, steps // 2), eval_every=0, progress=False)
@@ -81,7 +97,9 @@ def bench_training(steps: int) -> None:
         env_steps += 1
         if done:
             env.reset()
-    print(f"env alone (first feasible): {env_steps / (time.perf_counter() - t0):.0f} steps/s")
+    env_rate = env_steps / (time.perf_counter() - t0)
+    print(f"env alone (first feasible): {env_rate:.0f} steps/s")
+    return {"steps": steps, "train_steps_per_s": steps / elapsed, "env_steps_per_s": env_rate}
 
 
 def main() -> None:
@@ -91,13 +109,17 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=200, help="timed calls per size (default: %(default)s)")
     p.add_argument("--train-steps", type=int, default=3000,
                    help="training steps to time; 0 skips (default: %(default)s)")
+    p.add_argument("--results", default=str(RESULTS / "policy.json"),
+                   help="write the figures here for the README's table ('' = do not write)")
     args = p.parse_args()
-    bench_inference(args.model, [int(x) for x in args.nodes.split(",")], args.repeat)
+    load_before = load_average()
+    figures = {"inference": bench_inference(args.model, [int(x) for x in args.nodes.split(",")], args.repeat)}
     if args.train_steps:
         import torch
 
         torch.set_num_threads(1)
-        bench_training(args.train_steps)
+        figures["training"] = bench_training(args.train_steps)
+    write_results(args.results, figures, load_before=load_before)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
+from record import RESULTS, load_average  # (bench/ is on the path: run as a script)
+from record import write as write_results
 
 from harness.cluster import ControlPlane, ensure_binaries
 from harness.extender_proc import ExtenderProcess, histogram_quantile, sum_samples
@@ -277,8 +279,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-tree", type=Path, default=None,
                         help="also run the extender of this checkout (e.g. `git worktree add DIR <commit>`) as an "
                              "arm before drsched's, to measure a change within one run")
+    parser.add_argument("--results", default=str(RESULTS / "scheduler.json"),
+                        help="write the figures here for the README's table ('' = do not write)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
+    load_before = load_average()
     print(f"load average before: {Path('/proc/loadavg').read_text().strip()}", flush=True)
     if args.workdir is not None:
         args.workdir.mkdir(parents=True, exist_ok=True)
@@ -288,6 +293,10 @@ def main(argv: list[str] | None = None) -> int:
             arms = run(args, Path(tmp))
     report(args, arms)
     print(f"load average after: {Path('/proc/loadavg').read_text().strip()}")
+    write_results(args.results, {"nodes": args.nodes, "pods": args.pods, "policy": args.policy,
+                                 "ratio_to_no_extender": arms["drsched"]["pods_s"] / arms["no extender"]["pods_s"],
+                                 "ratio_to_noop": arms["drsched"]["pods_s"] / arms["no-op extender"]["pods_s"],
+                                 "arms": arms}, load_before=load_before)
     return 0
 
 

@@ -16,6 +16,9 @@ import cProfile
 import pstats
 import time
 
+from record import RESULTS, load_average  # (bench/ is on the path: run as a script)
+from record import write as write_results
+
 from policy.sim import SimConfig, Simulator, first_feasible, run
 
 
@@ -62,7 +65,10 @@ def main() -> None:
                    help="trivial policy of the core loop (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--profile", action="store_true", help="cProfile the core loop at the first size instead")
+    p.add_argument("--results", default=str(RESULTS / "sim.json"),
+                   help="write the figures here for the README's table ('' = do not write)")
     args = p.parse_args()
+    load_before = load_average()
     sizes = [int(s) for s in args.nodes.split(",")]
     if args.profile:
         sim = Simulator(SimConfig(cluster=f"standard:{sizes[0]}", load=args.load, n_jobs=args.jobs), seed=args.seed)
@@ -71,10 +77,13 @@ def main() -> None:
         pstats.Stats("/tmp/bench_sim.prof").sort_stats("tottime").print_stats(15)
         return
     print(f"{'nodes':>6} {'placed':>8} {'core/s':>10} {'run/s':>10} {'build s':>8} {'slowdown':>9}")
+    sizes_out = []
     for n in sizes:
         m = measure(n, args.jobs, args.load, args.policy, args.seed)
+        sizes_out.append(m)
         print(f"{m['nodes']:>6} {m['placed']:>8} {m['core_per_s']:>10,.0f} {m['run_per_s']:>10,.0f} "
               f"{m['build_s']:>8.2f} {m['mean_slowdown']:>9.3f}")
+    write_results(args.results, {"policy": args.policy, "sizes": sizes_out}, load_before=load_before)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ The stages are those of ``extender.fastwire`` + ``Runtime.prioritize`` in nodeCa
 the same order on the same objects, each timed with ``perf_counter``: parse the body (orjson + shape
 check), the pod's view (requests, profile), the cache view and the candidates' rows, the cluster
 snapshot, ``policy.features.encode``, the Q-network, the 0-10 scores, the encoded reply. ``whole`` is
-``fastwire.answer`` end to end. p50 over ``--requests`` runs, in ms. Prints figures; asserts nothing.
+``fastwire.answer`` end to end; ``churn`` is the same with a pod bound into the cache before each run,
+as in a live cluster where every bind and usage poll makes a new cache view (what is kept per view is
+rebuilt then). p50 over ``--requests`` runs, in ms. Prints figures; asserts nothing.
 
     python bench/profile_prioritize.py                  # 500 and 5,000 nodes
 """
@@ -33,7 +35,7 @@ from extender.runtime import _SUFFIX, Runtime, load_policy  # noqa: E402
 from extender.settings import build_settings  # noqa: E402
 from extender.static_cluster import load_static_cluster, to_samples  # noqa: E402
 from extender.telemetry import Telemetry  # noqa: E402
-from kube.cache import ClusterCache  # noqa: E402
+from kube.cache import ClusterCache, PodRecord  # noqa: E402
 from policy.features import encode, usage_is_fresh  # noqa: E402
 
 STAGES = ("parse", "pod view", "view + rows", "snapshot", "encode", "Q-network", "scores", "reply")
@@ -79,6 +81,14 @@ def stages(rt: Runtime, body: bytes) -> list[float]:
     return np.diff(t).tolist()
 
 
+def bind(rt: Runtime, i: int) -> None:
+    """One more pod on a node, as a bind or a watch event puts it into the cache (a new view follows)."""
+    names = rt.cache.node_names
+    rt.cache.upsert_pod(PodRecord(namespace="churn", name=f"c{i}", uid=f"churn-{i}", node=names[i % len(names)],
+                                  requests=np.array([0.01, 0.01]), demand=np.zeros(4), demand_source="requests",
+                                  bound_at=time.time()))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="500,5000", help="comma-separated node counts")
@@ -87,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     keep_freed_memory()
     print(f"load average before: {Path('/proc/loadavg').read_text().strip()}")
-    print(f"{'nodes':>6} | " + " | ".join(f"{s:>11}" for s in STAGES) + f" | {'sum':>6} | {'whole':>6}   (ms, p50)")
+    print(f"{'nodes':>6} | " + " | ".join(f"{s:>11}" for s in STAGES) + f" | {'sum':>6} | {'whole':>6} | "
+          f"{'churn':>6}   (ms, p50)")
     with tempfile.TemporaryDirectory() as tmp:
         for n in (int(s) for s in args.sizes.split(",")):
             rt, body = runtime_for(n, Path(tmp), args.policy)
@@ -95,14 +106,19 @@ def main(argv: list[str] | None = None) -> int:
                 stages(rt, body)
                 answer(rt, "prioritize", parse_args(body))
             per_stage = np.array([stages(rt, body) for _ in range(args.requests)]) * 1000
-            whole = []
-            for _ in range(args.requests):
+            whole, churn = [], []
+            for i in range(args.requests):
                 start = time.perf_counter()
                 answer(rt, "prioritize", parse_args(body))
                 whole.append((time.perf_counter() - start) * 1000)
+                bind(rt, i)
+                start = time.perf_counter()
+                answer(rt, "prioritize", parse_args(body))
+                churn.append((time.perf_counter() - start) * 1000)
             p50 = np.percentile(per_stage, 50, axis=0)
             print(f"{n:>6} | " + " | ".join(f"{x:>11.3f}" for x in p50)
-                  + f" | {p50.sum():>6.2f} | {np.percentile(whole, 50):>6.2f}", flush=True)
+                  + f" | {p50.sum():>6.2f} | {np.percentile(whole, 50):>6.2f} | {np.percentile(churn, 50):>6.2f}",
+                  flush=True)
     print(f"load average after: {Path('/proc/loadavg').read_text().strip()}")
     return 0
 

@@ -65,6 +65,25 @@ def _check_cluster(settings: Settings) -> None:
                           "config), or serve a YAML cluster with --static-cluster FILE") from None
 
 
+def _load_apart(settings):
+    """The static cluster, parsed in a forked child and handed back pickled.
+
+    Parsing builds millions of short-lived YAML objects; the few MiB that survive (nodes, pods) end up
+    spread over the allocator's arenas and keep them resident after the rest is freed: at 5,000 nodes and
+    10,000 pods, 7.6 MiB of survivors held ~70 MiB for the life of the server. Unpickled in the parent
+    they take only their own size. Where fork is unavailable the file is parsed here."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from extender.static_cluster import load_static_cluster
+
+    options = {"default_net_mbps": settings.default_net_mbps, "default_disk_mbps": settings.default_disk_mbps}
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return load_static_cluster(settings.static_cluster, **options)
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        return pool.submit(load_static_cluster, settings.static_cluster, **options).result()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = vars(build_parser().parse_args(argv))
     config = args.pop("config")
@@ -76,10 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         setup_logging(level=settings.log_level, fmt=settings.log_format)
         cluster = None
         if settings.static_cluster is not None:  # fail here, with file:line:field, not inside uvicorn
-            from extender.static_cluster import load_static_cluster
-
-            cluster = load_static_cluster(settings.static_cluster, default_net_mbps=settings.default_net_mbps,
-                                          default_disk_mbps=settings.default_disk_mbps)
+            cluster = _load_apart(settings)
         from extender.usage import make_provider
 
         make_provider(settings, static_usage=cluster.usage if cluster else None)

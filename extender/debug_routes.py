@@ -75,6 +75,7 @@ def create_debug_app(service_app: FastAPI) -> FastAPI:
             return _json({"Error": str(exc)}, 400)
         except Exception as exc:  # a bug: logged, answered, never a bare 500
             log.exception("explain failed", extra=kv(path="/debug/explain"))
+            rt.telemetry.metrics.internal_errors.labels(verb="explain").inc()
             return _json({"Error": f"internal error: {type(exc).__name__}: {exc}"}, 400)
 
     @app.get("/debug/usage")

@@ -29,6 +29,9 @@ class StaticClusterError(ConfigError, ExtenderError):
         super().__init__(f"{where}: {field}: {problem}" if field else f"{where}: {problem}")
         self.path, self.line, self.field, self.problem = path, line, field, problem
 
+    def __reduce__(self):  # pickled across processes (the static cluster is parsed in a child)
+        return type(self), (self.path, self.line, self.field, self.problem)
+
 
 class BadRequest(ExtenderError):
     """A request that cannot be served as sent (missing Pod, unparseable pod quantities, ...)."""

@@ -5,16 +5,18 @@ names every candidate node (80 KiB at 5,000 nodes; far more with full Node objec
 resolution and pydantic validation of that body through FastAPI cost as much as scoring a few hundred
 nodes, so ``FastVerbs`` answers them first, in front of the app:
 
-* the body is parsed with orjson and checked against ``ExtenderArgs``' shape here (any key casing,
-  exact-case key wins, unknown keys ignored, ``Pod`` an object or null, ``NodeNames`` a list of
-  strings or null, ``Nodes`` an object whose ``items`` are objects);
-* anything else -- not JSON for orjson (``NaN``, huge integers), wrong types -- is handed, bytes
+* the body is split with msgspec, its small members parsed with orjson, and checked against
+  ``ExtenderArgs``' shape here (any key casing, exact-case key wins, unknown keys ignored, ``Pod`` an
+  object or null, ``NodeNames`` a list of strings or null, ``Nodes`` an object whose ``items`` are
+  objects); full Node objects stay bytes (``extender.raw_nodes``: a node seen before is not parsed again);
+* anything else -- not JSON for orjson (``NaN``, huge integers, invalid UTF-8), wrong types -- is handed, bytes
   unchanged, to the FastAPI route behind, which answers exactly as before (400 naming the field,
   or stdlib JSON's leniency). So every reply, error or not, is the one the pydantic path gives
   (one difference: orjson reads an integer beyond 64 bits as a float, which Go's encoder never writes
   into a Pod or a Node);
 * the answer, its error mapping (``BadRequest`` -> 200 with ``Error`` for filter, 400 for prioritize;
-  a bug -> logged and answered the same way, never a 500) and the metrics are the verb's usual ones.
+  a bug -> logged, counted in ``drsched_extender_internal_errors_total`` and answered the same way, never
+  a 500) and the metrics are the verb's usual ones.
   ``drsched_extender_request_seconds`` here runs from the request's arrival to the encoded reply, so it
   includes reading and parsing the body.
 """
@@ -28,6 +30,17 @@ from typing import Any
 import orjson
 
 from extender.errors import BadRequest
+from extender.raw_nodes import (
+    NotParsed,
+    RawItems,
+    Split,
+    SplitError,
+    as_items,
+    is_utf8,
+    split_args,
+    split_list,
+    split_object,
+)
 from extender.runtime import RawJSON, Runtime
 from extender.wire import ExtenderArgs, NodeList
 from kube.logs import kv
@@ -36,7 +49,7 @@ log = logging.getLogger(__name__)
 _ARGS_KEYS = {"pod": "Pod", "nodes": "Nodes", "nodenames": "NodeNames"}
 _LIST_KEYS = {"metadata": "metadata", "items": "items"}
 _HEADERS = [(b"content-type", b"application/json")]
-_STR, _DICT = {str}, {dict}  # set(map(type, xs)) <= _STR: the types of 5,000 names checked in C
+_STR = {str}  # set(map(type, xs)) <= _STR: the types of 5,000 names checked in C
 
 
 class _Slow(Exception):
@@ -57,26 +70,54 @@ def _normalise(data: Any, keys: dict[str, str]) -> dict[str, Any]:
 
 
 def parse_args(body: bytes) -> ExtenderArgs:
-    """``ExtenderArgs`` from a request body, or ``_Slow`` when only the pydantic path can answer it."""
+    """``ExtenderArgs`` from a request body, or ``_Slow`` when only the pydantic path can answer it.
+
+    The body is split by msgspec (``extender.raw_nodes``), and only ``Pod``, ``NodeNames`` and
+    ``Nodes.metadata`` are parsed (orjson); ``Nodes.items`` stay the request's bytes, one per node."""
+    if not is_utf8(body):
+        raise _Slow
     try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        raise _Slow from None
-    fields = _normalise(data, _ARGS_KEYS)
-    pod, names, nodes = fields.get("Pod"), fields.get("NodeNames"), fields.get("Nodes")
+        raw_pod, raw_names, raw_nodes = split_args(body)
+    except SplitError:  # keys in another casing, or something to refuse: member by member
+        raw_pod, raw_names, raw_nodes = _split_any_case(body)
+    pod, names = _loads(raw_pod), _loads(raw_names)
     if pod is not None and type(pod) is not dict:
         raise _Slow
     if names is not None and (type(names) is not list or not set(map(type, names)) <= _STR):
         raise _Slow
     node_list = None
-    if nodes is not None:
-        parts = _normalise(nodes, _LIST_KEYS)
-        meta, items = parts.get("metadata"), parts.get("items", [])
-        if (meta is not None and type(meta) is not dict) or type(items) is not list \
-                or not set(map(type, items)) <= _DICT:
+    if raw_nodes is not None:
+        meta, items = _loads(raw_nodes[0]), raw_nodes[1]
+        items = RawItems() if items is None else as_items(items)
+        if (meta is not None and type(meta) is not dict) or items is None:
             raise _Slow
         node_list = NodeList.model_construct(metadata=meta, items=items)
     return ExtenderArgs.model_construct(Pod=pod, Nodes=node_list, NodeNames=names)
+
+
+def _split_any_case(body: bytes) -> Split:
+    """``split_args`` for any key casing (exact case wins, unknown keys ignored); ``_Slow`` on bad shapes."""
+    try:
+        fields = _normalise(split_object(body), _ARGS_KEYS)
+        nodes = fields.get("Nodes")
+        if nodes is None or bytes(nodes) == b"null":
+            return fields.get("Pod"), fields.get("NodeNames"), None
+        parts = _normalise(split_object(nodes), _LIST_KEYS)
+        items = parts.get("items")
+        return fields.get("Pod"), fields.get("NodeNames"), \
+            (parts.get("metadata"), None if items is None else split_list(items))
+    except SplitError:
+        raise _Slow from None
+
+
+def _loads(raw) -> Any:
+    """A small member parsed by orjson (None when absent); ``_Slow`` when orjson refuses it."""
+    if raw is None:
+        return None
+    try:
+        return orjson.loads(bytes(raw))
+    except orjson.JSONDecodeError:
+        raise _Slow from None
 
 
 def filter_error(message: str) -> tuple[int, bytes]:
@@ -98,6 +139,7 @@ def answer(rt: Runtime, verb: str, args: ExtenderArgs) -> tuple[str, int, bytes]
         return ("bad_request", *on_bad(str(exc)))
     except Exception as exc:  # a bug: log it, answer the verb's error, never a 500
         log.exception("request failed", extra=kv(verb=verb))
+        rt.telemetry.metrics.internal_errors.labels(verb=verb).inc()
         return ("error", *on_bad(f"internal error: {type(exc).__name__}: {exc}"))
 
 
@@ -125,7 +167,9 @@ class FastVerbs:
         body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         try:
             args = parse_args(body)
-        except _Slow:
+            if args.Nodes is not None:  # nodes not seen before are read now, before the answer has effects
+                rt.node_infos().preload(args.Nodes.items)
+        except (_Slow, NotParsed):
             return await self.app(scope, replay_body(body, receive), send)
         outcome, status, payload = answer(rt, verb, args)
         m = rt.telemetry.metrics

@@ -8,7 +8,6 @@ metrics read. Scoring is stateless (the decision log is only for explanation), s
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections import OrderedDict
@@ -30,6 +29,7 @@ from extender.decide import (
 from extender.errors import BadRequest
 from extender.node_infos import NodeInfoMemo
 from extender.profile_store import InMemoryProfileStore
+from extender.raw_nodes import RawItems, filter_reply
 from extender.settings import Settings
 from extender.telemetry import Telemetry
 from extender.wire import ExtenderArgs
@@ -134,13 +134,18 @@ class Runtime:
             return self._from_items(args.Nodes.items, view, now)
         raise BadRequest("request has neither NodeNames nor Nodes")
 
-    def _from_items(self, items: list[dict], view, now: float) -> Candidates:
-        """Nodes mode: capacity from the request's nodes; allocations and usage from the cache where known."""
+    def node_infos(self) -> NodeInfoMemo:
+        """The memo of the Nodes mode's node_info (built on first use, with the settings' options)."""
         if self._node_infos is None:
             s = self.settings
             self._node_infos = NodeInfoMemo(net_annotation=s.net_annotation, disk_annotation=s.disk_annotation,
                                             default_net_mbps=s.default_net_mbps, default_disk_mbps=s.default_disk_mbps)
-        read = self._node_infos.read
+        return self._node_infos
+
+    def _from_items(self, items: list[dict] | RawItems, view, now: float) -> Candidates:
+        """Nodes mode: capacity from the request's nodes; allocations and usage from the cache where known."""
+        memo = self.node_infos()
+        read = memo.read_raw if isinstance(items, RawItems) else memo.read
         infos = []
         for i, item in enumerate(items):
             try:
@@ -166,7 +171,7 @@ class Runtime:
         return Candidates(names=names, known=np.ones(n, dtype=bool), snap=snap, items=items)
 
     # -- verbs ----------------------------------------------------------------------------------------
-    def filter(self, args: ExtenderArgs) -> dict[str, Any]:
+    def filter(self, args: ExtenderArgs) -> dict[str, Any] | RawJSON:
         now = time.time()
         pod, key = self.pod_view(args.Pod)
         cand = self.candidates(args, now)
@@ -181,6 +186,8 @@ class Runtime:
             return {"Nodes": None, "NodeNames": passed, "FailedNodes": failed,
                     "FailedAndUnresolvableNodes": unresolvable, "Error": ""}
         items = [it for it, n in zip(cand.items, cand.names, strict=True) if n not in failed]
+        if isinstance(cand.items, RawItems):  # the request's bytes of each node: spliced back unchanged
+            return RawJSON(filter_reply(items, failed, unresolvable))
         return {"Nodes": {"metadata": {}, "items": items}, "NodeNames": None, "FailedNodes": failed,
                 "FailedAndUnresolvableNodes": unresolvable, "Error": ""}
 
@@ -214,8 +221,7 @@ class Runtime:
             scores = np.zeros(len(cand.names), dtype=np.int64)
             scores[cand.known] = scored.scores
         # The reply is written as JSON here: 5,000 dicts through a serializer cost more than the scoring.
-        prefixes = view.host_prefixes(cand.names) if cand.items is None else \
-            [f'{{"Host":{json.dumps(n)},"Score":' for n in cand.names]
+        prefixes = view.host_prefixes(cand.names)  # memoised with the names' rows (lookup), either mode
         out = RawJSON(("[" + ",".join(map(str.__add__, prefixes, [_SUFFIX[s] for s in scores.tolist()])) + "]")
                       .encode())
         self._remember(key, pod, known_names, now, scored)

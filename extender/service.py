@@ -244,6 +244,7 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
             outcome, resp = "bad_request", on_bad(str(exc))
         except Exception as exc:  # a bug: log it, answer the verb's error, never a 500
             log.exception("request failed", extra=kv(verb=verb))
+            m.internal_errors.labels(verb=verb).inc()
             outcome, resp = "error", on_bad(f"internal error: {type(exc).__name__}: {exc}")
         m.latency.labels(verb=verb).observe(time.perf_counter() - start)
         m.requests.labels(verb=verb, outcome=outcome).inc()
@@ -283,6 +284,7 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
                                                  error=error))
         except Exception as exc:
             log.exception("bind failed", extra=kv(pod=f"{args.PodNamespace}/{args.PodName}"))
+            m.internal_errors.labels(verb="bind").inc()
             outcome, error = "error", f"internal error: {type(exc).__name__}: {exc}"
         m.binds.labels(outcome=outcome).inc()
         m.latency.labels(verb="bind").observe(time.perf_counter() - start)

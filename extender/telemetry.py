@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 from kube.events import EventRecorder, EventSink
 from kube.logs import kv
 
+VERBS = ("filter", "prioritize", "bind", "preempt")
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.004, 0.006, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0, 5.0)
 
 
@@ -46,6 +47,11 @@ class Metrics:
         self.pods = Gauge("drsched_extender_pods", "Pods in the cluster cache", registry=r)
         self.usage_fetch = Counter("drsched_extender_usage_fetch_total", "Usage provider fetches by outcome",
                                    ["provider", "outcome"], registry=r)
+        self.internal_errors = Counter("drsched_extender_internal_errors_total",
+                                       "Requests that hit an unexpected exception (a bug), answered with Error",
+                                       ["verb"], registry=r)
+        for verb in VERBS:  # shown as 0 from the start: an alert can require it to stay 0
+            self.internal_errors.labels(verb=verb)
         self.binds = Counter("drsched_extender_binds_total", "Bind requests by outcome", ["outcome"], registry=r)
         self.model = Info("drsched_extender_model", "The policy being served", registry=r)
 

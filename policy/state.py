@@ -27,6 +27,7 @@ RESOURCES: tuple[str, ...] = ("cpu", "mem", "net", "disk")
 """Resource order of every per-resource column in ``policy/``."""
 CPU, MEM, NET, DISK = range(4)
 N_RESOURCES = len(RESOURCES)
+_INF = float("inf")
 REQUESTED: tuple[str, ...] = ("cpu", "mem")
 """Resources kube-scheduler accounts by request (the first two of ``RESOURCES``)."""
 
@@ -146,7 +147,9 @@ class PodView:
             raise SnapshotError(f"pod {self.name!r}: requests must have 2 values (cpu, mem), got {req.shape[0]}")
         if dem.shape != (N_RESOURCES,):
             raise SnapshotError(f"pod {self.name!r}: demand must have 4 values {RESOURCES}, got {dem.shape[0]}")
-        if not (np.all(np.isfinite(req)) and np.all(req >= 0) and np.all(np.isfinite(dem)) and np.all(dem >= 0)):
+        # six values: plain floats check in ~1 us where four numpy reductions took ~15 (a PodView is built
+        # several times per scheduled pod on the extender's path); NaN fails the comparison too
+        if not all(0.0 <= x < _INF for x in req.tolist() + dem.tolist()):
             raise SnapshotError(f"pod {self.name!r}: requests and demand must be finite and >= 0")
         object.__setattr__(self, "requests", req)
         object.__setattr__(self, "demand", dem)

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""The README's result tables, generated from the committed results in ``policy/results/``.
+"""The README's result tables, generated from the committed results in ``policy/results/`` and ``bench/results/``.
 
 Why it exists: tables typed by hand drift from what the code measures. ``make evaluate`` writes each
-evaluation's CSV and markdown into ``policy/results/``; this script derives the comparison tables the README
+evaluation's CSV and markdown into ``policy/results/``, and every benchmark its figures into
+``bench/results/<bench>.json`` (``bench/record.py``); this script derives the comparison tables the README
 argues from (DQN vs default-k8s and vs the best model-based heuristic: on the test split as served, the
 headline, and as a pure argmax, and on validation; each split side by side by scoring mode; migration) from
-those CSVs, and copies every result file into the README block that names it::
+those CSVs, the Benchmarks table (``bench/results/benchmarks.md``) from those JSON files, and copies every
+result file into the README block that names it::
 
     <!-- BEGIN generated: policy/results/test/summary.md -->
     ...
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import math
 import re
 import sys
@@ -124,9 +127,136 @@ def migration(summary: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+BENCH = Path("bench/results")
+TARGET_P99_MS = {100: 2.0, 1000: 4.0, 5000: 10.0}
+"""prioritize p99 targets, names mode; 100 full nodes: ``TARGET_NODES_P99_MS``."""
+TARGET_NODES_P99_MS, TARGET_ENCODE_Q_MS, TARGET_RSS_MIB = 5.0, 2.0, 142.0
+TARGET_NOOP_RATIO, TARGET_RATIO = 0.85, 0.7
+
+
+def _mark(ok: bool) -> str:
+    return "✔" if ok else "✘"
+
+
+def _run(rec: dict) -> str:
+    return f"{rec['measured_at']}, load {rec['load_before']:g} → {rec['load_after']:g}"
+
+
+def _slash(values, fmt: str = ".2f") -> str:
+    return " / ".join(format(v, fmt) for v in values)
+
+
+def _policy_rows(rec: dict) -> list[str]:
+    fig, rows = rec["figures"], []
+    inf = fig.get("inference")
+    if inf:
+        by = [inf["sizes"][n] for n in sorted(inf["sizes"], key=int)]
+        big = inf["sizes"].get("5000")
+        target = (f"≤ {TARGET_ENCODE_Q_MS:g} ms at 5,000: wall {_mark(big['dqn_p50_ms'] <= TARGET_ENCODE_Q_MS)}, "
+                  f"CPU {_mark(big['dqn_cpu_p50_ms'] <= TARGET_ENCODE_Q_MS)}") if big else ""
+        rows.append(f"| DQN encode + Q-values p50 wall (CPU), {_slash(sorted(map(int, inf['sizes'])), ',')} nodes, "
+                    f"model {inf['model_version']} | {_slash(r['dqn_p50_ms'] for r in by)} ms "
+                    f"({_slash(r['dqn_cpu_p50_ms'] for r in by)} ms); encode alone "
+                    f"{_slash(r['encode_p50_ms'] for r in by)}; demand-aware heuristic "
+                    f"{_slash(r['heuristic_p50_ms'] for r in by)} | {target} | {_run(rec)} |")
+    train = fig.get("training")
+    if train:
+        rows.append(f"| DQN training, {train['steps']:,} steps | {train['train_steps_per_s']:.0f} env steps/s "
+                    f"(env alone {train['env_steps_per_s']:,.0f}/s) | | {_run(rec)} |")
+    return rows
+
+
+def _extender_rows(rec: dict) -> list[str]:
+    fig, rows = rec["figures"], []
+    by = {(r["mode"], r["nodes"]): r for r in fig["rows"]}
+
+    def cells(mode: str, sizes: list[int]) -> tuple[str, str, str]:
+        pri = " / ".join(f"{by[(mode, n)]['prioritize'][0]:.2f}/{by[(mode, n)]['prioritize'][1]:.2f}" for n in sizes)
+        fil = " / ".join(f"{by[(mode, n)]['filter'][0]:.2f}/{by[(mode, n)]['filter'][1]:.2f}" for n in sizes)
+        cpu = " / ".join(f"{by[(mode, n)]['filter'][2]:.2f}/{by[(mode, n)]['prioritize'][2]:.2f}" for n in sizes)
+        return pri, fil, cpu
+
+    for mode, label in (("names", "names (nodeCacheCapable)"), ("nodes", "full Node objects")):
+        sizes = sorted(n for m, n in by if m == mode)
+        if not sizes:
+            continue
+        pri, fil, cpu = cells(mode, sizes)
+        if mode == "names":
+            target = " / ".join(f"{TARGET_P99_MS[n]:g}" for n in sizes if n in TARGET_P99_MS)
+            marks = " / ".join(_mark(by[(mode, n)]["prioritize"][1] <= TARGET_P99_MS[n])
+                               for n in sizes if n in TARGET_P99_MS)
+            target = f"p99 ≤ {target} ms: {marks}"
+        else:
+            target = (f"p99 ≤ {TARGET_NODES_P99_MS:g} ms at 100: "
+                      f"{_mark(by[(mode, 100)]['prioritize'][1] <= TARGET_NODES_P99_MS)}") if 100 in sizes else ""
+        rows.append(f"| extender over HTTP, {label}, {' / '.join(f'{n:,}' for n in sizes)} nodes: prioritize "
+                    f"p50/p99; filter p50/p99; server CPU per request filter/prioritize | {pri} ms; {fil} ms; "
+                    f"{cpu} ms | {target} | {_run(rec)} |")
+    enc = {n: v for n, v in (fig.get("encode_q_ms") or {}).items() if v is not None}
+    if "5000" in enc:
+        sizes = sorted(enc, key=int)
+        rows.append(f"| DQN encode + Q-values as the extender serves it, in-process, p50 wall (CPU), "
+                    f"{_slash(map(int, sizes), ',')} nodes | {_slash(enc[n][0] for n in sizes)} ms "
+                    f"({_slash(enc[n][1] for n in sizes)} ms) | ≤ {TARGET_ENCODE_Q_MS:g} ms at 5,000: wall "
+                    f"{_mark(enc['5000'][0] <= TARGET_ENCODE_Q_MS)}, CPU {_mark(enc['5000'][1] <= TARGET_ENCODE_Q_MS)}"
+                    f" | {_run(rec)} |")
+    rss = [r["rss_mib"] for r in fig["rows"] if r["nodes"] == 5000 and r["mode"] == "names"]
+    if rss:
+        rows.append(f"| extender RSS at 5,000 nodes (names mode) | {rss[0]:.1f} MiB | ≤ {TARGET_RSS_MIB:g} MiB "
+                    f"{_mark(rss[0] <= TARGET_RSS_MIB)} | {_run(rec)} |")
+    return rows
+
+
+def _scheduler_rows(rec: dict) -> list[str]:
+    fig = rec["figures"]
+    known = ("no extender", "no-op extender", "drsched, baseline tree", "drsched")  # the order they run in
+    order = [a for a in known if a in fig["arms"]] + sorted(a for a in fig["arms"] if a not in known)
+    arms = {name: fig["arms"][name] for name in order}
+    pods = " / ".join(f"{a['pods_s']:.1f}" for a in arms.values())
+    cpu = "; ".join(f"{name} {1000 * a['cpu_per_pod'].get('extender', 0):.2f} / "
+                    f"{1000 * a['cpu_per_pod']['kube-scheduler']:.2f}" for name, a in arms.items())
+    return [f"| stock kube-scheduler, {fig['nodes']:,} KWOK nodes × {fig['pods']:,} pods, arms "
+            f"{' / '.join(arms)}: pods/s; CPU ms per pod, extender / kube-scheduler | {pods} pods/s: ratio to no-op "
+            f"extender **{fig['ratio_to_noop']:.2f}**, to no extender {fig['ratio_to_no_extender']:.2f}; {cpu} | "
+            f"ratio to no-op ≥ {TARGET_NOOP_RATIO:g} {_mark(fig['ratio_to_noop'] >= TARGET_NOOP_RATIO)}; to none "
+            f"≥ {TARGET_RATIO:g} {_mark(fig['ratio_to_no_extender'] >= TARGET_RATIO)} | {_run(rec)} |"]
+
+
+def _sim_rows(rec: dict) -> list[str]:
+    sizes = rec["figures"]["sizes"]
+    first = sizes[0]
+    core, run = _slash((m["core_per_s"] for m in sizes), ",.0f"), _slash((m["run_per_s"] for m in sizes), ",.0f")
+    return [f"| simulator placements/s, {rec['figures']['policy']} policy, {_slash((m['nodes'] for m in sizes), ',')} "
+            f"nodes | {core} ({run} with a `ClusterSnapshot` per decision) | ≥ 20,000 at {first['nodes']} nodes "
+            f"{_mark(first['core_per_s'] >= 20_000)} | {_run(rec)} |"]
+
+
+def _monitor_rows(rec: dict) -> list[str]:
+    fig = rec["figures"]
+    cpu = fig["agent_cpu_pct"] - fig["baseline_cpu_pct"]
+    return [f"| node monitor CPU at {fig['interval_s']:g} s sampling, {fig['pods']} pods (agent minus an idle "
+            f"python) | {cpu:.2f} % of one core; RSS {fig['rss_mib']:.1f} MiB | ≤ 1 % {_mark(cpu <= 1.0)} | "
+            f"{_run(rec)} |"]
+
+
+def benchmarks(records: dict[str, dict]) -> str:
+    """The README's Benchmarks table from the result files the benchmarks write (``bench/record.py``)."""
+    lines = ["| what | figure | target | run |", "|---|---|---|---|"]
+    renderers = {"sim": _sim_rows, "policy": _policy_rows, "extender": _extender_rows,
+                 "scheduler": _scheduler_rows, "monitor": _monitor_rows}
+    for name, rows in renderers.items():
+        if name in records:
+            lines += rows(records[name])
+    lines += ["", "Commands: " + "; ".join(f"`{records[n]['command']}`" for n in renderers if n in records) + "."]
+    return "\n".join(lines) + "\n"
+
+
 def derived(root: Path) -> dict[Path, str]:
     """Every derived result file (relative path -> content) whose inputs are present."""
     res, out = root / RESULTS, {}
+    records = {p.stem: json.loads(p.read_text()) for p in sorted((root / BENCH).glob("*.json"))}
+    if records:
+        out[BENCH / "benchmarks.md"] = benchmarks(records)
     for name, scoring in COMPARISONS:
         if (res / name / "summary.csv").exists():
             out[RESULTS / name / "comparison.md"] = comparison(_read(res / name / "summary.csv"), scoring)

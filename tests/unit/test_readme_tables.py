@@ -15,10 +15,16 @@ readme_tables = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(readme_tables)
 
 
+def _copy_results(tmp_path: Path) -> None:
+    for rel in ("policy/results", "bench/results"):
+        shutil.copytree(ROOT / rel, tmp_path / rel)
+
+
 def test_readme_blocks_match_committed_results():
     readme = (ROOT / "README.md").read_text()
     named = [m["path"] for m in readme_tables.BLOCK.finditer(readme)]
     assert "policy/results/test/summary.md" in named and "policy/results/migration/migration.md" in named
+    assert "bench/results/benchmarks.md" in named
     # the headline is the test split scored as served, and it comes before the argmax tables
     assert named.index("policy/results/test-served/comparison.md") < named.index("policy/results/test/summary.md")
     assert readme_tables.render(readme, ROOT) == readme, "run `python scripts/readme_tables.py`"
@@ -28,13 +34,14 @@ def test_derived_files_match_their_csvs():
     derived = readme_tables.derived(ROOT)
     assert {str(p) for p in derived} >= {"policy/results/test-served/comparison.md",
                                          "policy/results/test/comparison.md", "policy/results/served.md",
-                                         "policy/results/served-test.md"}
+                                         "policy/results/served-test.md",
+                                         "bench/results/benchmarks.md"}
     for rel, text in derived.items():
         assert (ROOT / rel).read_text() == text, f"{rel} is stale: run `python scripts/readme_tables.py`"
 
 
 def test_check_fails_on_a_hand_edited_block(tmp_path, capsys):
-    shutil.copytree(ROOT / "policy" / "results", tmp_path / "policy" / "results")
+    _copy_results(tmp_path)
     readme = tmp_path / "README.md"
     text = (ROOT / "README.md").read_text()
     start = text.index("<!-- BEGIN generated: policy/results/test/summary.md -->")
@@ -47,7 +54,7 @@ def test_check_fails_on_a_hand_edited_block(tmp_path, capsys):
 
 
 def test_check_fails_on_a_stale_derived_file(tmp_path):
-    shutil.copytree(ROOT / "policy" / "results", tmp_path / "policy" / "results")
+    _copy_results(tmp_path)
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
     summary = tmp_path / "policy" / "results" / "test" / "summary.csv"
     rows = readme_tables._read(summary)
@@ -60,7 +67,7 @@ def test_check_fails_on_a_stale_derived_file(tmp_path):
 
 
 def test_missing_result_file_is_named(tmp_path):
-    shutil.copytree(ROOT / "policy" / "results", tmp_path / "policy" / "results")
+    _copy_results(tmp_path)
     (tmp_path / "policy" / "results" / "test" / "summary.md").unlink()
     with pytest.raises(FileNotFoundError, match="policy/results/test/summary.md"):
         readme_tables.render((ROOT / "README.md").read_text(), tmp_path)
@@ -78,3 +85,27 @@ def test_comparison_uses_ratio_of_mean_excess():
     table = readme_tables.comparison(rows)
     assert "| f | 0.9 | 0.4000 | 0.1000 | 0.2000 | 0.2000 | 0.50 | 2.00 |" in table
     assert "**0.50** | **2.00**" in table
+
+
+def _record(figures: dict) -> dict:
+    return {"command": "python bench/x.py", "measured_at": "2026-11-30 19:00 UTC", "load_before": 1.5,
+            "load_after": 2.0, "figures": figures}
+
+
+def test_benchmark_table_rows_and_target_marks_come_from_the_result_files():
+    row = {"mode": "names", "nodes": 100, "noop": [0.3, 0.4, 0.2], "filter": [0.5, 0.8, 0.5],
+           "prioritize": [0.6, 2.5, 0.55], "rss_mib": 70.0}
+    records = {
+        "extender": _record({"rows": [row, {**row, "nodes": 5000, "prioritize": [4.0, 9.0, 4.0], "rss_mib": 150.0}],
+                             "encode_q_ms": {"100": [0.1, 0.1], "5000": [2.5, 1.9]}}),
+        "scheduler": _record({"nodes": 500, "pods": 2000, "ratio_to_noop": 0.9, "ratio_to_no_extender": 0.6,
+                              "arms": {"no extender": {"pods_s": 100.0, "cpu_per_pod": {"kube-scheduler": 0.002}},
+                                       "drsched": {"pods_s": 60.0, "cpu_per_pod": {"extender": 0.003,
+                                                                                   "kube-scheduler": 0.002}}}}),
+    }
+    table = readme_tables.benchmarks(records)
+    assert "| 0.60/2.50 / 4.00/9.00 ms;" in table and "p99 ≤ 2 / 10 ms: ✘ / ✔" in table
+    assert "| 0.10 / 2.50 ms (0.10 / 1.90 ms) | ≤ 2 ms at 5,000: wall ✘, CPU ✔ |" in table
+    assert "| 150.0 MiB | ≤ 142 MiB ✘ |" in table
+    assert "ratio to no-op extender **0.90**" in table and "ratio to no-op ≥ 0.85 ✔; to none ≥ 0.7 ✘" in table
+    assert "2026-11-30 19:00 UTC, load 1.5 → 2" in table and "Commands: `python bench/x.py`" in table

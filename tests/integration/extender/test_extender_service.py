@@ -39,6 +39,33 @@ def test_filter_nodes_mode_returns_nodes(client):
     assert "fresh-2" in body["FailedNodes"]
 
 
+def test_nodes_mode_body_orjson_refuses_gets_the_parsing_paths_answer(client):
+    # 1e999 in a field nobody reads: stdlib JSON (the pydantic path) takes it as inf, orjson refuses it;
+    # the fast path keeps nodes as bytes, so it must notice and hand the body over
+    text = json.dumps(args_nodes([v1_node("node-b"), v1_node("fresh-3", cpu="16")]))
+    body = text.replace('"taints": []', '"taints": [], "x": 1e999', 1).encode()
+    for verb in ("filter", "prioritize"):
+        r = client.post(f"/{verb}", content=body, headers={"Content-Type": "application/json"})
+        assert r.status_code == 200, r.text
+        names = [n["metadata"]["name"] for n in r.json()["Nodes"]["items"]] if verb == "filter" \
+            else [h["Host"] for h in r.json()]
+        assert names == ["node-b", "fresh-3"]
+
+
+@pytest.mark.parametrize("verb", ["filter", "prioritize"])
+def test_a_bug_is_answered_as_an_error_and_counted(app, client, verb, monkeypatch):
+    def broken(*_a, **_kw):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(app.state.runtime, "pod_view", broken)
+    for payload in (args_names(), args_nodes([v1_node("node-b")])):
+        r = client.post(f"/{verb}", json=payload)
+        assert r.status_code in (200, 400) and r.json()["Error"] == "internal error: ZeroDivisionError: boom"
+    text = client.get("/metrics").text
+    assert f'drsched_extender_internal_errors_total{{verb="{verb}"}} 2.0' in text
+    assert 'drsched_extender_internal_errors_total{verb="bind"} 0.0' in text
+
+
 @pytest.mark.parametrize("casing", [str.lower, lambda k: k[0].lower() + k[1:], str.upper])
 def test_any_casing_accepted(client, casing):
     payload = {casing(k): v for k, v in args_names().items()}

@@ -105,6 +105,24 @@ def test_view_cached_until_change(cache):
     assert cache.view() is not v1
 
 
+def test_rows_and_reply_prefixes_of_names_outlive_a_view_until_a_node_comes_or_goes(cache):
+    cache.upsert_node(node('c"q'))
+    v1 = cache.view()
+    names = ["b", "zz", 'c"q']
+    assert v1.lookup(names).tolist() == [1, -1, 2]
+    assert v1.host_prefixes(names) == ['{"Host":"b","Score":', '{"Host":"zz","Score":', '{"Host":"c\\"q","Score":']
+    cache.upsert_pod(pod("p1", "a"))  # a bind: new rows, same names
+    v2 = cache.view()
+    assert v2 is not v1 and v2.names_memo is v1.names_memo and v2.lookup(names) is v1.lookup(names)
+    cache.delete_node("a")  # "c\"q" moves into a's row
+    v3 = cache.view()
+    assert v3.names_memo is not v1.names_memo
+    assert v3.lookup(names).tolist() == [1, -1, 0] and v3.index == {'c"q': 0, "b": 1}
+    assert v1.lookup(names).tolist() == [1, -1, 2], "an older view keeps its own rows"
+    cache.upsert_node(node("zz"))
+    assert cache.view().lookup(names).tolist() == [1, 2, 0]
+
+
 def test_snapshot_ages_and_subset(cache):
     cache.apply_usage({"b": NodeUsage(1, 2, 3, 4, timestamp=990.0)})
     v = cache.view()

@@ -2,9 +2,11 @@
 
 import copy
 
+import orjson
 import pytest
 
 from extender.node_infos import NodeInfoMemo
+from extender.raw_nodes import NotParsed
 from kube.errors import QuantityError
 from kube.objects import node_info
 
@@ -34,3 +36,21 @@ def test_a_bad_node_raises_every_time():
     for _ in range(2):
         with pytest.raises(QuantityError):
             memo.read(bad)
+
+
+def test_the_request_bytes_of_a_node_read_as_its_object():
+    memo = NodeInfoMemo(**OPTIONS)
+    raw = orjson.dumps(NODE)
+    memo.preload([raw])
+    assert memo.read_raw(raw) == node_info(NODE, **OPTIONS)
+    assert memo.read_raw(raw) is memo.read_raw(bytes(raw))
+
+
+def test_preload_refuses_what_orjson_refuses_and_leaves_quantity_errors_to_the_read():
+    memo = NodeInfoMemo(**OPTIONS)
+    with pytest.raises(NotParsed):
+        memo.preload([b'{"metadata": {"name": "x"}, "spec": {"big": 1e999}}'])
+    bad = orjson.dumps({"metadata": {"name": "b"}, "status": {"allocatable": {"cpu": "lots"}}})
+    memo.preload([bad])
+    with pytest.raises(QuantityError):
+        memo.read_raw(bad)

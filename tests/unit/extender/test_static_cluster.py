@@ -1,5 +1,6 @@
 """The static-cluster loader: the shipped example loads; every mistake names file, line and field."""
 
+import pickle
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,8 @@ def test_errors_name_file_line_field(tmp_path, text, line, field, problem):
     err = info.value
     assert (err.line, err.field) == (line, field) and problem in err.problem
     assert str(err).startswith(f"{path}:{line}: ")
+    again = pickle.loads(pickle.dumps(err))  # the server parses the file in a child process
+    assert type(again) is StaticClusterError and str(again) == str(err) and again.line == err.line
 
 
 def test_missing_and_empty_files(tmp_path):

@@ -18,7 +18,8 @@ def test_shapes_are_checked(field, value):
 
 
 @pytest.mark.parametrize("requests,demand", [([1], [1, 1, 0, 0]), ([1, 1], [1, 1, 0]), ([-1, 1], [0, 0, 0, 0]),
-                                             ([1, 1], [0, np.nan, 0, 0])])
+                                             ([1, 1], [0, np.nan, 0, 0]), ([np.inf, 1], [0, 0, 0, 0]),
+                                             ([1, np.nan], [0, 0, 0, 0]), ([1, 1], [0, 0, -np.inf, 0])])
 def test_pod_view_rejects_bad_values(requests, demand):
     with pytest.raises(SnapshotError):
         PodView(requests=requests, demand=demand)
