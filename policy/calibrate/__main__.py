@@ -1,0 +1,107 @@
+"""``python -m policy.calibrate``: replay measured runs in the simulator, or fit its contention model.
+
+Why it exists: one command per question — "how wrong is the simulator on these runs" (``replay``) and "which
+parameters make it least wrong, judged on seeds they were not fitted on" (``fit``). Bad input (a malformed
+CSV, an unknown parameter set, seeds not in the data) ends with exit 2 and one line naming what was wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from policy.calibrate.fit import Errors, fit, predict
+from policy.calibrate.labdata import LabDataError, read_results
+from policy.calibrate.output import pct, record_fit, write
+from policy.calibrate.replay import DISK_MBPS
+from policy.sim import calibration
+from policy.sim.errors import ConfigError
+from policy.sim.sharing import ORIGINAL
+
+log = logging.getLogger("policy.calibrate")
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m policy.calibrate", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    for name, text in (("replay", "measured vs predicted run slowdown under one parameter set"),
+                       ("fit", "grid-search the contention parameters on some seeds, score them on the rest")):
+        s = sub.add_parser(name, help=text, description=text)
+        s.add_argument("--results", type=Path, required=True,
+                       help="lab results directory with jobs.csv, nodes.csv and (optional) events.csv")
+        s.add_argument("--out", type=Path, default=Path("policy/results/calibration"),
+                       help="where calibration.md, predictions.csv and scatter.png go")
+        s.add_argument("--calibration", type=Path, default=calibration.DEFAULT_PATH,
+                       help="the calibration file to read (and, with fit --write, to update)")
+        s.add_argument("--disk-mbps", type=float, default=DISK_MBPS, help="per-node disk bandwidth, MB/s")
+        s.add_argument("--no-plot", action="store_true", help="skip scatter.png (no matplotlib needed)")
+    sub.choices["replay"].add_argument("--set", default=None,
+                                       help="parameter set of the calibration file (default: its active one)")
+    f = sub.choices["fit"]
+    f.add_argument("--fit-seeds", default=None,
+                   help="comma-separated seeds to fit on (default: the first half of the data's seeds)")
+    f.add_argument("--write", action="store_true",
+                   help="record the fitted set and its errors in the calibration file (its active set is kept)")
+    return p.parse_args(argv)
+
+
+def _seeds(text: str | None, known: list[int]) -> tuple[list[int], list[int]]:
+    if text is None:
+        fit_seeds = known[: max(1, len(known) // 2)]
+    else:
+        try:
+            fit_seeds = sorted({int(s) for s in text.split(",") if s.strip()})
+        except ValueError:
+            raise ConfigError("--fit-seeds", f"must be comma-separated integers, got {text!r}") from None
+        if not fit_seeds or not set(fit_seeds) <= set(known):
+            raise ConfigError("--fit-seeds", f"{text!r}: need seeds of the data {known}")
+    return fit_seeds, [s for s in known if s not in fit_seeds]
+
+
+def _summary(errs: Errors) -> dict:
+    return {"jobs": errs.n, "median": round(errs.median, 4), "p90": round(errs.p90, 4)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        runs = read_results(args.results)
+        doc = calibration.read(args.calibration)
+        if args.command == "replay":
+            params = calibration.params_of(doc, args.set)
+            name = args.set or doc["active"]
+            preds = predict(runs, params, disk_mbps=args.disk_mbps)
+            write(args.out, {name: preds}, title=f"Replay of {args.results} under '{name}'",
+                  plot=not args.no_plot)
+            e = Errors.of(preds)
+            log.info("replay done set=%s jobs=%d median=%s p90=%s", name, e.n, pct(e.median), pct(e.p90))
+            return 0
+        fit_seeds, held = _seeds(args.fit_seeds, runs.seeds)
+    except (LabDataError, ConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    log.info("fit start results=%s fit_seeds=%s held_out=%s", args.results, fit_seeds, held)
+    best, _ = fit(runs, fit_seeds, disk_mbps=args.disk_mbps)
+    cols = {f"{label} {part}": predict(runs, params, seeds, disk_mbps=args.disk_mbps)
+            for part, seeds in (("held-out", held), ("fit", fit_seeds)) if seeds
+            for label, params in (("original", ORIGINAL), ("fitted", best))}
+    notes = (f"Fitted on seeds {fit_seeds}, held out {held or 'none'}; fitted set: `{best.as_dict()}`.\n"
+             f"Disk bandwidth per node: {args.disk_mbps} MB/s.\n")
+    write(args.out, cols, title=f"Calibration on {args.results}", notes=notes, plot=not args.no_plot)
+    errors = {k: _summary(Errors.of(v)) for k, v in cols.items()}
+    for k, v in errors.items():
+        log.info("errors set=%r jobs=%d median=%s p90=%s", k, v["jobs"], pct(v["median"]), pct(v["p90"]))
+    if args.write:
+        record_fit(args.calibration, best.as_dict(), {
+            "results": str(args.results), "fit_seeds": fit_seeds, "held_out_seeds": held,
+            "disk_mbps": args.disk_mbps, "errors": errors})
+        log.info("fit recorded path=%s active=%s", args.calibration, doc["active"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""What a calibration writes: the per-job CSV, the markdown table, the scatter plot and the calibration file.
+
+Why it exists: the measured-vs-predicted figures are the evidence for (or against) the simulator, so they
+are written one way for both commands. matplotlib is imported lazily (``policy.report``), so a replay
+without ``--plot`` needs none. The module owns no state.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from policy.calibrate.fit import Errors, by_kind
+from policy.calibrate.replay import Prediction
+from policy.report import _pyplot, write_csv
+from policy.sim import calibration
+
+HEADER = """\
+# How co-located jobs share a node in the simulator (policy.sim.sharing), and the measurements behind it.
+# `active` names the parameter set the simulator uses by default; `original` is the rule every committed
+# result and the shipped model were made with. `fitted` and `fit` are written by `python -m policy.calibrate fit`.
+"""
+
+
+def pct(x: float) -> str:
+    return "–" if x != x else f"{100 * x:.1f} %"
+
+
+def table(columns: dict[str, Sequence[Prediction]]) -> str:
+    """Markdown: one row per job kind, median / p90 error per column (e.g. original vs fitted, held-out)."""
+    stats = {name: by_kind(preds) for name, preds in columns.items()}
+    kinds = list(dict.fromkeys(k for s in stats.values() for k in s))
+    head = "| kind | jobs | " + " | ".join(f"{c}: median | {c}: p90" for c in columns) + " |"
+    lines = [head, "|" + "---|" * (2 + 2 * len(columns))]
+    for kind in kinds:
+        n = max(s.get(kind, Errors(0, 0, 0)).n for s in stats.values())
+        cells = []
+        for s in stats.values():
+            e = s.get(kind, Errors(0, float("nan"), float("nan")))
+            cells += [pct(e.median), pct(e.p90)]
+        lines.append(f"| {kind} | {n} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def job_rows(columns: dict[str, Sequence[Prediction]]) -> list[dict]:
+    """One row per job and column: its run, measured and predicted slowdown, and error."""
+    return [{"set": name, "seed": p.job.seed, "arm": p.job.arm, "variant": p.job.variant, "job": p.job.job,
+             "kind": p.job.kind, "node": p.job.node, "measured": round(p.job.run_slowdown, 4),
+             "predicted": round(p.predicted, 4), "error": round(p.error, 4)}
+            for name, preds in columns.items() for p in preds]
+
+
+def scatter(path: Path, columns: dict[str, Sequence[Prediction]]) -> None:
+    """Measured vs predicted run slowdown, one panel per column, coloured by job kind, with y = x."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(columns), figsize=(4.5 * len(columns), 4.2), squeeze=False)
+    for ax, (name, preds) in zip(axes[0], columns.items(), strict=True):
+        top = max([p.job.run_slowdown for p in preds] + [p.predicted for p in preds] + [1.5]) * 1.05
+        ax.plot([1, top], [1, top], color="grey", lw=0.8, ls="--")
+        for kind in sorted({p.job.kind for p in preds}):
+            sel = [p for p in preds if p.job.kind == kind]
+            ax.scatter([p.job.run_slowdown for p in sel], [p.predicted for p in sel], s=14, label=kind)
+        e = Errors.of(preds)
+        ax.set(title=f"{name}: median {pct(e.median)}, p90 {pct(e.p90)}", xlabel="measured run slowdown",
+               ylabel="predicted run slowdown", xlim=(0.9, top), ylim=(0.9, top))
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write(out: Path, columns: dict[str, Sequence[Prediction]], *, title: str, notes: str = "",
+          plot: bool = True) -> None:
+    """``calibration.md``, ``predictions.csv`` and (``plot``) ``scatter.png`` in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(out / "predictions.csv", job_rows(columns))
+    text = f"# {title}\n\n{notes}\nRelative error |predicted − measured| / measured of each job's run slowdown.\n\n"
+    (out / "calibration.md").write_text(text + table(columns))
+    if plot:
+        scatter(out / "scatter.png", columns)
+
+
+def record_fit(path: Path, fitted: dict, fit: dict) -> None:
+    """Add (or replace) the ``fitted`` set and the ``fit`` record in the calibration file; ``active`` and
+    the other sets are kept, so the simulator's default does not change by fitting."""
+    doc = calibration.read(path)
+    doc["sets"]["fitted"] = fitted
+    doc["fit"] = {**fit, "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    path.write_text(HEADER + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None))

@@ -1,0 +1,113 @@
+"""Replaying one measured run in the simulator's contention model: each job's predicted run slowdown.
+
+Why it exists: to say how wrong the simulator is, a real run is replayed with everything the scheduler and
+the arrivals decided held fixed — the same nodes (their measured quotas), each job on its measured node
+from its measured start — so that only the contention model is left to predict how long each job runs.
+
+Units: cpu millicores → cores, memory MiB → GiB, Mbit/s → MB/s (``policy.state`` units). A job's work is
+its measured solo runtime on that node type, and its demand is its use when alone, capped at the node's
+capacity (alone on a 250m node a job cannot use more than 250m, and ``solo_s`` was measured that way), so
+a job alone progresses at rate 1. Disk bandwidth is not in ``nodes.csv``: every node gets ``disk_mbps``.
+
+Jobs whose run cannot be compared (not exit 0, migrated, no solo runtime) still occupy their node from
+their measured start to their measured finish (or the run's end), as background load. A ``cpu_quota*``
+event sets the node's cpu capacity to ``value`` millicores from ``t_s`` on; other events are ignored and
+counted. The module owns no state.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+from policy.calibrate.labdata import LabEvent, LabJob, LabNode
+from policy.sim.sharing import ContentionParams, shared_rates
+
+log = logging.getLogger(__name__)
+
+DISK_MBPS = 200.0
+"""Default per-node disk bandwidth for replays, MB/s (the simulator's ``standard`` node)."""
+UNSHAPED_MBIT = 10_000.0
+"""A node whose link is not shaped (``net_mbit`` 0) is given this many Mbit/s."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """A scored job's measured and predicted run slowdown."""
+
+    job: LabJob
+    predicted: float
+
+    @property
+    def error(self) -> float:
+        """Absolute error relative to the measurement: |predicted − measured| / measured."""
+        return abs(self.predicted - self.job.run_slowdown) / self.job.run_slowdown
+
+
+def capacity(node: LabNode, disk_mbps: float) -> list[float]:
+    net = node.net_mbit if node.net_mbit > 0 else UNSHAPED_MBIT
+    return [node.cpu_quota_m / 1000.0, node.mem_mi / 1024.0, net / 8.0, disk_mbps]
+
+
+def demand(job: LabJob, cap: list[float]) -> tuple[float, float, float, float]:
+    return (min(job.cpu_use_m / 1000.0, cap[0]), job.mem_use_mi / 1024.0, min(job.net_mbit / 8.0, cap[2]),
+            min(job.io_mbps, cap[3]))
+
+
+def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent], params: ContentionParams, *,
+           disk_mbps: float = DISK_MBPS) -> list[Prediction]:
+    """Predicted run slowdown of every scored job of one run (``jobs`` all of one seed/arm/variant)."""
+    ran = [j for j in jobs if math.isfinite(j.start_s) and j.node in nodes]
+    if not ran:
+        return []
+    end = max((j.finish_s for j in ran if math.isfinite(j.finish_s)), default=max(j.start_s for j in ran))
+    caps = {n: capacity(node, disk_mbps) for n, node in nodes.items()}
+    dem = [demand(j, caps[j.node]) for j in ran]
+    req = [(j.cpu_request_m / 1000.0, j.mem_request_mi / 1024.0) for j in ran]
+    scored = [j.scored for j in ran]
+    remaining = [j.solo_s if s else math.inf for j, s in zip(ran, scored, strict=True)]
+    stop = [math.inf if s else (j.finish_s if math.isfinite(j.finish_s) else end)
+            for j, s in zip(ran, scored, strict=True)]
+    quota = sorted((e.t_s, e.node, e.value) for e in events if e.event.startswith("cpu_quota") and e.node in caps)
+    if len(quota) < len(events):
+        log.info("replay ignores events ignored=%d", len(events) - len(quota))
+    finish = [math.nan] * len(ran)
+    t, qi = 0.0, 0
+    present: set[int] = set()
+    pending = sorted(range(len(ran)), key=lambda k: ran[k].start_s)
+    pi = 0
+    while pi < len(pending) or present:
+        while qi < len(quota) and quota[qi][0] <= t:
+            caps[quota[qi][1]][0] = quota[qi][2] / 1000.0
+            qi += 1
+        while pi < len(pending) and ran[pending[pi]].start_s <= t:
+            present.add(pending[pi])
+            pi += 1
+        rates = _rates(present, ran, dem, req, caps, params)
+        nxt = min(ran[pending[pi]].start_s if pi < len(pending) else math.inf,
+                  quota[qi][0] if qi < len(quota) else math.inf)
+        for k in present:
+            nxt = min(nxt, stop[k], t + remaining[k] / rates[k] if rates[k] > 0 else math.inf)
+        if not math.isfinite(nxt):
+            raise RuntimeError(f"replay stalls at t={t:.1f}: jobs present with rate 0 and nothing to come")
+        for k in present:
+            remaining[k] -= rates[k] * (nxt - t)
+        t = nxt
+        for k in list(present):
+            if stop[k] <= t + 1e-9 or remaining[k] <= 1e-9 * max(ran[k].solo_s, 1.0):
+                present.discard(k)
+                finish[k] = t
+    return [Prediction(j, (finish[k] - j.start_s) / j.solo_s) for k, j in enumerate(ran) if scored[k]]
+
+
+def _rates(present: set[int], ran: list[LabJob], dem, req, caps, params: ContentionParams) -> dict[int, float]:
+    by_node: dict[str, list[int]] = {}
+    for k in present:
+        by_node.setdefault(ran[k].node, []).append(k)
+    out = {}
+    for node, ks in by_node.items():
+        for k, x in zip(ks, shared_rates([dem[k] for k in ks], [req[k] for k in ks], caps[node], params),
+                        strict=True):
+            out[k] = x
+    return out

@@ -1,0 +1,65 @@
+"""Fitting: data made with known parameters are fitted back to them, and the command writes its evidence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+from policy.calibrate.__main__ import main
+from policy.calibrate.fit import Errors, fit, predict
+from policy.calibrate.labdata import read_results
+from policy.sim.calibration import DEFAULT_PATH, params_of, read
+from policy.sim.sharing import ORIGINAL, ContentionParams
+
+from .synthetic import measured, schedule, write
+
+TRUE = ContentionParams(cpu_share="requests", interference=0.1)
+
+
+@pytest.fixture
+def lab(tmp_path):
+    rng = np.random.default_rng(11)
+    return write(tmp_path / "lab", measured(schedule(range(1, 5), rng, n=10), TRUE))
+
+
+def test_fit_recovers_the_parameters_the_data_were_made_with(lab) -> None:
+    runs = read_results(lab)
+    assert Errors.of(predict(runs, ORIGINAL, [3, 4])).median > 0.02  # the original rule is visibly wrong here
+    best, err = fit(runs, [1, 2])
+    assert (best.cpu_share, best.interference) == ("requests", 0.1)
+    assert err.p90 == pytest.approx(0, abs=1e-9)
+    assert Errors.of(predict(runs, best, [3, 4])).p90 == pytest.approx(0, abs=1e-9)
+
+
+def test_original_data_fit_back_to_the_original_rule(tmp_path) -> None:
+    runs = read_results(write(tmp_path, measured(schedule([1, 2], np.random.default_rng(2)), ORIGINAL)))
+    assert fit(runs, [1])[0].is_original
+
+
+def test_fit_command_writes_table_plot_and_records_without_changing_the_active_set(lab, tmp_path) -> None:
+    cal = tmp_path / "calibration.yaml"
+    cal.write_text(DEFAULT_PATH.read_text())
+    out = tmp_path / "out"
+    assert main(["fit", "--results", str(lab), "--out", str(out), "--calibration", str(cal), "--fit-seeds", "1,2",
+                 "--write"]) == 0
+    table = (out / "calibration.md").read_text()
+    assert "| all | " in table and "fitted held-out: median" in table and "seeds [1, 2]" in table
+    assert (out / "scatter.png").stat().st_size > 0 and (out / "predictions.csv").exists()
+    doc = read(cal)
+    assert doc["active"] == "original" and params_of(doc) == ORIGINAL
+    assert params_of(doc, "fitted").cpu_share == "requests"
+    assert doc["fit"]["held_out_seeds"] == [3, 4] and doc["fit"]["errors"]["fitted held-out"]["p90"] == 0
+    assert yaml.safe_load(cal.read_text())["version"] == 1 and cal.read_text().startswith("# How co-located")
+
+
+def test_replay_command_and_bad_input_exit_2(lab, tmp_path, capsys) -> None:
+    assert main(["replay", "--results", str(lab), "--out", str(tmp_path / "r"), "--no-plot"]) == 0
+    assert "| cpu |" in (tmp_path / "r" / "calibration.md").read_text()
+    assert main(["replay", "--results", str(lab), "--set", "nope", "--no-plot"]) == 2
+    assert "no parameter set 'nope'" in capsys.readouterr().err
+    assert main(["fit", "--results", str(lab), "--fit-seeds", "9"]) == 2
+    assert "--fit-seeds" in capsys.readouterr().err
+    (lab / "nodes.csv").write_text("node,node_type\n")
+    assert main(["replay", "--results", str(lab)]) == 2
+    assert "nodes.csv line 1" in capsys.readouterr().err

@@ -1,0 +1,57 @@
+"""Replaying a measured run: hand-checkable cases of the predicted run slowdown."""
+
+from __future__ import annotations
+
+import pytest
+
+from policy.calibrate.labdata import LabEvent
+from policy.calibrate.replay import replay
+from policy.sim.sharing import ORIGINAL, ContentionParams
+
+from .synthetic import NODES, job
+
+EQUAL = ContentionParams(cpu_share="equal")
+SHARES = ContentionParams(cpu_share="requests")
+
+
+def predicted(jobs, params, events=()) -> dict[str, float]:
+    return {p.job.job: p.predicted for p in replay(jobs, NODES, list(events), params)}
+
+
+@pytest.mark.parametrize("params", [ORIGINAL, EQUAL, SHARES])
+def test_two_cpu_jobs_on_a_node_that_fits_one_run_twice_as_long(params) -> None:
+    # each uses a full core alone; the 250m node caps that at 250m, and solo_s was measured at 250m
+    jobs = [job("a", cpu_request=100), job("b", cpu_request=100)]
+    assert predicted(jobs, params) == pytest.approx({"a": 2.0, "b": 2.0})
+
+
+def test_cpu_shares_follow_requests() -> None:
+    # 100m vs 300m requests: b gets 3/4 of the quota and ends at 80 s; a has done 20 s of work and runs
+    # the remaining 40 s alone, ending at 120 s
+    jobs = [job("a", cpu_request=100), job("b", cpu_request=300)]
+    assert predicted(jobs, SHARES) == pytest.approx({"a": 2.0, "b": 80 / 60})
+    assert predicted(jobs, ORIGINAL) == pytest.approx({"a": 2.0, "b": 2.0})
+
+
+def test_a_job_alone_on_a_larger_node_runs_at_its_solo_speed() -> None:
+    assert predicted([job("a", "large"), job("b", "small", start=10)], ORIGINAL) == pytest.approx({"a": 1, "b": 1})
+
+
+def test_a_quota_cut_slows_the_node_from_its_time_on() -> None:
+    # alone at 1000m until 30 s, then 500m: the remaining 30 s of work take 60 s
+    events = [LabEvent(1, "default", 30.0, "large", "cpu_quota_m", 500.0)]
+    assert predicted([job("a", "large")], ORIGINAL, events) == pytest.approx({"a": 1.5})
+    events = [LabEvent(1, "default", 30.0, "large", "noise", 1.0)]
+    assert predicted([job("a", "large")], ORIGINAL, events) == pytest.approx({"a": 1.0})
+
+
+def test_an_unscored_job_is_background_load_for_its_measured_interval() -> None:
+    # b migrated away: it is not predicted, but it shared the node for its measured 30 s
+    jobs = [job("a"), job("b", migrations=1, finish=30.0)]
+    assert predicted(jobs, ORIGINAL) == pytest.approx({"a": 1.25})
+
+
+def test_later_start_and_staggered_jobs() -> None:
+    # b joins at 30 s: a has 30 s left, both at 1/2 until a ends at 90 s; b has done 30 s and ends at 120 s
+    jobs = [job("a"), job("b", start=30.0)]
+    assert predicted(jobs, ORIGINAL) == pytest.approx({"a": 1.5, "b": 1.5})
