@@ -37,6 +37,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         s.add_argument("--calibration", type=Path, default=calibration.DEFAULT_PATH,
                        help="the calibration file to read (and, with fit --write, to update)")
         s.add_argument("--disk-mbps", type=float, default=DISK_MBPS, help="per-node disk bandwidth, MB/s")
+        s.add_argument("--ignore-links", action="store_true",
+                       help="node links are no constraint (the jobs' traffic stays in the pod, as the lab's net jobs)")
         s.add_argument("--no-plot", action="store_true", help="skip scatter.png (no matplotlib needed)")
     sub.choices["replay"].add_argument("--set", default=None,
                                        help="parameter set of the calibration file (default: its active one)")
@@ -74,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "replay":
             params = calibration.params_of(doc, args.set)
             name = args.set or doc["active"]
-            preds = predict(runs, params, disk_mbps=args.disk_mbps)
+            preds = predict(runs, params, disk_mbps=args.disk_mbps, links=not args.ignore_links)
             write(args.out, {name: preds}, title=f"Replay of {args.results} under '{name}'",
                   plot=not args.no_plot)
             e = Errors.of(preds)
@@ -85,12 +87,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
     log.info("fit start results=%s fit_seeds=%s held_out=%s", args.results, fit_seeds, held)
-    best, _ = fit(runs, fit_seeds, disk_mbps=args.disk_mbps)
-    cols = {f"{label} {part}": predict(runs, params, seeds, disk_mbps=args.disk_mbps)
+    best, _ = fit(runs, fit_seeds, disk_mbps=args.disk_mbps, links=not args.ignore_links)
+    cols = {f"{label} {part}": predict(runs, params, seeds, disk_mbps=args.disk_mbps, links=not args.ignore_links)
             for part, seeds in (("held-out", held), ("fit", fit_seeds)) if seeds
             for label, params in (("original", ORIGINAL), ("fitted", best))}
     notes = (f"Fitted on seeds {fit_seeds}, held out {held or 'none'}; fitted set: `{best.as_dict()}`.\n"
-             f"Disk bandwidth per node: {args.disk_mbps} MB/s.\n")
+             f"Disk bandwidth per node: {args.disk_mbps} MB/s; node links "
+             f"{'ignored' if args.ignore_links else 'shaped as nodes.csv says'}.\n")
     write(args.out, cols, title=f"Calibration on {args.results}", notes=notes, plot=not args.no_plot)
     errors = {k: _summary(Errors.of(v)) for k, v in cols.items()}
     for k, v in errors.items():
@@ -98,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.write:
         record_fit(args.calibration, best.as_dict(), {
             "results": str(args.results), "fit_seeds": fit_seeds, "held_out_seeds": held,
-            "disk_mbps": args.disk_mbps, "errors": errors})
+            "disk_mbps": args.disk_mbps, "links": not args.ignore_links, "errors": errors})
         log.info("fit recorded path=%s active=%s", args.calibration, doc["active"])
     return 0
 

@@ -18,7 +18,8 @@ JOB_COLUMNS = ("seed", "arm", "variant", "job", "kind", "node", "node_type", "cp
                "exit_code", "solo_s", "jct_s", "run_slowdown", "slowdown", "migrations")
 NODE_COLUMNS = ("node", "node_type", "cpu_quota_m", "mem_mi", "net_mbit")
 EVENT_COLUMNS = ("seed", "arm", "t_s", "node", "event", "value")
-_OPTIONAL = {"finish_s", "exit_code", "solo_s", "jct_s", "run_slowdown", "slowdown", "start_s", "work", "submit_s"}
+_OPTIONAL = {"t_s", "finish_s", "exit_code", "solo_s", "jct_s", "run_slowdown", "slowdown", "start_s", "work",
+             "submit_s"}
 
 
 class LabDataError(ValueError):
@@ -78,12 +79,16 @@ class LabNode:
 
 @dataclass(frozen=True, slots=True)
 class LabEvent:
+    """One ``events.csv`` row. ``quota_m`` is the node's new cpu quota for a ``cpu_quota*`` event (value
+    ``"1000->200"`` or ``"200"``), else None; other events (migrations, restores) are kept as text."""
+
     seed: int
     arm: str
     t_s: float
     node: str
     event: str
-    value: float
+    value: str
+    quota_m: float | None = None
 
 
 def _number(path: Path, line: int, field: str, text: str, *, integer: bool = False) -> float:
@@ -157,13 +162,23 @@ def read_nodes(path: Path) -> dict[str, LabNode]:
 
 
 def read_events(path: Path) -> list[LabEvent]:
-    """The rows of an ``events.csv``; a missing file is no events."""
+    """The rows of an ``events.csv``; a missing file is no events. A quota event needs a time and a quota."""
     if not path.exists():
         return []
-    return [LabEvent(int(_number(path, line, "seed", row["seed"], integer=True)), row["arm"].strip(),
-                     _number(path, line, "t_s", row["t_s"]), row["node"].strip(), row["event"].strip(),
-                     _number(path, line, "value", row["value"]))
-            for line, row in _rows(path, EVENT_COLUMNS)]
+    out = []
+    for line, row in _rows(path, EVENT_COLUMNS):
+        ev = LabEvent(int(_number(path, line, "seed", row["seed"], integer=True)), row["arm"].strip(),
+                      _number(path, line, "t_s", row["t_s"]), row["node"].strip(), row["event"].strip(),
+                      row["value"].strip())
+        if ev.event.startswith("cpu_quota"):
+            if not math.isfinite(ev.t_s):
+                raise LabDataError(path, line, "t_s", f"a {ev.event} event needs a time")
+            quota = _number(path, line, "value", ev.value.rpartition("->")[2])
+            if not quota > 0:
+                raise LabDataError(path, line, "value", f"the new quota must be > 0, got {ev.value!r}")
+            ev = LabEvent(ev.seed, ev.arm, ev.t_s, ev.node, ev.event, ev.value, quota)
+        out.append(ev)
+    return out
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,14 @@ from its measured start — so that only the contention model is left to predict
 Units: cpu millicores → cores, memory MiB → GiB, Mbit/s → MB/s (``policy.state`` units). A job's work is
 its measured solo runtime on that node type, and its demand is its use when alone, capped at the node's
 capacity (alone on a 250m node a job cannot use more than 250m, and ``solo_s`` was measured that way), so
-a job alone progresses at rate 1. Disk bandwidth is not in ``nodes.csv``: every node gets ``disk_mbps``.
+a job alone progresses at rate 1. Without ``links`` a node's link is no constraint (the lab's net jobs
+stream to a sink in their own pod, never across the shaped link). Disk bandwidth is not in ``nodes.csv``:
+every node gets ``disk_mbps``.
 
 Jobs whose run cannot be compared (not exit 0, migrated, no solo runtime) still occupy their node from
 their measured start to their measured finish (or the run's end), as background load. A ``cpu_quota*``
-event sets the node's cpu capacity to ``value`` millicores from ``t_s`` on; other events are ignored and
-counted. The module owns no state.
+event sets the node's cpu capacity to its new quota from ``t_s`` on; other events (migrations, restores)
+change nothing here. The module owns no state.
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ class Prediction:
         return abs(self.predicted - self.job.run_slowdown) / self.job.run_slowdown
 
 
-def capacity(node: LabNode, disk_mbps: float) -> list[float]:
-    net = node.net_mbit if node.net_mbit > 0 else UNSHAPED_MBIT
+def capacity(node: LabNode, disk_mbps: float, links: bool = True) -> list[float]:
+    net = node.net_mbit if node.net_mbit > 0 and links else UNSHAPED_MBIT
     return [node.cpu_quota_m / 1000.0, node.mem_mi / 1024.0, net / 8.0, disk_mbps]
 
 
@@ -56,22 +58,21 @@ def demand(job: LabJob, cap: list[float]) -> tuple[float, float, float, float]:
 
 
 def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent], params: ContentionParams, *,
-           disk_mbps: float = DISK_MBPS) -> list[Prediction]:
-    """Predicted run slowdown of every scored job of one run (``jobs`` all of one seed/arm/variant)."""
+           disk_mbps: float = DISK_MBPS, links: bool = True) -> list[Prediction]:
+    """Predicted run slowdown of every scored job of one run (``jobs`` all of one seed/arm/variant).
+    ``links=False``: the jobs' traffic never crosses a node's shaped link (a sink in the pod)."""
     ran = [j for j in jobs if math.isfinite(j.start_s) and j.node in nodes]
     if not ran:
         return []
     end = max((j.finish_s for j in ran if math.isfinite(j.finish_s)), default=max(j.start_s for j in ran))
-    caps = {n: capacity(node, disk_mbps) for n, node in nodes.items()}
+    caps = {n: capacity(node, disk_mbps, links) for n, node in nodes.items()}
     dem = [demand(j, caps[j.node]) for j in ran]
     req = [(j.cpu_request_m / 1000.0, j.mem_request_mi / 1024.0) for j in ran]
     scored = [j.scored for j in ran]
     remaining = [j.solo_s if s else math.inf for j, s in zip(ran, scored, strict=True)]
     stop = [math.inf if s else (j.finish_s if math.isfinite(j.finish_s) else end)
             for j, s in zip(ran, scored, strict=True)]
-    quota = sorted((e.t_s, e.node, e.value) for e in events if e.event.startswith("cpu_quota") and e.node in caps)
-    if len(quota) < len(events):
-        log.info("replay ignores events ignored=%d", len(events) - len(quota))
+    quota = sorted((e.t_s, e.node, e.quota_m) for e in events if e.quota_m is not None and e.node in caps)
     finish = [math.nan] * len(ran)
     t, qi = 0.0, 0
     present: set[int] = set()

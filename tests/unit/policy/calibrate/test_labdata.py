@@ -13,13 +13,15 @@ from .synthetic import job, write
 
 def test_a_written_results_directory_reads_back(tmp_path) -> None:
     jobs = [job("a", cpu_request=100), job("b", "large", kind="net", migrations=1, finish=50.0, seed=2)]
-    runs = read_results(write(tmp_path, jobs, [(1, "default", 30, "large", "cpu_quota_m", 500)]))
+    runs = read_results(write(tmp_path, jobs, [(1, "default", 30, "large", "cpu_quota_cut", "1000->500"),
+                                               (1, "default", "", "", "resumed b", "resumed_from=3")]))
     assert [j.job for j in runs.jobs] == ["a", "b"]
     assert runs.jobs[0].scored and not runs.jobs[1].scored
     assert runs.jobs[1].net_mbit == 16 and runs.jobs[1].run_slowdown == pytest.approx(50 / 60)
     assert runs.seeds == [1, 2]
     assert set(runs.nodes) == {"small", "large"} and runs.nodes["small"].cpu_quota_m == 250
-    assert runs.events[0].value == 500 and runs.events[0].node == "large"
+    assert runs.events[0].quota_m == 500 and runs.events[0].node == "large"
+    assert runs.events[1].quota_m is None and math.isnan(runs.events[1].t_s)
 
 
 def test_empty_optional_fields_are_nan(tmp_path) -> None:
@@ -85,7 +87,13 @@ def test_a_job_on_an_unknown_node_and_a_zero_quota_are_refused(tmp_path) -> None
         read_results(d)
 
 
-def test_bad_event_value(tmp_path) -> None:
-    d = write(tmp_path, [job("a")], [(1, "default", "later", "large", "cpu_quota_m", 500)])
-    with pytest.raises(LabDataError, match="events.csv line 2, field 't_s'"):
+@pytest.mark.parametrize(("row", "field"), [
+    ((1, "default", "later", "large", "cpu_quota_cut", "1000->500"), "t_s"),
+    ((1, "default", "", "large", "cpu_quota_cut", "1000->500"), "t_s"),
+    ((1, "default", 30, "large", "cpu_quota_cut", "1000->lots"), "value"),
+    ((1, "default", 30, "large", "cpu_quota_cut", "1000->0"), "value"),
+])
+def test_bad_quota_event(tmp_path, row, field) -> None:
+    d = write(tmp_path, [job("a")], [row])
+    with pytest.raises(LabDataError, match=f"events.csv line 2, field '{field}'"):
         read_events(d / "events.csv")

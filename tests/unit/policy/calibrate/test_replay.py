@@ -39,9 +39,9 @@ def test_a_job_alone_on_a_larger_node_runs_at_its_solo_speed() -> None:
 
 def test_a_quota_cut_slows_the_node_from_its_time_on() -> None:
     # alone at 1000m until 30 s, then 500m: the remaining 30 s of work take 60 s
-    events = [LabEvent(1, "default", 30.0, "large", "cpu_quota_m", 500.0)]
+    events = [LabEvent(1, "default", 30.0, "large", "cpu_quota_cut", "1000->500", 500.0)]
     assert predicted([job("a", "large")], ORIGINAL, events) == pytest.approx({"a": 1.5})
-    events = [LabEvent(1, "default", 30.0, "large", "noise", 1.0)]
+    events = [LabEvent(1, "default", 30.0, "large->small", "migration j1", "3.5")]
     assert predicted([job("a", "large")], ORIGINAL, events) == pytest.approx({"a": 1.0})
 
 
@@ -55,3 +55,13 @@ def test_later_start_and_staggered_jobs() -> None:
     # b joins at 30 s: a has 30 s left, both at 1/2 until a ends at 90 s; b has done 30 s and ends at 120 s
     jobs = [job("a"), job("b", start=30.0)]
     assert predicted(jobs, ORIGINAL) == pytest.approx({"a": 1.5, "b": 1.5})
+
+
+def test_net_jobs_share_the_shaped_link_unless_links_are_ignored() -> None:
+    # two 16 Mbit/s streams on a 20 Mbit/s link: each gets 10, 1.6x; with in-pod sinks only their cpu
+    # (150m each on the 250m quota) is shared: 1.2x
+    jobs = [job("a", kind="net"), job("b", kind="net")]
+    shaped = {p.job.job: p.predicted for p in replay(jobs, NODES, [], ORIGINAL)}
+    free = {p.job.job: p.predicted for p in replay(jobs, NODES, [], ORIGINAL, links=False)}
+    assert shaped == pytest.approx({"a": 1.6, "b": 1.6})
+    assert free == pytest.approx({"a": 1.2, "b": 1.2})
