@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             params = calibration.params_of(doc, args.set)
             name = args.set or doc["active"]
             preds = predict(runs, params, disk_mbps=args.disk_mbps, links=not args.ignore_links)
-            write(args.out, {name: preds}, title=f"Replay of {args.results} under '{name}'",
+            write(args.out, {"": {name: preds}}, title=f"Replay of {args.results} under '{name}'",
                   plot=not args.no_plot)
             e = Errors.of(preds)
             log.info("replay done set=%s jobs=%d median=%s p90=%s", name, e.n, pct(e.median), pct(e.p90))
@@ -88,14 +88,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     log.info("fit start results=%s fit_seeds=%s held_out=%s", args.results, fit_seeds, held)
     best, _ = fit(runs, fit_seeds, disk_mbps=args.disk_mbps, links=not args.ignore_links)
-    cols = {f"{label} {part}": predict(runs, params, seeds, disk_mbps=args.disk_mbps, links=not args.ignore_links)
-            for part, seeds in (("held-out", held), ("fit", fit_seeds)) if seeds
-            for label, params in (("original", ORIGINAL), ("fitted", best))}
+    sections = {f"{part} seeds {seeds}": {label: predict(runs, params, seeds, disk_mbps=args.disk_mbps,
+                                                          links=not args.ignore_links)
+                                           for label, params in (("original", ORIGINAL), ("fitted", best))}
+                for part, seeds in (("held-out", held), ("fitting", fit_seeds)) if seeds}
     notes = (f"Fitted on seeds {fit_seeds}, held out {held or 'none'}; fitted set: `{best.as_dict()}`.\n"
              f"Disk bandwidth per node: {args.disk_mbps} MB/s; node links "
              f"{'ignored' if args.ignore_links else 'shaped as nodes.csv says'}.\n")
-    write(args.out, cols, title=f"Calibration on {args.results}", notes=notes, plot=not args.no_plot)
-    errors = {k: _summary(Errors.of(v)) for k, v in cols.items()}
+    write(args.out, sections, title=f"Calibration on {args.results}", notes=notes, plot=not args.no_plot)
+    errors = {f"{label} {sec.split()[0]}": _summary(Errors.of(preds))
+              for sec, cols in sections.items() for label, preds in cols.items()}
     for k, v in errors.items():
         log.info("errors set=%r jobs=%d median=%s p90=%s", k, v["jobs"], pct(v["median"]), pct(v["p90"]))
     if args.write:

@@ -30,13 +30,13 @@ def pct(x: float) -> str:
 
 
 def table(columns: dict[str, Sequence[Prediction]]) -> str:
-    """Markdown: one row per job kind, median / p90 error per column (e.g. original vs fitted, held-out)."""
+    """Markdown: one row per job kind, median / p90 error per column (parameter sets scored on the same jobs)."""
     stats = {name: by_kind(preds) for name, preds in columns.items()}
     kinds = list(dict.fromkeys(k for s in stats.values() for k in s))
     head = "| kind | jobs | " + " | ".join(f"{c}: median | {c}: p90" for c in columns) + " |"
     lines = [head, "|" + "---|" * (2 + 2 * len(columns))]
     for kind in kinds:
-        n = max(s.get(kind, Errors(0, 0, 0)).n for s in stats.values())
+        n = max(s[kind].n for s in stats.values() if kind in s)
         cells = []
         for s in stats.values():
             e = s.get(kind, Errors(0, float("nan"), float("nan")))
@@ -72,15 +72,20 @@ def scatter(path: Path, columns: dict[str, Sequence[Prediction]]) -> None:
     plt.close(fig)
 
 
-def write(out: Path, columns: dict[str, Sequence[Prediction]], *, title: str, notes: str = "",
+def write(out: Path, sections: dict[str, dict[str, Sequence[Prediction]]], *, title: str, notes: str = "",
           plot: bool = True) -> None:
-    """``calibration.md``, ``predictions.csv`` and (``plot``) ``scatter.png`` in ``out``."""
+    """``calibration.md`` (one table per section, e.g. held-out and fitting seeds), ``predictions.csv`` and
+    (``plot``) ``scatter.png`` (one panel per section and column) in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    write_csv(out / "predictions.csv", job_rows(columns))
-    text = f"# {title}\n\n{notes}\nRelative error |predicted − measured| / measured of each job's run slowdown.\n\n"
-    (out / "calibration.md").write_text(text + table(columns))
+    flat = {f"{col} ({sec})" if sec else col: preds for sec, cols in sections.items() for col, preds in cols.items()}
+    write_csv(out / "predictions.csv", job_rows(flat))
+    text = (f"# {title}\n\n{notes}\nError: |predicted − measured| / measured of each job's run slowdown "
+            "(finish − start over its solo runtime on that node type).\n")
+    for sec, cols in sections.items():
+        text += (f"\n## {sec}\n\n" if sec else "\n") + table(cols)
+    (out / "calibration.md").write_text(text)
     if plot:
-        scatter(out / "scatter.png", columns)
+        scatter(out / "scatter.png", flat)
 
 
 def record_fit(path: Path, fitted: dict, fit: dict) -> None:
@@ -89,4 +94,4 @@ def record_fit(path: Path, fitted: dict, fit: dict) -> None:
     doc = calibration.read(path)
     doc["sets"]["fitted"] = fitted
     doc["fit"] = {**fit, "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
-    path.write_text(HEADER + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None))
+    path.write_text(HEADER + yaml.safe_dump(doc, sort_keys=False, default_flow_style=False))

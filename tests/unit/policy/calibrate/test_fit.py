@@ -44,7 +44,8 @@ def test_fit_command_writes_table_plot_and_records_without_changing_the_active_s
     assert main(["fit", "--results", str(lab), "--out", str(out), "--calibration", str(cal), "--fit-seeds", "1,2",
                  "--write"]) == 0
     table = (out / "calibration.md").read_text()
-    assert "| all | " in table and "fitted held-out: median" in table and "seeds [1, 2]" in table
+    assert "| all | " in table and "fitted: median" in table and "## held-out seeds [3, 4]" in table
+    assert "## fitting seeds [1, 2]" in table
     assert (out / "scatter.png").stat().st_size > 0 and (out / "predictions.csv").exists()
     doc = read(cal)
     assert doc["active"] == "original" and params_of(doc) == ORIGINAL
