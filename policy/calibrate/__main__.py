@@ -13,13 +13,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from policy.calibrate.fit import Errors, fit, predict
+from policy.calibrate.fit import GRID, Errors, fit, grid, predict
 from policy.calibrate.labdata import LabDataError, read_results
 from policy.calibrate.output import pct, record_fit, write
 from policy.calibrate.replay import DISK_MBPS
 from policy.sim import calibration
 from policy.sim.errors import ConfigError
-from policy.sim.sharing import ORIGINAL
+from policy.sim.sharing import ORIGINAL, ContentionParams
 
 log = logging.getLogger("policy.calibrate")
 
@@ -44,10 +44,17 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                                        help="parameter set of the calibration file (default: its active one)")
     f = sub.choices["fit"]
     f.add_argument("--fit-seeds", default=None,
-                   help="comma-separated seeds to fit on (default: the first half of the data's seeds)")
+                   help="seeds to fit on, e.g. 1,2,5 or 1-12 (default: the first half of the data's seeds)")
+    f.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2",
+                   help="replace one dimension of the search grid, e.g. interference=0 (repeatable)")
     f.add_argument("--write", action="store_true",
                    help="record the fitted set and its errors in the calibration file (its active set is kept)")
     return p.parse_args(argv)
+
+
+def _range(part: str) -> range:
+    lo, _, hi = part.strip().partition("-")
+    return range(int(lo), int(hi or lo) + 1)
 
 
 def _seeds(text: str | None, known: list[int]) -> tuple[list[int], list[int]]:
@@ -55,12 +62,27 @@ def _seeds(text: str | None, known: list[int]) -> tuple[list[int], list[int]]:
         fit_seeds = known[: max(1, len(known) // 2)]
     else:
         try:
-            fit_seeds = sorted({int(s) for s in text.split(",") if s.strip()})
+            fit_seeds = sorted({s for part in text.split(",") if part.strip() for s in _range(part)})
         except ValueError:
-            raise ConfigError("--fit-seeds", f"must be comma-separated integers, got {text!r}") from None
+            raise ConfigError("--fit-seeds", f"must be comma-separated integers or ranges a-b, got {text!r}") from None
         if not fit_seeds or not set(fit_seeds) <= set(known):
             raise ConfigError("--fit-seeds", f"{text!r}: need seeds of the data {known}")
     return fit_seeds, [s for s in known if s not in fit_seeds]
+
+
+def _grid(items: list[str]) -> dict[str, tuple]:
+    grid = dict(GRID)
+    for item in items:
+        name, _, values = item.partition("=")
+        if name not in ContentionParams.__slots__ or not values:
+            known = ", ".join(ContentionParams.__slots__)
+            raise ConfigError("--grid", f"{item!r}: need NAME=V1,V2 with NAME one of {known}")
+        text = [v.strip() for v in values.split(",")]
+        try:
+            grid[name] = tuple(text if name.endswith("_share") else map(float, text))
+        except ValueError:
+            raise ConfigError("--grid", f"{item!r}: values must be numbers") from None
+    return grid
 
 
 def _summary(errs: Errors) -> dict:
@@ -83,11 +105,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             log.info("replay done set=%s jobs=%d median=%s p90=%s", name, e.n, pct(e.median), pct(e.p90))
             return 0
         fit_seeds, held = _seeds(args.fit_seeds, runs.seeds)
+        candidates = grid(_grid(args.grid))
     except (LabDataError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
     log.info("fit start results=%s fit_seeds=%s held_out=%s", args.results, fit_seeds, held)
-    best, _ = fit(runs, fit_seeds, disk_mbps=args.disk_mbps, links=not args.ignore_links)
+    best, _ = fit(runs, fit_seeds, candidates=candidates, disk_mbps=args.disk_mbps, links=not args.ignore_links)
     sections = {f"{part} seeds {seeds}": {label: predict(runs, params, seeds, disk_mbps=args.disk_mbps,
                                                           links=not args.ignore_links)
                                            for label, params in (("original", ORIGINAL), ("fitted", best))}
@@ -103,7 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.write:
         record_fit(args.calibration, best.as_dict(), {
             "results": str(args.results), "fit_seeds": fit_seeds, "held_out_seeds": held,
-            "disk_mbps": args.disk_mbps, "links": not args.ignore_links, "errors": errors})
+            "grid": {k: list(v) for k, v in _grid(args.grid).items()}, "disk_mbps": args.disk_mbps,
+            "links": not args.ignore_links, "errors": errors})
         log.info("fit recorded path=%s active=%s", args.calibration, doc["active"])
     return 0
 

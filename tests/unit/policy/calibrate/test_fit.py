@@ -41,7 +41,7 @@ def test_fit_command_writes_table_plot_and_records_without_changing_the_active_s
     cal = tmp_path / "calibration.yaml"
     cal.write_text(DEFAULT_PATH.read_text())
     out = tmp_path / "out"
-    assert main(["fit", "--results", str(lab), "--out", str(out), "--calibration", str(cal), "--fit-seeds", "1,2",
+    assert main(["fit", "--results", str(lab), "--out", str(out), "--calibration", str(cal), "--fit-seeds", "1-2",
                  "--write"]) == 0
     table = (out / "calibration.md").read_text()
     assert "| all | " in table and "fitted: median" in table and "## held-out seeds [3, 4]" in table
@@ -64,3 +64,17 @@ def test_replay_command_and_bad_input_exit_2(lab, tmp_path, capsys) -> None:
     (lab / "nodes.csv").write_text("node,node_type\n")
     assert main(["replay", "--results", str(lab)]) == 2
     assert "nodes.csv line 1" in capsys.readouterr().err
+
+
+def test_grid_option_restricts_the_search(lab, tmp_path, capsys) -> None:
+    cal = tmp_path / "calibration.yaml"
+    cal.write_text(DEFAULT_PATH.read_text())
+    args = ["fit", "--results", str(lab), "--out", str(tmp_path / "o"), "--calibration", str(cal), "--no-plot"]
+    assert main([*args, "--grid", "interference=0", "--grid", "cpu_share=rate,requests", "--write"]) == 0
+    fitted = params_of(read(cal), "fitted")
+    assert (fitted.cpu_share, fitted.interference) == ("requests", 0.0)
+    assert read(cal)["fit"]["grid"]["interference"] == [0.0]
+    assert main([*args, "--grid", "speed=1"]) == 2
+    assert "NAME one of cpu_share" in capsys.readouterr().err
+    assert main([*args, "--grid", "interference=lots"]) == 2
+    assert "must be numbers" in capsys.readouterr().err
