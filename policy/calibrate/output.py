@@ -77,7 +77,8 @@ def write(out: Path, sections: dict[str, dict[str, Sequence[Prediction]]], *, ti
     """``calibration.md`` (one table per section, e.g. held-out and fitting seeds), ``predictions.csv`` and
     (``plot``) ``scatter.png`` (one panel per section and column) in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    flat = {f"{col} ({sec})" if sec else col: preds for sec, cols in sections.items() for col, preds in cols.items()}
+    flat = {f"{col} ({sec.split(' seeds')[0]})" if sec else col: preds
+            for sec, cols in sections.items() for col, preds in cols.items()}
     write_csv(out / "predictions.csv", job_rows(flat))
     text = (f"# {title}\n\n{notes}\nError: |predicted − measured| / measured of each job's run slowdown "
             "(finish − start over its solo runtime on that node type).\n")
@@ -94,4 +95,4 @@ def record_fit(path: Path, fitted: dict, fit: dict) -> None:
     doc = calibration.read(path)
     doc["sets"]["fitted"] = fitted
     doc["fit"] = {**fit, "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
-    path.write_text(HEADER + yaml.safe_dump(doc, sort_keys=False, default_flow_style=False))
+    path.write_text(HEADER + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None))
