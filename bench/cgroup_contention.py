@@ -3,8 +3,8 @@
 A real node (``harness.nodes``) is a cgroup v1 root ``/<node>`` whose ``cpu.cfs_quota_us`` confines all its
 pods; kubelet puts each Burstable pod in ``kubepods/burstable/pod<uid>`` with ``cpu.shares`` = request ×
 1024 / 1000 (at least 2). This bench builds that tree under ``/sys/fs/cgroup/cpu/drsched-calib/``, runs real
-``python -m workloads`` jobs in it (each alone first, for its solo runtime and CPU, then seeded mixes of 2-3
-at once with different requests and starts) and writes the lab's ``jobs.csv`` / ``nodes.csv`` so
+``python -m workloads`` jobs in it (each alone, for its solo runtime and CPU, right before every seeded mix
+of 2-3 at once with different requests and starts) and writes the lab's ``jobs.csv`` / ``nodes.csv`` so
 ``python -m policy.calibrate`` reads them. It answers the calibration's first question (how a saturated
 quota is divided) in minutes and without the real-node cluster lock; the host's other load is noise it does
 not control. Needs root and cgroup v1. Asserts nothing.
@@ -103,24 +103,33 @@ def mix(seed: int) -> list[dict]:
     return jobs
 
 
-def measure(mixes: dict[int, list[dict]], solo: dict) -> list[dict]:
-    """Solo runs of every (kind, quota) the mixes use, then each mix; the jobs.csv rows."""
-    with tempfile.TemporaryDirectory(prefix="cgcal-") as tmp:
-        for kind, quota in sorted({(j["kind"], j["quota"]) for js in mixes.values() for j in js}):
+def measure(mixes: dict[int, list[dict]], *, paired: bool) -> list[dict]:
+    """Solo runs of every (kind, quota) the mixes use — once up front, or (``paired``) again right before
+    each mix, so the host's load drifts less between a job's solo run and its mix — then each mix."""
+    solo: dict[tuple[str, int], tuple[float, float]] = {}
+
+    def solos(pairs: set[tuple[str, int]], tmp: Path) -> None:
+        for kind, quota in sorted(pairs):
             name = f"solo-{kind}-{quota}"
             (fin, code, cpu) = run_mix([{"job": name, "kind": kind, "quota": quota, "cpu_request_m": 100,
-                                         "work": units(kind, quota), "start_s": 0.0}], Path(tmp))[name]
+                                         "work": units(kind, quota), "start_s": 0.0}], tmp)[name]
             solo[(kind, quota)] = (fin, 1000 * cpu / fin)
             log.info("solo kind=%s quota_m=%d seconds=%.2f cpu_m=%.0f exit=%d", kind, quota, fin, 1000 * cpu / fin,
                      code)
-        rows = []
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="cgcal-") as tmp:
+        if not paired:
+            solos({(j["kind"], j["quota"]) for js in mixes.values() for j in js}, Path(tmp))
         for seed, jobs in mixes.items():
+            if paired:
+                solos({(j["kind"], j["quota"]) for j in jobs}, Path(tmp))
             done = run_mix(jobs, Path(tmp))
             for j in jobs:
                 fin, code, _ = done[j["job"]]
                 solo_s, cpu_m = solo[(j["kind"], j["quota"])]
-                rows.append({"seed": seed, "arm": "cgroup", "variant": "mix", "job": j["job"], "kind": j["kind"],
-                             "node": f"q{j['quota']}", "node_type": f"q{j['quota']}",
+                rows.append({"seed": seed, "arm": "cgroup", "variant": "paired" if paired else "mix", "job": j["job"],
+                             "kind": j["kind"], "node": f"q{j['quota']}", "node_type": f"q{j['quota']}",
                              "cpu_request_m": j["cpu_request_m"], "mem_request_mi": 64, "cpu_use_m": round(cpu_m),
                              "mem_use_mi": 64, "net_mbit": 0, "io_mbps": 4.19 if j["kind"] == "io" else 0,
                              "work": j["work"], "submit_s": j["start_s"], "start_s": j["start_s"],
@@ -137,15 +146,16 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, required=True, help="directory for jobs.csv and nodes.csv")
     p.add_argument("--seeds", default="1-8", help="mixes to run, 'a-b' or comma-separated [1-8]")
+    p.add_argument("--solo-once", action="store_true",
+                   help="measure each (kind, quota) alone once up front instead of right before every mix")
     args = p.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     lo, _, hi = args.seeds.partition("-")
     seeds = list(range(int(lo), int(hi) + 1)) if hi else [int(s) for s in args.seeds.split(",")]
     mixes = {s: mix(s) for s in seeds}
     args.out.mkdir(parents=True, exist_ok=True)
-    solo: dict[tuple[str, int], tuple[float, float]] = {}
     try:
-        rows = measure(mixes, solo)
+        rows = measure(mixes, paired=not args.solo_once)
     finally:
         remove_tree()
     with (args.out / "jobs.csv").open("w", newline="") as fh:

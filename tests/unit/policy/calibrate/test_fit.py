@@ -78,3 +78,10 @@ def test_grid_option_restricts_the_search(lab, tmp_path, capsys) -> None:
     assert "NAME one of cpu_share" in capsys.readouterr().err
     assert main([*args, "--grid", "interference=lots"]) == 2
     assert "must be numbers" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["replay", "--help"], ["fit", "--help"]])
+def test_every_command_has_help(argv, capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 0 and "usage: python -m policy.calibrate" in capsys.readouterr().out
