@@ -110,7 +110,7 @@ def measure(mixes: dict[int, list[dict]], *, paired: bool) -> list[dict]:
 
     def solos(pairs: set[tuple[str, int]], tmp: Path) -> None:
         for kind, quota in sorted(pairs):
-            name = f"solo-{kind}-{quota}"
+            name = f"solo-{kind}-{quota}-{len(rows)}"  # a fresh state dir: a job whose output exists does nothing
             (fin, code, cpu) = run_mix([{"job": name, "kind": kind, "quota": quota, "cpu_request_m": 100,
                                          "work": units(kind, quota), "start_s": 0.0}], tmp)[name]
             solo[(kind, quota)] = (fin, 1000 * cpu / fin)

@@ -16,7 +16,7 @@ from pathlib import Path
 from policy.calibrate.fit import GRID, Errors, fit, grid, predict
 from policy.calibrate.labdata import LabDataError, read_results
 from policy.calibrate.output import pct, record_fit, write
-from policy.calibrate.replay import DISK_MBPS
+from policy.calibrate.replay import DISK_MBPS, Machine
 from policy.sim import calibration
 from policy.sim.errors import ConfigError
 from policy.sim.sharing import ORIGINAL, ContentionParams
@@ -37,6 +37,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         s.add_argument("--calibration", type=Path, default=calibration.DEFAULT_PATH,
                        help="the calibration file to read (and, with fit --write, to update)")
         s.add_argument("--disk-mbps", type=float, default=DISK_MBPS, help="per-node disk bandwidth, MB/s")
+        s.add_argument("--host-cpu-m", type=float, default=None,
+                       help="CPU the measuring host leaves to all nodes together, millicores (default: unlimited)")
         s.add_argument("--ignore-links", action="store_true",
                        help="node links are no constraint (the jobs' traffic stays in the pod, as the lab's net jobs)")
         s.add_argument("--no-plot", action="store_true", help="skip scatter.png (no matplotlib needed)")
@@ -93,12 +95,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
+        machine = Machine(args.disk_mbps, not args.ignore_links, args.host_cpu_m)
         runs = read_results(args.results)
         doc = calibration.read(args.calibration)
         if args.command == "replay":
             params = calibration.params_of(doc, args.set)
             name = args.set or doc["active"]
-            preds = predict(runs, params, disk_mbps=args.disk_mbps, links=not args.ignore_links)
+            preds = predict(runs, params, machine=machine)
             write(args.out, {"": {name: preds}}, title=f"Replay of {args.results} under '{name}'",
                   plot=not args.no_plot)
             e = Errors.of(preds)
@@ -110,14 +113,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
     log.info("fit start results=%s fit_seeds=%s held_out=%s", args.results, fit_seeds, held)
-    best, _ = fit(runs, fit_seeds, candidates=candidates, disk_mbps=args.disk_mbps, links=not args.ignore_links)
-    sections = {f"{part} seeds {seeds}": {label: predict(runs, params, seeds, disk_mbps=args.disk_mbps,
-                                                          links=not args.ignore_links)
+    best, _ = fit(runs, fit_seeds, candidates=candidates, machine=machine)
+    sections = {f"{part} seeds {seeds}": {label: predict(runs, params, seeds, machine=machine)
                                            for label, params in (("original", ORIGINAL), ("fitted", best))}
                 for part, seeds in (("held-out", held), ("fitting", fit_seeds)) if seeds}
     notes = (f"Fitted on seeds {fit_seeds}, held out {held or 'none'}; fitted set: `{best.as_dict()}`.\n"
-             f"Disk bandwidth per node: {args.disk_mbps} MB/s; node links "
-             f"{'ignored' if args.ignore_links else 'shaped as nodes.csv says'}.\n")
+             f"Machine: `{machine}`.\n")
     write(args.out, sections, title=f"Calibration on {args.results}", notes=notes, plot=not args.no_plot)
     errors = {f"{label} {sec.split()[0]}": _summary(Errors.of(preds))
               for sec, cols in sections.items() for label, preds in cols.items()}
@@ -126,8 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.write:
         record_fit(args.calibration, best.as_dict(), {
             "results": str(args.results), "fit_seeds": fit_seeds, "held_out_seeds": held,
-            "grid": {k: list(v) for k, v in _grid(args.grid).items()}, "disk_mbps": args.disk_mbps,
-            "links": not args.ignore_links, "errors": errors})
+            "grid": {k: list(v) for k, v in _grid(args.grid).items()}, "disk_mbps": machine.disk_mbps,
+            "links": machine.links, "host_cpu_m": machine.host_cpu_m, "errors": errors})
         log.info("fit recorded path=%s active=%s", args.calibration, doc["active"])
     return 0
 

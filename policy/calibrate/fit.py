@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from policy.calibrate.labdata import LabRuns
-from policy.calibrate.replay import DISK_MBPS, Prediction, replay
+from policy.calibrate.replay import PLAIN, Machine, Prediction, replay
 from policy.sim.sharing import SHARES, ContentionParams
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ class Errors:
 
 
 def predict(runs: LabRuns, params: ContentionParams, seeds: Iterable[int] | None = None, *,
-            disk_mbps: float = DISK_MBPS, links: bool = True) -> list[Prediction]:
+            machine: Machine = PLAIN) -> list[Prediction]:
     """Replay every (seed, arm, variant) run of ``runs`` (only ``seeds`` if given) under ``params``."""
     keep = set(runs.seeds if seeds is None else seeds)
     groups: dict[tuple, list] = {}
@@ -64,7 +64,7 @@ def predict(runs: LabRuns, params: ContentionParams, seeds: Iterable[int] | None
     out: list[Prediction] = []
     for (seed, arm, _variant), jobs in sorted(groups.items()):
         events = [e for e in runs.events if e.seed == seed and e.arm == arm]
-        out.extend(replay(jobs, runs.nodes, events, params, disk_mbps=disk_mbps, links=links))
+        out.extend(replay(jobs, runs.nodes, events, params, machine=machine))
     return out
 
 
@@ -83,12 +83,12 @@ def grid(grid: dict[str, tuple] | None = None) -> list[ContentionParams]:
 
 
 def fit(runs: LabRuns, seeds: Sequence[int], *, candidates: Sequence[ContentionParams] | None = None,
-        disk_mbps: float = DISK_MBPS, links: bool = True) -> tuple[ContentionParams, Errors]:
+        machine: Machine = PLAIN) -> tuple[ContentionParams, Errors]:
     """The candidate (default: ``grid()``) with the least median + p90 error on ``seeds``; ties keep the
     earlier candidate, so the original rule wins a tie when it is in the grid's first corner."""
     best: tuple[ContentionParams, Errors] | None = None
     for params in grid() if candidates is None else candidates:
-        err = Errors.of(predict(runs, params, seeds, disk_mbps=disk_mbps, links=links))
+        err = Errors.of(predict(runs, params, seeds, machine=machine))
         if best is None or err.loss < best[1].loss - 1e-12:
             best = (params, err)
     if best is None:

@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 
 from policy.calibrate.labdata import LabEvent, LabJob, LabNode
-from policy.sim.sharing import ContentionParams, shared_rates
+from policy.sim.sharing import ContentionParams, shared_rates, water_fill
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,22 @@ DISK_MBPS = 200.0
 """Default per-node disk bandwidth for replays, MB/s (the simulator's ``standard`` node)."""
 UNSHAPED_MBIT = 10_000.0
 """A node whose link is not shaped (``net_mbit`` 0) is given this many Mbit/s."""
+
+
+@dataclass(frozen=True, slots=True)
+class Machine:
+    """What a replay must know about the machine the runs were measured on, which the simulator does not model."""
+
+    disk_mbps: float = DISK_MBPS
+    """Disk bandwidth of every node, MB/s (``nodes.csv`` has none)."""
+    links: bool = True
+    """Whether jobs' traffic crosses their node's shaped link (False: a sink in the pod, as the lab's net jobs)."""
+    host_cpu_m: float | None = None
+    """CPU the host leaves to all nodes together, millicores (None: unlimited). Nodes on one machine compete
+    for its cores beyond their own quotas: busy nodes then get equal shares of this, each capped at its want."""
+
+
+PLAIN = Machine()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +63,9 @@ class Prediction:
         return abs(self.predicted - self.job.run_slowdown) / self.job.run_slowdown
 
 
-def capacity(node: LabNode, disk_mbps: float, links: bool = True) -> list[float]:
-    net = node.net_mbit if node.net_mbit > 0 and links else UNSHAPED_MBIT
-    return [node.cpu_quota_m / 1000.0, node.mem_mi / 1024.0, net / 8.0, disk_mbps]
+def capacity(node: LabNode, machine: Machine) -> list[float]:
+    net = node.net_mbit if node.net_mbit > 0 and machine.links else UNSHAPED_MBIT
+    return [node.cpu_quota_m / 1000.0, node.mem_mi / 1024.0, net / 8.0, machine.disk_mbps]
 
 
 def demand(job: LabJob, cap: list[float]) -> tuple[float, float, float, float]:
@@ -58,14 +74,13 @@ def demand(job: LabJob, cap: list[float]) -> tuple[float, float, float, float]:
 
 
 def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent], params: ContentionParams, *,
-           disk_mbps: float = DISK_MBPS, links: bool = True) -> list[Prediction]:
-    """Predicted run slowdown of every scored job of one run (``jobs`` all of one seed/arm/variant).
-    ``links=False``: the jobs' traffic never crosses a node's shaped link (a sink in the pod)."""
+           machine: Machine = PLAIN) -> list[Prediction]:
+    """Predicted run slowdown of every scored job of one run (``jobs`` all of one seed/arm/variant)."""
     ran = [j for j in jobs if math.isfinite(j.start_s) and j.node in nodes]
     if not ran:
         return []
     end = max((j.finish_s for j in ran if math.isfinite(j.finish_s)), default=max(j.start_s for j in ran))
-    caps = {n: capacity(node, disk_mbps, links) for n, node in nodes.items()}
+    caps = {n: capacity(node, machine) for n, node in nodes.items()}
     dem = [demand(j, caps[j.node]) for j in ran]
     req = [(j.cpu_request_m / 1000.0, j.mem_request_mi / 1024.0) for j in ran]
     scored = [j.scored for j in ran]
@@ -85,7 +100,7 @@ def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent]
         while pi < len(pending) and ran[pending[pi]].start_s <= t:
             present.add(pending[pi])
             pi += 1
-        rates = _rates(present, ran, dem, req, caps, params)
+        rates = _rates(present, ran, dem, req, caps, params, machine.host_cpu_m)
         nxt = min(ran[pending[pi]].start_s if pi < len(pending) else math.inf,
                   quota[qi][0] if qi < len(quota) else math.inf)
         for k in present:
@@ -102,13 +117,20 @@ def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent]
     return [Prediction(j, (finish[k] - j.start_s) / j.solo_s) for k, j in enumerate(ran) if scored[k]]
 
 
-def _rates(present: set[int], ran: list[LabJob], dem, req, caps, params: ContentionParams) -> dict[int, float]:
+def _rates(present: set[int], ran: list[LabJob], dem, req, caps, params: ContentionParams,
+           host_cpu_m: float | None) -> dict[int, float]:
     by_node: dict[str, list[int]] = {}
     for k in present:
         by_node.setdefault(ran[k].node, []).append(k)
+    node_caps = {n: caps[n] for n in by_node}
+    if host_cpu_m is not None:
+        want = {n: min(caps[n][0], sum(dem[k][0] for k in ks)) for n, ks in by_node.items()}
+        if sum(want.values()) > host_cpu_m / 1000.0:
+            got = water_fill(host_cpu_m / 1000.0, want, dict.fromkeys(want, 1.0))
+            node_caps = {n: [min(caps[n][0], got[n]), *caps[n][1:]] for n in by_node}
     out = {}
     for node, ks in by_node.items():
-        for k, x in zip(ks, shared_rates([dem[k] for k in ks], [req[k] for k in ks], caps[node], params),
+        for k, x in zip(ks, shared_rates([dem[k] for k in ks], [req[k] for k in ks], node_caps[node], params),
                         strict=True):
             out[k] = x
     return out

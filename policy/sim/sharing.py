@@ -82,7 +82,7 @@ def _weight(share: str, demand: float, request: float) -> float:
     return max(request, _MIN_WEIGHT)
 
 
-def _fill(free: float, caps: dict[int, float], weights: dict[int, float]) -> dict[int, float]:
+def water_fill(free: float, caps: dict, weights: dict) -> dict:
     """Weighted water-filling of ``free`` among jobs with use ``caps`` at rate 1: each job's amount."""
     out: dict[int, float] = {}
     rest = dict(caps)
@@ -120,7 +120,7 @@ def shared_rates(demands: Sequence[Sequence[float]], requests: Sequence[Sequence
             if not users or sum(users.values()) <= cap[r] - used[r]:
                 continue
             weights = {j: _weight(shares[r], dem[j][r], requests[j][0]) for j in users}
-            for j, amount in _fill(max(cap[r] - used[r], 0.0), users, weights).items():
+            for j, amount in water_fill(max(cap[r] - used[r], 0.0), users, weights).items():
                 best[j] = min(best[j], amount / users[j])
         low = min(best.values())
         if low >= 1.0 - 1e-12:

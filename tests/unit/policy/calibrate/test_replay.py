@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from policy.calibrate.labdata import LabEvent
-from policy.calibrate.replay import replay
+from policy.calibrate.replay import Machine, replay
 from policy.sim.sharing import ORIGINAL, ContentionParams
 
 from .synthetic import NODES, job
@@ -62,6 +62,18 @@ def test_net_jobs_share_the_shaped_link_unless_links_are_ignored() -> None:
     # (150m each on the 250m quota) is shared: 1.2x
     jobs = [job("a", kind="net"), job("b", kind="net")]
     shaped = {p.job.job: p.predicted for p in replay(jobs, NODES, [], ORIGINAL)}
-    free = {p.job.job: p.predicted for p in replay(jobs, NODES, [], ORIGINAL, links=False)}
+    free = {p.job.job: p.predicted for p in replay(jobs, NODES, [], ORIGINAL, machine=Machine(links=False))}
     assert shaped == pytest.approx({"a": 1.6, "b": 1.6})
     assert free == pytest.approx({"a": 1.2, "b": 1.2})
+
+
+def test_a_busy_host_shares_its_cpu_equally_between_busy_nodes() -> None:
+    jobs = [job("a"), job("b", "large")]
+    # 1.125 cores for nodes that want 0.25 and 1.0: the small one keeps its 0.25, the large one gets 0.875
+    # until a ends at 60 s, then its whole core: 52.5 s of work done, 7.5 s to go
+    host = {p.job.job: p.predicted for p in replay(jobs, NODES, [], ORIGINAL, machine=Machine(host_cpu_m=1125))}
+    assert host == pytest.approx({"a": 1.0, "b": 67.5 / 60})
+    # 0.4 cores: 0.2 each; a (0.25 alone) ends at 75 s, b has done 15 s of work and runs the other 45 s
+    # at 0.4 of its core: 112.5 s more
+    host = {p.job.job: p.predicted for p in replay(jobs, NODES, [], ORIGINAL, machine=Machine(host_cpu_m=400))}
+    assert host == pytest.approx({"a": 1.25, "b": 187.5 / 60})
