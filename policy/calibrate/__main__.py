@@ -37,8 +37,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         s.add_argument("--calibration", type=Path, default=calibration.DEFAULT_PATH,
                        help="the calibration file to read (and, with fit --write, to update)")
         s.add_argument("--disk-mbps", type=float, default=DISK_MBPS, help="per-node disk bandwidth, MB/s")
-        s.add_argument("--host-cpu-m", type=float, default=None,
-                       help="CPU the measuring host leaves to all nodes together, millicores (default: unlimited)")
+        s.add_argument("--host-cpu-m", default="none",
+                       help="CPU the measuring host leaves to all nodes together, millicores, or 'none' (unlimited); "
+                            "fit takes a comma-separated list and picks the best jointly with the parameters")
         s.add_argument("--ignore-links", action="store_true",
                        help="node links are no constraint (the jobs' traffic stays in the pod, as the lab's net jobs)")
         s.add_argument("--no-plot", action="store_true", help="skip scatter.png (no matplotlib needed)")
@@ -87,6 +88,16 @@ def _grid(items: list[str]) -> dict[str, tuple]:
     return grid
 
 
+def _hosts(text: str) -> list[float | None]:
+    try:
+        hosts = [None if h.strip() == "none" else float(h) for h in text.split(",") if h.strip()]
+    except ValueError:
+        raise ConfigError("--host-cpu-m", f"must be millicores or 'none', comma-separated; got {text!r}") from None
+    if not hosts or any(h is not None and not h > 0 for h in hosts):
+        raise ConfigError("--host-cpu-m", f"need values > 0 or 'none', got {text!r}")
+    return hosts
+
+
 def _summary(errs: Errors) -> dict:
     return {"jobs": errs.n, "median": round(errs.median, 4), "p90": round(errs.p90, 4)}
 
@@ -95,10 +106,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        machine = Machine(args.disk_mbps, not args.ignore_links, args.host_cpu_m)
+        machines = [Machine(args.disk_mbps, not args.ignore_links, h) for h in _hosts(args.host_cpu_m)]
+        machine = machines[0]
         runs = read_results(args.results)
         doc = calibration.read(args.calibration)
         if args.command == "replay":
+            if len(machines) > 1:
+                raise ConfigError("--host-cpu-m", "replay takes one value")
             params = calibration.params_of(doc, args.set)
             name = args.set or doc["active"]
             preds = predict(runs, params, machine=machine)
@@ -113,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
     log.info("fit start results=%s fit_seeds=%s held_out=%s", args.results, fit_seeds, held)
-    best, _ = fit(runs, fit_seeds, candidates=candidates, machine=machine)
+    best, machine, _ = fit(runs, fit_seeds, candidates=candidates, machines=machines)
     sections = {f"{part} seeds {seeds}": {label: predict(runs, params, seeds, machine=machine)
                                            for label, params in (("original", ORIGINAL), ("fitted", best))}
                 for part, seeds in (("held-out", held), ("fitting", fit_seeds)) if seeds}
@@ -128,7 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         record_fit(args.calibration, best.as_dict(), {
             "results": str(args.results), "fit_seeds": fit_seeds, "held_out_seeds": held,
             "grid": {k: list(v) for k, v in _grid(args.grid).items()}, "disk_mbps": machine.disk_mbps,
-            "links": machine.links, "host_cpu_m": machine.host_cpu_m, "errors": errors})
+            "links": machine.links, "host_cpu_m": machine.host_cpu_m,
+            "host_cpu_m_tried": [m.host_cpu_m for m in machines], "errors": errors})
         log.info("fit recorded path=%s active=%s", args.calibration, doc["active"])
     return 0
 

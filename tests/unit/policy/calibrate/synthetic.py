@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from policy.calibrate.labdata import EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, LabJob, LabNode
-from policy.calibrate.replay import replay
+from policy.calibrate.replay import PLAIN, Machine, replay
 from policy.sim.sharing import ContentionParams
 
 NODES = {"small": LabNode("small", "small", 250, 768, 20), "large": LabNode("large", "large", 1000, 2048, 80)}
@@ -27,12 +27,12 @@ def job(name: str, node: str = "small", *, kind: str = "cpu", start: float = 0.0
 
 
 def measured(jobs: list[LabJob], params: ContentionParams, *, noise: float = 0.0,
-             rng: np.random.Generator | None = None) -> list[LabJob]:
+             rng: np.random.Generator | None = None, machine: Machine = PLAIN) -> list[LabJob]:
     """``jobs`` with finish times and run slowdowns as ``params`` predicts them (× lognormal ``noise``)."""
     out = []
     for run in sorted({j.run for j in jobs}):
         group = [j for j in jobs if j.run == run]
-        preds = {p.job.job: p.predicted for p in replay(group, NODES, [], params)}
+        preds = {p.job.job: p.predicted for p in replay(group, NODES, [], params, machine=machine)}
         for j in group:
             if j.job in preds:
                 s = preds[j.job] * (float(np.exp(noise * rng.standard_normal())) if noise else 1.0)

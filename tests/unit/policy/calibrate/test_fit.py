@@ -9,6 +9,7 @@ import yaml
 from policy.calibrate.__main__ import main
 from policy.calibrate.fit import Errors, fit, predict
 from policy.calibrate.labdata import read_results
+from policy.calibrate.replay import Machine
 from policy.sim.calibration import DEFAULT_PATH, params_of, read
 from policy.sim.sharing import ORIGINAL, ContentionParams
 
@@ -26,7 +27,8 @@ def lab(tmp_path):
 def test_fit_recovers_the_parameters_the_data_were_made_with(lab) -> None:
     runs = read_results(lab)
     assert Errors.of(predict(runs, ORIGINAL, [3, 4])).median > 0.02  # the original rule is visibly wrong here
-    best, err = fit(runs, [1, 2])
+    best, machine, err = fit(runs, [1, 2])
+    assert machine.host_cpu_m is None
     assert (best.cpu_share, best.interference) == ("requests", 0.1)
     assert err.p90 == pytest.approx(0, abs=1e-9)
     assert Errors.of(predict(runs, best, [3, 4])).p90 == pytest.approx(0, abs=1e-9)
@@ -85,3 +87,26 @@ def test_every_command_has_help(argv, capsys) -> None:
     with pytest.raises(SystemExit) as info:
         main(argv)
     assert info.value.code == 0 and "usage: python -m policy.calibrate" in capsys.readouterr().out
+
+
+def test_fit_finds_how_much_cpu_the_host_left_to_the_nodes(tmp_path) -> None:
+    rng = np.random.default_rng(5)
+    jobs = measured(schedule(range(1, 5), rng, n=10), ORIGINAL, machine=Machine(host_cpu_m=600))
+    runs = read_results(write(tmp_path, jobs))
+    hosts = [Machine(host_cpu_m=h) for h in (None, 400, 600, 800)]
+    best, machine, err = fit(runs, [1, 2], candidates=[ORIGINAL, TRUE], machines=hosts)
+    assert (best, machine.host_cpu_m) == (ORIGINAL, 600)
+    assert Errors.of(predict(runs, best, [3, 4], machine=machine)).p90 == pytest.approx(0, abs=1e-9)
+
+
+def test_host_cpu_option(lab, tmp_path, capsys) -> None:
+    cal = tmp_path / "calibration.yaml"
+    cal.write_text(DEFAULT_PATH.read_text())
+    args = ["--results", str(lab), "--out", str(tmp_path / "o"), "--calibration", str(cal), "--no-plot"]
+    assert main(["fit", *args, "--host-cpu-m", "none,900", "--grid", "interference=0.1", "--write"]) == 0
+    assert read(cal)["fit"]["host_cpu_m_tried"] == [None, 900.0]
+    assert main(["replay", *args, "--host-cpu-m", "900"]) == 0
+    assert main(["replay", *args, "--host-cpu-m", "900,1000"]) == 2
+    assert "replay takes one value" in capsys.readouterr().err
+    assert main(["fit", *args, "--host-cpu-m", "0"]) == 2
+    assert "--host-cpu-m" in capsys.readouterr().err
