@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 GRID: dict[str, tuple] = {
     "cpu_share": SHARES,
+    "request_exponent": (1.0, 0.75, 0.5, 0.25),
     "cpu_efficiency": (1.0, 0.95, 0.9, 0.85, 0.8),
     "interference": (0.0, 0.03, 0.06, 0.1, 0.15, 0.2, 0.3),
 }
@@ -78,7 +79,9 @@ def grid(grid: dict[str, tuple] | None = None) -> list[ContentionParams]:
     """Every parameter set of ``grid`` (default ``GRID``)."""
     grid = GRID if grid is None else grid
     names = list(grid)
-    return [ContentionParams(**dict(zip(names, values, strict=True))) for values in itertools.product(*grid.values())]
+    sets = [ContentionParams(**dict(zip(names, values, strict=True))) for values in itertools.product(*grid.values())]
+    # the exponent only matters under 'requests' shares: keep one of each otherwise-equal set
+    return list(dict.fromkeys(p if p.cpu_share == "requests" else replace(p, request_exponent=1.0) for p in sets))
 
 
 def fit(runs: LabRuns, seeds: Sequence[int], *, candidates: Sequence[ContentionParams] | None = None,

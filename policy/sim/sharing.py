@@ -10,7 +10,8 @@ calls ``fair_rates``). The module owns no state.
 Model. Each rate resource r (cpu, net, disk) is divided by **weighted max-min fairness**: among the jobs
 still rising, a resource's free capacity goes in proportion to a weight, no job taking more than it can use
 at rate 1. The weight of job j is its demand ``d[j][r]`` (share ``rate``: equal rates, today's rule), 1
-(``equal``: equal amounts, CFS with equal shares) or its cpu request (``requests``: ``cpu.shares``). Jobs are
+(``equal``: equal amounts, CFS with equal shares) or its cpu request to the power ``request_exponent``
+(``requests``: ``cpu.shares`` when 1). Jobs are
 frozen one at a time at their tightest resource (the least rate any resource would give them), and the
 capacity they leave is shared again, so the result is work-conserving; with ``rate`` everywhere it is
 ``fair_rates``' progressive filling. Then, on a node with k jobs, every rate is multiplied by
@@ -50,6 +51,9 @@ class ContentionParams:
     """Slowdown per co-located job, >= 0: rates × 1 / (1 + interference · (k − 1))."""
     mem_exponent: float = 1.0
     """Oversubscribed memory multiplies rates by (capacity / demand) ** this, >= 0."""
+    request_exponent: float = 1.0
+    """Under ``requests`` shares a job's weight is its request ** this, >= 0: 1 is ``cpu.shares`` exactly;
+    below 1 the split is more even (single-threaded jobs on different cores only meet at the quota)."""
 
     def __post_init__(self) -> None:
         for name in ("cpu_share", "net_share", "disk_share"):
@@ -58,9 +62,9 @@ class ContentionParams:
         for name in ("cpu_efficiency", "net_efficiency"):
             if not 0 < getattr(self, name) <= 1:
                 raise ConfigError(name, f"must be in (0, 1], got {getattr(self, name)}")
-        if not (self.interference >= 0 and self.mem_exponent >= 0):
-            raise ConfigError("interference/mem_exponent", f"must be >= 0, got {self.interference}, "
-                              f"{self.mem_exponent}")
+        if not (self.interference >= 0 and self.mem_exponent >= 0 and self.request_exponent >= 0):
+            raise ConfigError("interference/mem_exponent/request_exponent", "must be >= 0, got "
+                              f"{self.interference}, {self.mem_exponent}, {self.request_exponent}")
 
     @property
     def is_original(self) -> bool:
@@ -74,12 +78,12 @@ class ContentionParams:
 ORIGINAL = ContentionParams()
 
 
-def _weight(share: str, demand: float, request: float) -> float:
+def _weight(share: str, demand: float, request: float, exponent: float) -> float:
     if share == "rate":
         return demand
     if share == "equal":
         return 1.0
-    return max(request, _MIN_WEIGHT)
+    return max(request, _MIN_WEIGHT) ** exponent
 
 
 def water_fill(free: float, caps: dict, weights: dict) -> dict:
@@ -119,7 +123,7 @@ def shared_rates(demands: Sequence[Sequence[float]], requests: Sequence[Sequence
             users = {j: dem[j][r] for j in active if dem[j][r] > _EPS}
             if not users or sum(users.values()) <= cap[r] - used[r]:
                 continue
-            weights = {j: _weight(shares[r], dem[j][r], requests[j][0]) for j in users}
+            weights = {j: _weight(shares[r], dem[j][r], requests[j][0], params.request_exponent) for j in users}
             for j, amount in water_fill(max(cap[r] - used[r], 0.0), users, weights).items():
                 best[j] = min(best[j], amount / users[j])
         low = min(best.values())

@@ -41,6 +41,8 @@ def test_general_algorithm_with_rate_shares_is_progressive_filling() -> None:
 @pytest.mark.parametrize(("params", "demands", "requests", "expected"), [
     (ContentionParams(cpu_share="equal"), [CPU, CPU], [(0.1, 0), (0.3, 0)], [0.5, 0.5]),
     (ContentionParams(cpu_share="requests"), [CPU, CPU], [(0.1, 0), (0.3, 0)], [0.25, 0.75]),
+    (ContentionParams(cpu_share="requests", request_exponent=0.5), [CPU, CPU], [(0.1, 0), (0.4, 0)], [1 / 3, 2 / 3]),
+    (ContentionParams(cpu_share="requests", request_exponent=0.0), [CPU, CPU], [(0.1, 0), (0.4, 0)], [0.5, 0.5]),
     # equal cores: the small job gets all it wants, the big one the rest; original: equal rates 2/3
     (ContentionParams(cpu_share="equal"), [CPU, (0.5, 0, 0, 0)], [(0.1, 0), (0.1, 0)], [0.5, 1.0]),
     (ORIGINAL, [CPU, (0.5, 0, 0, 0)], [(0.1, 0), (0.1, 0)], [2 / 3, 2 / 3]),
@@ -56,7 +58,7 @@ def test_shares(params, demands, requests, expected) -> None:
 
 
 @pytest.mark.parametrize("bad", [dict(cpu_share="fifo"), dict(cpu_efficiency=0.0), dict(net_efficiency=1.5),
-                                 dict(interference=-0.1), dict(mem_exponent=-1.0)])
+                                 dict(interference=-0.1), dict(mem_exponent=-1.0), dict(request_exponent=-1)])
 def test_bad_params_are_refused(bad) -> None:
     with pytest.raises(ConfigError):
         ContentionParams(**bad)
