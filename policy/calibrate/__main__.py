@@ -38,8 +38,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                        help="the calibration file to read (and, with fit --write, to update)")
         s.add_argument("--disk-mbps", type=float, default=DISK_MBPS, help="per-node disk bandwidth, MB/s")
         s.add_argument("--host-cpu-m", default="none",
-                       help="CPU the measuring host leaves to all nodes together, millicores, or 'none' (unlimited); "
-                            "fit takes a comma-separated list and picks the best jointly with the parameters")
+                       help="CPU the measuring host leaves to all nodes together, millicores, 'none' (unlimited) or "
+                            "'usage' (per sample, what the nodes used together, from usage.csv); fit takes a "
+                            "comma-separated list and picks the best jointly with the parameters")
         s.add_argument("--ignore-links", action="store_true",
                        help="node links are no constraint (the jobs' traffic stays in the pod, as the lab's net jobs)")
         s.add_argument("--no-plot", action="store_true", help="skip scatter.png (no matplotlib needed)")
@@ -88,12 +89,14 @@ def _grid(items: list[str]) -> dict[str, tuple]:
     return grid
 
 
-def _hosts(text: str) -> list[float | None]:
+def _hosts(text: str) -> list[float | str | None]:
     try:
-        hosts = [None if h.strip() == "none" else float(h) for h in text.split(",") if h.strip()]
+        hosts = [None if h.strip() == "none" else "usage" if h.strip() == "usage" else float(h)
+                 for h in text.split(",") if h.strip()]
     except ValueError:
-        raise ConfigError("--host-cpu-m", f"must be millicores or 'none', comma-separated; got {text!r}") from None
-    if not hosts or any(h is not None and not h > 0 for h in hosts):
+        raise ConfigError("--host-cpu-m", f"must be millicores, 'none' or 'usage', comma-separated; got {text!r}"
+                          ) from None
+    if not hosts or any(isinstance(h, float) and not h > 0 for h in hosts):
         raise ConfigError("--host-cpu-m", f"need values > 0 or 'none', got {text!r}")
     return hosts
 
@@ -106,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        machines = [Machine(args.disk_mbps, not args.ignore_links, h) for h in _hosts(args.host_cpu_m)]
+        machines = [Machine(args.disk_mbps, not args.ignore_links, None if h == "usage" else h, h == "usage")
+                    for h in _hosts(args.host_cpu_m)]
         machine = machines[0]
         runs = read_results(args.results)
         doc = calibration.read(args.calibration)
@@ -143,7 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "results": str(args.results), "fit_seeds": fit_seeds, "held_out_seeds": held,
             "grid": {k: list(v) for k, v in _grid(args.grid).items()}, "disk_mbps": machine.disk_mbps,
             "links": machine.links, "host_cpu_m": machine.host_cpu_m,
-            "host_cpu_m_tried": [m.host_cpu_m for m in machines], "errors": errors})
+            "host_from_usage": machine.host_from_usage,
+            "host_cpu_m_tried": [("usage" if m.host_from_usage else m.host_cpu_m) for m in machines], "errors": errors})
         log.info("fit recorded path=%s active=%s", args.calibration, doc["active"])
     return 0
 

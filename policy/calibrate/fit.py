@@ -62,9 +62,10 @@ def predict(runs: LabRuns, params: ContentionParams, seeds: Iterable[int] | None
         if j.seed in keep:
             groups.setdefault(j.run, []).append(j)
     out: list[Prediction] = []
-    for (seed, arm, _variant), jobs in sorted(groups.items()):
+    for (seed, arm, variant), jobs in sorted(groups.items()):
         events = [e for e in runs.events if e.seed == seed and e.arm == arm]
-        out.extend(replay(jobs, runs.nodes, events, params, machine=machine))
+        out.extend(replay(jobs, runs.nodes, events, params, machine=machine,
+                          usage=runs.usage.get((seed, arm, variant), ())))
     return out
 
 

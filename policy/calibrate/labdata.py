@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 JOB_COLUMNS = ("seed", "arm", "variant", "job", "kind", "node", "node_type", "cpu_request_m", "mem_request_mi",
@@ -189,10 +189,29 @@ class LabRuns:
     jobs: list[LabJob]
     nodes: dict[str, LabNode]
     events: list[LabEvent]
+    usage: dict[tuple[int, str, str], list[tuple[float, float]]] = field(default_factory=dict)
+    """Per run, (t_s, cpu millicores all nodes' pods used in the sample ending then), from ``usage.csv``."""
 
     @property
     def seeds(self) -> list[int]:
         return sorted({j.seed for j in self.jobs})
+
+
+USAGE_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "cpu_m")
+
+
+def read_usage(path: Path) -> dict[tuple[int, str, str], list[tuple[float, float]]]:
+    """Per (seed, arm, variant), the nodes' summed cpu use at each sample time of a ``usage.csv``; none if
+    the file is missing."""
+    if not path.exists():
+        return {}
+    total: dict[tuple[int, str, str], dict[float, float]] = {}
+    for line, row in _rows(path, USAGE_COLUMNS):
+        run = (int(_number(path, line, "seed", row["seed"], integer=True)), row["arm"].strip(), row["variant"].strip())
+        t = _number(path, line, "t_s", row["t_s"])
+        by_t = total.setdefault(run, {})
+        by_t[t] = by_t.get(t, 0.0) + _number(path, line, "cpu_m", row["cpu_m"])
+    return {run: sorted(by_t.items()) for run, by_t in total.items()}
 
 
 def read_results(directory: Path) -> LabRuns:
@@ -203,4 +222,4 @@ def read_results(directory: Path) -> LabRuns:
     for k, j in enumerate(jobs):
         if j.node not in nodes and math.isfinite(j.start_s):
             raise LabDataError(directory / "jobs.csv", k + 2, "node", f"{j.node!r} is not in nodes.csv")
-    return LabRuns(directory, jobs, nodes, read_events(directory / "events.csv"))
+    return LabRuns(directory, jobs, nodes, read_events(directory / "events.csv"), read_usage(directory / "usage.csv"))

@@ -45,6 +45,9 @@ class Machine:
     host_cpu_m: float | None = None
     """CPU the host leaves to all nodes together, millicores (None: unlimited). Nodes on one machine compete
     for its cores beyond their own quotas: busy nodes then get equal shares of this, each capped at its want."""
+    host_from_usage: bool = False
+    """Take the host's CPU for the nodes from the run's measured usage instead: in each sample interval, what
+    all nodes' pods used together (the host's other load varies; a zero sample says nothing)."""
 
 
 PLAIN = Machine()
@@ -74,7 +77,7 @@ def demand(job: LabJob, cap: list[float]) -> tuple[float, float, float, float]:
 
 
 def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent], params: ContentionParams, *,
-           machine: Machine = PLAIN) -> list[Prediction]:
+           machine: Machine = PLAIN, usage: list[tuple[float, float]] = ()) -> list[Prediction]:
     """Predicted run slowdown of every scored job of one run (``jobs`` all of one seed/arm/variant)."""
     ran = [j for j in jobs if math.isfinite(j.start_s) and j.node in nodes]
     if not ran:
@@ -93,16 +96,23 @@ def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent]
     present: set[int] = set()
     pending = sorted(range(len(ran)), key=lambda k: ran[k].start_s)
     pi = 0
+    series = list(usage) if machine.host_from_usage else []
+    si = 0
     while pi < len(pending) or present:
         while qi < len(quota) and quota[qi][0] <= t:
             caps[quota[qi][1]][0] = quota[qi][2] / 1000.0
             qi += 1
+        while si < len(series) and series[si][0] <= t:
+            si += 1  # the sample that ends next covers the time from now to it
+        host = machine.host_cpu_m
+        if si < len(series) and series[si][1] > 0:
+            host = series[si][1]
         while pi < len(pending) and ran[pending[pi]].start_s <= t:
             present.add(pending[pi])
             pi += 1
-        rates = _rates(present, ran, dem, req, caps, params, machine.host_cpu_m)
+        rates = _rates(present, ran, dem, req, caps, params, host)
         nxt = min(ran[pending[pi]].start_s if pi < len(pending) else math.inf,
-                  quota[qi][0] if qi < len(quota) else math.inf)
+                  quota[qi][0] if qi < len(quota) else math.inf, series[si][0] if si < len(series) else math.inf)
         for k in present:
             nxt = min(nxt, stop[k], t + remaining[k] / rates[k] if rates[k] > 0 else math.inf)
         if not math.isfinite(nxt):

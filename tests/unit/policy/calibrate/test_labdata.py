@@ -97,3 +97,14 @@ def test_bad_quota_event(tmp_path, row, field) -> None:
     d = write(tmp_path, [job("a")], [row])
     with pytest.raises(LabDataError, match=f"events.csv line 2, field '{field}'"):
         read_events(d / "events.csv")
+
+
+def test_usage_is_summed_over_nodes_per_sample(tmp_path) -> None:
+    d = write(tmp_path, [job("a")])
+    (d / "usage.csv").write_text("seed,arm,variant,t_s,node,cpu_m,mem_mi,net_mbit,io_mbps\n"
+                                 "1,default,,2.0,small,200,0,0,0\n1,default,,2.0,large,300.5,0,0,0\n"
+                                 "1,default,,4.0,small,100,0,0,0\n")
+    assert read_results(d).usage == {(1, "default", ""): [(2.0, 500.5), (4.0, 100.0)]}
+    (d / "usage.csv").write_text("seed,arm,variant,t_s,node,cpu_m\n1,default,,2.0,small,lots\n")
+    with pytest.raises(LabDataError, match="usage.csv line 2, field 'cpu_m'"):
+        read_results(d)

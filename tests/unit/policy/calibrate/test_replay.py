@@ -77,3 +77,13 @@ def test_a_busy_host_shares_its_cpu_equally_between_busy_nodes() -> None:
     # at 0.4 of its core: 112.5 s more
     host = {p.job.job: p.predicted for p in replay(jobs, NODES, [], ORIGINAL, machine=Machine(host_cpu_m=400))}
     assert host == pytest.approx({"a": 1.25, "b": 187.5 / 60})
+
+
+def test_the_host_share_can_follow_the_measured_usage() -> None:
+    # the nodes used 500m together in the sample ending at 30 s: the job on the large node had half a core
+    # (15 s of work); a zero sample says nothing, so from then on it runs at full speed: 45 s more
+    usage = [(30.0, 500.0), (1000.0, 0.0)]
+    by_usage = replay([job("a", "large")], NODES, [], ORIGINAL, machine=Machine(host_from_usage=True), usage=usage)
+    assert [p.predicted for p in by_usage] == pytest.approx([75 / 60])
+    ignored = replay([job("a", "large")], NODES, [], ORIGINAL, usage=usage)
+    assert [p.predicted for p in ignored] == pytest.approx([1.0])
