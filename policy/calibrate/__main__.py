@@ -41,6 +41,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                        help="CPU the measuring host leaves to all nodes together, millicores, 'none' (unlimited) or "
                             "'usage' (per sample, what the nodes used together, from usage.csv); fit takes a "
                             "comma-separated list and picks the best jointly with the parameters")
+        s.add_argument("--cpu-bound", default="", metavar="KINDS",
+                       help="comma-separated job kinds that would use a whole core if the host let them "
+                            "(their solo run is kept as CPU work), e.g. cpu,train")
         s.add_argument("--ignore-links", action="store_true",
                        help="node links are no constraint (the jobs' traffic stays in the pod, as the lab's net jobs)")
         s.add_argument("--no-plot", action="store_true", help="skip scatter.png (no matplotlib needed)")
@@ -109,7 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        machines = [Machine(args.disk_mbps, not args.ignore_links, None if h == "usage" else h, h == "usage")
+        bound = tuple(k.strip() for k in args.cpu_bound.split(",") if k.strip())
+        machines = [Machine(disk_mbps=args.disk_mbps, links=not args.ignore_links,
+                            host_cpu_m=None if h == "usage" else h, host_from_usage=h == "usage", cpu_bound=bound)
                     for h in _hosts(args.host_cpu_m)]
         machine = machines[0]
         runs = read_results(args.results)
@@ -148,6 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "grid": {k: list(v) for k, v in _grid(args.grid).items()}, "disk_mbps": machine.disk_mbps,
             "links": machine.links, "host_cpu_m": machine.host_cpu_m,
             "host_from_usage": machine.host_from_usage,
+            "cpu_bound": list(machine.cpu_bound),
             "host_cpu_m_tried": [("usage" if m.host_from_usage else m.host_cpu_m) for m in machines], "errors": errors})
         log.info("fit recorded path=%s active=%s", args.calibration, doc["active"])
     return 0

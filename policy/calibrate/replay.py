@@ -45,6 +45,9 @@ class Machine:
     host_cpu_m: float | None = None
     """CPU the host leaves to all nodes together, millicores (None: unlimited). Nodes on one machine compete
     for its cores beyond their own quotas: busy nodes then get equal shares of this, each capped at its want."""
+    cpu_bound: tuple[str, ...] = ()
+    """Job kinds that would use a whole core (capped at the quota) if the host let them: their solo run is
+    kept as CPU work (solo_s × use alone), so on a host less busy than at solo time a run can beat solo_s."""
     host_from_usage: bool = False
     """Take the host's CPU for the nodes from the run's measured usage instead: in each sample interval, what
     all nodes' pods used together (the host's other load varies; a zero sample says nothing)."""
@@ -71,9 +74,12 @@ def capacity(node: LabNode, machine: Machine) -> list[float]:
     return [node.cpu_quota_m / 1000.0, node.mem_mi / 1024.0, net / 8.0, machine.disk_mbps]
 
 
-def demand(job: LabJob, cap: list[float]) -> tuple[float, float, float, float]:
-    return (min(job.cpu_use_m / 1000.0, cap[0]), job.mem_use_mi / 1024.0, min(job.net_mbit / 8.0, cap[2]),
-            min(job.io_mbps, cap[3]))
+def demand(job: LabJob, cap: list[float], machine: Machine = PLAIN) -> tuple[tuple[float, ...], float]:
+    """A job's demand vector and its work in seconds at that demand."""
+    use = min(job.cpu_use_m / 1000.0, cap[0])
+    cpu = min(1.0, cap[0]) if job.kind in machine.cpu_bound else use
+    work = job.solo_s * use / cpu if cpu > 0 and math.isfinite(job.solo_s) else job.solo_s
+    return (cpu, job.mem_use_mi / 1024.0, min(job.net_mbit / 8.0, cap[2]), min(job.io_mbps, cap[3])), work
 
 
 def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent], params: ContentionParams, *,
@@ -84,10 +90,10 @@ def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent]
         return []
     end = max((j.finish_s for j in ran if math.isfinite(j.finish_s)), default=max(j.start_s for j in ran))
     caps = {n: capacity(node, machine) for n, node in nodes.items()}
-    dem = [demand(j, caps[j.node]) for j in ran]
+    dem, work = zip(*(demand(j, caps[j.node], machine) for j in ran), strict=True)
     req = [(j.cpu_request_m / 1000.0, j.mem_request_mi / 1024.0) for j in ran]
     scored = [j.scored for j in ran]
-    remaining = [j.solo_s if s else math.inf for j, s in zip(ran, scored, strict=True)]
+    remaining = [w if s else math.inf for w, s in zip(work, scored, strict=True)]
     stop = [math.inf if s else (j.finish_s if math.isfinite(j.finish_s) else end)
             for j, s in zip(ran, scored, strict=True)]
     quota = sorted((e.t_s, e.node, e.quota_m) for e in events if e.quota_m is not None and e.node in caps)

@@ -87,3 +87,14 @@ def test_the_host_share_can_follow_the_measured_usage() -> None:
     assert [p.predicted for p in by_usage] == pytest.approx([75 / 60])
     ignored = replay([job("a", "large")], NODES, [], ORIGINAL, usage=usage)
     assert [p.predicted for p in ignored] == pytest.approx([1.0])
+
+
+def test_a_cpu_bound_job_keeps_its_cpu_work_and_beats_a_solo_run_on_a_busy_host() -> None:
+    # alone it used only 500m of the large node's 1000m (the host was busy): 60 s are 30 CPU-seconds, so
+    # with the whole core it needs 30 s, and with 500m again 60 s
+    solo_on_busy_host = job("a", "large", use=(500, 64, 0, 0))
+    bound = Machine(cpu_bound=("cpu",))
+    assert [p.predicted for p in replay([solo_on_busy_host], NODES, [], ORIGINAL, machine=bound)] == [0.5]
+    busy = Machine(cpu_bound=("cpu",), host_cpu_m=500)
+    assert [p.predicted for p in replay([solo_on_busy_host], NODES, [], ORIGINAL, machine=busy)] == [1.0]
+    assert [p.predicted for p in replay([solo_on_busy_host], NODES, [], ORIGINAL)] == [1.0]
