@@ -54,6 +54,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                    help="seeds to fit on, e.g. 1,2,5 or 1-12 (default: the first half of the data's seeds)")
     f.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2",
                    help="replace one dimension of the search grid, e.g. interference=0 (repeatable)")
+    f.add_argument("--name", default="fitted", help="name of the parameter set --write records [fitted]")
     f.add_argument("--write", action="store_true",
                    help="record the fitted set and its errors in the calibration file (its active set is kept)")
     return p.parse_args(argv)
@@ -131,6 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             log.info("replay done set=%s jobs=%d median=%s p90=%s", name, e.n, pct(e.median), pct(e.p90))
             return 0
         fit_seeds, held = _seeds(args.fit_seeds, runs.seeds)
+        if args.write and args.name == "original":
+            raise ConfigError("--name", "the original set is the simulator's reference rule; fit into another name")
         candidates = grid(_grid(args.grid))
     except (LabDataError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
@@ -148,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for k, v in errors.items():
         log.info("errors set=%r jobs=%d median=%s p90=%s", k, v["jobs"], pct(v["median"]), pct(v["p90"]))
     if args.write:
-        record_fit(args.calibration, best.as_dict(), {
+        record_fit(args.calibration, args.name, best.as_dict(), {
             "results": str(args.results), "fit_seeds": fit_seeds, "held_out_seeds": held,
             "grid": {k: list(v) for k, v in _grid(args.grid).items()}, "disk_mbps": machine.disk_mbps,
             "links": machine.links, "host_cpu_m": machine.host_cpu_m,

@@ -17,11 +17,13 @@ from policy.calibrate.fit import Errors, by_kind
 from policy.calibrate.replay import Prediction
 from policy.report import _pyplot, write_csv
 from policy.sim import calibration
+from policy.sim.errors import ConfigError
 
 HEADER = """\
 # How co-located jobs share a node in the simulator (policy.sim.sharing), and the measurements behind it.
 # `active` names the parameter set the simulator uses by default; `original` is the rule every committed
-# result and the shipped model were made with. `fitted` and `fit` are written by `python -m policy.calibrate fit`.
+# result and the shipped model were made with. Fitted sets and their `fits` records (the data, seeds, errors
+# behind them) are written by `python -m policy.calibrate fit --write --name NAME`.
 """
 
 
@@ -89,10 +91,12 @@ def write(out: Path, sections: dict[str, dict[str, Sequence[Prediction]]], *, ti
         scatter(out / "scatter.png", flat)
 
 
-def record_fit(path: Path, fitted: dict, fit: dict) -> None:
-    """Add (or replace) the ``fitted`` set and the ``fit`` record in the calibration file; ``active`` and
+def record_fit(path: Path, name: str, fitted: dict, fit: dict) -> None:
+    """Add (or replace) set ``name`` and its record under ``fits`` in the calibration file; ``active`` and
     the other sets are kept, so the simulator's default does not change by fitting."""
     doc = calibration.read(path)
-    doc["sets"]["fitted"] = fitted
-    doc["fit"] = {**fit, "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    if name == "original":
+        raise ConfigError("--name", "the original set is the simulator's reference rule; fit into another name")
+    doc["sets"][name] = fitted
+    doc.setdefault("fits", {})[name] = {**fit, "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
     path.write_text(HEADER + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None))

@@ -52,7 +52,8 @@ def test_fit_command_writes_table_plot_and_records_without_changing_the_active_s
     doc = read(cal)
     assert doc["active"] == "original" and params_of(doc) == ORIGINAL
     assert params_of(doc, "fitted").cpu_share == "requests"
-    assert doc["fit"]["held_out_seeds"] == [3, 4] and doc["fit"]["errors"]["fitted held-out"]["p90"] == 0
+    assert doc["fits"]["fitted"]["held_out_seeds"] == [3, 4]
+    assert doc["fits"]["fitted"]["errors"]["fitted held-out"]["p90"] == 0
     assert yaml.safe_load(cal.read_text())["version"] == 1 and cal.read_text().startswith("# How co-located")
 
 
@@ -75,7 +76,9 @@ def test_grid_option_restricts_the_search(lab, tmp_path, capsys) -> None:
     assert main([*args, "--grid", "interference=0", "--grid", "cpu_share=rate,requests", "--write"]) == 0
     fitted = params_of(read(cal), "fitted")
     assert (fitted.cpu_share, fitted.interference) == ("requests", 0.0)
-    assert read(cal)["fit"]["grid"]["interference"] == [0.0]
+    assert read(cal)["fits"]["fitted"]["grid"]["interference"] == [0.0]
+    assert main([*args, "--write", "--name", "original"]) == 2
+    assert "reference rule" in capsys.readouterr().err
     assert main([*args, "--grid", "speed=1"]) == 2
     assert "NAME one of cpu_share" in capsys.readouterr().err
     assert main([*args, "--grid", "interference=lots"]) == 2
@@ -103,8 +106,10 @@ def test_host_cpu_option(lab, tmp_path, capsys) -> None:
     cal = tmp_path / "calibration.yaml"
     cal.write_text(DEFAULT_PATH.read_text())
     args = ["--results", str(lab), "--out", str(tmp_path / "o"), "--calibration", str(cal), "--no-plot"]
-    assert main(["fit", *args, "--host-cpu-m", "none,900", "--grid", "interference=0.1", "--write"]) == 0
-    assert read(cal)["fit"]["host_cpu_m_tried"] == [None, 900.0]
+    assert main(["fit", *args, "--host-cpu-m", "none,900", "--grid", "interference=0.1", "--write",
+                 "--name", "host"]) == 0
+    assert read(cal)["fits"]["host"]["host_cpu_m_tried"] == [None, 900.0]
+    assert params_of(read(cal), "host").interference == 0.1 and read(cal)["active"] == "original"
     assert main(["replay", *args, "--host-cpu-m", "900"]) == 0
     assert main(["replay", *args, "--host-cpu-m", "900,1000"]) == 2
     assert "replay takes one value" in capsys.readouterr().err
