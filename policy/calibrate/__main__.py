@@ -38,9 +38,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                        help="the calibration file to read (and, with fit --write, to update)")
         s.add_argument("--disk-mbps", type=float, default=DISK_MBPS, help="per-node disk bandwidth, MB/s")
         s.add_argument("--host-cpu-m", default="none",
-                       help="CPU the measuring host leaves to all nodes together, millicores, 'none' (unlimited) or "
-                            "'usage' (per sample, what the nodes used together, from usage.csv); fit takes a "
-                            "comma-separated list and picks the best jointly with the parameters")
+                       help="CPU the measuring host leaves to all nodes together, millicores, 'none' (unlimited), "
+                            "'usage' (per sample, what the nodes used together, from usage.csv) or 'usage:FLOOR' "
+                            "(never less than FLOOR); fit takes a comma-separated list and picks jointly")
         s.add_argument("--cpu-bound", default="", metavar="KINDS",
                        help="comma-separated job kinds that would use a whole core if the host let them "
                             "(their solo run is kept as CPU work), e.g. cpu,train")
@@ -93,14 +93,17 @@ def _grid(items: list[str]) -> dict[str, tuple]:
     return grid
 
 
-def _hosts(text: str) -> list[float | str | None]:
-    try:
-        hosts = [None if h.strip() == "none" else "usage" if h.strip() == "usage" else float(h)
-                 for h in text.split(",") if h.strip()]
-    except ValueError:
-        raise ConfigError("--host-cpu-m", f"must be millicores, 'none' or 'usage', comma-separated; got {text!r}"
-                          ) from None
-    if not hosts or any(isinstance(h, float) and not h > 0 for h in hosts):
+def _hosts(text: str) -> list[tuple[bool, float | None]]:
+    """(from usage, millicores or floor) per value of ``--host-cpu-m``: ``none``, ``800``, ``usage``, ``usage:600``."""
+    hosts = []
+    for h in (h.strip() for h in text.split(",") if h.strip()):
+        usage = h.startswith("usage")
+        value = h.removeprefix("usage").removeprefix(":") if usage else h
+        try:
+            hosts.append((usage, None if value in ("", "none") else float(value)))
+        except ValueError:
+            raise ConfigError("--host-cpu-m", f"{h!r}: need millicores, 'none', 'usage' or 'usage:FLOOR'") from None
+    if not hosts or any(h is not None and not h > 0 for _, h in hosts):
         raise ConfigError("--host-cpu-m", f"need values > 0 or 'none', got {text!r}")
     return hosts
 
@@ -114,9 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
         bound = tuple(k.strip() for k in args.cpu_bound.split(",") if k.strip())
-        machines = [Machine(disk_mbps=args.disk_mbps, links=not args.ignore_links,
-                            host_cpu_m=None if h == "usage" else h, host_from_usage=h == "usage", cpu_bound=bound)
-                    for h in _hosts(args.host_cpu_m)]
+        machines = [Machine(disk_mbps=args.disk_mbps, links=not args.ignore_links, host_cpu_m=h,
+                            host_from_usage=usage, cpu_bound=bound) for usage, h in _hosts(args.host_cpu_m)]
         machine = machines[0]
         runs = read_results(args.results)
         doc = calibration.read(args.calibration)
@@ -157,7 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "links": machine.links, "host_cpu_m": machine.host_cpu_m,
             "host_from_usage": machine.host_from_usage,
             "cpu_bound": list(machine.cpu_bound),
-            "host_cpu_m_tried": [("usage" if m.host_from_usage else m.host_cpu_m) for m in machines], "errors": errors})
+            "host_cpu_m_tried": [f"usage:{m.host_cpu_m}" if m.host_from_usage else m.host_cpu_m
+                                 for m in machines], "errors": errors})
         log.info("fit recorded path=%s active=%s", args.calibration, doc["active"])
     return 0
 

@@ -50,7 +50,8 @@ class Machine:
     kept as CPU work (solo_s × use alone), so on a host less busy than at solo time a run can beat solo_s."""
     host_from_usage: bool = False
     """Take the host's CPU for the nodes from the run's measured usage instead: in each sample interval, what
-    all nodes' pods used together (the host's other load varies; a zero sample says nothing)."""
+    all nodes' pods used together, but never less than ``host_cpu_m`` (a monitor reads little while jobs
+    start or sleep on I/O, which says nothing about what the host would have given them)."""
 
 
 PLAIN = Machine()
@@ -111,8 +112,8 @@ def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent]
         while si < len(series) and series[si][0] <= t:
             si += 1  # the sample that ends next covers the time from now to it
         host = machine.host_cpu_m
-        if si < len(series) and series[si][1] > 0:
-            host = series[si][1]
+        if si < len(series) and series[si][1] > 0:  # a zero sample says nothing (nodes idle, or no reading)
+            host = max(series[si][1], machine.host_cpu_m or 0.0)
         while pi < len(pending) and ran[pending[pi]].start_s <= t:
             present.add(pending[pi])
             pi += 1

@@ -113,5 +113,8 @@ def test_host_cpu_option(lab, tmp_path, capsys) -> None:
     assert main(["replay", *args, "--host-cpu-m", "900"]) == 0
     assert main(["replay", *args, "--host-cpu-m", "900,1000"]) == 2
     assert "replay takes one value" in capsys.readouterr().err
+    assert main(["fit", *args, "--host-cpu-m", "none,usage:400", "--write", "--name", "floor"]) == 0
+    assert read(cal)["fits"]["floor"]["host_cpu_m_tried"] == [None, "usage:400.0"]
+    assert main(["fit", *args, "--host-cpu-m", "usage:lots"]) == 2
     assert main(["fit", *args, "--host-cpu-m", "0"]) == 2
     assert "--host-cpu-m" in capsys.readouterr().err

@@ -87,6 +87,10 @@ def test_the_host_share_can_follow_the_measured_usage() -> None:
     assert [p.predicted for p in by_usage] == pytest.approx([75 / 60])
     ignored = replay([job("a", "large")], NODES, [], ORIGINAL, usage=usage)
     assert [p.predicted for p in ignored] == pytest.approx([1.0])
+    # a floor of 750m: 0.75 of a core until 30 s (22.5 s of work), then the floor: 37.5 s / 0.75
+    floor = Machine(host_from_usage=True, host_cpu_m=750)
+    assert [p.predicted for p in replay([job("a", "large")], NODES, [], ORIGINAL, machine=floor, usage=usage)
+            ] == pytest.approx([80 / 60])
 
 
 def test_a_cpu_bound_job_keeps_its_cpu_work_and_beats_a_solo_run_on_a_busy_host() -> None:
