@@ -60,14 +60,15 @@ def scatter(path: Path, columns: dict[str, Sequence[Prediction]]) -> None:
     plt = _pyplot()
     fig, axes = plt.subplots(1, len(columns), figsize=(4.5 * len(columns), 4.2), squeeze=False)
     for ax, (name, preds) in zip(axes[0], columns.items(), strict=True):
-        top = max([p.job.run_slowdown for p in preds] + [p.predicted for p in preds] + [1.5]) * 1.05
-        ax.plot([1, top], [1, top], color="grey", lw=0.8, ls="--")
+        values = [p.job.run_slowdown for p in preds] + [p.predicted for p in preds]
+        top, low = max([*values, 1.5]) * 1.05, min([*values, 1.0]) * 0.95
+        ax.plot([low, top], [low, top], color="grey", lw=0.8, ls="--")
         for kind in sorted({p.job.kind for p in preds}):
             sel = [p for p in preds if p.job.kind == kind]
             ax.scatter([p.job.run_slowdown for p in sel], [p.predicted for p in sel], s=14, label=kind)
         e = Errors.of(preds)
         ax.set(title=f"{name}: median {pct(e.median)}, p90 {pct(e.p90)}", xlabel="measured run slowdown",
-               ylabel="predicted run slowdown", xlim=(0.9, top), ylim=(0.9, top))
+               ylabel="predicted run slowdown", xlim=(low, top), ylim=(low, top))
         ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
