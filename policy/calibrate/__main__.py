@@ -47,8 +47,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         s.add_argument("--ignore-links", action="store_true",
                        help="node links are no constraint (the jobs' traffic stays in the pod, as the lab's net jobs)")
         s.add_argument("--no-plot", action="store_true", help="skip scatter.png (no matplotlib needed)")
-    sub.choices["replay"].add_argument("--set", default=None,
-                                       help="parameter set of the calibration file (default: its active one)")
+    sub.choices["replay"].add_argument(
+        "--set", default=None, help="parameter set(s) of the calibration file, comma-separated (default: its active one)")
     f = sub.choices["fit"]
     f.add_argument("--fit-seeds", default=None,
                    help="seeds to fit on, e.g. 1,2,5 or 1-12 (default: the first half of the data's seeds)")
@@ -125,13 +125,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "replay":
             if len(machines) > 1:
                 raise ConfigError("--host-cpu-m", "replay takes one value")
-            params = calibration.params_of(doc, args.set)
-            name = args.set or doc["active"]
-            preds = predict(runs, params, machine=machine)
-            write(args.out, {"": {name: preds}}, title=f"Replay of {args.results} under '{name}'",
+            names = [n.strip() for n in (args.set or doc["active"]).split(",") if n.strip()]
+            cols = {name: predict(runs, calibration.params_of(doc, name), machine=machine) for name in names}
+            write(args.out, {"": cols}, title=f"Replay of {args.results}", notes=f"Machine: `{machine}`.\n",
                   plot=not args.no_plot)
-            e = Errors.of(preds)
-            log.info("replay done set=%s jobs=%d median=%s p90=%s", name, e.n, pct(e.median), pct(e.p90))
+            for name, preds in cols.items():
+                e = Errors.of(preds)
+                log.info("replay done set=%s jobs=%d median=%s p90=%s", name, e.n, pct(e.median), pct(e.p90))
             return 0
         fit_seeds, held = _seeds(args.fit_seeds, runs.seeds)
         if args.write and args.name == "original":

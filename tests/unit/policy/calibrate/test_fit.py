@@ -60,6 +60,11 @@ def test_fit_command_writes_table_plot_and_records_without_changing_the_active_s
 def test_replay_command_and_bad_input_exit_2(lab, tmp_path, capsys) -> None:
     assert main(["replay", "--results", str(lab), "--out", str(tmp_path / "r"), "--no-plot"]) == 0
     assert "| cpu |" in (tmp_path / "r" / "calibration.md").read_text()
+    cal = tmp_path / "calibration.yaml"
+    cal.write_text(DEFAULT_PATH.read_text().replace("sets:\n", "sets:\n  cfs: {cpu_share: requests}\n"))
+    assert main(["replay", "--results", str(lab), "--out", str(tmp_path / "r2"), "--calibration", str(cal),
+                 "--set", "original,cfs", "--no-plot"]) == 0
+    assert "original: median | original: p90 | cfs: median" in (tmp_path / "r2" / "calibration.md").read_text()
     assert main(["replay", "--results", str(lab), "--set", "nope", "--no-plot"]) == 2
     assert "no parameter set 'nope'" in capsys.readouterr().err
     assert main(["fit", "--results", str(lab), "--fit-seeds", "9"]) == 2
