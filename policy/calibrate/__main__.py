@@ -48,7 +48,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                        help="node links are no constraint (the jobs' traffic stays in the pod, as the lab's net jobs)")
         s.add_argument("--no-plot", action="store_true", help="skip scatter.png (no matplotlib needed)")
     sub.choices["replay"].add_argument(
-        "--set", default=None, help="parameter set(s) of the calibration file, comma-separated (default: its active one)")
+        "--set", default=None, help="parameter sets of the calibration file, comma-separated (default: the active one)")
     f = sub.choices["fit"]
     f.add_argument("--fit-seeds", default=None,
                    help="seeds to fit on, e.g. 1,2,5 or 1-12 (default: the first half of the data's seeds)")
