@@ -71,6 +71,15 @@ def test_shipped_calibration_keeps_the_original_rule_active(monkeypatch) -> None
     assert default_params() == params_of(doc)
 
 
+def test_every_shipped_set_is_valid_and_has_its_fit_record() -> None:
+    doc = read(DEFAULT_PATH)
+    for name in doc["sets"]:
+        params_of(doc, name)
+        if name != "original":
+            fit = doc["fits"][name]
+            assert set(fit["fit_seeds"]).isdisjoint(fit["held_out_seeds"]) and fit["errors"]
+
+
 def test_env_names_another_calibration_file(tmp_path, monkeypatch) -> None:
     path = tmp_path / "cal.yaml"
     path.write_text("version: 1\nactive: cfs\nsets:\n  cfs: {cpu_share: requests, interference: 0.1}\n")
