@@ -18,6 +18,7 @@ from policy.sim.cluster import Nodes, parse_cluster
 from policy.sim.errors import ConfigError
 from policy.sim.events import Event
 from policy.sim.jobs import PROFILES, JobSpec, parse_mix, sample_mix, with_profiles, without_profiles
+from policy.sim.sharing import ContentionParams
 from policy.sim.traces import load_alibaba, load_csv, sample_alibaba, trace_kind
 
 
@@ -74,6 +75,9 @@ class SimConfig:
     """Seconds a restarted job (migration or node failure) spends restoring on its new node, at rate 0."""
     migration_interval: float = 10.0
     """Seconds between migration checks (only with a controller, ``policy.sim.migration``)."""
+    contention: ContentionParams | None = None
+    """How co-located jobs share a node (``policy.sim.sharing``); ``None``: the active set of the calibration
+    file (``policy.sim.calibration``)."""
 
     def __post_init__(self) -> None:
         if self.arrival not in (*ARRIVALS, "trace"):

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from policy.profiles import Profile, served_demand, update
+from policy.sim.calibration import default_params
 from policy.sim.cluster import Nodes
 from policy.sim.config import SimConfig, build_episode
 from policy.sim.errors import InfeasiblePlacement, NoPendingPod
@@ -97,7 +98,8 @@ class Simulator:
         rng = np.random.default_rng(seed)
         self.nodes, self.jobs, self._skipped = build_episode(cfg, rng, nodes=self._given[0], jobs=self._given[1])
         n_jobs = len(self.jobs)
-        self.fleet = Fleet(self.nodes, self.jobs, cfg.checkpoint_interval)
+        self.fleet = Fleet(self.nodes, self.jobs, cfg.checkpoint_interval,
+                           default_params() if cfg.contention is None else cfg.contention)
         cap = self.nodes.capacity
         req = np.array([j.requests for j in self.jobs]).reshape(-1, 2)
         self._never = ~((req[:, None, :] <= cap[None, :, :2] + 1e-9).all(axis=2).any(axis=1)) if n_jobs else []

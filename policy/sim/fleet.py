@@ -25,6 +25,7 @@ from policy.sim.checkpoint import checkpointed
 from policy.sim.cluster import Nodes
 from policy.sim.contention import fair_rates, node_usage, scaled_capacity
 from policy.sim.jobs import JobSpec
+from policy.sim.sharing import ORIGINAL, ContentionParams, shared_rates
 
 COMPLETE = 0  # heap priority: completions first at equal times, so freed resources are seen at once
 
@@ -32,8 +33,11 @@ COMPLETE = 0  # heap priority: completions first at equal times, so freed resour
 class Fleet:
     """Nodes and running jobs. Job ids index ``jobs``; node ids index ``nodes``."""
 
-    def __init__(self, nodes: Nodes, jobs: list[JobSpec], checkpoint_interval: float | None = None) -> None:
+    def __init__(self, nodes: Nodes, jobs: list[JobSpec], checkpoint_interval: float | None = None,
+                 contention: ContentionParams = ORIGINAL) -> None:
         n = nodes.n
+        self.contention = contention
+        self._original = contention.is_original
         self.checkpoint_interval = checkpoint_interval
         self.restoring: list[set[int]] = [set() for _ in range(n)]
         self.capacity = nodes.capacity
@@ -77,7 +81,10 @@ class Fleet:
     def _recompute(self, i: int, now: float, heap: list) -> None:
         js = self.on_node[i]
         dem = [self.demand[j] for j in js]
-        rates = fair_rates(dem, self._eff[i])
+        if self._original:  # the training hot path: skip building the requests list
+            rates = fair_rates(dem, self._eff[i])
+        else:
+            rates = shared_rates(dem, [self.requests[j] for j in js], self._eff[i], self.contention)
         rate, rem, inv, ver = self.rate, self.remaining, self.inv_work, self.version
         total = 0.0
         for j, x in zip(js, rates, strict=True):

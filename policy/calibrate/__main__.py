@@ -1,0 +1,169 @@
+"""``python -m policy.calibrate``: replay measured runs in the simulator, or fit its contention model.
+
+Why it exists: one command per question — "how wrong is the simulator on these runs" (``replay``) and "which
+parameters make it least wrong, judged on seeds they were not fitted on" (``fit``). Bad input (a malformed
+CSV, an unknown parameter set, seeds not in the data) ends with exit 2 and one line naming what was wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from policy.calibrate.fit import GRID, Errors, fit, grid, predict
+from policy.calibrate.labdata import LabDataError, read_results
+from policy.calibrate.output import pct, record_fit, write
+from policy.calibrate.replay import DISK_MBPS, Machine
+from policy.sim import calibration
+from policy.sim.errors import ConfigError
+from policy.sim.sharing import ORIGINAL, ContentionParams
+
+log = logging.getLogger("policy.calibrate")
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m policy.calibrate", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    for name, text in (("replay", "measured vs predicted run slowdown under one parameter set"),
+                       ("fit", "grid-search the contention parameters on some seeds, score them on the rest")):
+        s = sub.add_parser(name, help=text, description=text)
+        s.add_argument("--results", type=Path, required=True,
+                       help="lab results directory with jobs.csv, nodes.csv and (optional) events.csv")
+        s.add_argument("--out", type=Path, default=Path("policy/results/calibration"),
+                       help="where calibration.md, predictions.csv and scatter.png go")
+        s.add_argument("--calibration", type=Path, default=calibration.DEFAULT_PATH,
+                       help="the calibration file to read (and, with fit --write, to update)")
+        s.add_argument("--disk-mbps", type=float, default=DISK_MBPS, help="per-node disk bandwidth, MB/s")
+        s.add_argument("--host-cpu-m", default="none",
+                       help="CPU the measuring host leaves to all nodes together, millicores, 'none' (unlimited), "
+                            "'usage' (per sample, what the nodes used together, from usage.csv) or 'usage:FLOOR' "
+                            "(never less than FLOOR); fit takes a comma-separated list and picks jointly")
+        s.add_argument("--cpu-bound", default="", metavar="KINDS",
+                       help="comma-separated job kinds that would use a whole core if the host let them "
+                            "(their solo run is kept as CPU work), e.g. cpu,train")
+        s.add_argument("--ignore-links", action="store_true",
+                       help="node links are no constraint (the jobs' traffic stays in the pod, as the lab's net jobs)")
+        s.add_argument("--no-plot", action="store_true", help="skip scatter.png (no matplotlib needed)")
+    sub.choices["replay"].add_argument(
+        "--set", default=None, help="parameter sets of the calibration file, comma-separated (default: the active one)")
+    f = sub.choices["fit"]
+    f.add_argument("--fit-seeds", default=None,
+                   help="seeds to fit on, e.g. 1,2,5 or 1-12 (default: the first half of the data's seeds)")
+    f.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2",
+                   help="replace one dimension of the search grid, e.g. interference=0 (repeatable)")
+    f.add_argument("--name", default="fitted", help="name of the parameter set --write records [fitted]")
+    f.add_argument("--write", action="store_true",
+                   help="record the fitted set and its errors in the calibration file (its active set is kept)")
+    return p.parse_args(argv)
+
+
+def _range(part: str) -> range:
+    lo, _, hi = part.strip().partition("-")
+    return range(int(lo), int(hi or lo) + 1)
+
+
+def _seeds(text: str | None, known: list[int]) -> tuple[list[int], list[int]]:
+    if text is None:
+        fit_seeds = known[: max(1, len(known) // 2)]
+    else:
+        try:
+            fit_seeds = sorted({s for part in text.split(",") if part.strip() for s in _range(part)})
+        except ValueError:
+            raise ConfigError("--fit-seeds", f"must be comma-separated integers or ranges a-b, got {text!r}") from None
+        if not fit_seeds or not set(fit_seeds) <= set(known):
+            raise ConfigError("--fit-seeds", f"{text!r}: need seeds of the data {known}")
+    return fit_seeds, [s for s in known if s not in fit_seeds]
+
+
+def _grid(items: list[str]) -> dict[str, tuple]:
+    grid = dict(GRID)
+    for item in items:
+        name, _, values = item.partition("=")
+        if name not in ContentionParams.__slots__ or not values:
+            known = ", ".join(ContentionParams.__slots__)
+            raise ConfigError("--grid", f"{item!r}: need NAME=V1,V2 with NAME one of {known}")
+        text = [v.strip() for v in values.split(",")]
+        try:
+            grid[name] = tuple(text if name.endswith("_share") else map(float, text))
+        except ValueError:
+            raise ConfigError("--grid", f"{item!r}: values must be numbers") from None
+    return grid
+
+
+def _hosts(text: str) -> list[tuple[bool, float | None]]:
+    """(from usage, millicores or floor) per value of ``--host-cpu-m``: ``none``, ``800``, ``usage``, ``usage:600``."""
+    hosts = []
+    for h in (h.strip() for h in text.split(",") if h.strip()):
+        usage = h.startswith("usage")
+        value = h.removeprefix("usage").removeprefix(":") if usage else h
+        try:
+            hosts.append((usage, None if value in ("", "none") else float(value)))
+        except ValueError:
+            raise ConfigError("--host-cpu-m", f"{h!r}: need millicores, 'none', 'usage' or 'usage:FLOOR'") from None
+    if not hosts or any(h is not None and not h > 0 for _, h in hosts):
+        raise ConfigError("--host-cpu-m", f"need values > 0 or 'none', got {text!r}")
+    return hosts
+
+
+def _summary(errs: Errors) -> dict:
+    return {"jobs": errs.n, "median": round(errs.median, 4), "p90": round(errs.p90, 4)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        bound = tuple(k.strip() for k in args.cpu_bound.split(",") if k.strip())
+        machines = [Machine(disk_mbps=args.disk_mbps, links=not args.ignore_links, host_cpu_m=h,
+                            host_from_usage=usage, cpu_bound=bound) for usage, h in _hosts(args.host_cpu_m)]
+        machine = machines[0]
+        runs = read_results(args.results)
+        doc = calibration.read(args.calibration)
+        if args.command == "replay":
+            if len(machines) > 1:
+                raise ConfigError("--host-cpu-m", "replay takes one value")
+            names = [n.strip() for n in (args.set or doc["active"]).split(",") if n.strip()]
+            cols = {name: predict(runs, calibration.params_of(doc, name), machine=machine) for name in names}
+            write(args.out, {"": cols}, title=f"Replay of {args.results}", notes=f"Machine: `{machine}`.\n",
+                  plot=not args.no_plot)
+            for name, preds in cols.items():
+                e = Errors.of(preds)
+                log.info("replay done set=%s jobs=%d median=%s p90=%s", name, e.n, pct(e.median), pct(e.p90))
+            return 0
+        fit_seeds, held = _seeds(args.fit_seeds, runs.seeds)
+        if args.write and args.name == "original":
+            raise ConfigError("--name", "the original set is the simulator's reference rule; fit into another name")
+        candidates = grid(_grid(args.grid))
+    except (LabDataError, ConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    log.info("fit start results=%s fit_seeds=%s held_out=%s", args.results, fit_seeds, held)
+    best, machine, _ = fit(runs, fit_seeds, candidates=candidates, machines=machines)
+    sections = {f"{part} seeds {seeds}": {label: predict(runs, params, seeds, machine=machine)
+                                           for label, params in (("original", ORIGINAL), ("fitted", best))}
+                for part, seeds in (("held-out", held), ("fitting", fit_seeds)) if seeds}
+    notes = (f"Fitted on seeds {fit_seeds}, held out {held or 'none'}; fitted set: `{best.as_dict()}`.\n"
+             f"Machine: `{machine}`.\n")
+    write(args.out, sections, title=f"Calibration on {args.results}", notes=notes, plot=not args.no_plot)
+    errors = {f"{label} {sec.split()[0]}": _summary(Errors.of(preds))
+              for sec, cols in sections.items() for label, preds in cols.items()}
+    for k, v in errors.items():
+        log.info("errors set=%r jobs=%d median=%s p90=%s", k, v["jobs"], pct(v["median"]), pct(v["p90"]))
+    if args.write:
+        record_fit(args.calibration, args.name, best.as_dict(), {
+            "results": str(args.results), "fit_seeds": fit_seeds, "held_out_seeds": held,
+            "grid": {k: list(v) for k, v in _grid(args.grid).items()}, "disk_mbps": machine.disk_mbps,
+            "links": machine.links, "host_cpu_m": machine.host_cpu_m,
+            "host_from_usage": machine.host_from_usage,
+            "cpu_bound": list(machine.cpu_bound),
+            "host_cpu_m_tried": [f"usage:{m.host_cpu_m}" if m.host_from_usage else m.host_cpu_m
+                                 for m in machines], "errors": errors})
+        log.info("fit recorded path=%s active=%s", args.calibration, doc["active"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
