@@ -163,7 +163,8 @@ def activate_migration(cluster: RealCluster) -> client.V1Pod:
     apps = client.AppsV1Api(cluster.api)
     patch = {"spec": {"replicas": 1, "template": {"spec": {"containers": [
         {"name": "controller", "args": MIGRATION_ARGS}]}}}}
-    apps.patch_namespaced_deployment("drsched-migration", NS, patch)
+    apps.patch_namespaced_deployment("drsched-migration", NS, patch,
+                                     _content_type="application/strategic-merge-patch+json")
 
     def rolled_out() -> client.V1Pod | None:
         pods = [p for p in pods_of(cluster, "drsched-migration") if p.metadata.deletion_timestamp is None]
