@@ -8,7 +8,9 @@
 * node -> agent URL, for the drsched-monitor pods (equality label ``selector``, optional ``namespace``,
   phase Running, not being deleted, with a pod IP; hostNetwork makes that the node IP): ``scheme://IP:port``.
   With two agents on a node (a rolling update) a Ready one wins, then the lexically first UID;
-* node address (InternalIP, ExternalIP, Hostname) -> node name, for mapping Prometheus instances.
+* node address (InternalIP, ExternalIP, Hostname) -> node name, for mapping Prometheus instances;
+* node -> why its Ready condition is not True (``not_ready``): a node whose kubelet died keeps its agent
+  running and answering, but nothing on it is looked after any more, so the usage providers stop trusting it.
 
 Writers are the watch threads, readers the event loop: one lock, readers get copies.
 """
@@ -37,6 +39,7 @@ class PodIndex:
         self._workloads: dict[str, str] = {}
         self._agents: dict[str, tuple[str, str, bool]] = {}     # agent pod uid -> (node, url, ready)
         self._addresses: dict[str, dict[str, str]] = {}         # node -> {address: node}
+        self._not_ready: dict[str, str] = {}                    # node -> its Ready condition, in words
 
     # -- pods ----------------------------------------------------------------------------------------
     def _agent(self, pod: Mapping) -> tuple[str, str, bool] | None:
@@ -109,20 +112,35 @@ class PodIndex:
                     and a.get("address"):
                 addrs[str(a["address"])] = name
         self._addresses[name] = addrs
+        conditions = [c for c in _map(node, "status").get("conditions") or [] if isinstance(c, Mapping)]
+        ready = next((c for c in conditions if c.get("type") == "Ready"), None)
+        if ready is not None and ready.get("status") != "True":  # no condition at all: a KWOK or fresh node
+            self._not_ready[name] = (f"Ready={ready.get('status')} since {ready.get('lastTransitionTime')} "
+                                     f"({ready.get('reason') or 'no reason'})")
+        else:
+            self._not_ready.pop(name, None)
 
     def apply_node(self, event_type: str, node: Mapping) -> None:
         with self._lock:
             if event_type == "DELETED":
-                self._addresses.pop(str(_map(node, "metadata").get("name") or ""), None)
+                name = str(_map(node, "metadata").get("name") or "")
+                self._addresses.pop(name, None)
+                self._not_ready.pop(name, None)
             elif event_type in ("ADDED", "MODIFIED"):
                 self._put_node(node)
 
     def replace_nodes(self, nodes: Iterable[Mapping]) -> None:
         with self._lock:
             self._addresses.clear()
+            self._not_ready.clear()
             for node in nodes:
                 self._put_node(node)
 
     def addresses(self) -> dict[str, str]:
         with self._lock:
             return {addr: node for per in self._addresses.values() for addr, node in per.items()}
+
+    def not_ready(self) -> dict[str, str]:
+        """Nodes whose Ready condition is not True -> that condition in words."""
+        with self._lock:
+            return dict(self._not_ready)

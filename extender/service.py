@@ -107,6 +107,22 @@ class BodyLimit:
         return await self.app(scope, replay_body(b"".join(chunks), receive), send)
 
 
+def _stale_nodes(rt: Runtime) -> dict[str, dict]:
+    """Nodes scored from requests because their usage is stale or missing, with what the provider knows about
+    why ({age_s, error, detail}); none for usage provider ``none``, where no node ever has usage."""
+    if rt.settings.usage_provider == "none":
+        return {}
+    view, now = rt.cache.view(), time.time()
+    status = rt.usage_status() if rt.usage_status is not None else {}
+    out = {}
+    for name, ts in zip(view.names, view.usage_ts, strict=True):
+        if now - ts > rt.settings.max_usage_age_s:
+            why = status.get(name) or {}
+            out[name] = {"age_s": None if ts == -float("inf") else round(now - float(ts), 1),
+                         "error": why.get("error"), "detail": why.get("detail")}
+    return out
+
+
 def describe_invalid(exc: RequestValidationError) -> str:
     parts = []
     for err in exc.errors()[:5]:
@@ -162,6 +178,7 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         index = PodIndex(selector=parse_selector(settings.monitor_selector), port=settings.monitor_port,
                          namespace=settings.monitor_namespace, workload_of=profiles.workload_of)
         context.agents, context.addresses, pod_workload = index.agents, index.addresses, index.workload
+        context.not_ready = index.not_ready
         watcher = IndexingWatcher(core, cache, settings, store=profiles, telemetry=telemetry, index=index)
         watcher.start()
         rt.binder = KubeBinder(core, timeout_s=settings.bind_timeout_s)
@@ -323,7 +340,7 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
         body = {"status": ("degraded" if rt.degraded else "ready") if ok else "not ready",
                 "policy": rt.policy.name, "version": rt.policy.version, "reason": rt.degraded or why,
                 "nodes": len(rt.cache.node_names), "pods": rt.cache.n_pods,
-                "usage_provider": rt.settings.usage_provider}
+                "usage_provider": rt.settings.usage_provider, "stale_nodes": _stale_nodes(rt)}
         return _json(body, 200 if ok else 503)
 
     @app.get("/metrics", tags=["ops"])
@@ -337,6 +354,9 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
         m.pods.set(rt.cache.n_pods)
         fresh = (time.time() - view.usage_ts) <= rt.settings.max_usage_age_s
         m.stale_nodes.set(int((~fresh).sum()))
+        m.node_stale.clear()  # nodes that left the cluster leave the series too
+        for name, ok in zip(view.names, fresh, strict=True):
+            m.node_stale.labels(node=name).set(0 if ok else 1)
         return Response(generate_latest(m.registry), media_type=CONTENT_TYPE_LATEST)
 
     return app

@@ -41,6 +41,9 @@ class Metrics:
                                     registry=r)
         self.stale_nodes = Gauge("drsched_extender_stale_nodes", "Nodes whose usage is stale or missing",
                                  registry=r)
+        self.node_stale = Gauge("drsched_extender_node_usage_stale",
+                                "1 while this node's usage is stale or missing (scored from requests), else 0",
+                                ["node"], registry=r)
         self.cache_age = Gauge("drsched_extender_cache_age_seconds", "Seconds since the cluster cache last changed",
                                registry=r)
         self.nodes = Gauge("drsched_extender_nodes", "Nodes in the cluster cache", registry=r)

@@ -89,6 +89,7 @@ class ProviderContext:
     node_names: Callable[[], Iterable[str]] = tuple                       # the cache's nodes
     agents: Callable[[], dict[str, str]] | None = None                    # cluster mode: node -> agent URL
     addresses: Callable[[], Mapping[str, str]] | None = None              # cluster mode: address -> node
+    not_ready: Callable[[], Mapping[str, str]] = dict                     # cluster mode: node -> Ready, in words
     collect_pods: bool = True                                             # keep per-pod readings (learning)
     clock: Callable[[], float] = time.time
 
@@ -108,7 +109,7 @@ def _monitor(s: Settings, ctx: ProviderContext) -> UsageProvider:
     return MonitorProvider(agents=agents, health=_health("monitor", ctx), timeout_s=0.8 * s.usage_timeout_s,
                            stat=s.monitor_stat, pod_stat=s.monitor_pod_stat, collect_pods=ctx.collect_pods,
                            concurrency=s.monitor_concurrency, known_nodes=ctx.node_names, clock=ctx.clock,
-                           token=_monitor_token(s.monitor_token_file))
+                           token=_monitor_token(s.monitor_token_file), not_ready=ctx.not_ready)
 
 
 def _monitor_token(path) -> str | None:

@@ -11,6 +11,11 @@ Per cycle (descheduler's sync-then-balance shape):
    progress into a ``RunningJob``;
 5. ``decide`` with the extender's scorer → intents; the executor applies the budget/dry-run and starts them.
 
+A pod on a node whose Ready condition is not True (its kubelet died or lost the API server) is skipped as
+``node-not-ready``: its phase still says Running and its process may well still run, but an Eviction there
+would never finish (nobody stops the container) and its progress says nothing about a target. Such pods are
+neither running jobs for the budget nor lost ones; they are looked at again once the node is back.
+
 State owned: the rule's ``RuleState`` (slow-check counts, blocklisted nodes) and the highest rate seen per job,
 both in memory; a restarted controller re-learns them (the hysteresis restarts, which only delays a move).
 """
@@ -65,6 +70,18 @@ def _ref(pod: Mapping[str, Any]) -> PodRef:
     return PodRef(*pod_key(pod))
 
 
+def not_ready_nodes(nodes: list[Mapping[str, Any]]) -> set[str]:
+    """Names of the nodes whose Ready condition is not True (a node with no conditions at all counts as ready,
+    as ``kube.objects.node_info`` has it)."""
+    out = set()
+    for node in nodes:
+        conditions = (node.get("status") or {}).get("conditions") or []
+        ready = next((c for c in conditions if isinstance(c, Mapping) and c.get("type") == "Ready"), None)
+        if ready is not None and ready.get("status") != "True":
+            out.add(str((node.get("metadata") or {}).get("name")))
+    return out
+
+
 def _has_controller(pod: Mapping[str, Any]) -> bool:
     return any(o.get("controller") for o in (pod.get("metadata") or {}).get("ownerReferences") or [])
 
@@ -108,6 +125,7 @@ class Controller:
         picture = build_picture(nodes=nodes, pods=pods, now=now, node_selector=cfg.node_selector,
                                 reservations=reservations)
         flying = {w.record.job for w in windows}
+        unready = not_ready_nodes(nodes)
         jobs, candidates, histories = [], {}, {}
         running = 0
         for pod in pods:
@@ -124,6 +142,9 @@ class Controller:
                 continue
             if state.phase != "Running" or not state.node:
                 self._skip(pod, SkipReason.NOT_RUNNING, f"phase {state.phase} node {state.node}")
+                continue
+            if state.node in unready:
+                self._skip(pod, SkipReason.NODE_NOT_READY, f"node {state.node} is not Ready")
                 continue
             running += 1
             if job in flying:

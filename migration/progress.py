@@ -55,6 +55,7 @@ class SkipReason(StrEnum):
     UNREACHABLE = "progress-unreachable"     # the HTTP endpoint did not answer
     JOB_NOT_RUNNING = "job-not-running"      # progress state done / failed / checkpointing
     NOT_RUNNING = "pod-not-running"          # pod phase is not Running, or it has no node
+    NODE_NOT_READY = "node-not-ready"        # its node's Ready condition is not True (e.g. a dead kubelet)
     TERMINATING = "terminating"              # the pod is being deleted
     HAS_CONTROLLER = "has-controller"        # owned by a controller (a Job, ReplicaSet) that would recreate it
     IN_FLIGHT = "in-flight"                  # a migration of this job is in progress

@@ -37,6 +37,9 @@ _FLAGS: dict[str, tuple[Any, str]] = {
     "interfaces": (str, "IF[,IF...]"),
     "disks": (str, "DEV[,DEV...]"),
     "pod_network": (str, "{true,false}"),
+    "node_view": (str, "{host,cgroup}"),
+    "node_cgroup": (str, "PATH"),
+    "node_net_dev": (str, "DEV[,DEV...]"),
     "log_level": (str, "LEVEL"),
     "pods_token_file": (str, "FILE"),
 }

@@ -48,7 +48,7 @@ class NodeCounters:
     mono: float
     wall: float
     cpu: CpuTimes | None
-    ncpu: int | None
+    ncpu: float | None  # CPUs; fractional for a node cgroup's quota (monitor.nodecgroup)
     memory: MemInfo | None
     net: dict[str, tuple[int, int]] | None
     disk: dict[str, tuple[int, int]] | None

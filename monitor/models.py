@@ -49,7 +49,8 @@ class NodeUsageOut(BaseModel):
     disk_read_bytes_per_second: StatOut = Field(description="Bytes/s read from the counted disks.")
     disk_write_bytes_per_second: StatOut = Field(description="Bytes/s written to the counted disks.")
     disk_bytes_per_second: StatOut = Field(description="read + write bytes/s.")
-    capacity_cores: int | None = Field(description="CPUs the node has (per-CPU lines in /proc/stat).")
+    capacity_cores: float | None = Field(description="CPUs the node has (per-CPU lines in /proc/stat; node view "
+                                          "cgroup: the node cgroup's CPU quota, in cores).")
     capacity_memory_bytes: int | None = Field(description="MemTotal, bytes.")
     interfaces: list[str] = Field(description="Interfaces summed in the network rates.")
     disks: list[str] = Field(description="Block devices summed in the disk rates.")

@@ -23,6 +23,7 @@ from monitor.cgroupfs import CgroupReader
 from monitor.counters import NODE_SERIES, POD_SERIES, NodeCounters, PodCounters, node_values, pod_values
 from monitor.logs import OnceLogger
 from monitor.node import NodeReader
+from monitor.nodecgroup import CgroupNodeReader, node_devices
 from monitor.rates import SeriesStats, Stat
 from monitor.settings import MonitorSettings
 
@@ -44,7 +45,7 @@ class Snapshot:
     timestamp: float | None
     mono: float | None
     node: dict[str, Stat]
-    capacity_cores: int | None
+    capacity_cores: float | None
     capacity_memory_bytes: int | None
     interfaces: tuple[str, ...]
     disks: tuple[str, ...]
@@ -72,9 +73,15 @@ class Sampler:
         self._clock = clock
         self._wall = wall
         once = OnceLogger(log)
-        self._node_reader = NodeReader(
+        self._node_reader: NodeReader | CgroupNodeReader = NodeReader(
             proc_root=settings.proc_root, interfaces=settings.interfaces, disks=settings.disks, once=once
         )
+        if settings.node_view == "cgroup":  # an emulated node: its own cgroup and bridge, not the host
+            self._node_reader = CgroupNodeReader(
+                root=settings.cgroup_root, version=settings.cgroup_version, path=settings.node_cgroup_path(),
+                proc_root=settings.proc_root, net_devices=node_devices(settings.node_net_dev, settings.node_name),
+                disks=settings.disks, once=once,
+            )
         self._cgroups = CgroupReader(
             root=settings.cgroup_root, parent=settings.cgroup_parent, version=settings.cgroup_version,
             proc_root=settings.proc_root, pod_network=settings.pod_network, once=once,
@@ -102,7 +109,7 @@ class Sampler:
         for error in errors:
             self._errors[error.source] = self._errors.get(error.source, 0) + 1
             self._once.warn(f"source:{error.source}", "host source unavailable", error=error.detail)
-        for source in ("proc_stat", "meminfo", "net_dev", "diskstats"):
+        for source in ("proc_stat", "meminfo", "net_dev", "diskstats", "node_cgroup"):
             if source not in {e.source for e in errors}:
                 self._once.clear(f"source:{source}")
         dt = started - self._prev.mono if self._prev is not None else 0.0

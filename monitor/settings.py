@@ -13,7 +13,7 @@ import socket
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from monitor.errors import ConfigError
@@ -55,13 +55,24 @@ class MonitorSettings(BaseSettings):
     pod_network: bool = Field(
         True, description="Read per-pod network counters from a pod process's /proc/<pid>/net/dev."
     )
+    node_view: Literal["host", "cgroup"] = Field(
+        "host", description="Where node-level usage comes from: host (/proc: a real node) or cgroup (for "
+        "emulated nodes sharing one host: the node's cgroup subtree and --node-net-dev counters)."
+    )
+    node_cgroup: str = Field(
+        "", description="With --node-view cgroup: the node's cgroup path under the cgroup root ('' = --cgroup-parent)."
+    )
+    node_net_dev: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="With --node-view cgroup: the node's bridge/veth devices in the host "
+        "netns (comma-separated; NODE=DEV entries apply to that node only)."
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Log level.")
     pods_token_file: Path | None = Field(
         None, description="File with the token a non-loopback caller must send (Authorization: Bearer) to get "
         "per-pod readings; unset or missing: per-pod readings to loopback callers only."
     )
 
-    @field_validator("interfaces", "disks", mode="before")
+    @field_validator("interfaces", "disks", "node_net_dev", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -79,6 +90,16 @@ class MonitorSettings(BaseSettings):
         if not value.strip():
             raise ValueError("node name must not be empty")
         return value.strip()
+
+    @model_validator(mode="after")
+    def _node_cgroup_known(self) -> MonitorSettings:
+        if self.node_view == "cgroup" and not (self.node_cgroup.strip("/") or self.cgroup_parent.strip("/")):
+            raise ValueError("node_view cgroup needs node_cgroup (or cgroup_parent): the node's cgroup path")
+        return self
+
+    def node_cgroup_path(self) -> str:
+        """The node's cgroup (node view ``cgroup``): ``node_cgroup``, else ``cgroup_parent``."""
+        return self.node_cgroup.strip("/") or self.cgroup_parent.strip("/")
 
     def window_seconds(self) -> float:
         return self.window * self.interval

@@ -11,6 +11,7 @@ Reasons (the ``reason`` label of ``drsched_extender_usage_errors_total{provider,
 ``no_data``        the source answered but has no sample for the node (agent just started,
                    the node's series are missing from Prometheus)
 ``no_agent``       no agent pod known on that node (cluster mode)
+``node_not_ready`` the node's Ready condition is not True (a dead kubelet): its agent is not asked
 ``query_error``    Prometheus refused the query (``status: error``)
 ``unmapped``       a Prometheus series whose node label maps to no known node (counted, no node)
 =================  ==========================================================================
@@ -35,7 +36,7 @@ from kube.logs import kv
 
 log = logging.getLogger(__name__)
 REASONS = ("unreachable", "timeout", "http_status", "bad_response", "wrong_node", "no_data", "no_agent",
-           "query_error", "unmapped")
+           "node_not_ready", "query_error", "unmapped")
 
 
 class UsageMetrics:

@@ -6,8 +6,11 @@ hostNetwork so the pod IP is the node's) at ``http://<pod IP>:<monitor_port>``. 
 in tests), ``monitor_agents`` lists ``node: base URL``. One poll asks every agent at once (at most
 ``monitor_concurrency`` in flight), each with a timeout of 80 % of ``usage_timeout_s`` so the poller's own
 timeout never has to cut a poll short. An agent that is down, slow, or answers garbage fails only its own
-node (``UsageHealth``); a node of the cluster with no agent is ``no_agent``. Pod readings of the poll are
-kept for the profile learner (``take_pod_samples``).
+node (``UsageHealth``); a node of the cluster with no agent is ``no_agent``. A node whose Ready condition
+is not True (``not_ready``, from the node objects) is ``node_not_ready`` and its agent is not asked: when a
+kubelet dies, its containers (the agent too) keep running and answering, so fresh readings alone would hide
+that nobody looks after the node any more; its last sample ages until the node is stale. Pod readings of the
+poll are kept for the profile learner (``take_pod_samples``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import httpx
 
@@ -31,10 +34,11 @@ class MonitorProvider:
     def __init__(self, *, agents: Callable[[], dict[str, str]], health: UsageHealth, timeout_s: float,
                  stat: str = "ewma", pod_stat: str = "mean", collect_pods: bool = True, concurrency: int = 32,
                  known_nodes: Callable[[], Iterable[str]] = tuple, clock: Callable[[], float] = time.time,
-                 transport: httpx.AsyncBaseTransport | None = None, token: str | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None, token: str | None = None,
+                 not_ready: Callable[[], Mapping[str, str]] = dict) -> None:
         self.agents, self.health, self.timeout_s = agents, health, timeout_s
         self.stat, self.pod_stat, self.collect_pods = stat, pod_stat, collect_pods
-        self.known_nodes, self._clock = known_nodes, clock
+        self.known_nodes, self._clock, self.not_ready = known_nodes, clock, not_ready
         self._sem = asyncio.Semaphore(concurrency)
         self._concurrency, self._transport = concurrency, transport
         # the agents serve per-pod readings to other hosts only with their token (monitor.access)
@@ -76,9 +80,12 @@ class MonitorProvider:
         return reading.usage
 
     async def fetch(self) -> dict[str, NodeUsage]:
-        agents = self.agents()
+        agents = dict(self.agents())  # a copy: not-ready nodes are taken out of it
         for node in set(self.known_nodes()) - set(agents):
             self.health.failed(node, "no_agent", "no drsched-monitor agent known on this node")
+        for node, condition in self.not_ready().items():
+            if agents.pop(node, None) is not None:
+                self.health.failed(node, "node_not_ready", f"node {condition}: its agent's readings are not used")
         names = list(agents)
         results = await asyncio.gather(*(self._one(n, agents[n]) for n in names))
         self.health.publish()

@@ -7,12 +7,18 @@ summary repeats it in a banner: a skipped real-node suite must never look like a
 The node binaries are built right after collection, before any test's timeout starts, and so are the
 drsched images (`harness.images.ensure_images`: a no-op when they match the checkout), so a test never
 runs images older than the code; where images cannot be built, the tests that need them skip saying why.
+The archives just built are copied aside for this run (`drsched.pin_images`): the shared image cache holds
+one archive per tag, and a run from another checkout may rebuild it while this one's tests still go on.
+drsched itself is deployed once for the package (`deployed`) from the local-images overlay.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -22,10 +28,13 @@ from harness.images import ImageBuildError, ImagesUnavailable, ensure_images
 from harness.procs import ComponentError
 from harness.realcluster import NodeBinaries, RealCluster, ensure_node_binaries, node_bin_dir
 
+from . import drsched
+
 SKIP_REASON_PREFIX = "REAL NODES UNAVAILABLE"
 _NODE_BINARIES = pytest.StashKey[NodeBinaries]()
 _NODE_BUILD_ERROR = pytest.StashKey[str]()
 _SKIPPED = pytest.StashKey[int]()
+_PINNED_IMAGES = pytest.StashKey[Path]()
 
 
 def skip_reason() -> str | None:
@@ -59,10 +68,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if reporter is not None:
         reporter.write_line("realnodes: checking the drsched images (a first build takes minutes)")
     try:
-        ensure_images(progress=reporter.write_line if reporter is not None else None)
-    except (ImagesUnavailable, ImageBuildError) as exc:  # the tests that need images skip, naming the cache
+        built = ensure_images(progress=reporter.write_line if reporter is not None else None)
+        pinned = Path(tempfile.mkdtemp(prefix="drsched-images-", dir="/var/tmp"))
+        session.config.stash[_PINNED_IMAGES] = drsched.pin_images(built, pinned)
+    except (ImagesUnavailable, ImageBuildError, drsched.ImagesMissing) as exc:  # those tests skip, naming why
         if reporter is not None:
             reporter.write_line(f"realnodes: images not built: {exc}", red=True)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    pinned = config.stash.get(_PINNED_IMAGES, None)
+    if pinned is not None:
+        shutil.rmtree(pinned, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
@@ -103,6 +120,40 @@ def rcluster(real_cluster: RealCluster) -> RealCluster:
     """The package's real cluster, checked alive before the test."""
     real_cluster.check_alive()
     return real_cluster
+
+
+@pytest.fixture(scope="session")
+def pinned_images(pytestconfig: pytest.Config) -> Path | None:
+    """This run's own copies of the images built for this checkout (None: use the shared image cache)."""
+    return pytestconfig.stash.get(_PINNED_IMAGES, None)
+
+
+@pytest.fixture(scope="package")
+def deployed(real_cluster: RealCluster, pinned_images: Path | None) -> Iterator[RealCluster]:
+    """drsched deployed from the local-images overlay (`drsched.deploy`), for the rest of the package."""
+    try:
+        drsched.deploy(real_cluster, images=pinned_images)
+    except drsched.ImagesMissing as exc:
+        pytest.skip(str(exc))
+    try:
+        yield real_cluster
+    finally:
+        drsched.undeploy(real_cluster)
+
+
+@pytest.fixture(scope="package")
+def acting_migration(deployed: RealCluster) -> str:
+    """The deployed migration controller made to act (not dry-run) with short-test settings; its metrics URL."""
+    pod = drsched.activate_migration(deployed)
+    return f"http://{pod.status.pod_ip}:{drsched.MIGRATION_PORT}/metrics"
+
+
+@pytest.fixture(scope="package")
+def workloads_image(real_cluster: RealCluster, pinned_images: Path | None) -> str:
+    try:
+        return drsched.import_images(real_cluster, "workloads", root=pinned_images)["workloads"]
+    except drsched.ImagesMissing as exc:
+        pytest.skip(str(exc))
 
 
 @pytest.hookimpl(wrapper=True)

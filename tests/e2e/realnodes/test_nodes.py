@@ -1,5 +1,7 @@
 """Real nodes are what they claim: Ready, allocatable equal to their cgroup quota, and a pod on one runs
-a real process inside that node's cgroup, held to the node's CPU quota, to Completed."""
+a real process inside that node's cgroup, held to the node's CPU quota, to Completed. When one kubelet dies,
+drsched (deployed) keeps scheduling on the others, the extender marks that node's usage stale, and the
+migration controller leaves that node's jobs alone."""
 
 from __future__ import annotations
 
@@ -14,7 +16,10 @@ from kubernetes import client
 from kubernetes.utils import parse_quantity
 
 from harness import nodes
+from harness.extender_proc import parse_metrics, sum_samples
 from harness.realcluster import BUSY_IMAGE, RealCluster
+
+from . import drsched
 
 pytestmark = [pytest.mark.e2e, pytest.mark.realnodes]
 
@@ -136,10 +141,25 @@ def test_controller_manager_runs_deployments_and_creates_service_accounts(
 
 
 def test_scheduling_continues_on_the_other_nodes_when_a_kubelet_dies(
-    rcluster: RealCluster, unique: Callable[[str], str]
+    rcluster: RealCluster, deployed: RealCluster, acting_migration: str, workloads_image: str,
+    unique: Callable[[str], str], tmp_path: Path,
 ) -> None:
-    victim = rcluster.node(min(rcluster.shapes, key=lambda s: s.cpu_millis).name)
+    # A worker: not the node of the one migration controller (it keeps running there, but its Service and
+    # leadership would be what this test is about then).
+    controller_node = drsched.pods_of(rcluster, "drsched-migration")[0].spec.node_name
+    shape = min((s for s in rcluster.shapes if s.name != controller_node), key=lambda s: s.cpu_millis)
+    victim = rcluster.node(shape.name)
     assert victim.kubelet is not None and victim.kubelet.proc is not None
+    metrics = acting_migration
+    job = unique("orphan")
+    rcluster.create_pod(drsched.migratable_job(job, image=workloads_image, node=victim.name, units=100000,
+                                               work=20000, state_dir=drsched.state_dir(tmp_path, "state")))
+    rcluster.wait_pod_phase(job, "Running", timeout=90)
+    not_slow = drsched.controller_count(metrics, "drsched_migration_skipped_total", reason="not-slow")
+    rcluster.poll(lambda: True if drsched.controller_count(metrics, "drsched_migration_skipped_total",
+                                                           reason="not-slow") > not_slow else None,
+                  timeout=60, what="the controller seeing the job on the victim at full speed")  # fmt: skip
+    started = drsched.controller_count(metrics, "drsched_migration_started_total")
     os.kill(victim.kubelet.proc.pid, signal.SIGKILL)
     victim.kubelet.proc.wait(timeout=10)
     try:
@@ -151,15 +171,56 @@ def test_scheduling_continues_on_the_other_nodes_when_a_kubelet_dies(
 
         # The controller-manager marks it after --node-monitor-grace-period (20 s here).
         rcluster.poll(not_ready, timeout=90, what=f"node {victim.name} NotReady after its kubelet died")
+        # Its job still runs (containerd does) and now crawls: a slow job the controller would move, were its
+        # node not dead (an Eviction there would hang: no kubelet stops the container).
+        nodes.limit_cgroup(victim.cgroup_root, cpu_millis=shape.cpu_millis // 10, memory_bytes=shape.memory_mib << 20)
+        skipped = drsched.controller_count(metrics, "drsched_migration_skipped_total", reason="node-not-ready")
+        rcluster.poll(lambda: True if drsched.controller_count(metrics, "drsched_migration_skipped_total",
+                                                               reason="node-not-ready") >= skipped + 8 else None,
+                      timeout=60, what="the controller skipping the dead node's job for 8 cycles")  # fmt: skip
+        assert drsched.controller_count(metrics, "drsched_migration_started_total") == started
+        names = {p.metadata.name for p in rcluster.core.list_namespaced_pod("default").items}
+        assert f"{job}-m1" not in names and job in names
+        leases = client.CoordinationV1Api(rcluster.api).list_namespaced_lease("default").items
+        assert not [le for le in leases if job in le.metadata.name]
+
+        # The extender stops trusting the dead node's agent (still running, still answering): its usage goes
+        # stale, and /readyz and the per-node metric say which node and why.
+        service = rcluster.core.read_namespaced_service("drsched-extender", drsched.NS)
+        readyz = f"http://{service.spec.cluster_ip}:8888/readyz"
+
+        def stale() -> dict | None:
+            entry = ((drsched.get_json(readyz) or {}).get("stale_nodes") or {}).get(victim.name)
+            return entry if entry and entry["error"] == "node_not_ready" else None
+
+        entry = rcluster.poll(stale, timeout=150, what=f"{victim.name} stale in {readyz}")
+        assert "Ready=" in entry["detail"], entry
+        ready_now = drsched.get_json(readyz) or {}
+        assert ready_now["status"] == "ready" and set(ready_now["stale_nodes"]) == {victim.name}, ready_now
+        for extender in drsched.pods_of(rcluster, "drsched-extender"):
+            if extender.spec.node_name == victim.name:
+                continue
+            text = drsched.get_text(f"http://{extender.status.pod_ip}:8888/metrics")
+            flags = {n.name: sum_samples(parse_metrics(text), "drsched_extender_node_usage_stale", node=n.name)
+                     for n in rcluster.nodes}
+            assert flags == {n.name: float(n.name == victim.name) for n in rcluster.nodes}, flags
+
+        # drsched goes on scheduling, on the other nodes.
         names = [unique(f"after-{i}") for i in range(3)]
         for name in names:
             pod = busy_pod(name, node="", threads=1, seconds=1)
             pod.spec.node_selector = None
+            pod.spec.scheduler_name = "drsched"
             rcluster.create_pod(pod)
         for name in names:
             assert rcluster.wait_pod_bound(name, timeout=60) != victim.name
             rcluster.wait_pod_phase(name, "Succeeded", timeout=90)
             rcluster.core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
     finally:
+        # Opted out first, so the controller never moves it once its node is back (the test only deletes it).
+        rcluster.core.patch_namespaced_pod(job, "default", {"metadata": {"labels": {"drsched.io/migrate": "false"}}},
+                                           _content_type="application/merge-patch+json")
+        nodes.limit_cgroup(victim.cgroup_root, cpu_millis=shape.cpu_millis, memory_bytes=shape.memory_mib << 20)
         rcluster.components[f"kubelet-{victim.name}"] = victim.start_kubelet()
         rcluster.poll(lambda: rcluster.node_ready(victim.name), timeout=90, what=f"node {victim.name} Ready again")
+    rcluster.core.delete_namespaced_pod(job, "default", grace_period_seconds=0)

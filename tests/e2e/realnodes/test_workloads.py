@@ -16,22 +16,11 @@ import pytest
 from kubernetes import client
 
 from harness import nodes
-from harness.imagecache import find_image
 from harness.realcluster import RealCluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.realnodes]
 JOB_UID = 10001  # the workloads image's non-root user
 UNITS, WORK = 20, 20000
-
-
-@pytest.fixture(scope="module")
-def workloads_image(real_cluster: RealCluster) -> str:
-    found = find_image("workloads")
-    if found is None:
-        pytest.skip("IMAGES NOT BUILT: no workloads image in the image cache; run `make images` first")
-    tag, archive = found
-    real_cluster.import_images([archive])
-    return tag
 
 
 def cpu_job(name: str, *, image: str, node: str, state_dir: Path) -> client.V1Pod:

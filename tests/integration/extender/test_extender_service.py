@@ -194,6 +194,11 @@ def test_health_ready_metrics(client):
                    "drsched_extender_cache_age_seconds", "drsched_extender_stale_nodes 2.0",
                    "drsched_extender_stale_nodes_scored_total 2.0", "drsched_extender_model_info{"):
         assert series in text, series
+    # Which nodes are stale, by name: the per-node gauge and /readyz agree.
+    stale = {line.split('"')[1] for line in text.splitlines()
+             if line.startswith("drsched_extender_node_usage_stale{") and line.endswith(" 1.0")}
+    assert "node-d" in stale and len(stale) == 2
+    assert set(ready["stale_nodes"]) == stale and ready["stale_nodes"]["node-d"]["age_s"] > 0
 
 
 def test_url_prefix():

@@ -163,3 +163,39 @@ def test_json_is_what_the_agent_serves():  # keep the fixture honest against the
 
     assert {"node_name", "age_seconds", "scheduler_units", "pods"} <= set(UsageReport.model_fields)
     assert json.dumps(report("x"))
+
+
+def knode(name, ready=None):
+    conditions = [] if ready is None else [{"type": "Ready", "status": ready, "reason": "NodeStatusUnknown",
+                                             "lastTransitionTime": "2026-11-30T19:00:00Z"}]
+    return {"metadata": {"name": name}, "status": {"conditions": conditions}}
+
+
+def test_pod_index_knows_which_nodes_are_not_ready():
+    idx = PodIndex(selector={"app.kubernetes.io/name": "drsched-monitor"}, port=9847)
+    idx.replace_nodes([knode("up", "True"), knode("kwok"), knode("dead", "Unknown")])
+    assert list(idx.not_ready()) == ["dead"] and idx.not_ready()["dead"].startswith("Ready=Unknown since")
+    idx.apply_node("MODIFIED", knode("dead", "True"))  # its kubelet is back
+    assert idx.not_ready() == {}
+    idx.apply_node("MODIFIED", knode("up", "False"))
+    idx.apply_node("DELETED", knode("up", "False"))
+    assert idx.not_ready() == {}
+
+
+def test_monitor_provider_does_not_trust_the_agent_of_a_not_ready_node():
+    # A dead kubelet leaves its containers running: the agent still answers, with fresh readings.
+    agents = {"ok": "http://ok:9847", "dead": "http://dead:9847"}
+    asked = []
+
+    def transport(request):
+        asked.append(request.url.host)
+        return monitor_transport(request)
+
+    h, metrics = health("monitor", nodes=list(agents))
+    p = MonitorProvider(agents=lambda: agents, health=h, timeout_s=0.5, known_nodes=lambda: list(agents),
+                        clock=lambda: 100.0, transport=httpx.MockTransport(transport),
+                        not_ready=lambda: {"dead": "Ready=Unknown since t (NodeStatusUnknown)"})
+    assert set(asyncio.run(p.fetch())) == {"ok"}
+    assert asked == ["ok"] and agents == {"ok": "http://ok:9847", "dead": "http://dead:9847"}
+    assert h.status()["dead"]["error"] == "node_not_ready" and h.status()["ok"]["error"] is None
+    assert errors(metrics, "monitor", "node_not_ready") == 1

@@ -147,3 +147,27 @@ def test_cycle_counts_every_skip_reason_and_proposes_the_slow_job():
     ctl.cycle()
     assert skipped("in-flight") == 1
     assert tele.metrics.registry.get_sample_value("drsched_migration_in_flight") == 1
+
+
+def test_slow_jobs_on_a_not_ready_node_are_skipped_not_moved_nor_lost():
+    # A dead kubelet: its node turns NotReady, its pods still say Running and their jobs still report progress.
+    dead = node("dead", cpu="2")
+    dead["status"]["conditions"] = [{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown"}]
+    pods = [pod(f"j{i}", node="dead", progress=progress_doc()) for i in range(3)]
+    kube = FakeKube([dead, node("b", cpu="16")], pods)
+    tele = Telemetry(Metrics())
+    ex = Executor(kube, tele, budget=Budget(cooldown=0, max_fraction=1), timeouts=Timeouts(),
+                  source=AnnotationSource(), grace_period_s=None, identity="t")
+    ctl = Controller(kube, ex, tele, scorer=make_scorer("default-k8s"), params=RuleParams(slow_checks=1,
+                     min_running=0), source=AnnotationSource(),
+                     config=CycleConfig(namespace=None, node_selector={}, stale_after_s=120, restore_cost_s=1))
+    for _ in range(3):
+        ctl.cycle()
+    sample = tele.metrics.registry.get_sample_value
+    assert sample("drsched_migration_skipped_total", {"reason": "node-not-ready"}) == 9
+    assert kube.leases == {} and not [c for c in kube.calls if c[0] == "evict"]
+    assert (sample("drsched_migration_started_total") or 0) == 0
+    # Back to Ready: the same slow jobs are offered to the rule again (and one is moved at once).
+    dead["status"]["conditions"][0]["status"] = "True"
+    ctl.cycle()
+    assert [c for c in kube.calls if c[0] == "evict"]

@@ -1,0 +1,225 @@
+"""drsched deployed on the real-node cluster as a user deploys it, and the small HTTP helpers its tests share.
+
+`deploy` applies the local-images overlay (`kubectl apply --server-side`), with one addition that only the
+harness can make: each node's network device for the monitor's emulated-node view (`--node-net-dev
+<node>=<bridge>,...`; the overlay already passes `--node-view=cgroup --node-cgroup=$(NODE_NAME)`, the
+kubelets' `cgroupRoot: /<node name>`). `activate_migration` turns the shipped dry-run controller into an
+acting one with settings sized for a short test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import urllib.request
+from pathlib import Path
+
+import yaml
+from kubernetes import client
+
+from harness.extender_proc import parse_metrics, sum_samples
+from harness.imagecache import INDEX_SCHEMA, find_image
+from harness.images import BuiltImage
+from harness.realcluster import RealCluster
+
+OVERLAY = Path(__file__).resolve().parents[3] / "manifests" / "overlays" / "local-images"
+NS = "drsched-system"
+MONITOR_PORT = 9847
+MIGRATION_PORT = 9848
+MONITOR_TOKEN = secrets.token_hex(16)
+# A short test's controller: cycles every 2 s, a job's rate trusted after 5 s, moved after 2 slow checks,
+# at most once per job (a successor on a smaller node must not be chased from node to node).
+MIGRATION_ARGS = [
+    "--policy=demand-aware", "--interval-s=2", "--min-running-s=5", "--slow-checks=2", "--restore-cost-s=5",
+    "--cooldown-s=0", "--max-per-job=1", "--stale-after-s=30", "--place-timeout-s=30", "--resume-timeout-s=120",
+    "--lease-namespace=drsched-system", "--metrics-host=0.0.0.0", f"--metrics-port={MIGRATION_PORT}",
+]  # fmt: skip
+
+
+JOB_UID = 10001  # the workloads image's non-root user
+PROGRESS_PORT = 8080
+
+
+class ImagesMissing(RuntimeError):
+    """An image the deployment needs is not in the image cache (`make images`)."""
+
+
+def get_json(url: str, token: str | None = None) -> dict | None:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=2) as resp:  # noqa: S310
+            return json.loads(resp.read())
+    except (OSError, ValueError):
+        return None
+
+
+def get_text(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310
+        return resp.read().decode()
+
+
+def pods_of(cluster: RealCluster, app: str) -> list[client.V1Pod]:
+    return cluster.core.list_namespaced_pod(NS, label_selector=f"app.kubernetes.io/name={app}").items
+
+
+def pin_images(built: list[BuiltImage], dest: Path) -> Path:
+    """Copy the archives `ensure_images` just built for this checkout to `dest` (an image-cache root of this
+    test run alone), checked against their recorded sha256: the shared cache holds one archive per tag, and
+    another checkout's build on the same machine may replace it while this run's tests are still going."""
+    entries = []
+    for image in built:
+        copy = dest / "pinned" / image.archive.name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256()
+        with image.archive.open("rb") as src, copy.open("wb") as out:
+            while chunk := src.read(1 << 20):
+                digest.update(chunk)
+                out.write(chunk)
+        if f"sha256:{digest.hexdigest()}" != image.archive_sha256:
+            raise ImagesMissing(f"{image.archive} was replaced by another build while it was copied; run again")
+        entries.append({"name": image.name, "tag": image.tag, "archive": str(copy)})
+    (dest / "pinned" / "images.json").write_text(json.dumps({"schema": INDEX_SCHEMA, "images": entries}))
+    return dest
+
+
+def import_images(cluster: RealCluster, *names: str, root: Path | None = None) -> dict[str, str]:
+    """Import the named drsched images (from the image cache, or the pinned copies under `root`) into every
+    node; name -> tag."""
+    tags, archives = {}, []
+    for name in names:
+        found = find_image(name, root)
+        if found is None:
+            raise ImagesMissing(f"IMAGES NOT BUILT: no {name} image in the image cache; run `make images` first")
+        tags[name] = found[0]
+        archives.append(found[1])
+    cluster.import_images(archives)
+    return tags
+
+
+def _rendered(cluster: RealCluster) -> Path:
+    """The overlay rendered by kustomize, each agent told its node's bridge."""
+    done = cluster.kubectl("kustomize", str(OVERLAY), timeout=60)
+    assert done.returncode == 0, done.stderr
+    docs = [d for d in yaml.safe_load_all(done.stdout) if d]
+    devices = ",".join(f"{n.name}={n.bridge}" for n in cluster.nodes)
+    for doc in docs:
+        if doc["kind"] == "DaemonSet" and doc["metadata"]["name"] == "drsched-monitor":
+            doc["spec"]["template"]["spec"]["containers"][0]["args"].append(f"--node-net-dev={devices}")
+    path = cluster.workdir / "drsched-local-images.yaml"
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return path
+
+
+def deploy(cluster: RealCluster, *, images: Path | None = None) -> str:
+    """Deploy drsched and start the host-side drsched kube-scheduler; returns the extender's Service URL."""
+    import_images(cluster, "extender", "monitor", "migration", root=images)
+    # As the monitor README says a user does: the token that lets the extender (and only it) read the agents'
+    # per-pod usage, created before the agents start (they read it once, at start).
+    cluster.create_namespace(NS)
+    cluster.core.create_namespaced_secret(NS, client.V1Secret(
+        metadata=client.V1ObjectMeta(name="drsched-monitor-token"), string_data={"token": MONITOR_TOKEN}))
+    done = cluster.kubectl("apply", "--server-side", "-f", str(_rendered(cluster)), timeout=120)
+    assert done.returncode == 0, done.stderr
+    apps = client.AppsV1Api(cluster.api)
+
+    def all_ready() -> bool | None:
+        ds = apps.read_namespaced_daemon_set("drsched-monitor", NS).status
+        deps = [apps.read_namespaced_deployment(n, NS).status for n in ("drsched-extender", "drsched-migration")]
+        ok = ds.number_ready == len(cluster.nodes) and all((d.available_replicas or 0) >= 1 for d in deps)
+        return True if ok else None
+
+    try:
+        cluster.poll(all_ready, timeout=180, what="monitor agents on every node, extender and migration available")
+    except TimeoutError as exc:
+        raise TimeoutError(f"{exc}; pods: {_pod_states(cluster)}") from None
+    service = cluster.core.read_namespaced_service("drsched-extender", NS)
+    url = f"http://{service.spec.cluster_ip}:8888/"
+    cluster.poll(lambda: True if (get_json(url + "readyz") or {}).get("status") == "ready" else None,
+                 timeout=60, what=f"extender ready through its Service {url}")  # fmt: skip
+    config = cluster.render_scheduler_config("drsched-scheduler.yaml", extender_url=url)
+    cluster.start_scheduler("drsched-scheduler", config_path=config)
+    return url
+
+
+def _pod_states(cluster: RealCluster) -> list[str]:
+    out = []
+    for pod in cluster.core.list_namespaced_pod(NS).items:
+        waiting = [f"{c.name}:{c.state.waiting.reason}:{(c.state.waiting.message or '')[:200]}"
+                   for c in pod.status.container_statuses or [] if c.state and c.state.waiting]
+        restarts = sum(c.restart_count for c in pod.status.container_statuses or [])
+        out.append(f"{pod.metadata.name}@{pod.spec.node_name} {pod.status.phase} restarts={restarts} {waiting}")
+    return out
+
+
+def undeploy(cluster: RealCluster) -> None:
+    cluster.stop_component("drsched-scheduler")
+    cluster.kubectl("delete", "-f", str(cluster.workdir / "drsched-local-images.yaml"), "--wait=true", timeout=120)
+
+
+def activate_migration(cluster: RealCluster) -> client.V1Pod:
+    """One acting (not dry-run) controller with `MIGRATION_ARGS`; returns its Running pod once it leads."""
+    apps = client.AppsV1Api(cluster.api)
+    patch = {"spec": {"replicas": 1, "template": {"spec": {"containers": [
+        {"name": "controller", "args": MIGRATION_ARGS}]}}}}
+    apps.patch_namespaced_deployment("drsched-migration", NS, patch,
+                                     _content_type="application/strategic-merge-patch+json")
+
+    def rolled_out() -> client.V1Pod | None:
+        pods = [p for p in pods_of(cluster, "drsched-migration") if p.metadata.deletion_timestamp is None]
+        if len(pods) != 1 or pods[0].status.phase != "Running" or "--dry-run" in pods[0].spec.containers[0].args:
+            return None
+        ready = any(c.type == "Ready" and c.status == "True" for c in pods[0].status.conditions or [])
+        return pods[0] if ready and len(pods_of(cluster, "drsched-migration")) == 1 else None
+
+    pod = cluster.poll(rolled_out, timeout=120, what="one acting migration controller")
+
+    def leading() -> bool | None:
+        try:
+            text = get_text(f"http://{pod.status.pod_ip}:{MIGRATION_PORT}/metrics")
+        except OSError:  # not serving yet: the Deployment has no readiness probe
+            return None
+        return True if "drsched_migration_leader 1.0" in text else None
+
+    cluster.poll(leading, timeout=60, what="the migration controller holding its leader Lease")
+    return pod
+
+
+def job_args(state: str, *, units: int, work: int) -> list[str]:
+    return ["cpu", f"--state-dir={state}", f"--units={units}", f"--work={work}", "--checkpoint-every=2"]
+
+
+def migratable_job(name: str, *, image: str, node: str, state_dir: Path, units: int, work: int) -> client.V1Pod:
+    """A `python -m workloads cpu` pod opted in to migration, placed on `node`, progress served over HTTP."""
+    return client.V1Pod(
+        metadata=client.V1ObjectMeta(
+            name=name, labels={"drsched.io/migrate": "true", "drsched.io/workload": "cpu"},
+            annotations={"drsched.io/progress-port": str(PROGRESS_PORT)},
+        ),
+        spec=client.V1PodSpec(
+            restart_policy="Never",
+            node_name=node,  # placed by hand; the successor goes through the scheduler (the template drops it)
+            termination_grace_period_seconds=30,
+            containers=[client.V1Container(
+                name="job", image=image, image_pull_policy="Never",
+                args=[*job_args("/state", units=units, work=work), f"--progress-port={PROGRESS_PORT}"],
+                volume_mounts=[client.V1VolumeMount(name="state", mount_path="/state")],
+                resources=client.V1ResourceRequirements(requests={"cpu": "100m", "memory": "64Mi"}),
+            )],
+            volumes=[client.V1Volume(
+                name="state", host_path=client.V1HostPathVolumeSource(path=str(state_dir), type="Directory")
+            )],
+        ),
+    )  # fmt: skip
+
+
+def controller_count(metrics_url: str, name: str, **labels: str) -> float:
+    return sum_samples(parse_metrics(get_text(metrics_url)), name, **labels)
+
+
+def state_dir(tmp_path: Path, name: str) -> Path:
+    state = tmp_path / name
+    state.mkdir()
+    os.chown(state, JOB_UID, JOB_UID)
+    return state
