@@ -34,7 +34,19 @@ class ArmResult:
     events: list[tuple[float, str, str, str]] = field(default_factory=list)       # (t_s, node, event, value)
     restore: list[dict] = field(default_factory=list)                  # progress documents of resumed pods
     load: list[tuple[float, float]] = field(default_factory=list)      # (t_s, host 1-min load average)
+    proc_start: dict[str, float] = field(default_factory=dict)  # job -> unix start of its first process
+    proc_done: dict[str, float] = field(default_factory=dict)   # job -> unix time its progress said "done"
     timed_out: bool = False
+
+    def see_progress(self, job: str, doc: dict | None) -> None:
+        """Note a job's progress.json: sub-second start and finish times, where the pod API has whole seconds."""
+        if not doc:
+            return
+        started = doc.get("started_at")
+        if isinstance(started, int | float) and job not in self.proc_start and doc.get("resumed_from", 0) == 0:
+            self.proc_start[job] = float(started)
+        if doc.get("state") == "done" and isinstance(doc.get("updated_at"), int | float):
+            self.proc_done[job] = float(doc["updated_at"])
 
     def job_pods(self, job: str) -> list[PodObs]:
         return sorted((p for p in self.pods.values() if p.job == job), key=lambda p: (p.started or 1e18, p.name))

@@ -1,7 +1,9 @@
 """Rows of the lab's CSV files, made from what an arm observed. Pure: no cluster, no files.
 
 Why it exists: ``jobs.csv`` is read by other tools (the simulator's calibration), so its columns are fixed
-here, once, and every row is built the same way. Times are seconds from the arm's t0. ``solo_s`` is the job's
+here, once, and every row is built the same way. Times are seconds from the arm's t0: start is when the job's
+first process started and finish when its progress said done (``progress.json``, sub-second), falling back
+to the pod's container times (whole seconds) where no progress was seen. ``solo_s`` is the job's
 template measured alone on the node type where the job finished; ``run_slowdown`` = (finish - start) / solo,
 ``slowdown`` = (finish - submit) / solo; ``jct_s`` = finish - submit.
 """
@@ -40,8 +42,10 @@ def job_rows(result: ArmResult, jobs: list[Job], *, seed: int, arm: str, variant
         node = last.node if last and last.node else ""
         ntype = node_type(node) if node else ""
         submit = result.submitted.get(job.job)
-        start = _rel(pods[0].started, result.t0) if pods else None
-        finish = _rel(last.finished, result.t0) if last and last.phase == "Succeeded" else None
+        start = _rel(result.proc_start.get(job.job) or (pods[0].started if pods else None), result.t0)
+        finish = None
+        if last is not None and last.phase == "Succeeded":
+            finish = _rel(result.proc_done.get(job.job) or last.finished, result.t0)
         solo_s, used = (solo(job, ntype) if ntype else None) or (None, None)
         rows.append({
             "seed": seed, "arm": arm, "variant": variant, "job": job.job, "kind": job.kind, "node": node,

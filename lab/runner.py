@@ -55,6 +55,8 @@ def run_arm(lab: Lab, jobs: list[Job], *, run_id: str, image: str, scheduler: st
             progress(f"  t={now:5.1f}s {event} {node} {value}")
         for obs in lab.observe(run_id):
             result.pods[obs.name] = obs
+        for job in {p.job for p in result.pods.values()} - set(result.proc_done):
+            result.see_progress(job, lab.progress(run_id, job))
         if now - last_usage >= USAGE_EVERY_S:
             last_usage = now
             uids = {p.uid for p in result.pods.values() if p.phase == "Running"}

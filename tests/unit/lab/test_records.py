@@ -68,3 +68,16 @@ def test_a_foreign_csv_is_refused_naming_the_file(tmp_path: Path) -> None:
     (tmp_path / "jobs.csv").write_text("job,jct\nj1,3\n")
     with pytest.raises(ReportError, match=r"jobs\.csv:1: header"):
         read_rows(tmp_path / "jobs.csv")
+
+
+def test_progress_times_replace_the_pods_whole_seconds_and_a_successors_start_does_not_count() -> None:
+    jobs = make_schedule(seed=1, jobs=2)
+    result = _result(jobs)
+    a, b = jobs[0].job, jobs[1].job
+    result.see_progress(a, {"started_at": T0 + 1.25, "state": "running", "updated_at": T0 + 2})
+    result.see_progress(a, {"started_at": T0 + 1.25, "state": "done", "updated_at": T0 + 10.5})
+    result.see_progress(b, {"started_at": T0 + 10.7, "resumed_from": 40, "state": "done", "updated_at": T0 + 29.9})
+    row_a, row_b = job_rows(result, jobs, seed=1, arm="migration", variant="under", node_type=str,
+                            solo=lambda job, nt: (5.0, 900.0))
+    assert (row_a["start_s"], row_a["finish_s"]) == (1.25, 10.5)
+    assert (row_b["start_s"], row_b["finish_s"]) == (3, 29.9)  # the first pod's start; the successor's finish
