@@ -76,7 +76,9 @@ def _images(progress: Callable[[str], None]) -> tuple[str, list, str]:
 
         for entry in json.loads(index.read_text()).get("images", []):
             if entry.get("tag") == tag:
-                digest = str(entry.get("image_id") or entry.get("archive_sha256") or tag)
+                # The build key hashes the image's inputs: a rebuild of the same inputs (another checkout's
+                # build in between) keeps it, so the solo cache survives; the image id would not.
+                digest = str(entry.get("key") or entry.get("image_id") or tag)
     return tag, [f[1] for f in found.values()], digest
 
 
@@ -103,11 +105,12 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
         progress("starting the real-node cluster (waits for the machine's real-node lock if another cluster runs)")
         workdir = plan.workdir or Path(tempfile.mkdtemp(prefix="drsched-lab-"))
         cluster = RealCluster(workdir=workdir, binaries=ensure_binaries(), node_binaries=ensure_node_binaries())
-    lab = Lab(cluster)
+    lab: Lab | None = None
     try:
         started = time.monotonic()
         if own:
             cluster.start()
+        lab = Lab(cluster)
         progress(f"cluster up in {time.monotonic() - started:.0f} s; deploying drsched (kubectl apply -k)")
         lab.deploy(archives)
         progress(f"drsched deployed; {time.monotonic() - started:.0f} s since start")
@@ -129,7 +132,7 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
         if own:
             progress("tearing the cluster down")
             cluster.close()
-        else:
+        elif lab is not None:
             lab.undeploy()
     return plan.out
 
