@@ -13,6 +13,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from lab.kube import Lab
 from lab.observed import ArmResult
@@ -26,7 +27,7 @@ USAGE_EVERY_S = 2.0
 
 def _ended(result: ArmResult, jobs: list[Job]) -> bool:
     """Every job has a pod and none of its pods is still pending or running."""
-    return all((pods := result.job_pods(j.job)) and all(p.phase in ("Succeeded", "Failed") for p in pods)
+    return all((pods := result.job_pods(j.job)) and all(p.phase in ("Succeeded", "Failed", "Gone") for p in pods)
                for j in jobs)
 
 
@@ -53,8 +54,12 @@ def run_arm(lab: Lab, jobs: list[Job], *, run_id: str, image: str, scheduler: st
             node, event, value = fn()
             result.events.append((round(now, 2), node, event, value))
             progress(f"  t={now:5.1f}s {event} {node} {value}")
-        for obs in lab.observe(run_id):
-            result.pods[obs.name] = obs
+        listed = {obs.name: obs for obs in lab.observe(run_id)}
+        for name, obs in result.pods.items():
+            if name not in listed and obs.phase not in ("Succeeded", "Failed", "Gone"):
+                # Deleted while running (the migration controller stops a slow job's pod): it ended about now.
+                result.pods[name] = replace(obs, phase="Gone", finished=obs.finished or time.time())
+        result.pods.update(listed)
         for job in {p.job for p in result.pods.values()} - set(result.proc_done):
             result.see_progress(job, lab.progress(run_id, job))
         if now - last_usage >= USAGE_EVERY_S:
