@@ -29,8 +29,14 @@ def test_derived_files_match_their_csvs():
         assert (ROOT / rel).read_text() == text, f"{rel} is stale: run `python scripts/readme_tables.py`"
 
 
+def _copy_results(dest: Path) -> None:
+    """Every committed result tree a README block reads (the simulator's and the real-node lab's)."""
+    for tree in ("policy/results", "lab/results"):
+        shutil.copytree(ROOT / tree, dest / tree)
+
+
 def test_check_fails_on_a_hand_edited_block(tmp_path, capsys):
-    shutil.copytree(ROOT / "policy" / "results", tmp_path / "policy" / "results")
+    _copy_results(tmp_path)
     readme = tmp_path / "README.md"
     text = (ROOT / "README.md").read_text()
     start = text.index("<!-- BEGIN generated: policy/results/test/summary.md -->")
@@ -43,7 +49,7 @@ def test_check_fails_on_a_hand_edited_block(tmp_path, capsys):
 
 
 def test_check_fails_on_a_stale_derived_file(tmp_path):
-    shutil.copytree(ROOT / "policy" / "results", tmp_path / "policy" / "results")
+    _copy_results(tmp_path)
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
     summary = tmp_path / "policy" / "results" / "test" / "summary.csv"
     rows = readme_tables._read(summary)
@@ -56,7 +62,7 @@ def test_check_fails_on_a_stale_derived_file(tmp_path):
 
 
 def test_missing_result_file_is_named(tmp_path):
-    shutil.copytree(ROOT / "policy" / "results", tmp_path / "policy" / "results")
+    _copy_results(tmp_path)
     (tmp_path / "policy" / "results" / "test" / "summary.md").unlink()
     with pytest.raises(FileNotFoundError, match="policy/results/test/summary.md"):
         readme_tables.render((ROOT / "README.md").read_text(), tmp_path)
