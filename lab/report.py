@@ -64,7 +64,7 @@ def summarise(out: Path) -> str:
     if not jobs or not nodes:
         raise ReportError(f"{out}: no jobs.csv or nodes.csv rows yet")
     lines = []
-    for variant in sorted({r["variant"] for r in jobs}):
+    for variant in sorted({r["variant"] for r in jobs}, key=lambda v: (v != "under", v)):
         per_run = {}
         for seed, arm in sorted({(int(r["seed"]), r["arm"]) for r in jobs if r["variant"] == variant}):
             pick = [r for r in jobs if (int(r["seed"]), r["arm"], r["variant"]) == (seed, arm, variant)]
