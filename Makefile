@@ -53,8 +53,13 @@ deps:  ## install the Debian packages the tests use (as root), or name the missi
 test: venv deps  ## the whole suite: lint, unit, integration, e2e (each timed), then every skipped test and why
 	@bash scripts/run-tests.sh
 
-demo: venv  ## drsched live next to the default scheduler on a local control plane (first run builds it: ~10-17 min)
-	$(PY) scripts/demo.py --out $(CURDIR)/out/demo-live $(DEMO_ARGS)
+demo: venv  ## default-scheduler vs drsched on real nodes, measured (~5 min once built; KWOK demo: DEMO_ARGS=--kwok)
+	$(PY) -m lab demo $(DEMO_ARGS)
+
+.PHONY: lab
+LAB_ARGS ?= --seeds 1,2,3,4,5 --out out/lab
+lab: venv  ## the real-node experiment: every arm on the same seeded schedules (python -m lab run --help)
+	DRSCHED_REALNODES_WAIT_S=$${DRSCHED_REALNODES_WAIT_S:-2400} nice -n 5 $(PY) -m lab run $(LAB_ARGS)
 
 EVAL_POLICIES := default-k8s,tlp,lvrb,koord,demand-aware,lookahead,random,round-robin,dqn:policy/models/default.npz
 EVAL := nice -n 5 $(PY) -m policy.evaluate --workers 2 --no-plots -q

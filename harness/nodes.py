@@ -399,6 +399,15 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
             "current-context": "c",
         }  # fmt: skip
 
+    def set_cpu_quota(self, millicores: int) -> None:
+        """Rewrite the node's CPU quota while it runs, as a noisy neighbour taking part of the machine would:
+        its pods slow down, its allocatable (what schedulers see) stays as it was."""
+        if millicores < 1:
+            raise ValueError(f"cpu quota must be >= 1 millicore, got {millicores}")
+        quota = CGROUP_FS / "cpu" / self.cgroup_root.strip("/") / "cpu.cfs_quota_us"
+        quota.write_text(str(millicores * CFS_PERIOD_US // 1000))
+        log.info("cpu quota set", extra=kv(node=self.name, millicores=millicores))
+
     # ---- stop ---------------------------------------------------------------------------------------
 
     def stop(self) -> None:

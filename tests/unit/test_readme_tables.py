@@ -40,6 +40,12 @@ def test_derived_files_match_their_csvs():
         assert (ROOT / rel).read_text() == text, f"{rel} is stale: run `python scripts/readme_tables.py`"
 
 
+def _copy_results(dest: Path) -> None:
+    """Every committed result tree a README block reads (the simulator's and the real-node lab's)."""
+    for tree in ("policy/results", "lab/results"):
+        shutil.copytree(ROOT / tree, dest / tree)
+
+
 def test_check_fails_on_a_hand_edited_block(tmp_path, capsys):
     _copy_results(tmp_path)
     readme = tmp_path / "README.md"

@@ -1,0 +1,121 @@
+"""``python -m lab``: the real-node experiment's one command.
+
+    run       run seeds x arms on a real-node cluster into an output directory (resumable)
+    report    rebuild summary.md and the plots from an output directory's CSV files
+    schedule  print a seed's schedule (schedule.csv format), or check a schedule file
+    demo      `make demo`: a short default vs drsched run on real nodes, or the KWOK demo (--kwok)
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from kube.logs import setup_logging
+from lab import demo
+from lab.report import ReportError
+from lab.schedule import VARIANTS, ScheduleError, make_schedule, parse_schedule, schedule_csv
+
+log = logging.getLogger("lab")
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)  # noqa: T201 (progress is this command's output)
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
+
+
+def _arms(text: str) -> list[str]:
+    from lab.experiment import ARMS
+
+    arms = [a.strip() for a in text.split(",") if a.strip()]
+    bad = [a for a in arms if a not in ARMS]
+    if bad or not arms:
+        raise argparse.ArgumentTypeError(f"unknown arms {bad}; known: {', '.join(ARMS)}")
+    return arms
+
+
+def _schedule_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--jobs", type=int, default=12, help="jobs per schedule [12]")
+    p.add_argument("--window-s", type=float, default=60.0, help="jobs arrive over about this long [60]")
+    p.add_argument("--scale", type=float, default=1.0, help="multiply every job's work by this [1]")
+    p.add_argument("--variant", choices=VARIANTS, default="under",
+                   help="under: cpu request = 0.2 x use, no cpu limit; honest: request = use (<= 450 m) [under]")
+    p.add_argument("--straggler", action="store_true",
+                   help="SpeCon's regime: all jobs within 30 s, 2.5x longer, one node's cpu quota cut mid-run")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m lab", description=__doc__.split("\n\n")[0],
+                                epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run seeds x arms on real nodes into --out (resumable: done arms are skipped)")
+    r.add_argument("--out", type=Path, required=True, help="output directory (CSV files, summary.md, plots)")
+    r.add_argument("--seeds", type=_int_list, default=[1, 2, 3, 4, 5], help="comma-separated seeds [1,2,3,4,5]")
+    r.add_argument("--arms", type=_arms, default=["default", "model", "demand-aware", "migration"],
+                   help="comma-separated arms: default, model, demand-aware, migration [all four]")
+    _schedule_args(r)
+    r.add_argument("--arm-timeout-s", type=float, default=600.0, help="give up on an arm after this long [600]")
+    r.add_argument("--straggler-node", default="rn-large", help="node whose quota is cut (--straggler) [rn-large]")
+    r.add_argument("--straggler-at-s", type=float, default=20.0, help="seconds into the arm of the cut [20]")
+    r.add_argument("--straggler-quota-m", type=int, default=200, help="the node's cpu quota after the cut [200]")
+    r.set_defaults(func=cmd_run)
+    rep = sub.add_parser("report", help="rebuild summary.md and the plots from a run's CSV files")
+    rep.add_argument("out", type=Path, help="output directory of a run")
+    rep.set_defaults(func=cmd_report)
+    s = sub.add_parser("schedule", help="print a seed's schedule as CSV, or check a schedule file (--check)")
+    s.add_argument("--seed", type=int, default=1, help="seed [1]")
+    _schedule_args(s)
+    s.add_argument("--check", type=Path, default=None, help="parse this schedule file and report the first error")
+    s.set_defaults(func=cmd_schedule)
+    demo.add_parser(sub)
+    return p
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from lab.experiment import Plan, run
+
+    plan = Plan(out=args.out, seeds=args.seeds, arms=args.arms, variant=args.variant,
+                regime="straggler" if args.straggler else "drs", jobs=args.jobs, window_s=args.window_s,
+                scale=args.scale, arm_timeout_s=args.arm_timeout_s, straggler_node=args.straggler_node,
+                straggler_at_s=args.straggler_at_s, straggler_quota_m=args.straggler_quota_m)
+    run(plan, _say)
+    _say((args.out / "summary.md").read_text() if (args.out / "summary.md").exists() else "no summary")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from lab.report import summarise
+
+    _say(summarise(args.out))
+    return 0
+
+
+def cmd_schedule(args: argparse.Namespace) -> int:
+    if args.check is not None:
+        jobs = parse_schedule(args.check.read_text(), path=str(args.check))
+        _say(f"{args.check}: {len(jobs)} jobs, ok")
+        return 0
+    sys.stdout.write(schedule_csv(make_schedule(
+        seed=args.seed, jobs=args.jobs, window_s=args.window_s, scale=args.scale, variant=args.variant,
+        regime="straggler" if args.straggler else "drs")))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    setup_logging(level="WARNING", fmt="text")
+    try:
+        return args.func(args)
+    except (ScheduleError, ReportError, OSError) as exc:
+        log.error("lab failed error=%s", exc)
+        _say(f"error: {exc}")
+        return 2

@@ -1,0 +1,178 @@
+"""An experiment: one real-node cluster, drsched deployed once, every seed's schedule run under every arm.
+
+Why it exists: the order of work matters for fairness and cost. Arms are interleaved seed by seed (so a
+slow spell of the shared machine hits every arm, not one), ordered to need one extender rollout per seed,
+and every arm's rows are appended to the output directory as soon as it ends; an arm already in jobs.csv
+is skipped, so an interrupted or extended experiment resumes where it stopped.
+
+Arms: ``default`` (the stock default-scheduler), ``model`` (drsched, shipped model), ``demand-aware``
+(drsched with that heuristic), ``migration`` (drsched model + the migration controller, which is scaled to 0
+in every other arm).
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.cluster import ensure_binaries
+from harness.imagecache import find_image
+from harness.images import ensure_images
+from harness.realcluster import RealCluster, ensure_node_binaries
+from lab import report, solo
+from lab.kube import Lab
+from lab.records import event_rows, job_rows, usage_rows
+from lab.runner import run_arm
+from lab.schedule import Job, make_schedule, schedule_csv
+
+log = logging.getLogger(__name__)
+
+ARMS = {  # arm -> (schedulerName, extender policy, migration controller on)
+    "default": (None, None, False),
+    "model": ("drsched", "model", False),
+    "demand-aware": ("drsched", "demand-aware", False),
+    "migration": ("drsched", "model", True),
+}
+
+
+@dataclass
+class Plan:
+    out: Path
+    seeds: list[int]
+    arms: list[str]
+    variant: str = "under"
+    regime: str = "drs"
+    jobs: int = 12
+    window_s: float = 60.0
+    scale: float = 1.0
+    arm_timeout_s: float = 600.0
+    straggler_node: str = "rn-large"
+    straggler_at_s: float = 20.0
+    straggler_quota_m: int = 200
+    workdir: Path | None = None
+    schedules: dict[int, list[Job]] = field(default_factory=dict)
+
+
+def _order(arms: list[str], current_policy: str) -> list[str]:
+    """The seed's arms, those on the extender's current policy first: one rollout per seed at most."""
+    return sorted(arms, key=lambda a: (ARMS[a][1] not in (None, current_policy), ARMS[a][1] or "", a))
+
+
+def _images(progress: Callable[[str], None]) -> tuple[str, list, str]:
+    ensure_images(progress=progress)
+    found = {name: find_image(name) for name in ("extender", "monitor", "migration", "workloads")}
+    missing = [n for n, f in found.items() if f is None]
+    if missing:
+        raise RuntimeError(f"no {', '.join(missing)} image in the image cache; run `make images`")
+    tag, archive = found["workloads"]
+    digest = tag
+    index = archive.parent / "images.json"
+    if index.exists():
+        import json
+
+        for entry in json.loads(index.read_text()).get("images", []):
+            if entry.get("tag") == tag:
+                # The build key hashes the image's inputs: a rebuild of the same inputs (another checkout's
+                # build in between) keeps it, so the solo cache survives; the image id would not.
+                digest = str(entry.get("key") or entry.get("image_id") or tag)
+    return tag, [f[1] for f in found.values()], digest
+
+
+def done_runs(out: Path) -> set[tuple[int, str, str]]:
+    return {(int(r["seed"]), r["arm"], r["variant"]) for r in report.read_rows(out / "jobs.csv")}
+
+
+def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | None = None) -> Path:
+    """Run every (seed, arm) not yet in ``plan.out``. Starts its own real-node cluster unless ``cluster`` is
+    given (a running one: drsched is deployed on it and removed again, the cluster is left running)."""
+    plan.out.mkdir(parents=True, exist_ok=True)
+    for seed in plan.seeds:
+        plan.schedules[seed] = make_schedule(seed=seed, jobs=plan.jobs, window_s=plan.window_s, regime=plan.regime,
+                                             variant=plan.variant, scale=plan.scale)
+        (plan.out / f"schedule-{plan.regime}-{plan.variant}-{seed}.csv").write_text(schedule_csv(plan.schedules[seed]))
+    done = done_runs(plan.out)
+    todo = [(s, a) for s in plan.seeds for a in plan.arms if (s, a, plan.variant) not in done]
+    if not todo:
+        progress(f"every arm is already in {plan.out / 'jobs.csv'}; nothing to run")
+        return plan.out
+    image, archives, digest = _images(progress)
+    own = cluster is None
+    if cluster is None:
+        progress("starting the real-node cluster (waits for the machine's real-node lock if another cluster runs)")
+        workdir = plan.workdir or Path(tempfile.mkdtemp(prefix="drsched-lab-"))
+        cluster = RealCluster(workdir=workdir, binaries=ensure_binaries(), node_binaries=ensure_node_binaries())
+    lab: Lab | None = None
+    try:
+        started = time.monotonic()
+        if own:
+            cluster.start()
+        lab = Lab(cluster)
+        progress(f"cluster up in {time.monotonic() - started:.0f} s; deploying drsched (kubectl apply -k)")
+        lab.deploy(archives)
+        progress(f"drsched deployed; {time.monotonic() - started:.0f} s since start")
+        if not (plan.out / "nodes.csv").exists():
+            report.append_rows(plan.out, "nodes.csv", [
+                {"node": s.name, "node_type": solo.node_type(s), "cpu_quota_m": s.cpu_millis, "mem_mi": s.memory_mib,
+                 "net_mbit": s.net_mbit} for s in cluster.shapes])  # fmt: skip
+        all_jobs = [j for s in plan.seeds for j in plan.schedules[s]]
+        solos = solo.measure(lab, all_jobs, shapes=cluster.shapes, image=image, image_digest=digest,
+                             progress=progress)
+        types = {s.name: solo.node_type(s) for s in cluster.shapes}
+        largest = solo.node_type(max(cluster.shapes, key=lambda s: s.cpu_millis))
+        for seed in plan.seeds:
+            for arm in _order([a for s, a in todo if s == seed], lab.policy):
+                _one(plan, lab, cluster, seed=seed, arm=arm, image=image, solos=solos, types=types, largest=largest,
+                     progress=progress)
+                report.summarise(plan.out)
+    finally:
+        if own:
+            progress("tearing the cluster down")
+            cluster.close()
+        elif lab is not None:
+            lab.undeploy()
+    return plan.out
+
+
+def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, image: str, solos: dict,
+         types: dict[str, str], largest: str, progress: Callable[[str], None]) -> None:
+    scheduler, policy, migration = ARMS[arm]
+    lab.set_arm(policy=policy, migration=migration)
+    jobs = plan.schedules[seed]
+    run_id = f"{arm[:3]}-{plan.variant[:2]}{seed}-{int(time.time()) % 100000}"
+    progress(f"seed {seed} arm {arm} variant {plan.variant} regime {plan.regime}: {len(jobs)} jobs")
+    actions = []
+    if plan.regime == "straggler":
+        node = cluster.node(plan.straggler_node)
+
+        def cut() -> tuple[str, str, str]:
+            node.set_cpu_quota(plan.straggler_quota_m)
+            return node.name, "cpu_quota_cut", f"{node.shape.cpu_millis}->{plan.straggler_quota_m}"
+
+        actions.append((plan.straggler_at_s, cut))
+    started = time.monotonic()
+    try:
+        result = run_arm(lab, jobs, run_id=run_id, image=image, scheduler=scheduler,
+                         expected_s=lambda j: solos[(j.template, j.units, largest)].seconds,
+                         timeout_s=plan.arm_timeout_s, actions=actions, progress=progress)
+    finally:
+        if plan.regime == "straggler":
+            cluster.node(plan.straggler_node).set_cpu_quota(cluster.node(plan.straggler_node).shape.cpu_millis)
+    def solo_of(job: Job, ntype: str) -> tuple[float, float] | None:
+        found = solos.get((job.template, job.units, ntype))
+        return None if found is None else (found.seconds, found.cpu_m)
+
+    rows = job_rows(result, jobs, seed=seed, arm=arm, variant=plan.variant, node_type=lambda n: types.get(n, ""),
+                    solo=solo_of)
+    report.append_rows(plan.out, "jobs.csv", rows)
+    report.append_rows(plan.out, "usage.csv", usage_rows(result, seed=seed, arm=arm, variant=plan.variant))
+    report.append_rows(plan.out, "events.csv", event_rows(result, seed=seed, arm=arm))
+    report.append_rows(plan.out, "host.csv", [{"seed": seed, "arm": arm, "variant": plan.variant, "t_s": t,
+                                               "load1": round(v, 2)} for t, v in result.load])
+    failed = [r["job"] for r in rows if r["exit_code"] != 0]
+    progress(f"seed {seed} arm {arm}: done in {time.monotonic() - started:.0f} s"
+             + (" (TIMED OUT)" if result.timed_out else "") + (f"; not exit 0: {failed}" if failed else ""))
+    lab.delete_run(run_id)

@@ -1,0 +1,240 @@
+"""Everything the lab does to a real-node cluster, in one module: deploy drsched, switch arms, submit job pods,
+observe them, read the monitor agents, clean up.
+
+Why it exists: the experiment's logic (``runner``) must read as submit / observe / record; the Kubernetes
+object shapes, patches and HTTP reads live here. drsched is deployed as a user deploys it
+(``kubectl apply -k manifests/overlays/local-images``), with the drsched kube-scheduler on the host calling
+the extender through its Service, as the real-node e2e tests do.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import shutil
+import urllib.request
+from pathlib import Path
+
+from kubernetes import client
+
+from harness.nodes import CGROUP_FS
+from harness.realcluster import RealCluster
+from lab.observed import PodObs
+from lab.schedule import Job
+
+log = logging.getLogger(__name__)
+
+REPO = Path(__file__).resolve().parents[1]
+OVERLAY = REPO / "manifests" / "overlays" / "local-images"
+SYSTEM_NS = "drsched-system"
+JOBS_NS = "lab"
+MONITOR_PORT = 9847
+PROGRESS_PORT = 8080
+JOB_UID = 10001  # the workloads image's non-root user
+STATE_ROOT = Path("/var/lib/drsched-lab")
+RUN_LABEL = "drsched.io/lab-run"
+JOB_LABEL = "drsched.io/lab-job"
+# The migration controller as the migration arm runs it: acting (no --dry-run), reading progress over HTTP,
+# tuned to jobs of tens of seconds instead of the shipped minutes.
+MIGRATION_ARGS = [
+    "--policy=demand-aware", "--interval-s=5", "--lease-namespace=drsched-system", "--metrics-host=0.0.0.0",
+    "--metrics-port=9848", "--progress-source=http", f"--progress-port={PROGRESS_PORT}", "--min-running-s=10",
+    "--slow-checks=2", "--cooldown-s=20", "--max-fraction=0.5", "--restore-cost-s=5", f"--namespace={JOBS_NS}",
+]  # fmt: skip
+
+
+def _get_json(url: str, token: str | None = None) -> dict | None:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=2) as resp:  # noqa: S310
+            return json.loads(resp.read())
+    except (OSError, ValueError):
+        return None
+
+
+class Lab:
+    """drsched deployed on one `RealCluster`; arms switch in place, every run's pods carry its run label."""
+
+    def __init__(self, cluster: RealCluster):
+        self.cluster = cluster
+        self.token = secrets.token_hex(16)
+        self.apps = client.AppsV1Api(cluster.api)
+        self.policy = "model"
+        self.migration_on = True
+
+    # ---- deploy and switch arms -----------------------------------------------------------------
+
+    def deploy(self, archives: list[Path]) -> None:
+        c = self.cluster
+        c.import_images(archives)
+        c.create_namespace(SYSTEM_NS)
+        c.create_namespace(JOBS_NS)
+        c.core.delete_collection_namespaced_secret(SYSTEM_NS, field_selector="metadata.name=drsched-monitor-token")
+        c.core.create_namespaced_secret(SYSTEM_NS, client.V1Secret(
+            metadata=client.V1ObjectMeta(name="drsched-monitor-token"), string_data={"token": self.token}))
+        done = c.kubectl("apply", "--server-side", "-k", str(OVERLAY), timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"kubectl apply -k {OVERLAY} failed: {done.stderr.strip()}")
+        # One extender replica: on two shared cores a second one only adds noise inside the nodes' quotas.
+        self.apps.patch_namespaced_deployment_scale("drsched-extender", SYSTEM_NS, {"spec": {"replicas": 1}})
+        self._patch_args("drsched-migration", lambda args: list(MIGRATION_ARGS))
+        self.set_arm(policy="model", migration=False)
+        service = c.core.read_namespaced_service("drsched-extender", SYSTEM_NS)
+        url = f"http://{service.spec.cluster_ip}:8888/"
+        c.poll(lambda: True if (_get_json(url + "readyz") or {}).get("status") == "ready" else None,
+               timeout=120, what=f"extender ready through its Service {url}")  # fmt: skip
+        c.poll(lambda: True if self._agents_ready() else None, timeout=180, what="a monitor agent on every node")
+        c.start_scheduler("drsched-scheduler", config_path=c.render_scheduler_config("drsched-scheduler.yaml",
+                                                                                     extender_url=url))
+
+    def undeploy(self) -> None:
+        """Remove what deploy() made, waiting until it is gone, so a cluster shared with tests is left clean."""
+        self.cluster.stop_component("drsched-scheduler")
+        self.cluster.kubectl("delete", "-k", str(OVERLAY), "--wait=true", "--ignore-not-found", timeout=180)
+        self.cluster.kubectl("delete", "namespace", JOBS_NS, "--wait=true", "--ignore-not-found", timeout=180)
+
+    def _agents_ready(self) -> bool:
+        ds = self.apps.read_namespaced_daemon_set("drsched-monitor", SYSTEM_NS).status
+        return ds.number_ready == len(self.cluster.nodes)
+
+    def _patch_args(self, deployment: str, change) -> None:
+        dep = self.apps.read_namespaced_deployment(deployment, SYSTEM_NS)
+        args = change(list(dep.spec.template.spec.containers[0].args or []))
+        patch = [{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}]
+        self.apps.patch_namespaced_deployment(deployment, SYSTEM_NS, patch)
+
+    def set_arm(self, *, policy: str | None, migration: bool) -> None:
+        """Extender policy (through its container args and a rollout) and the migration controller on or off
+        (1 or 0 replicas); a None policy (the default-scheduler arm) leaves the extender as it is."""
+        if policy is not None and policy != self.policy:
+            self._patch_args("drsched-extender", lambda args: [
+                f"--policy={policy}" if a.startswith("--policy=") else a for a in args])
+            self.policy = policy
+            self._rollout("drsched-extender")
+        if migration != self.migration_on:
+            self.apps.patch_namespaced_deployment_scale("drsched-migration", SYSTEM_NS,
+                                                        {"spec": {"replicas": int(migration)}})
+            self.migration_on = migration
+            self._rollout("drsched-migration")
+        log.info("arm set policy=%s migration=%s", self.policy, self.migration_on)
+
+    def _rollout(self, deployment: str) -> None:
+        done = self.cluster.kubectl("-n", SYSTEM_NS, "rollout", "status", f"deployment/{deployment}",
+                                    "--timeout=180s", timeout=200)
+        if done.returncode != 0:
+            raise RuntimeError(f"rollout of {deployment} did not finish: {done.stderr.strip()}")
+
+    # ---- jobs -----------------------------------------------------------------------------------
+
+    def state_dir(self, run_id: str, job: str) -> Path:
+        path = STATE_ROOT / run_id / job
+        path.mkdir(parents=True, exist_ok=True)
+        os.chown(path, JOB_UID, JOB_UID)
+        return path
+
+    def submit(self, job: Job, *, run_id: str, image: str, scheduler: str | None, expected_s: float,
+               node: str | None = None) -> str:
+        """Create the job's pod; ``node`` pins it (solo runs). Returns the pod name."""
+        name = f"{run_id}-{job.job}"
+        profile = (f"cpu={job.cpu_use_m / 1000:g},mem={job.mem_use_mi / 1024:.3f},"
+                   f"net={job.net_mbit / 8:.2f},disk={job.io_mbps:.2f}")
+        pod = client.V1Pod(
+            metadata=client.V1ObjectMeta(
+                name=name, labels={RUN_LABEL: run_id, JOB_LABEL: job.job, "drsched.io/workload": job.template,
+                                   "drsched.io/migrate": "true"},
+                annotations={"drsched.io/profile": profile, "drsched.io/progress-port": str(PROGRESS_PORT),
+                             "drsched.io/expected-duration": f"{expected_s:.1f}"}),
+            spec=client.V1PodSpec(
+                scheduler_name=scheduler, restart_policy="Never", termination_grace_period_seconds=30,
+                node_selector={"kubernetes.io/hostname": node} if node else None,
+                containers=[client.V1Container(
+                    name="job", image=image, image_pull_policy="Never",
+                    args=[*job.argv(), "--checkpoint-every=5", f"--progress-port={PROGRESS_PORT}",
+                          "--log-level=WARNING"],
+                    volume_mounts=[client.V1VolumeMount(name="state", mount_path="/state")],
+                    resources=client.V1ResourceRequirements(
+                        requests={"cpu": f"{job.cpu_request_m}m", "memory": f"{job.mem_request_mi}Mi"},
+                        limits={"memory": f"{job.mem_request_mi * 2}Mi"}),
+                )],
+                volumes=[client.V1Volume(name="state", host_path=client.V1HostPathVolumeSource(
+                    path=str(self.state_dir(run_id, job.job)), type="Directory"))],
+            ),
+        )  # fmt: skip
+        self.cluster.create_pod(pod, namespace=JOBS_NS)
+        return name
+
+    def observe(self, run_id: str) -> list[PodObs]:
+        pods = self.cluster.core.list_namespaced_pod(JOBS_NS, label_selector=f"{RUN_LABEL}={run_id}").items
+        return [_obs(p) for p in pods]
+
+    def delete_run(self, run_id: str) -> None:
+        self.cluster.core.delete_collection_namespaced_pod(JOBS_NS, label_selector=f"{RUN_LABEL}={run_id}",
+                                                           grace_period_seconds=0)
+        self.cluster.poll(lambda: True if not self.observe(run_id) else None, timeout=90,
+                          what=f"pods of run {run_id} deleted")
+        shutil.rmtree(STATE_ROOT / run_id, ignore_errors=True)
+
+    def progress(self, run_id: str, job: str) -> dict | None:
+        try:
+            return json.loads((STATE_ROOT / run_id / job / "progress.json").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def pod_cpu_seconds(self, node: str, uid: str) -> float | None:
+        """CPU seconds the pod's cgroup has used so far (read on the host: every node's cgroups are local)."""
+        for qos in ("burstable", "besteffort", ""):
+            path = CGROUP_FS / "cpuacct" / node / "kubepods" / qos / f"pod{uid}" / "cpuacct.usage"
+            try:
+                return int(path.read_text()) / 1e9
+            except (OSError, ValueError):
+                continue
+        return None
+
+    # ---- usage from the monitor agents ----------------------------------------------------------
+
+    def usage(self, uids: set[str]) -> dict[str, dict[str, float]]:
+        """Per node, the summed usage of the given pods as its agent reports it: cpu_m, mem_mi, net_mbit,
+        io_mbps. A node whose agent does not answer is left out."""
+        out: dict[str, dict[str, float]] = {}
+        agents = self.cluster.core.list_namespaced_pod(
+            SYSTEM_NS, label_selector="app.kubernetes.io/name=drsched-monitor").items
+        for agent in agents:
+            if not agent.status.pod_ip:
+                continue
+            report = _get_json(f"http://{agent.status.pod_ip}:{MONITOR_PORT}/usage", self.token)
+            if report is None:
+                continue
+            total = {"cpu_m": 0.0, "mem_mi": 0.0, "net_mbit": 0.0, "io_mbps": 0.0}
+            for uid, pod in (report.get("pods") or {}).items():
+                if uid not in uids:
+                    continue
+                total["cpu_m"] += 1000 * _cur(pod, "cpu_cores")
+                total["mem_mi"] += _cur(pod, "memory_bytes") / 2**20
+                total["net_mbit"] += 8e-6 * (_cur(pod, "net_rx_bytes_per_second")
+                                             + _cur(pod, "net_tx_bytes_per_second"))
+                total["io_mbps"] += 1e-6 * (_cur(pod, "disk_read_bytes_per_second")
+                                            + _cur(pod, "disk_write_bytes_per_second"))
+            out[agent.spec.node_name] = total
+        return out
+
+
+def _cur(pod: dict, key: str) -> float:
+    return float(((pod.get(key) or {}).get("current")) or 0.0)
+
+
+def _obs(pod: client.V1Pod) -> PodObs:
+    started = finished = exit_code = None
+    for status in pod.status.container_statuses or []:
+        state = status.state
+        if state.running is not None and state.running.started_at is not None:
+            started = state.running.started_at.timestamp()
+        if state.terminated is not None:
+            term = state.terminated
+            started = term.started_at.timestamp() if term.started_at else None
+            finished = term.finished_at.timestamp() if term.finished_at else None
+            exit_code = term.exit_code
+    return PodObs(name=pod.metadata.name, job=(pod.metadata.labels or {}).get(JOB_LABEL, ""), uid=pod.metadata.uid,
+                  node=pod.spec.node_name, phase=pod.status.phase or "", started=started, finished=finished,
+                  exit_code=exit_code)  # fmt: skip

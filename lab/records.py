@@ -1,0 +1,86 @@
+"""Rows of the lab's CSV files, made from what an arm observed. Pure: no cluster, no files.
+
+Why it exists: ``jobs.csv`` is read by other tools (the simulator's calibration), so its columns are fixed
+here, once, and every row is built the same way. Times are seconds from the arm's t0: start is when the job's
+first process started and finish when its progress said done (``progress.json``, sub-second), falling back
+to the pod's container times (whole seconds) where no progress was seen. ``solo_s`` is the job's
+template measured alone on the node type where the job finished; ``run_slowdown`` = (finish - start) / solo,
+``slowdown`` = (finish - submit) / solo; ``jct_s`` = finish - submit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lab.observed import ArmResult
+from lab.schedule import Job
+
+JOB_COLUMNS = ("seed", "arm", "variant", "job", "kind", "node", "node_type", "cpu_request_m", "mem_request_mi",
+               "cpu_use_m", "mem_use_mi", "net_mbit", "io_mbps", "work", "submit_s", "start_s", "finish_s",
+               "exit_code", "solo_s", "jct_s", "run_slowdown", "slowdown", "migrations")
+NODE_COLUMNS = ("node", "node_type", "cpu_quota_m", "mem_mi", "net_mbit")
+EVENT_COLUMNS = ("seed", "arm", "t_s", "node", "event", "value")
+USAGE_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "cpu_m", "mem_mi", "net_mbit", "io_mbps")
+
+
+def _rel(t: float | None, t0: float) -> float | None:
+    return None if t is None else round(t - t0, 3)
+
+
+def _ratio(num: float | None, den: float | None) -> float | str:
+    return round(num / den, 4) if num is not None and den else ""
+
+
+def job_rows(result: ArmResult, jobs: list[Job], *, seed: int, arm: str, variant: str,
+             node_type: Callable[[str], str], solo: Callable[[Job, str], tuple[float, float] | None]) -> list[dict]:
+    """One row per job. ``solo(job, node_type)`` is (seconds, cpu millicores) of the job alone on that node
+    type, from the solo cache; a job that never ran has empty times and ratios."""
+    rows = []
+    for job in jobs:
+        pods = result.job_pods(job.job)
+        last = pods[-1] if pods else None
+        node = last.node if last and last.node else ""
+        ntype = node_type(node) if node else ""
+        submit = result.submitted.get(job.job)
+        start = _rel(result.proc_start.get(job.job) or (pods[0].started if pods else None), result.t0)
+        finish = None
+        if last is not None and last.phase == "Succeeded":
+            finish = _rel(result.proc_done.get(job.job) or last.finished, result.t0)
+        solo_s, used = (solo(job, ntype) if ntype else None) or (None, None)
+        rows.append({
+            "seed": seed, "arm": arm, "variant": variant, "job": job.job, "kind": job.kind, "node": node,
+            "node_type": ntype, "cpu_request_m": job.cpu_request_m, "mem_request_mi": job.mem_request_mi,
+            "cpu_use_m": round(used) if used is not None else job.cpu_use_m, "mem_use_mi": job.mem_use_mi,
+            "net_mbit": job.net_mbit, "io_mbps": job.io_mbps, "work": job.units,
+            "submit_s": submit if submit is not None else "", "start_s": "" if start is None else start,
+            "finish_s": "" if finish is None else finish,
+            "exit_code": "" if last is None or last.exit_code is None else last.exit_code,
+            "solo_s": "" if solo_s is None else round(solo_s, 3),
+            "jct_s": "" if finish is None or submit is None else round(finish - submit, 3),
+            "run_slowdown": _ratio(None if finish is None or start is None else finish - start, solo_s),
+            "slowdown": _ratio(None if finish is None or submit is None else finish - submit, solo_s),
+            "migrations": max(len(pods) - 1, 0),
+        })  # fmt: skip
+    return rows
+
+
+def usage_rows(result: ArmResult, *, seed: int, arm: str, variant: str) -> list[dict]:
+    return [{"seed": seed, "arm": arm, "variant": variant, "t_s": t, "node": node,
+             **{k: round(v, 2) for k, v in usage.items()}} for t, node, usage in result.usage]
+
+
+def event_rows(result: ArmResult, *, seed: int, arm: str) -> list[dict]:
+    rows = [{"seed": seed, "arm": arm, "t_s": t, "node": node, "event": event, "value": value}
+            for t, node, event, value in result.events]
+    for job in sorted({p.job for p in result.pods.values()}):
+        pods = result.job_pods(job)
+        for before, after in zip(pods, pods[1:], strict=False):  # migrations: stop-to-restart gap, measured
+            if before.finished is not None and after.started is not None:
+                rows.append({"seed": seed, "arm": arm, "t_s": _rel(before.finished, result.t0),
+                             "node": f"{before.node}->{after.node}", "event": f"migration {job}",
+                             "value": round(after.started - before.finished, 3)})
+    for doc in result.restore:
+        ckpt = doc.get("checkpoint") or {}
+        rows.append({"seed": seed, "arm": arm, "t_s": "", "node": "", "event": f"resumed {doc['job']}",
+                     "value": f"resumed_from={doc.get('resumed_from')} checkpoint_units={ckpt.get('units_done')}"})
+    return rows

@@ -1,0 +1,149 @@
+"""The lab's output directory: CSV files appended arm by arm, and ``summary.md`` + plots made from them.
+
+Why it exists: a run of many arms takes long and other tools read its CSVs while it goes on, so every arm's
+rows are appended as soon as it ends, and the summary can be rebuilt from the files alone
+(``python -m lab report DIR``). Files: jobs.csv, nodes.csv, events.csv, usage.csv, host.csv (the machine's
+1-min load average during each arm: how noisy the run was), summary.md, jct-cdf.png, usage-<arm>.png.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from lab import stats
+from lab.records import EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, USAGE_COLUMNS
+from lab.schedule import HONEST_CAP_M, REQUEST_RATIO
+from policy.report import with_ci
+
+FILES = {"jobs.csv": JOB_COLUMNS, "nodes.csv": NODE_COLUMNS, "events.csv": EVENT_COLUMNS,
+         "usage.csv": USAGE_COLUMNS, "host.csv": ("seed", "arm", "variant", "t_s", "load1")}
+ARM_ORDER = ("default", "model", "demand-aware", "migration")
+LABELS = {"mean_jct_s": "mean JCT", "p95_jct_s": "p95 JCT", "makespan_s": "makespan", "mean_slowdown": "slowdown",
+          "utilisation": "utilisation", "imbalance": "imbalance"}
+
+
+class ReportError(ValueError):
+    """An output directory whose files cannot be read; the message names the file and line."""
+
+
+def append_rows(out: Path, name: str, rows: list[dict]) -> None:
+    """Append rows to ``out/name`` (header written when the file is new); columns are the file's fixed ones."""
+    path = out / name
+    new = not path.exists()
+    with path.open("a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=FILES[name], lineterminator="\n")
+        if new:
+            writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_rows(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    with path.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        expected = FILES.get(path.name)
+        if expected is not None and tuple(reader.fieldnames or ()) != expected:
+            raise ReportError(f"{path}:1: header must be {','.join(expected)}")
+        return list(reader)
+
+
+def _sorted_arms(arms) -> list[str]:
+    return sorted(arms, key=lambda a: (ARM_ORDER.index(a) if a in ARM_ORDER else 99, a))
+
+
+def summarise(out: Path) -> str:
+    """Write summary.md and the plots from the CSV files in ``out``; returns the markdown."""
+    jobs, usage, host = read_rows(out / "jobs.csv"), read_rows(out / "usage.csv"), read_rows(out / "host.csv")
+    nodes = {r["node"]: r for r in read_rows(out / "nodes.csv")}
+    if not jobs or not nodes:
+        raise ReportError(f"{out}: no jobs.csv or nodes.csv rows yet")
+    lines = []
+    for variant in sorted({r["variant"] for r in jobs}, key=lambda v: (v != "under", v)):
+        per_run = {}
+        for seed, arm in sorted({(int(r["seed"]), r["arm"]) for r in jobs if r["variant"] == variant}):
+            pick = [r for r in jobs if (int(r["seed"]), r["arm"], r["variant"]) == (seed, arm, variant)]
+            use = [r for r in usage if (int(r["seed"]), r["arm"], r["variant"]) == (seed, arm, variant)]
+            per_run[(seed, arm)] = stats.run_metrics(pick, use, nodes)
+        lines += _tables(variant, per_run)
+    loads = [float(r["load1"]) for r in host]
+    if loads:
+        lines.append(f"Host 1-min load average during the arms (2 shared cores, other work running): mean "
+                     f"{np.mean(loads):.2f}, p95 {np.percentile(loads, 95):.2f}, max {max(loads):.2f}.")
+        lines.append("")
+    text = "\n".join(lines)
+    (out / "summary.md").write_text(text)
+    _plots(out, jobs, usage)
+    return text
+
+
+def _tables(variant: str, per_run: dict) -> list[str]:
+    arms = _sorted_arms({arm for _, arm in per_run})
+    seeds = sorted({seed for seed, _ in per_run})
+    ratio = (f"cpu request = use, at most {HONEST_CAP_M} m" if variant == "honest"
+             else f"cpu request = {REQUEST_RATIO:g} x use, no cpu limit")
+    lines = [f"### variant `{variant}` ({ratio}); seeds {', '.join(map(str, seeds))}", "",
+             "| arm | runs | " + " | ".join(LABELS[m] for m in stats.METRICS) + " |",
+             "|---|---:|" + "---:|" * len(stats.METRICS)]
+    fmt = {"mean_jct_s": ".1f", "p95_jct_s": ".1f", "makespan_s": ".1f", "mean_slowdown": ".2f",
+           "utilisation": ".3f", "imbalance": ".3f"}
+    absolute = stats.means(per_run)
+    for arm in arms:
+        cells = [with_ci(*absolute[arm][m][:2], fmt[m]) for m in stats.METRICS]
+        lines.append(f"| {arm} | {absolute[arm]['mean_jct_s'][2]} | " + " | ".join(cells) + " |")
+    lines += ["", "Times in seconds; ± is the 95 % interval over seeds.", ""]
+    if "default" in arms and len(arms) > 1:
+        rel = stats.ratios(per_run)
+        lines += ["Ratio to `default` on the same seed (mean over seeds ± 95 %; < 1 is better except utilisation):",
+                  "", "| arm | seeds | " + " | ".join(LABELS[m] for m in stats.METRICS) + " |",
+                  "|---|---:|" + "---:|" * len(stats.METRICS)]
+        for arm in arms:
+            if arm == "default":
+                continue
+            cells = [with_ci(*rel[arm][m][:2], ".3f") if math.isfinite(rel[arm][m][0]) else "n/a"
+                     for m in stats.METRICS]
+            lines.append(f"| {arm} | {rel[arm]['mean_jct_s'][2]} | " + " | ".join(cells) + " |")
+        lines.append("")
+    if {"model", "migration"} <= set(arms):
+        rel = stats.ratios(per_run, baseline="model")["migration"]
+        cells = [with_ci(*rel[m][:2], ".3f") if math.isfinite(rel[m][0]) else "n/a" for m in stats.METRICS]
+        lines += ["`migration` / `model` on the same seed: " + ", ".join(
+            f"{LABELS[m]} {c}" for m, c in zip(stats.METRICS, cells, strict=True)) + f" ({rel['mean_jct_s'][2]} seeds)",
+            ""]
+    return lines
+
+
+def _plots(out: Path, jobs: list[dict], usage: list[dict]) -> None:
+    from policy.report import _pyplot
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4), layout="constrained")
+    for variant in sorted({r["variant"] for r in jobs}):
+        for arm in _sorted_arms({r["arm"] for r in jobs}):
+            x = np.sort([float(r["jct_s"]) for r in jobs if r["arm"] == arm and r["variant"] == variant
+                         and r["jct_s"] != ""])
+            if len(x):
+                ax.plot(x, np.arange(1, len(x) + 1) / len(x), label=f"{arm} ({variant})")
+    ax.set(xlabel="job completion time (s)", ylabel="fraction of jobs", title="JCT CDF, all seeds")
+    ax.legend(fontsize=8)
+    fig.savefig(out / "jct-cdf.png", dpi=80)
+    plt.close(fig)
+    first = min((int(r["seed"]) for r in usage), default=None)
+    series: dict[tuple[str, str], dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    for r in usage:
+        if int(r["seed"]) == first and r["variant"] == usage[0]["variant"]:
+            series[r["arm"]][r["node"]].append((float(r["t_s"]), float(r["cpu_m"])))
+    for arm, per_node in series.items():
+        fig, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
+        for node, points in sorted(per_node.items()):
+            t, v = zip(*sorted(points), strict=True)
+            ax.plot(t, v, label=node, lw=1)
+        ax.set(xlabel="time (s)", ylabel="cpu used by jobs (millicores)", title=f"per-node cpu, {arm}, seed {first}")
+        ax.legend(fontsize=8)
+        fig.savefig(out / f"usage-{arm}.png", dpi=80)
+        plt.close(fig)

@@ -1,0 +1,83 @@
+"""jobs.csv rows: the fixed columns another tool reads, built from observed pods, migrations included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lab.observed import ArmResult, PodObs
+from lab.records import JOB_COLUMNS, event_rows, job_rows
+from lab.report import ReportError, append_rows, read_rows, summarise
+from lab.schedule import make_schedule
+
+T0 = 1000.0
+EXPECTED = ("seed,arm,variant,job,kind,node,node_type,cpu_request_m,mem_request_mi,cpu_use_m,mem_use_mi,net_mbit,"
+            "io_mbps,work,submit_s,start_s,finish_s,exit_code,solo_s,jct_s,run_slowdown,slowdown,migrations")
+
+
+def _result(jobs):
+    r = ArmResult(t0=T0)
+    a, b = jobs[0].job, jobs[1].job
+    r.submitted = {a: 0.5, b: 2.0}
+    r.pods = {
+        "x-a": PodObs("x-a", a, "u1", "rn-large", "Succeeded", T0 + 1, T0 + 11, 0),
+        "x-b": PodObs("x-b", b, "u2", "rn-small", "Failed", T0 + 3, T0 + 8, 0),       # migrated away
+        "x-b-m1": PodObs("x-b-m1", b, "u3", "rn-medium", "Succeeded", T0 + 10, T0 + 30, 0),
+    }
+    return r
+
+
+def test_job_rows_have_the_fixed_columns_and_follow_a_migrated_job() -> None:
+    assert ",".join(JOB_COLUMNS) == EXPECTED
+    jobs = make_schedule(seed=1, jobs=2)
+    rows = job_rows(_result(jobs), jobs, seed=1, arm="migration", variant="under",
+                    node_type=lambda n: n.removeprefix("rn-"), solo=lambda job, nt: (5.0, 900.0))
+    assert [tuple(r) for r in rows] == [JOB_COLUMNS] * 2
+    a, b = rows
+    assert (a["node"], a["start_s"], a["finish_s"], a["jct_s"], a["migrations"]) == ("rn-large", 1, 11, 10.5, 0)
+    assert (a["run_slowdown"], a["slowdown"], a["cpu_use_m"]) == (2.0, 2.1, 900)
+    assert (b["node"], b["node_type"], b["start_s"], b["finish_s"], b["migrations"]) == ("rn-medium", "medium", 3,
+                                                                                          30, 1)
+    gaps = [e for e in event_rows(_result(jobs), seed=1, arm="migration") if e["event"].startswith("migration")]
+    assert [(g["node"], g["value"]) for g in gaps] == [("rn-small->rn-medium", 2.0)]
+
+
+def test_a_job_that_never_ran_has_empty_times() -> None:
+    jobs = make_schedule(seed=1, jobs=3)
+    (row,) = [r for r in job_rows(_result(jobs), jobs, seed=1, arm="model", variant="under",
+                                  node_type=str, solo=lambda job, nt: None) if r["job"] == jobs[2].job]
+    assert (row["node"], row["finish_s"], row["jct_s"], row["slowdown"]) == ("", "", "", "")
+
+
+def test_csv_append_keeps_one_header_and_summary_writes_tables(tmp_path: Path) -> None:
+    jobs = make_schedule(seed=1, jobs=2)
+    for arm in ("default", "model"):
+        append_rows(tmp_path, "jobs.csv", job_rows(_result(jobs), jobs, seed=1, arm=arm, variant="under",
+                                                  node_type=lambda n: n, solo=lambda job, nt: (5.0, 900.0)))
+    append_rows(tmp_path, "nodes.csv", [{"node": n, "node_type": n, "cpu_quota_m": 500, "mem_mi": 1024,
+                                         "net_mbit": 40} for n in ("rn-large", "rn-small", "rn-medium")])
+    assert (tmp_path / "jobs.csv").read_text().count("seed,arm") == 1
+    assert len(read_rows(tmp_path / "jobs.csv")) == 4
+    text = summarise(tmp_path)
+    assert "| model | 1 |" in text and "Ratio to `default`" in text
+    assert (tmp_path / "jct-cdf.png").stat().st_size > 0
+
+
+def test_a_foreign_csv_is_refused_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "jobs.csv").write_text("job,jct\nj1,3\n")
+    with pytest.raises(ReportError, match=r"jobs\.csv:1: header"):
+        read_rows(tmp_path / "jobs.csv")
+
+
+def test_progress_times_replace_the_pods_whole_seconds_and_a_successors_start_does_not_count() -> None:
+    jobs = make_schedule(seed=1, jobs=2)
+    result = _result(jobs)
+    a, b = jobs[0].job, jobs[1].job
+    result.see_progress(a, {"started_at": T0 + 1.25, "state": "running", "updated_at": T0 + 2})
+    result.see_progress(a, {"started_at": T0 + 1.25, "state": "done", "updated_at": T0 + 10.5})
+    result.see_progress(b, {"started_at": T0 + 10.7, "resumed_from": 40, "state": "done", "updated_at": T0 + 29.9})
+    row_a, row_b = job_rows(result, jobs, seed=1, arm="migration", variant="under", node_type=str,
+                            solo=lambda job, nt: (5.0, 900.0))
+    assert (row_a["start_s"], row_a["finish_s"]) == (1.25, 10.5)
+    assert (row_b["start_s"], row_b["finish_s"]) == (3, 29.9)  # the first pod's start; the successor's finish

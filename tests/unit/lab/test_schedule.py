@@ -1,0 +1,66 @@
+"""The lab's schedule: a pure function of its seed, and a file format whose errors say where."""
+
+from __future__ import annotations
+
+import pytest
+
+from lab.schedule import (
+    COLUMNS,
+    HONEST_CAP_M,
+    REQUEST_RATIO,
+    TEMPLATES,
+    ScheduleError,
+    make_schedule,
+    parse_schedule,
+    schedule_csv,
+)
+
+
+def test_same_seed_same_schedule_and_another_seed_another() -> None:
+    assert make_schedule(seed=4) == make_schedule(seed=4)
+    assert schedule_csv(make_schedule(seed=4)) == schedule_csv(make_schedule(seed=4))
+    assert make_schedule(seed=4) != make_schedule(seed=5)
+
+
+def test_variants_share_jobs_and_times_and_differ_only_in_cpu_requests() -> None:
+    under, honest = make_schedule(seed=2, variant="under"), make_schedule(seed=2, variant="honest")
+    assert [(j.job, j.template, j.submit_s, j.units) for j in under] == [
+        (j.job, j.template, j.submit_s, j.units) for j in honest]
+    for u, h in zip(under, honest, strict=True):
+        assert u.cpu_request_m == max(10, round(u.cpu_use_m * REQUEST_RATIO))
+        assert h.cpu_request_m == min(h.cpu_use_m, HONEST_CAP_M)
+
+
+def test_straggler_regime_submits_within_30_s_and_jobs_are_longer() -> None:
+    drs, strag = make_schedule(seed=1, jobs=20), make_schedule(seed=1, jobs=20, regime="straggler")
+    assert max(j.submit_s for j in strag) <= 31
+    assert all(j.units == round(TEMPLATES[j.template].units * 2.5) for j in strag)
+    assert max(j.submit_s for j in drs) > 31
+
+
+def test_schedule_file_round_trips() -> None:
+    jobs = make_schedule(seed=9, jobs=6)
+    assert parse_schedule(schedule_csv(jobs), path="s.csv") == jobs
+
+
+@pytest.mark.parametrize(("mutate", "where"), [
+    (lambda lines: ["job,kind"] + lines[1:], "s.csv:1: header"),
+    (lambda lines: lines[:2] + [lines[2].replace(",cpu", ",cpu,extra", 1)], "s.csv:3: expected"),
+    (lambda lines: lines[:2] + [lines[2].split(",", 4)[0] + ",cpu-s,cpu,soon," + lines[2].split(",", 4)[4]],
+     "s.csv:3: field 'submit_s'"),
+    (lambda lines: lines[:2] + [lines[2].replace(lines[2].split(",")[1], "gpu-x", 1)], "s.csv:3: field 'template'"),
+    (lambda lines: lines[:2] + [lines[1]], "s.csv:3: field 'job'"),
+    (lambda lines: lines[:1], "s.csv: no jobs"),
+])
+def test_bad_schedule_file_names_file_line_and_field(mutate, where) -> None:
+    lines = schedule_csv(make_schedule(seed=3, jobs=3)).splitlines()
+    with pytest.raises(ScheduleError, match=where.replace(".", r"\.")):
+        parse_schedule("\n".join(mutate(lines)) + "\n", path="s.csv")
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(ScheduleError, match="regime"):
+        make_schedule(seed=1, regime="fast")
+    with pytest.raises(ScheduleError, match="variant"):
+        make_schedule(seed=1, variant="lying")
+    assert COLUMNS[0] == "job"
