@@ -15,11 +15,6 @@ readme_tables = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(readme_tables)
 
 
-def _copy_results(tmp_path: Path) -> None:
-    for rel in ("policy/results", "bench/results"):
-        shutil.copytree(ROOT / rel, tmp_path / rel)
-
-
 def test_readme_blocks_match_committed_results():
     readme = (ROOT / "README.md").read_text()
     named = [m["path"] for m in readme_tables.BLOCK.finditer(readme)]
@@ -41,8 +36,8 @@ def test_derived_files_match_their_csvs():
 
 
 def _copy_results(dest: Path) -> None:
-    """Every committed result tree a README block reads (the simulator's and the real-node lab's)."""
-    for tree in ("policy/results", "lab/results"):
+    """Every committed result tree a README block reads (the simulator's, the benchmarks' and the real-node lab's)."""
+    for tree in ("policy/results", "bench/results", "lab/results"):
         shutil.copytree(ROOT / tree, dest / tree)
 
 
