@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.cluster import ensure_binaries
-from harness.imagecache import find_image
+from harness.deploy import IMAGES, find_images
 from harness.images import ensure_images
 from harness.realcluster import RealCluster, ensure_node_binaries
 from lab import report, solo
@@ -64,10 +64,7 @@ def _order(arms: list[str], current_policy: str) -> list[str]:
 
 def _images(progress: Callable[[str], None]) -> tuple[str, list, str]:
     ensure_images(progress=progress)
-    found = {name: find_image(name) for name in ("extender", "monitor", "migration", "workloads")}
-    missing = [n for n, f in found.items() if f is None]
-    if missing:
-        raise RuntimeError(f"no {', '.join(missing)} image in the image cache; run `make images`")
+    found = find_images(*IMAGES, "workloads")
     tag, archive = found["workloads"]
     digest = tag
     index = archive.parent / "images.json"

@@ -2,9 +2,9 @@
 observe them, read the monitor agents, clean up.
 
 Why it exists: the experiment's logic (``runner``) must read as submit / observe / record; the Kubernetes
-object shapes, patches and HTTP reads live here. drsched is deployed as a user deploys it
-(``kubectl apply -k manifests/overlays/local-images``), with the drsched kube-scheduler on the host calling
-the extender through its Service, as the real-node e2e tests do.
+object shapes, patches and HTTP reads live here. drsched is deployed by ``harness.deploy``, as the real-node
+e2e tests deploy it (the local-images overlay, the drsched kube-scheduler on the host calling the extender
+through its Service); what is the lab's own (one extender replica, its migration settings) is set here.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import logging
 import os
 import secrets
 import shutil
-import urllib.request
 from pathlib import Path
 
 from kubernetes import client
 
+from harness import deploy as harness_deploy
 from harness.nodes import CGROUP_FS
 from harness.realcluster import RealCluster
 from lab.observed import PodObs
@@ -26,11 +26,7 @@ from lab.schedule import Job
 
 log = logging.getLogger(__name__)
 
-REPO = Path(__file__).resolve().parents[1]
-OVERLAY = REPO / "manifests" / "overlays" / "local-images"
-SYSTEM_NS = "drsched-system"
 JOBS_NS = "lab"
-MONITOR_PORT = 9847
 PROGRESS_PORT = 8080
 JOB_UID = 10001  # the workloads image's non-root user
 STATE_ROOT = Path("/var/lib/drsched-lab")
@@ -45,15 +41,6 @@ MIGRATION_ARGS = [
 ]  # fmt: skip
 
 
-def _get_json(url: str, token: str | None = None) -> dict | None:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=2) as resp:  # noqa: S310
-            return json.loads(resp.read())
-    except (OSError, ValueError):
-        return None
-
-
 class Lab:
     """drsched deployed on one `RealCluster`; arms switch in place, every run's pods carry its run label."""
 
@@ -61,49 +48,26 @@ class Lab:
         self.cluster = cluster
         self.token = secrets.token_hex(16)
         self.apps = client.AppsV1Api(cluster.api)
-        self.policy = "model"
-        self.migration_on = True
+        self.policy = "model"  # the shipped extender's --policy
+        self.migration_on = False  # `_lab_settings` deploys the controller scaled to 0
 
     # ---- deploy and switch arms -----------------------------------------------------------------
 
     def deploy(self, archives: list[Path]) -> None:
-        c = self.cluster
-        c.import_images(archives)
-        c.create_namespace(SYSTEM_NS)
-        c.create_namespace(JOBS_NS)
-        c.core.delete_collection_namespaced_secret(SYSTEM_NS, field_selector="metadata.name=drsched-monitor-token")
-        c.core.create_namespaced_secret(SYSTEM_NS, client.V1Secret(
-            metadata=client.V1ObjectMeta(name="drsched-monitor-token"), string_data={"token": self.token}))
-        done = c.kubectl("apply", "--server-side", "-k", str(OVERLAY), timeout=120)
-        if done.returncode != 0:
-            raise RuntimeError(f"kubectl apply -k {OVERLAY} failed: {done.stderr.strip()}")
-        # One extender replica: on two shared cores a second one only adds noise inside the nodes' quotas.
-        self.apps.patch_namespaced_deployment_scale("drsched-extender", SYSTEM_NS, {"spec": {"replicas": 1}})
-        self._patch_args("drsched-migration", lambda args: list(MIGRATION_ARGS))
-        self.set_arm(policy="model", migration=False)
-        service = c.core.read_namespaced_service("drsched-extender", SYSTEM_NS)
-        url = f"http://{service.spec.cluster_ip}:8888/"
-        c.poll(lambda: True if (_get_json(url + "readyz") or {}).get("status") == "ready" else None,
-               timeout=120, what=f"extender ready through its Service {url}")  # fmt: skip
-        c.poll(lambda: True if self._agents_ready() else None, timeout=180, what="a monitor agent on every node")
-        c.start_scheduler("drsched-scheduler", config_path=c.render_scheduler_config("drsched-scheduler.yaml",
-                                                                                     extender_url=url))
+        """drsched deployed (`harness.deploy`) as the lab runs it: the arms start at policy model, no migration."""
+        harness_deploy.deploy(self.cluster, archives=archives, token=self.token, customize=_lab_settings)
+        self.cluster.create_namespace(JOBS_NS)
 
     def undeploy(self) -> None:
         """Remove what deploy() made, waiting until it is gone, so a cluster shared with tests is left clean."""
-        self.cluster.stop_component("drsched-scheduler")
-        self.cluster.kubectl("delete", "-k", str(OVERLAY), "--wait=true", "--ignore-not-found", timeout=180)
+        harness_deploy.undeploy(self.cluster)
         self.cluster.kubectl("delete", "namespace", JOBS_NS, "--wait=true", "--ignore-not-found", timeout=180)
 
-    def _agents_ready(self) -> bool:
-        ds = self.apps.read_namespaced_daemon_set("drsched-monitor", SYSTEM_NS).status
-        return ds.number_ready == len(self.cluster.nodes)
-
     def _patch_args(self, deployment: str, change) -> None:
-        dep = self.apps.read_namespaced_deployment(deployment, SYSTEM_NS)
+        dep = self.apps.read_namespaced_deployment(deployment, harness_deploy.NS)
         args = change(list(dep.spec.template.spec.containers[0].args or []))
         patch = [{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}]
-        self.apps.patch_namespaced_deployment(deployment, SYSTEM_NS, patch)
+        self.apps.patch_namespaced_deployment(deployment, harness_deploy.NS, patch)
 
     def set_arm(self, *, policy: str | None, migration: bool) -> None:
         """Extender policy (through its container args and a rollout) and the migration controller on or off
@@ -114,14 +78,14 @@ class Lab:
             self.policy = policy
             self._rollout("drsched-extender")
         if migration != self.migration_on:
-            self.apps.patch_namespaced_deployment_scale("drsched-migration", SYSTEM_NS,
+            self.apps.patch_namespaced_deployment_scale("drsched-migration", harness_deploy.NS,
                                                         {"spec": {"replicas": int(migration)}})
             self.migration_on = migration
             self._rollout("drsched-migration")
         log.info("arm set policy=%s migration=%s", self.policy, self.migration_on)
 
     def _rollout(self, deployment: str) -> None:
-        done = self.cluster.kubectl("-n", SYSTEM_NS, "rollout", "status", f"deployment/{deployment}",
+        done = self.cluster.kubectl("-n", harness_deploy.NS, "rollout", "status", f"deployment/{deployment}",
                                     "--timeout=180s", timeout=200)
         if done.returncode != 0:
             raise RuntimeError(f"rollout of {deployment} did not finish: {done.stderr.strip()}")
@@ -199,11 +163,12 @@ class Lab:
         io_mbps. A node whose agent does not answer is left out."""
         out: dict[str, dict[str, float]] = {}
         agents = self.cluster.core.list_namespaced_pod(
-            SYSTEM_NS, label_selector="app.kubernetes.io/name=drsched-monitor").items
+            harness_deploy.NS, label_selector="app.kubernetes.io/name=drsched-monitor").items
         for agent in agents:
             if not agent.status.pod_ip:
                 continue
-            report = _get_json(f"http://{agent.status.pod_ip}:{MONITOR_PORT}/usage", self.token)
+            url = f"http://{agent.status.pod_ip}:{harness_deploy.MONITOR_PORT}/usage"
+            report = harness_deploy.get_json(url, self.token)
             if report is None:
                 continue
             total = {"cpu_m": 0.0, "mem_mi": 0.0, "net_mbit": 0.0, "io_mbps": 0.0}
@@ -218,6 +183,19 @@ class Lab:
                                             + _cur(pod, "disk_write_bytes_per_second"))
             out[agent.spec.node_name] = total
         return out
+
+
+def _lab_settings(docs: list[dict]) -> None:
+    """One extender replica (on two shared cores a second one only adds noise inside the nodes' quotas); the
+    migration controller with the lab's settings, scaled to 0 until an arm turns it on."""
+    for doc in docs:
+        if doc["kind"] != "Deployment":
+            continue
+        if doc["metadata"]["name"] == "drsched-extender":
+            doc["spec"]["replicas"] = 1
+        elif doc["metadata"]["name"] == "drsched-migration":
+            doc["spec"]["replicas"] = 0
+            doc["spec"]["template"]["spec"]["containers"][0]["args"] = list(MIGRATION_ARGS)
 
 
 def _cur(pod: dict, key: str) -> float:

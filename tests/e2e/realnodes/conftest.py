@@ -9,7 +9,8 @@ drsched images (`harness.images.ensure_images`: a no-op when they match the chec
 runs images older than the code; where images cannot be built, the tests that need them skip saying why.
 The archives just built are copied aside for this run (`drsched.pin_images`): the shared image cache holds
 one archive per tag, and a run from another checkout may rebuild it while this one's tests still go on.
-drsched itself is deployed once for the package (`deployed`) from the local-images overlay.
+drsched itself is deployed once for the package (`deployed`, `harness.deploy`); tests that deploy it
+themselves (the lab's run) are moved before the first test that uses it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import deploy as harness_deploy
 from harness import nodes
 from harness.cluster import Binaries
 from harness.images import ImageBuildError, ImagesUnavailable, ensure_images
@@ -46,6 +48,16 @@ def skip_reason() -> str | None:
 
 def _realnode_items(session: pytest.Session) -> list[pytest.Item]:
     return [item for item in session.items if item.get_closest_marker("realnodes")]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that deploy drsched themselves (the lab run deploys and removes it) before those on the
+    package's `deployed` one, which must stay deployed until the package ends; file order otherwise. Only
+this package's items move, in their own slots (the package's cluster must not be set up twice)."""
+    slots = [i for i, item in enumerate(items) if Path(__file__).parent in item.path.parents]
+    ours = sorted((items[i] for i in slots), key=lambda item: "deployed" in getattr(item, "fixturenames", ()))
+    for slot, item in zip(slots, ours, strict=True):
+        items[slot] = item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -130,7 +142,7 @@ def pinned_images(pytestconfig: pytest.Config) -> Path | None:
 
 @pytest.fixture(scope="package")
 def deployed(real_cluster: RealCluster, pinned_images: Path | None) -> Iterator[RealCluster]:
-    """drsched deployed from the local-images overlay (`drsched.deploy`), for the rest of the package."""
+    """drsched deployed (`harness.deploy`, through `drsched.deploy`), for the rest of the package."""
     try:
         drsched.deploy(real_cluster, images=pinned_images)
     except drsched.ImagesMissing as exc:
@@ -138,7 +150,7 @@ def deployed(real_cluster: RealCluster, pinned_images: Path | None) -> Iterator[
     try:
         yield real_cluster
     finally:
-        drsched.undeploy(real_cluster)
+        harness_deploy.undeploy(real_cluster)
 
 
 @pytest.fixture(scope="package")

@@ -1,10 +1,9 @@
-"""drsched deployed on the real-node cluster as a user deploys it, and the small HTTP helpers its tests share.
+"""What the real-node tests add to `harness.deploy` (which deploys drsched for them and for the lab): this
+run's monitor token and pinned images, an acting migration controller, job pods and the small HTTP helpers
+the tests share.
 
-`deploy` applies the local-images overlay (`kubectl apply --server-side`), with one addition that only the
-harness can make: each node's network device for the monitor's emulated-node view (`--node-net-dev
-<node>=<bridge>,...`; the overlay already passes `--node-view=cgroup --node-cgroup=$(NODE_NAME)`, the
-kubelets' `cgroupRoot: /<node name>`). `activate_migration` turns the shipped dry-run controller into an
-acting one with settings sized for a short test.
+`activate_migration` turns the shipped dry-run controller into an acting one with settings sized for a
+short test. `NS`, `MONITOR_PORT`, `get_json` and `ImagesMissing` are `harness.deploy`'s, named here for the tests.
 """
 
 from __future__ import annotations
@@ -16,17 +15,18 @@ import secrets
 import urllib.request
 from pathlib import Path
 
-import yaml
 from kubernetes import client
 
+from harness import deploy as harness_deploy
+from harness.deploy import IMAGES, NS, find_images
+from harness.deploy import MONITOR_PORT as MONITOR_PORT
+from harness.deploy import ImagesMissing as ImagesMissing
+from harness.deploy import get_json as get_json
 from harness.extender_proc import parse_metrics, sum_samples
-from harness.imagecache import INDEX_SCHEMA, find_image
+from harness.imagecache import INDEX_SCHEMA
 from harness.images import BuiltImage
 from harness.realcluster import RealCluster
 
-OVERLAY = Path(__file__).resolve().parents[3] / "manifests" / "overlays" / "local-images"
-NS = "drsched-system"
-MONITOR_PORT = 9847
 MIGRATION_PORT = 9848
 MONITOR_TOKEN = secrets.token_hex(16)
 # A short test's controller: cycles every 2 s, a job's rate trusted after 5 s, moved after 2 slow checks,
@@ -40,19 +40,6 @@ MIGRATION_ARGS = [
 
 JOB_UID = 10001  # the workloads image's non-root user
 PROGRESS_PORT = 8080
-
-
-class ImagesMissing(RuntimeError):
-    """An image the deployment needs is not in the image cache (`make images`)."""
-
-
-def get_json(url: str, token: str | None = None) -> dict | None:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=2) as resp:  # noqa: S310
-            return json.loads(resp.read())
-    except (OSError, ValueError):
-        return None
 
 
 def get_text(url: str) -> str:
@@ -87,75 +74,15 @@ def pin_images(built: list[BuiltImage], dest: Path) -> Path:
 def import_images(cluster: RealCluster, *names: str, root: Path | None = None) -> dict[str, str]:
     """Import the named drsched images (from the image cache, or the pinned copies under `root`) into every
     node; name -> tag."""
-    tags, archives = {}, []
-    for name in names:
-        found = find_image(name, root)
-        if found is None:
-            raise ImagesMissing(f"IMAGES NOT BUILT: no {name} image in the image cache; run `make images` first")
-        tags[name] = found[0]
-        archives.append(found[1])
-    cluster.import_images(archives)
-    return tags
-
-
-def _rendered(cluster: RealCluster) -> Path:
-    """The overlay rendered by kustomize, each agent told its node's bridge."""
-    done = cluster.kubectl("kustomize", str(OVERLAY), timeout=60)
-    assert done.returncode == 0, done.stderr
-    docs = [d for d in yaml.safe_load_all(done.stdout) if d]
-    devices = ",".join(f"{n.name}={n.bridge}" for n in cluster.nodes)
-    for doc in docs:
-        if doc["kind"] == "DaemonSet" and doc["metadata"]["name"] == "drsched-monitor":
-            doc["spec"]["template"]["spec"]["containers"][0]["args"].append(f"--node-net-dev={devices}")
-    path = cluster.workdir / "drsched-local-images.yaml"
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    return path
+    found = find_images(*names, root=root)
+    cluster.import_images([archive for _, archive in found.values()])
+    return {name: tag for name, (tag, _) in found.items()}
 
 
 def deploy(cluster: RealCluster, *, images: Path | None = None) -> str:
-    """Deploy drsched and start the host-side drsched kube-scheduler; returns the extender's Service URL."""
-    import_images(cluster, "extender", "monitor", "migration", root=images)
-    # As the monitor README says a user does: the token that lets the extender (and only it) read the agents'
-    # per-pod usage, created before the agents start (they read it once, at start).
-    cluster.create_namespace(NS)
-    cluster.core.create_namespaced_secret(NS, client.V1Secret(
-        metadata=client.V1ObjectMeta(name="drsched-monitor-token"), string_data={"token": MONITOR_TOKEN}))
-    done = cluster.kubectl("apply", "--server-side", "-f", str(_rendered(cluster)), timeout=120)
-    assert done.returncode == 0, done.stderr
-    apps = client.AppsV1Api(cluster.api)
-
-    def all_ready() -> bool | None:
-        ds = apps.read_namespaced_daemon_set("drsched-monitor", NS).status
-        deps = [apps.read_namespaced_deployment(n, NS).status for n in ("drsched-extender", "drsched-migration")]
-        ok = ds.number_ready == len(cluster.nodes) and all((d.available_replicas or 0) >= 1 for d in deps)
-        return True if ok else None
-
-    try:
-        cluster.poll(all_ready, timeout=180, what="monitor agents on every node, extender and migration available")
-    except TimeoutError as exc:
-        raise TimeoutError(f"{exc}; pods: {_pod_states(cluster)}") from None
-    service = cluster.core.read_namespaced_service("drsched-extender", NS)
-    url = f"http://{service.spec.cluster_ip}:8888/"
-    cluster.poll(lambda: True if (get_json(url + "readyz") or {}).get("status") == "ready" else None,
-                 timeout=60, what=f"extender ready through its Service {url}")  # fmt: skip
-    config = cluster.render_scheduler_config("drsched-scheduler.yaml", extender_url=url)
-    cluster.start_scheduler("drsched-scheduler", config_path=config)
-    return url
-
-
-def _pod_states(cluster: RealCluster) -> list[str]:
-    out = []
-    for pod in cluster.core.list_namespaced_pod(NS).items:
-        waiting = [f"{c.name}:{c.state.waiting.reason}:{(c.state.waiting.message or '')[:200]}"
-                   for c in pod.status.container_statuses or [] if c.state and c.state.waiting]
-        restarts = sum(c.restart_count for c in pod.status.container_statuses or [])
-        out.append(f"{pod.metadata.name}@{pod.spec.node_name} {pod.status.phase} restarts={restarts} {waiting}")
-    return out
-
-
-def undeploy(cluster: RealCluster) -> None:
-    cluster.stop_component("drsched-scheduler")
-    cluster.kubectl("delete", "-f", str(cluster.workdir / "drsched-local-images.yaml"), "--wait=true", timeout=120)
+    """`harness.deploy.deploy` from the images under `images` (None: the image cache), with this run's token."""
+    archives = [archive for _, archive in find_images(*IMAGES, root=images).values()]
+    return harness_deploy.deploy(cluster, archives=archives, token=MONITOR_TOKEN)
 
 
 def activate_migration(cluster: RealCluster) -> client.V1Pod:

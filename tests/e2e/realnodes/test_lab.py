@@ -17,7 +17,7 @@ from lab.report import read_rows
 pytestmark = [pytest.mark.e2e, pytest.mark.realnodes]
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1200)  # it may be the test that starts the package's cluster (conftest's order)
 def test_tiny_lab_run_records_every_job(real_cluster: RealCluster, tmp_path: Path) -> None:
     for name in ("extender", "monitor", "migration", "workloads"):
         if find_image(name) is None:
