@@ -16,7 +16,7 @@ from pathlib import Path
 from kube.logs import setup_logging
 from lab import demo
 from lab.report import ReportError
-from lab.schedule import VARIANTS, ScheduleError, make_schedule, parse_schedule, schedule_csv
+from lab.schedule import VARIANTS, ScheduleError, make_schedule, parse_schedule, schedule_csv, variant_text
 
 log = logging.getLogger("lab")
 
@@ -47,7 +47,7 @@ def _schedule_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--window-s", type=float, default=60.0, help="jobs arrive over about this long [60]")
     p.add_argument("--scale", type=float, default=1.0, help="multiply every job's work by this [1]")
     p.add_argument("--variant", choices=VARIANTS, default="under",
-                   help="under: cpu request = 0.2 x use, no cpu limit; honest: request = use (<= 450 m) [under]")
+                   help="; ".join(f"{v}: {variant_text(v)}" for v in VARIANTS) + " [under]")
     p.add_argument("--straggler", action="store_true",
                    help="SpeCon's regime: all jobs within 30 s, 2.5x longer, one node's cpu quota cut mid-run")
 

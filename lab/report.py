@@ -17,7 +17,7 @@ import numpy as np
 
 from lab import stats
 from lab.records import EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, USAGE_COLUMNS
-from lab.schedule import HONEST_CAP_M, REQUEST_RATIO
+from lab.schedule import VARIANTS, variant_text
 from policy.report import with_ci
 
 FILES = {"jobs.csv": JOB_COLUMNS, "nodes.csv": NODE_COLUMNS, "events.csv": EVENT_COLUMNS,
@@ -85,8 +85,7 @@ def summarise(out: Path) -> str:
 def _tables(variant: str, per_run: dict) -> list[str]:
     arms = _sorted_arms({arm for _, arm in per_run})
     seeds = sorted({seed for seed, _ in per_run})
-    ratio = (f"cpu request = use, at most {HONEST_CAP_M} m" if variant == "honest"
-             else f"cpu request = {REQUEST_RATIO:g} x use, no cpu limit")
+    ratio = variant_text(variant) if variant in VARIANTS else "unknown variant"
     lines = [f"### variant `{variant}` ({ratio}); seeds {', '.join(map(str, seeds))}", "",
              "| arm | runs | " + " | ".join(LABELS[m] for m in stats.METRICS) + " |",
              "|---|---:|" + "---:|" * len(stats.METRICS)]

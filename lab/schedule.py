@@ -9,8 +9,10 @@ its traffic never crosses a shaped node link: see the README). Each job's size i
 alone on the large node.
 
 Requests: ``under`` (the default) asks for ``REQUEST_RATIO`` of the CPU a job uses and no CPU limit, as
-batch pods commonly do; ``honest`` asks for what it uses, up to ``HONEST_CAP_M``. Memory is requested as used
-in both (limit: twice that).
+batch pods commonly do; ``flat`` asks every pod for ``FLAT_REQUEST_M`` whatever it uses, as pods that leave
+their request to a namespace's LimitRange default do (so the request tells the scheduler nothing about which
+job is heavy); ``honest`` asks for what it uses, up to ``HONEST_CAP_M``. Memory is requested as used in all
+three (limit: twice that).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ REQUEST_RATIO = 0.2  # cpu request / cpu use of every job in the 'under' variant
 # 'honest' requests are capped here: the most CPU a medium node has free next to the drsched agents, so that a
 # single-threaded job asking for its whole core still fits three of the four nodes.
 HONEST_CAP_M = 450
-VARIANTS = ("under", "honest")
+FLAT_REQUEST_M = 100  # every pod's cpu request in the 'flat' variant
+VARIANTS = ("under", "flat", "honest")
 REGIMES = ("drs", "straggler")
 # The DRS mix: mostly compute, a tail of io and net jobs.
 MIX = (("cpu", 0.4), ("train", 0.2), ("io", 0.2), ("net", 0.2))
@@ -67,6 +70,24 @@ TEMPLATES: dict[str, Template] = {t.key: t for t in (
              4.0 * 1.048576 * 8, 0.0),
 )}  # fmt: skip
 SIZES = {"cpu": ("s", "l"), "train": ("m",), "io": ("m",), "net": ("m",)}
+
+
+def variant_text(variant: str) -> str:
+    """How a variant sets cpu requests, in words (help texts and reports)."""
+    return {"under": f"cpu request = {REQUEST_RATIO:g} x use, no cpu limit",
+            "flat": f"cpu request = {FLAT_REQUEST_M} m for every pod (0.1 x use for cpu/train, 1 x for io/net), "
+                    "no cpu limit",
+            "honest": f"cpu request = use, at most {HONEST_CAP_M} m"}[variant]
+
+
+def cpu_request_m(template: Template, variant: str) -> int:
+    if variant == "under":
+        request = template.cpu_use_m * REQUEST_RATIO
+    elif variant == "flat":
+        request = FLAT_REQUEST_M
+    else:
+        request = min(template.cpu_use_m, HONEST_CAP_M)
+    return max(10, int(math.ceil(request)))
 
 
 class ScheduleError(ValueError):
@@ -115,11 +136,10 @@ def make_schedule(*, seed: int, jobs: int = 12, window_s: float = 60.0, regime: 
     for i in range(jobs):
         kind = rng.choices(kinds, weights=weights)[0]
         tpl = TEMPLATES[f"{kind}-{rng.choice(SIZES[kind])}"]
-        request = tpl.cpu_use_m * REQUEST_RATIO if variant == "under" else min(tpl.cpu_use_m, HONEST_CAP_M)
         out.append(Job(
             job=f"j{i:03d}", template=tpl.key, kind=kind, submit_s=round(t, 2), units=scaled_units(tpl.units, scale),
             cpu_use_m=tpl.cpu_use_m, mem_use_mi=tpl.mem_use_mi,
-            cpu_request_m=max(10, int(math.ceil(request))), mem_request_mi=tpl.mem_use_mi,
+            cpu_request_m=cpu_request_m(tpl, variant), mem_request_mi=tpl.mem_use_mi,
             net_mbit=tpl.net_mbit, io_mbps=tpl.io_mbps,
         ))  # fmt: skip
         t += rng.expovariate(jobs / window_s)

@@ -6,6 +6,7 @@ import pytest
 
 from lab.schedule import (
     COLUMNS,
+    FLAT_REQUEST_M,
     HONEST_CAP_M,
     REQUEST_RATIO,
     TEMPLATES,
@@ -23,12 +24,16 @@ def test_same_seed_same_schedule_and_another_seed_another() -> None:
 
 
 def test_variants_share_jobs_and_times_and_differ_only_in_cpu_requests() -> None:
-    under, honest = make_schedule(seed=2, variant="under"), make_schedule(seed=2, variant="honest")
+    under, flat, honest = (make_schedule(seed=2, variant=v) for v in ("under", "flat", "honest"))
     assert [(j.job, j.template, j.submit_s, j.units) for j in under] == [
-        (j.job, j.template, j.submit_s, j.units) for j in honest]
-    for u, h in zip(under, honest, strict=True):
+        (j.job, j.template, j.submit_s, j.units) for j in honest] == [
+        (j.job, j.template, j.submit_s, j.units) for j in flat]
+    for u, f, h in zip(under, flat, honest, strict=True):
         assert u.cpu_request_m == max(10, round(u.cpu_use_m * REQUEST_RATIO))
+        assert f.cpu_request_m == FLAT_REQUEST_M
         assert h.cpu_request_m == min(h.cpu_use_m, HONEST_CAP_M)
+    # flat: the request no longer orders jobs by what they use (a cpu job asks what an io job asks)
+    assert {f.kind for f in flat} >= {"cpu", "io"}
 
 
 def test_straggler_regime_submits_within_30_s_and_jobs_are_longer() -> None:
