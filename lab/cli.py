@@ -2,6 +2,7 @@
 
     run       run seeds x arms on a real-node cluster into an output directory (resumable)
     report    rebuild summary.md and the plots from an output directory's CSV files
+    compare   a rerun against a reference run: same schedules? same placements? ratios inside the intervals?
     schedule  print a seed's schedule (schedule.csv format), or check a schedule file
     demo      `make demo`: a short default vs drsched run on real nodes, or the KWOK demo (--kwok)
 """
@@ -71,6 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="rebuild summary.md and the plots from a run's CSV files")
     rep.add_argument("out", type=Path, help="output directory of a run")
     rep.set_defaults(func=cmd_report)
+    c = sub.add_parser("compare", help="a rerun against a reference run: schedules, placements, ratio intervals")
+    c.add_argument("reference", type=Path, help="output directory of the reference run")
+    c.add_argument("rerun", type=Path, help="output directory of the rerun")
+    c.add_argument("--write", type=Path, default=None, help="also write the markdown to this file")
+    c.set_defaults(func=cmd_compare)
     s = sub.add_parser("schedule", help="print a seed's schedule as CSV, or check a schedule file (--check)")
     s.add_argument("--seed", type=int, default=1, help="seed [1]")
     _schedule_args(s)
@@ -96,6 +102,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     from lab.report import summarise
 
     _say(summarise(args.out))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from lab.compare import compare
+
+    text = compare(args.reference, args.rerun)
+    if args.write is not None:
+        args.write.write_text(text)
+    _say(text)
     return 0
 
 

@@ -11,7 +11,7 @@ from lab.schedule import make_schedule, schedule_csv
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["report", "--help"], ["schedule", "--help"],
-                                  ["demo", "--help"]])
+                                  ["compare", "--help"], ["demo", "--help"]])
 def test_help(argv, capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         main(argv)
