@@ -7,6 +7,7 @@ component's last lines. This module owns those processes and nothing else.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import functools
@@ -172,3 +173,24 @@ def run_to_completion(*, name: str, argv: Sequence[str], log_path: Path, timeout
         raise ComponentError(component.explain(f"did not finish within {timeout:.0f}s")) from None
     if code != 0:
         raise ComponentError(component.explain(f"failed with code {code}"))
+
+
+@contextlib.contextmanager
+def interrupt_on_signals(*signums: signal.Signals):
+    """SIGTERM (and the given signals) raise KeyboardInterrupt once, so ``finally`` blocks tear down what a
+    command started instead of leaving it to PDEATHSIG (which kills the children but leaves their cgroups and
+    state behind); further signals are ignored while that teardown runs. Handlers are restored on exit."""
+    signums = signums or (signal.SIGTERM,)
+
+    def on_signal(signum: int, _frame: object) -> None:
+        log.info("signal received, tearing down signum=%d", signum)
+        for s in signums:
+            signal.signal(s, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    previous = {s: signal.signal(s, on_signal) for s in signums}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 from pathlib import Path
 
+from harness.procs import interrupt_on_signals
 from kube.logs import setup_logging
 from lab import demo
 from lab.report import ReportError
@@ -130,7 +132,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging(level="WARNING", fmt="text")
     try:
-        return args.func(args)
+        with interrupt_on_signals(signal.SIGTERM, signal.SIGINT):
+            return args.func(args)
+    except KeyboardInterrupt:
+        _say("interrupted: the cluster this command started was torn down; `run` resumes with the arms not "
+             "yet in jobs.csv")
+        return 130
     except (ScheduleError, ReportError, OSError) as exc:
         log.error("lab failed error=%s", exc)
         _say(f"error: {exc}")
