@@ -73,7 +73,7 @@ def summarise(out: Path) -> str:
         lines += _tables(variant, per_run)
     loads = [float(r["load1"]) for r in host]
     if loads:
-        lines.append(f"Host 1-min load average during the arms (2 cores; jobs alone can make it ~2-4): mean "
+        lines.append(f"Host 1-min load average during the arms (2 cores; the jobs and the cluster count too): mean "
                      f"{np.mean(loads):.2f}, p95 {np.percentile(loads, 95):.2f}, max {max(loads):.2f}.")
         lines.append("")
     text = "\n".join(lines)
