@@ -135,7 +135,7 @@ def _prometheus(s: Settings, ctx: ProviderContext) -> UsageProvider:
                                               window=s.prometheus_rate_window),
                               health=_health("prometheus", ctx), timeout_s=0.8 * s.usage_timeout_s,
                               instance_map=s.prometheus_instance_map, known_nodes=ctx.node_names,
-                              addresses=ctx.addresses, clock=ctx.clock)
+                              addresses=ctx.addresses, clock=ctx.clock, not_ready=ctx.not_ready)
 
 
 ProviderFactory = Callable[[Settings, ProviderContext], UsageProvider]

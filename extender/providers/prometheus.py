@@ -4,7 +4,9 @@ One poll runs the instant queries of ``promql.queries`` concurrently (``GET <pro
 timeout 80 % of ``usage_timeout_s``) and maps the series to nodes (``promql.InstanceMapper``). Prometheus
 down, slow, refusing a query or answering garbage fails the poll for every known node with that reason
 (the poller then also reports ``usage_fetch_failed``); a node without cpu or memory series is ``no_data``;
-a series that maps to no node is counted as ``unmapped``.
+a series that maps to no node is counted as ``unmapped``. A node whose Ready condition is not True (``not_ready``,
+from the node objects) is ``node_not_ready`` and its series are dropped: a dead kubelet leaves node-exporter
+running, so its series stay fresh while nothing new can start there (the monitor provider's rule).
 """
 
 from __future__ import annotations
@@ -28,11 +30,13 @@ class PrometheusProvider:
     def __init__(self, *, url: str, queries: Mapping[str, str], label: str, health: UsageHealth, timeout_s: float,
                  instance_map: Mapping[str, str] | None = None, known_nodes: Callable[[], Iterable[str]] = tuple,
                  addresses: Callable[[], Mapping[str, str]] | None = None, clock: Callable[[], float] = time.time,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None,
+                 not_ready: Callable[[], Mapping[str, str]] = dict) -> None:
         self.url = url.rstrip("/") + "/api/v1/query"
         self.queries, self.label, self.health, self.timeout_s = dict(queries), label, health, timeout_s
         self.instance_map = dict(instance_map or {})
         self.known_nodes, self.addresses, self._clock = known_nodes, addresses, clock
+        self.not_ready = not_ready
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
 
@@ -78,10 +82,13 @@ class PrometheusProvider:
         mapper = InstanceMapper(self.instance_map, known, self.addresses() if self.addresses else None)
         samples, unmapped = combine(vectors, mapper=mapper, now=self._clock())
         self.health.count("unmapped", len(unmapped))
+        for node, condition in self.not_ready().items():
+            if samples.pop(node, None) is not None:
+                self.health.failed(node, "node_not_ready", f"node {condition}: its series are not used")
         for node, sample in samples.items():
             self.health.ok(node, sample.timestamp)
         seen = sorted({v for vec in vectors.values() for v in vec.values})[:5]
-        for node in set(known) - set(samples):
+        for node in set(known) - set(samples) - set(self.not_ready()):
             self.health.failed(node, "no_data", f"no cpu and memory series for {node} ({self.label} seen: {seen})")
         self.health.publish()
         return samples

@@ -120,6 +120,18 @@ def test_prometheus_maps_instances_and_counts_the_rest():
     assert errors(metrics, "prometheus", "unmapped") == 1
 
 
+def test_prometheus_drops_the_series_of_a_not_ready_node():
+    # node-exporter outlives a dead kubelet: its series stay fresh, and must not make the node look usable.
+    h, metrics = health("prometheus", nodes=["a", "b"])
+    p = PrometheusProvider(url="http://prom:9090/", queries=queries({}, label="instance", window="1m"),
+                           label="instance", health=h, timeout_s=0.5, known_nodes=lambda: ["a", "b"],
+                           addresses=lambda: {"10.0.0.1": "a", "10.0.0.9": "b"}, clock=lambda: 5000.0,
+                           transport=prom_transport("ok"), not_ready=lambda: {"b": "Ready=Unknown since t"})
+    assert set(asyncio.run(p.fetch())) == {"a"}
+    assert h.status()["b"]["error"] == "node_not_ready" and h.status()["a"]["error"] is None
+    assert errors(metrics, "prometheus", "node_not_ready") == 1 and errors(metrics, "prometheus", "no_data") == 0
+
+
 def test_poller_survives_a_provider_bug_and_requests_read_the_last_snapshot():
     class Broken:
         name = "broken"
