@@ -98,11 +98,6 @@ def split_cases(split: str, families: Sequence[str], loads: Sequence[float], n_s
             for seed in seeds(split, n_seeds, offset)]
 
 
-def contention_set(name: str) -> ContentionParams:
-    """Parameter set ``name`` of the shipped calibration file (``ConfigError`` naming the known sets)."""
-    return calibration.params_of(calibration.read(calibration.DEFAULT_PATH), name)
-
-
 def _run_case(args: tuple) -> tuple[Case, str, dict, dict]:
     case, n_jobs, spec, label, weight, hot_filter, contention = args
     scorer = scorer_from_spec(spec, seed=case.seed)
@@ -329,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     contention = None
     if args.contention is not None:
         try:
-            contention = contention_set(args.contention)
+            contention = calibration.shipped(args.contention)
         except ConfigError as exc:
             print(f"error: --contention: {exc}", file=sys.stderr)  # noqa: T201
             return 2

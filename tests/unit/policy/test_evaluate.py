@@ -2,7 +2,7 @@
 
 import pytest
 
-from policy.evaluate import Case, contention_set, main, run_all
+from policy.evaluate import Case, main, run_all
 from policy.sim import calibration
 from policy.sim.errors import ConfigError
 from policy.sim.sharing import ORIGINAL
@@ -11,14 +11,14 @@ from policy.sim.sharing import ORIGINAL
 def test_a_named_set_comes_from_the_shipped_file():
     doc = calibration.read(calibration.DEFAULT_PATH)
     for name in doc["sets"]:
-        assert contention_set(name) == calibration.params_of(doc, name)
-    assert contention_set("original") == ORIGINAL
-    assert contention_set("fitted-lab") != ORIGINAL
+        assert calibration.shipped(name) == calibration.params_of(doc, name)
+    assert calibration.shipped("original") == ORIGINAL
+    assert calibration.shipped("fitted-lab") != ORIGINAL
 
 
 def test_an_unknown_set_is_refused_with_the_known_names(capsys, tmp_path):
     with pytest.raises(ConfigError, match="no parameter set 'moon'; known: original"):
-        contention_set("moon")
+        calibration.shipped("moon")
     assert main(["--quick", "--contention", "moon", "--out", str(tmp_path)]) == 2
     assert "--contention" in capsys.readouterr().err
     assert not (tmp_path / "summary.csv").exists()
@@ -30,7 +30,7 @@ def test_the_set_reaches_every_episode():
     rows = {}
     for name in ("original", "fitted-lab"):
         out, _ = run_all(cases, ["default-k8s"], n_jobs=40, workers=1, progress=False,
-                         contention=contention_set(name))
+                         contention=calibration.shipped(name))
         rows[name] = out[0]
     default, _ = run_all(cases, ["default-k8s"], n_jobs=40, workers=1, progress=False)
     active = calibration.read(calibration.DEFAULT_PATH)["active"]
