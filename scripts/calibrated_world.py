@@ -35,16 +35,21 @@ RUNS = (("validation", "validation, argmax"), ("validation-served", "validation,
 """Original-world result folder (the calibrated one is ``PREFIX`` + it), and its label."""
 MATERIAL = 0.10
 SCORING = dict(COMPARISONS) | {"validation-served": COMPARISONS[0][1]}
+CANDIDATE = "dqn:calibrated"
+MODEL_DIR = RESULTS / "calibrated-model"
+"""``MODEL_DIR/<set>-<run>``: the shipped and the retrained model with default-k8s and the model-based heuristics."""
+MODEL_POLICIES = ("default-k8s,demand-aware,lookahead,dqn:policy/models/default.npz,"
+                  "dqn:policy/models/calibrated.npz")
 MAKE = ("python -m policy.evaluate --workers 2 --no-plots -q --policies $POLICIES --seeds 5 --contention {set} "
         "--split {split}{served} --out policy/results/calibrated-{name}")
 
 
-def geo_means(summary: list[dict]) -> tuple[float, float]:
-    """Geometric means over cases of the DQN's excess / default-k8s's and / the best model-based one's."""
+def geo_means(summary: list[dict], dqn: str = DQN) -> tuple[float, float]:
+    """Geometric means over cases of a DQN's excess / default-k8s's and / the best model-based one's."""
     ex = _excess(summary)
     k8s, best = [], []
     for fam, load in sorted({(f, ld) for f, ld, _ in ex}):
-        d = ex[(fam, load, DQN)]
+        d = ex[(fam, load, dqn)]
         for out, den in ((k8s, ex[(fam, load, BASELINE)]), (best, min(ex[(fam, load, p)] for p in MODEL_BASED))):
             if den >= MIN_EXCESS:
                 out.append(max(d / den, MIN_RATIO))
@@ -121,8 +126,41 @@ def report(root: Path) -> tuple[str, dict[Path, str]]:
         text.append(MAKE.format(set=cal, split=split, served=served, name=name))
     text += ["python scripts/calibrated_world.py", "```", "",
              "The original-world folders are `make evaluate`'s (the same commands without `--contention`)."]
+    if (root / MODEL_DIR).is_dir():
+        text += ["", *candidate(root, cal)]
     files[OUT] = "\n".join(text) + "\n"
     return files[OUT], files
+
+
+def candidate(root: Path, cal: str) -> list[str]:
+    """The model retrained in ``cal`` against the shipped one, evaluated in both worlds."""
+    meta = json.loads((root / "policy/models/calibrated.json").read_text())
+    train = meta["train_config"]
+    lines = [f"## The model retrained in `{cal}`", "",
+             f"`policy/models/calibrated.npz` (version `{meta['version']}`): the shipped recipe "
+             f"(`policy/models/default-train.yaml`, seed {train['seed']}, {train['steps']:,} steps) with "
+             f"`--contention {train['contention']}`; the kept checkpoint is the one with the lowest validation "
+             f"excess ({train['eval_seeds']} seeds, in `{train['contention']}`) at step {meta['trained_steps']:,}; "
+             f"training took {meta['train_seconds']:.0f} s. The shipped `policy/models/default.npz` is unchanged. "
+             "Both models on the same episodes, 5 seeds, in each world:", "",
+             "| world | split, scoring | shipped: dqn / default-k8s | retrained | shipped: dqn / best model-based | "
+             "retrained | mean excess: shipped | retrained |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for world in ("original", cal):
+        for name, label in RUNS:
+            summary = _read(root / MODEL_DIR / f"{world}-{name}" / "summary.csv")
+            (sk, sb), (ck, cb) = geo_means(summary), geo_means(summary, CANDIDATE)
+            rank = ranking(summary)
+            lines.append(f"| {world} | {label} | {sk:.2f} | {ck:.2f} | {sb:.2f} | {cb:.2f} | "
+                         f"{rank[DQN][0]:.4f} | {rank[CANDIDATE][0]:.4f} |")
+    lines += ["", "Commands (`original` named explicitly, so the folders do not depend on the file's active set):",
+              "", "```", f"python -m policy.train --config policy/models/default-train.yaml --contention {cal} "
+              "--out policy/models/calibrated", f"POLICIES={MODEL_POLICIES}"]
+    for world in ("original", cal):
+        for name, _ in RUNS:
+            split, served = name.split("-")[0], " --served 10" if name.endswith("served") else ""
+            lines.append(MAKE.format(set=world, split=split, served=served, name=name).replace(
+                "policy/results/calibrated-" + name, f"{MODEL_DIR}/{world}-{name}"))
+    return [*lines, "```"]
 
 
 def _per_case(old: list[dict], new: list[dict]) -> list[str]:
