@@ -38,8 +38,13 @@ SCORING = dict(COMPARISONS) | {"validation-served": COMPARISONS[0][1]}
 CANDIDATE = "dqn:calibrated"
 MODEL_DIR = RESULTS / "calibrated-model"
 """``MODEL_DIR/<set>-<run>``: the shipped and the retrained model with default-k8s and the model-based heuristics."""
-MODEL_POLICIES = ("default-k8s,demand-aware,lookahead,dqn:policy/models/default.npz,"
-                  "dqn:policy/models/calibrated.npz")
+CONTROL_DIR = MODEL_DIR / "models"
+CONTROLS = (("original", 2), ("fitted-lab", 2))
+"""Controls trained with the same recipe (world, seed), in ``CONTROL_DIR/<world>-s<seed>``: the shipped model is
+seed 1 in original (retraining it today gives the same weights), the retrained one seed 1 in fitted-lab; a second
+seed in each world tells a change of world from a change of seed."""
+MODEL_POLICIES = ("default-k8s,demand-aware,lookahead,dqn:policy/models/default.npz,dqn:policy/models/calibrated.npz,"
+                  + ",".join(f"dqn:{CONTROL_DIR}/{w}-s{s}.npz" for w, s in CONTROLS))
 MAKE = ("python -m policy.evaluate --workers 2 --no-plots -q --policies $POLICIES --seeds 5 --contention {set} "
         "--split {split}{served} --out policy/results/calibrated-{name}")
 
@@ -145,22 +150,54 @@ def candidate(root: Path, cal: str) -> list[str]:
              "Both models on the same episodes, 5 seeds, in each world:", "",
              "| world | split, scoring | shipped: dqn / default-k8s | retrained | shipped: dqn / best model-based | "
              "retrained | mean excess: shipped | retrained |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    better = []
     for world in ("original", cal):
         for name, label in RUNS:
             summary = _read(root / MODEL_DIR / f"{world}-{name}" / "summary.csv")
             (sk, sb), (ck, cb) = geo_means(summary), geo_means(summary, CANDIDATE)
             rank = ranking(summary)
+            if rank[CANDIDATE][0] < rank[DQN][0]:
+                better.append(f"{world} {label.split(' (')[0]}")
             lines.append(f"| {world} | {label} | {sk:.2f} | {ck:.2f} | {sb:.2f} | {cb:.2f} | "
                          f"{rank[DQN][0]:.4f} | {rank[CANDIDATE][0]:.4f} |")
+    lines += ["", f"The retrained model has the lower mean excess in {len(better)} of {2 * len(RUNS)} views"
+              + (f" ({'; '.join(better)})." if better else ".")]
+    lines += _controls(root, cal)
     lines += ["", "Commands (`original` named explicitly, so the folders do not depend on the file's active set):",
               "", "```", f"python -m policy.train --config policy/models/default-train.yaml --contention {cal} "
-              "--out policy/models/calibrated", f"POLICIES={MODEL_POLICIES}"]
+              "--out policy/models/calibrated"]
+    lines += [f"python -m policy.train --config policy/models/default-train.yaml --contention {w} --seed {sd} "
+              f"--out {CONTROL_DIR}/{w}-s{sd}" for w, sd in CONTROLS]
+    lines += [f"POLICIES={MODEL_POLICIES}"]
     for world in ("original", cal):
         for name, _ in RUNS:
             split, served = name.split("-")[0], " --served 10" if name.endswith("served") else ""
             lines.append(MAKE.format(set=world, split=split, served=served, name=name).replace(
                 "policy/results/calibrated-" + name, f"{MODEL_DIR}/{world}-{name}"))
     return [*lines, "```"]
+
+
+def _controls(root: Path, cal: str) -> list[str]:
+    """Every trained model side by side: dqn / best model-based (geometric mean) and mean excess."""
+    models = [("original, seed 1 (shipped)", DQN), (f"{cal}, seed 1 (retrained)", CANDIDATE)]
+    models += [(f"{w}, seed {sd}", f"dqn:{w}-s{sd}") for w, sd in CONTROLS]
+    first = _read(root / MODEL_DIR / f"original-{RUNS[0][0]}" / "summary.csv")
+    models = [(label, pol) for label, pol in models if any(r["policy"] == pol for r in first)]
+    if len(models) <= 2:
+        return []
+    lines = ["", "Every model of the recipe side by side, by the world it was trained in and its seed (retraining "
+             "the shipped recipe in `original` today reproduces `policy/models/default.npz` weight for weight, so "
+             "seed 1 differs only by the world): each cell is dqn / best model-based (geometric mean) and, in "
+             "brackets, the mean excess over the cases.", "",
+             "| world | split, scoring | " + " | ".join(label for label, _ in models) + " |",
+             "|---|---|" + "---:|" * len(models)]
+    for world in ("original", cal):
+        for name, label in RUNS:
+            summary = _read(root / MODEL_DIR / f"{world}-{name}" / "summary.csv")
+            rank = ranking(summary)
+            cells = [f"{geo_means(summary, pol)[1]:.2f} ({rank[pol][0]:.4f})" for _, pol in models]
+            lines.append(f"| {world} | {label} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _per_case(old: list[dict], new: list[dict]) -> list[str]:
