@@ -11,6 +11,10 @@ Held-out splits (``--split``, see ``policy.splits`` and policy/README.md): ``val
 ranges; what tuning and checkpoint selection may look at) and ``test`` (families outside training's ranges;
 reported only). ``--scenarios`` then names the split's families; each family fixes its workload.
 
+``--contention NAME`` runs every episode with parameter set NAME of the shipped calibration file
+(``policy.sim.calibration``) instead of its active set, so a result can be made in a fitted world without
+editing that file; the name and parameters are written to ``contention.json`` in ``--out``.
+
 Without ``--split``, the fixed scenarios below x ``--workloads``, on seeds from 1000. They lie inside
 training's distribution, so they show behaviour, not generalisation:
     base     8 standard nodes, profiles within 10 %, usage sampled every 10 s
@@ -22,12 +26,13 @@ training's distribution, so they show behaviour, not generalisation:
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,9 +41,11 @@ from policy.errors import ConfigError
 from policy.model import ModelError
 from policy.report import mean_ci95, write_csv, write_plots
 from policy.served import HOT_THRESHOLDS, NO_HOT_FILTER, Served
+from policy.sim import calibration
 from policy.sim.config import SimConfig
 from policy.sim.episode import run_episode, scorer_from_spec, scorer_label
 from policy.sim.errors import SimError
+from policy.sim.sharing import ContentionParams
 from policy.sim.traces import check_trace
 from policy.splits import LOADS, SPLITS, seeds
 
@@ -91,14 +98,15 @@ def split_cases(split: str, families: Sequence[str], loads: Sequence[float], n_s
             for seed in seeds(split, n_seeds, offset)]
 
 
-def _run_case(args: tuple[Case, int, str, str, float | None, bool]) -> tuple[Case, str, dict, dict]:
-    case, n_jobs, spec, label, weight, hot_filter = args
+def _run_case(args: tuple) -> tuple[Case, str, dict, dict]:
+    case, n_jobs, spec, label, weight, hot_filter, contention = args
     scorer = scorer_from_spec(spec, seed=case.seed)
     if weight is not None and spec != BASELINE:  # default-k8s is kube-scheduler without the extender
         scorer = Served(scorer, weight, thresholds=NO_HOT_FILTER if hot_filter == "off" else HOT_THRESHOLDS,
                         strict=hot_filter == "strict")
     t0 = time.perf_counter()
-    result = run_episode(case.sim_config(n_jobs), case.seed, scorer)
+    cfg = case.sim_config(n_jobs)
+    result = run_episode(cfg if contention is None else replace(cfg, contention=contention), case.seed, scorer)
     row = result.summary()
     row["wall_s"] = time.perf_counter() - t0
     series = {"jct": result.jct, "tick_times": result.tick_times, "utilisation": result.utilisation,
@@ -107,12 +115,14 @@ def _run_case(args: tuple[Case, int, str, str, float | None, bool]) -> tuple[Cas
 
 
 def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True,
-            served_weight: float | None = None, hot_filter: str = "prefer-cool"):
+            served_weight: float | None = None, hot_filter: str = "prefer-cool",
+            contention: ContentionParams | None = None):
     """Run every (case, policy), each policy scored as served with extender weight ``served_weight`` if given
-    (``policy.served``); returns rows (dicts) and the per-run series of the first seed."""
+    (``policy.served``), under ``contention`` if given (else the calibration file's active set); returns rows
+    (dicts) and the per-run series of the first seed."""
     labels = [scorer_label(p) for p in policies]
     labels = [lab if labels.count(lab) == 1 else p for lab, p in zip(labels, policies, strict=True)]
-    tasks = [(c, n_jobs, p, lab, served_weight, hot_filter) for c in cases
+    tasks = [(c, n_jobs, p, lab, served_weight, hot_filter, contention) for c in cases
              for p, lab in zip(policies, labels, strict=True)]
     rows, series = [], {}
     bar = _progress(len(tasks), progress)
@@ -244,6 +254,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--hot-filter", choices=("prefer-cool", "strict", "off"), default="prefer-cool",
                    help="with --served: the extender's hot-node filter as its hot_filter setting (prefer-cool: "
                         "only while some fit node is cool; strict: always) or off (default: %(default)s)")
+    p.add_argument("--contention", metavar="NAME",
+                   help="simulate with parameter set NAME of policy/sim/calibration.yaml, e.g. fitted-lab "
+                        "(default: the file's active set, or $DRSCHED_SIM_CALIBRATION's)")
     p.add_argument("--workers", type=int, default=1, help="parallel processes (default: %(default)s)")
     p.add_argument("--out", type=Path, default=Path("out/evaluate"), help="output directory (default: %(default)s)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -308,6 +321,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (KeyError, ValueError, OSError, ModelError) as exc:
             print(f"error: policy {spec!r}: {exc}", file=sys.stderr)  # noqa: T201
             return 2
+    contention = None
+    if args.contention is not None:
+        try:
+            contention = calibration.shipped(args.contention)
+        except ConfigError as exc:
+            print(f"error: --contention: {exc}", file=sys.stderr)  # noqa: T201
+            return 2
+        log.info("contention set=%s params=%s", args.contention, contention.as_dict())
     if BASELINE not in policies:
         log.warning("baseline %s not in --policies: the 'vs k8s' column stays empty", BASELINE)
     if args.split:
@@ -324,11 +345,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: --served: the extender weight must be > 0, got {args.served}", file=sys.stderr)  # noqa: T201
         return 2
     rows, series = run_all(cases, policies, args.jobs, args.workers, progress=not args.quiet,
-                           served_weight=args.served, hot_filter=args.hot_filter)
+                           served_weight=args.served, hot_filter=args.hot_filter, contention=contention)
     summary = summarise(rows)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(args.out / "runs.csv", rows)
     write_csv(args.out / "summary.csv", summary)
+    if contention is not None:
+        (args.out / "contention.json").write_text(json.dumps(
+            {"set": args.contention, "file": "policy/sim/calibration.yaml", "params": contention.as_dict()},
+            indent=2) + "\n")
     table = format_table(summary) + "\n" + format_diagnostics(summary)
     (args.out / "table.txt").write_text(table + "\n")
     (args.out / "summary.md").write_text("Mean slowdown (1.0 = every job as fast as alone; best in bold)\n\n"

@@ -57,6 +57,9 @@ class Args:
     """largest share of pods without a profile (demand_known 0) drawn per episode"""
     n_jobs: int = 120
     """jobs per training episode"""
+    contention: str = ""
+    """contention set of policy/sim/calibration.yaml to train and evaluate in, e.g. fitted-lab (empty: the
+    file's active set, or $DRSCHED_SIM_CALIBRATION's)"""
     max_nodes: int = 16
     """observation padding (largest training cluster)"""
     reward: str = "shaped"
@@ -129,7 +132,19 @@ def parse_args(argv: list[str] | None = None) -> Args:
         else:
             p.add_argument(flag, type=type(default), default=default, help=docs[f.name] + " (default: %(default)s)")
     ns = p.parse_args(argv)
-    return Args(**{f.name: getattr(ns, f.name) for f in fields(Args)})
+    args = Args(**{f.name: getattr(ns, f.name) for f in fields(Args)})
+    try:
+        contention_of(args)
+    except ValueError as exc:
+        p.error(f"--contention: {exc}")
+    return args
+
+
+def contention_of(args: Args):
+    """The ``ContentionParams`` training runs in: the named set, or ``None`` (the calibration file's active set)."""
+    from policy.sim.calibration import shipped
+
+    return shipped(args.contention) if args.contention else None
 
 
 def _field_docs() -> dict[str, str]:
@@ -152,8 +167,10 @@ def _split(s: str) -> tuple[str, ...]:
 
 def make_env_config(args: Args):
     from policy.env import EnvConfig
+    from policy.sim.config import SimConfig
 
-    return EnvConfig(clusters=_split(args.clusters), workloads=_split(args.workloads),
+    return EnvConfig(base=SimConfig(contention=contention_of(args)),
+                     clusters=_split(args.clusters), workloads=_split(args.workloads),
                      load=(args.load_min, args.load_max), profile_error=(0.0, args.profile_error_max),
                      sample_intervals=tuple(float(x) for x in _split(args.sample_intervals)),
                      profiles=_split(args.profiles), unprofiled=(0.0, args.unprofiled_max),
@@ -195,7 +212,7 @@ def evaluate_export(model_path: Path, args: Args) -> dict:
     scores: dict[str, list[float]] = {k: [] for k in specs}
     for family in VALIDATION.values():
         for load in LOADS:
-            cfg = SimConfig(load=load, n_jobs=args.n_jobs, **family.config)
+            cfg = SimConfig(load=load, n_jobs=args.n_jobs, contention=contention_of(args), **family.config)
             for seed in seeds("validation", args.eval_seeds):
                 for name, spec in specs.items():
                     scores[name].append(run_episode(cfg, seed, scorer_from_spec(spec, seed=seed)).excess_slowdown)

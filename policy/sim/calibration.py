@@ -48,6 +48,11 @@ def params_of(doc: dict, name: str | None = None) -> ContentionParams:
         raise ConfigError("calibration", f"set {name!r}: {exc}") from None
 
 
+def shipped(name: str) -> ContentionParams:
+    """Parameter set ``name`` of the shipped ``calibration.yaml``, whichever set is active."""
+    return params_of(read(DEFAULT_PATH), name)
+
+
 @functools.cache
 def _load(path: str) -> ContentionParams:
     return params_of(read(Path(path)))

@@ -1,0 +1,38 @@
+"""``policy.evaluate``'s choice of contention set: a named set of the shipped calibration file, or a clear error."""
+
+import pytest
+
+from policy.evaluate import Case, main, run_all
+from policy.sim import calibration
+from policy.sim.errors import ConfigError
+from policy.sim.sharing import ORIGINAL
+
+
+def test_a_named_set_comes_from_the_shipped_file():
+    doc = calibration.read(calibration.DEFAULT_PATH)
+    for name in doc["sets"]:
+        assert calibration.shipped(name) == calibration.params_of(doc, name)
+    assert calibration.shipped("original") == ORIGINAL
+    assert calibration.shipped("fitted-lab") != ORIGINAL
+
+
+def test_an_unknown_set_is_refused_with_the_known_names(capsys, tmp_path):
+    with pytest.raises(ConfigError, match="no parameter set 'moon'; known: original"):
+        calibration.shipped("moon")
+    assert main(["--quick", "--contention", "moon", "--out", str(tmp_path)]) == 2
+    assert "--contention" in capsys.readouterr().err
+    assert not (tmp_path / "summary.csv").exists()
+
+
+def test_the_set_reaches_every_episode():
+    # equal cpu amounts instead of equal rates: an overloaded node's jobs finish at other times
+    cases = [Case("base", "drs", 1.5, 1000)]
+    rows = {}
+    for name in ("original", "fitted-lab"):
+        out, _ = run_all(cases, ["default-k8s"], n_jobs=40, workers=1, progress=False,
+                         contention=calibration.shipped(name))
+        rows[name] = out[0]
+    default, _ = run_all(cases, ["default-k8s"], n_jobs=40, workers=1, progress=False)
+    active = calibration.read(calibration.DEFAULT_PATH)["active"]
+    assert default[0]["mean_jct"] == rows.get(active, rows["original"])["mean_jct"]
+    assert rows["fitted-lab"]["mean_jct"] != rows["original"]["mean_jct"]
