@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Did the policy's world change? The committed results in the simulator's original contention rule against
-the same evaluations in a fitted set, from the result files alone.
+"""Did the policy's world change? The results in the simulator's original contention rule against the same
+evaluations in a fitted set, from the result files alone: the record behind the switch to that set.
 
 Why it exists: a fitted contention set (``policy/sim/calibration.yaml``) changes the simulated world the DQN
 was trained in. Whether it must be retrained depends on how its standing moves: its excess slowdown as a
 ratio to default-k8s's and to the best model-based heuristic's (the README's comparison,
 ``scripts/readme_tables.py``), and which policy ranks first. This script writes each calibrated folder's
 ``comparison.md`` and ``policy/results/calibrated-world.md`` from the ``summary.csv`` files that
-``python -m policy.evaluate --contention NAME`` wrote next to the original-world ones::
+``python -m policy.evaluate --contention NAME`` wrote, against the original-world ones (kept in
+``policy/results/original-world/`` since the simulator runs the fitted set)::
 
     python scripts/calibrated_world.py            # write the comparison files
     python scripts/calibrated_world.py --check    # exit 1 when one is out of date
@@ -29,21 +30,25 @@ from readme_tables import BASELINE, COMPARISONS, DQN, MIN_EXCESS, MIN_RATIO, MOD
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path("policy/results")
 PREFIX = "calibrated-"
+ORIGINAL = "original-world/"
+"""The original-world result folders are ``ORIGINAL`` + their name; ``dqn:default`` in them, in the calibrated
+folders and in ``MODEL_DIR`` is the model shipped then, now ``OLD_MODEL``."""
+OLD_MODEL = "policy/models/original-world.npz"
 OUT = RESULTS / "calibrated-world.md"
 RUNS = (("validation", "validation, argmax"), ("validation-served", "validation, served"),
         ("test", "test, argmax"), ("test-served", "test, served (the README headline)"))
-"""Original-world result folder (the calibrated one is ``PREFIX`` + it), and its label."""
+"""Result folder name (original world: ``ORIGINAL`` + it; calibrated: ``PREFIX`` + it), and its label."""
 MATERIAL = 0.10
 SCORING = dict(COMPARISONS) | {"validation-served": COMPARISONS[0][1]}
 CANDIDATE = "dqn:calibrated"
 MODEL_DIR = RESULTS / "calibrated-model"
-"""``MODEL_DIR/<set>-<run>``: the shipped and the retrained model with default-k8s and the model-based heuristics."""
+"""``MODEL_DIR/<set>-<run>``: the old and the retrained model with default-k8s and the model-based heuristics."""
 CONTROL_DIR = MODEL_DIR / "models"
 CONTROLS = (("original", 2), ("fitted-lab", 2))
 """Controls trained with the same recipe (world, seed), in ``CONTROL_DIR/<world>-s<seed>``: the shipped model is
 seed 1 in original (retraining it today gives the same weights), the retrained one seed 1 in fitted-lab; a second
 seed in each world tells a change of world from a change of seed."""
-MODEL_POLICIES = ("default-k8s,demand-aware,lookahead,dqn:policy/models/default.npz,dqn:policy/models/calibrated.npz,"
+MODEL_POLICIES = (f"default-k8s,demand-aware,lookahead,dqn:{OLD_MODEL},dqn:policy/models/default.npz,"
                   + ",".join(f"dqn:{CONTROL_DIR}/{w}-s{s}.npz" for w, s in CONTROLS))
 MAKE = ("python -m policy.evaluate --workers 2 --no-plots -q --policies $POLICIES --seeds 5 --contention {set} "
         "--split {split}{served} --out policy/results/calibrated-{name}")
@@ -89,7 +94,7 @@ def report(root: Path) -> tuple[str, dict[Path, str]]:
             "|---|---:|---:|---:|---:|---:|---:|---|---|"]
     changed, sections = [], []
     for name, label in RUNS:
-        old, new = _read(res / name / "summary.csv"), _read(res / f"{PREFIX}{name}" / "summary.csv")
+        old, new = _read(res / f"{ORIGINAL}{name}" / "summary.csv"), _read(res / f"{PREFIX}{name}" / "summary.csv")
         files[RESULTS / f"{PREFIX}{name}" / "comparison.md"] = comparison(new, SCORING[name] + f", contention set "
                                                                           f"{cal}")
         (ok, ob), (nk, nb) = geo_means(old), geo_means(new)
@@ -109,28 +114,34 @@ def report(root: Path) -> tuple[str, dict[Path, str]]:
                      "Per case, the DQN's ratios (n/a: the other is below the physical-limit threshold):", "",
                      f"| family | load | dqn / default-k8s: original | {cal} | dqn / best model-based: original | "
                      f"{cal} |", "|---|---|---:|---:|---:|---:|", *per_case, "",
-                     f"Sources: `{RESULTS}/{name}/summary.csv`, `{RESULTS}/{PREFIX}{name}/summary.csv` (its "
+                     f"Sources: `{RESULTS}/{ORIGINAL}{name}/summary.csv`, `{RESULTS}/{PREFIX}{name}/summary.csv` (its "
                      f"`comparison.md` has the excess values).", ""]
-    verdict = ("**The world changed materially for the DQN** (" + "; ".join(changed) + "): retrain in it."
+    verdict = ("**The world changed materially for the DQN** (" + "; ".join(changed) + "): retrain in it (done: "
+               "the model retrained in it is the shipped one now, below)."
                if changed else f"**The DQN's world did not change materially**: no geometric-mean ratio rose by "
                f"more than {100 * MATERIAL:.0f} %, so the shipped model is not retrained for `{cal}`.")
     text = [f"# The policy's world in the `{cal}` contention set", "",
             f"Generated by `python scripts/calibrated_world.py` from the committed `summary.csv` files. The "
-            f"original world is the `original` set every committed result and the shipped model "
-            f"(`policy/models/default.npz`) were made with; `{cal}` is the set fitted on the real-node lab runs "
-            f"(`policy/sim/calibration.yaml`, `policy/results/calibration/`). Same policies, splits, seeds (5) "
+            f"original world is the `original` set the results and the shipped model were made with before the "
+            f"simulator adopted `{cal}`, the set fitted on the real-node lab runs (`policy/sim/calibration.yaml`, "
+            f"`policy/results/calibration/`); the model then shipped is `{OLD_MODEL}` now, `dqn:default` in "
+            f"these tables. Same policies, splits, seeds (5) "
             f"and episodes; only the contention rule differs. Excess = mean slowdown − 1; ratios are the DQN's "
             f"excess over the other's, geometric mean over the cases where the other's excess is at least "
             f"{MIN_EXCESS} (ratios below {MIN_RATIO} count as {MIN_RATIO}), as in the README.", "",
             *head, "", f"Rule: the world changed materially when a geometric mean above rises by more than "
             f"{100 * MATERIAL:.0f} %. {verdict}", "", *sections, "## Commands", "",
             "```", "POLICIES=default-k8s,tlp,lvrb,koord,demand-aware,lookahead,random,round-robin,"
-            "dqn:policy/models/default.npz"]
+            f"dqn:{OLD_MODEL}"]
     for name, _ in RUNS:
         split, served = name.split("-")[0], " --served 10" if name.endswith("served") else ""
         text.append(MAKE.format(set=cal, split=split, served=served, name=name))
     text += ["python scripts/calibrated_world.py", "```", "",
-             "The original-world folders are `make evaluate`'s (the same commands without `--contention`)."]
+             f"The original-world folders (`{RESULTS}/{ORIGINAL}`) are `make evaluate`'s while `original` was the "
+             "active set (today: the same commands with `--contention original`). All these folders were made "
+             "with the old "
+             "model at `policy/models/default.npz`, hence its label `dqn:default`; run from the renamed file, it "
+             "is labelled `dqn:original-world`."]
     if (root / MODEL_DIR).is_dir():
         text += ["", *candidate(root, cal)]
     files[OUT] = "\n".join(text) + "\n"
@@ -138,18 +149,20 @@ def report(root: Path) -> tuple[str, dict[Path, str]]:
 
 
 def candidate(root: Path, cal: str) -> list[str]:
-    """The model retrained in ``cal`` against the shipped one, evaluated in both worlds."""
-    meta = json.loads((root / "policy/models/calibrated.json").read_text())
+    """The model retrained in ``cal`` (shipped now) against the old one, evaluated in both worlds."""
+    meta = json.loads((root / "policy/models/default.json").read_text())
     train = meta["train_config"]
-    lines = [f"## The model retrained in `{cal}`", "",
-             f"`policy/models/calibrated.npz` (version `{meta['version']}`): the shipped recipe "
-             f"(`policy/models/default-train.yaml`, seed {train['seed']}, {train['steps']:,} steps) with "
-             f"`--contention {train['contention']}`; the kept checkpoint is the one with the lowest validation "
-             f"excess ({train['eval_seeds']} seeds, in `{train['contention']}`) at step {meta['trained_steps']:,}; "
-             f"training took {meta['train_seconds']:.0f} s. The shipped `policy/models/default.npz` is unchanged. "
-             "Both models on the same episodes, 5 seeds, in each world:", "",
-             "| world | split, scoring | shipped: dqn / default-k8s | retrained | shipped: dqn / best model-based | "
-             "retrained | mean excess: shipped | retrained |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [f"## The model retrained in `{cal}`, shipped now", "",
+             f"`policy/models/default.npz` (version `{meta['version']}`, `dqn:calibrated` in these folders): the "
+             f"shipped recipe (`policy/models/default-train.yaml`, seed {train['seed']}, {train['steps']:,} steps, "
+             f"`make model`) in `{cal}`, the simulator's active set; it was first trained as "
+             f"`policy/models/calibrated.npz` with `--contention {cal}`, to the same weights. The kept checkpoint "
+             f"is the one with the lowest validation excess ({train['eval_seeds']} seeds, in `{cal}`) at step "
+             f"{meta['trained_steps']:,}; training took {meta['train_seconds']:.0f} s. The old model "
+             f"(`{OLD_MODEL}`) is the one shipped before. Both models on the same episodes, 5 seeds, in each "
+             "world:", "",
+             "| world | split, scoring | old: dqn / default-k8s | retrained | old: dqn / best model-based | "
+             "retrained | mean excess: old | retrained |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     better = []
     for world in ("original", cal):
         for name, label in RUNS:
@@ -163,9 +176,10 @@ def candidate(root: Path, cal: str) -> list[str]:
     lines += ["", f"The retrained model has the lower mean excess in {len(better)} of {2 * len(RUNS)} views"
               + (f" ({'; '.join(better)})." if better else ".")]
     lines += _controls(root, cal)
-    lines += ["", "Commands (`original` named explicitly, so the folders do not depend on the file's active set):",
-              "", "```", f"python -m policy.train --config policy/models/default-train.yaml --contention {cal} "
-              "--out policy/models/calibrated"]
+    lines += ["", "Commands (the worlds named explicitly, so the folders do not depend on the file's active set; "
+              "they ran with the old model at `policy/models/default.npz` and the retrained one at "
+              "`policy/models/calibrated.npz`, hence the labels `dqn:default` and `dqn:calibrated`):",
+              "", "```", "python -m policy.train --config policy/models/default-train.yaml --out policy/models/default"]
     lines += [f"python -m policy.train --config policy/models/default-train.yaml --contention {w} --seed {sd} "
               f"--out {CONTROL_DIR}/{w}-s{sd}" for w, sd in CONTROLS]
     lines += [f"POLICIES={MODEL_POLICIES}"]
@@ -179,14 +193,14 @@ def candidate(root: Path, cal: str) -> list[str]:
 
 def _controls(root: Path, cal: str) -> list[str]:
     """Every trained model side by side: dqn / best model-based (geometric mean) and mean excess."""
-    models = [("original, seed 1 (shipped)", DQN), (f"{cal}, seed 1 (retrained)", CANDIDATE)]
+    models = [("original, seed 1 (old)", DQN), (f"{cal}, seed 1 (retrained, shipped now)", CANDIDATE)]
     models += [(f"{w}, seed {sd}", f"dqn:{w}-s{sd}") for w, sd in CONTROLS]
     first = _read(root / MODEL_DIR / f"original-{RUNS[0][0]}" / "summary.csv")
     models = [(label, pol) for label, pol in models if any(r["policy"] == pol for r in first)]
     if len(models) <= 2:
         return []
     lines = ["", "Every model of the recipe side by side, by the world it was trained in and its seed (retraining "
-             "the shipped recipe in `original` today reproduces `policy/models/default.npz` weight for weight, so "
+             f"the shipped recipe in `original` reproduces `{OLD_MODEL}` weight for weight, so "
              "seed 1 differs only by the world): each cell is dqn / best model-based (geometric mean) and, in "
              "brackets, the mean excess over the cases.", "",
              "| world | split, scoring | " + " | ".join(label for label, _ in models) + " |",

@@ -21,9 +21,11 @@ from policy.sim.errors import ConfigError
 
 HEADER = """\
 # How co-located jobs share a node in the simulator (policy.sim.sharing), and the measurements behind it.
-# `active` names the parameter set the simulator uses by default; `original` is the rule every committed
-# result and the shipped model were made with. Fitted sets and their `fits` records (the data, seeds, errors
-# behind them) are written by `python -m policy.calibrate fit --write --name NAME`.
+# `active` names the parameter set the simulator uses by default: every committed result and the shipped
+# model were made with it. `original` is the rule they were made with before the real-node fit (the results
+# compared in policy/results/calibrated-world.md are kept in policy/results/original-world/). Fitted sets and
+# their `fits` records (the data, seeds, errors behind them) are written by
+# `python -m policy.calibrate fit --write --name NAME`.
 """
 
 

@@ -21,7 +21,7 @@ def test_committed_report_is_up_to_date():
 
 def _copy_results(tmp_path: Path) -> Path:
     for name, _ in calibrated_world.RUNS:
-        for folder in (name, calibrated_world.PREFIX + name):
+        for folder in (calibrated_world.ORIGINAL + name, calibrated_world.PREFIX + name):
             dst = tmp_path / calibrated_world.RESULTS / folder
             dst.mkdir(parents=True)
             for f in ("summary.csv", "contention.json"):

@@ -38,8 +38,9 @@ def test_beats_random_by_half_its_excess_on_fixed_seeds(model):
 HEURISTICS = ("demand-aware", "tlp", "lvrb", "koord")
 MARGIN = 0.10
 """Stated margin: on validation the model's mean excess may exceed the best heuristic's by at most 10 %.
-Measured on these episodes (120 jobs, 2 seeds): the shipped model 0.041 (the one before it 0.044), default-k8s
-0.229, demand-aware 0.061, lvrb 0.417, koord 0.452, tlp 0.540."""
+Measured on these episodes (120 jobs, 2 seeds, the simulator's active contention set fitted-lab): the shipped
+model 0.035 (the one trained in the original set 0.037), default-k8s 0.219, demand-aware 0.049, lvrb 0.430,
+koord 0.456, tlp 0.535."""
 
 
 def test_on_validation_it_beats_default_k8s_and_stays_within_a_margin_of_the_best_heuristic(model):

@@ -50,7 +50,7 @@ def test_fit_command_writes_table_plot_and_records_without_changing_the_active_s
     assert "## fitting seeds [1, 2]" in table
     assert (out / "scatter.png").stat().st_size > 0 and (out / "predictions.csv").exists()
     doc = read(cal)
-    assert doc["active"] == "original" and params_of(doc) == ORIGINAL
+    assert doc["active"] == read(DEFAULT_PATH)["active"] and params_of(doc) == params_of(read(DEFAULT_PATH))
     assert params_of(doc, "fitted").cpu_share == "requests"
     assert doc["fits"]["fitted"]["held_out_seeds"] == [3, 4]
     assert doc["fits"]["fitted"]["errors"]["fitted held-out"]["p90"] == 0
@@ -114,7 +114,7 @@ def test_host_cpu_option(lab, tmp_path, capsys) -> None:
     assert main(["fit", *args, "--host-cpu-m", "none,900", "--grid", "interference=0.1", "--write",
                  "--name", "host"]) == 0
     assert read(cal)["fits"]["host"]["host_cpu_m_tried"] == [None, 900.0]
-    assert params_of(read(cal), "host").interference == 0.1 and read(cal)["active"] == "original"
+    assert params_of(read(cal), "host").interference == 0.1 and read(cal)["active"] == read(DEFAULT_PATH)["active"]
     assert main(["replay", *args, "--host-cpu-m", "900"]) == 0
     assert main(["replay", *args, "--host-cpu-m", "900,1000"]) == 2
     assert "replay takes one value" in capsys.readouterr().err

@@ -64,11 +64,12 @@ def test_bad_params_are_refused(bad) -> None:
         ContentionParams(**bad)
 
 
-def test_shipped_calibration_keeps_the_original_rule_active(monkeypatch) -> None:
+def test_shipped_calibration_runs_the_real_node_fit_and_keeps_the_original_rule(monkeypatch) -> None:
     monkeypatch.delenv(ENV, raising=False)
     doc = read(DEFAULT_PATH)
+    assert doc["active"] == "fitted-lab"
     assert params_of(doc, "original") == ORIGINAL
-    assert default_params() == params_of(doc)
+    assert default_params() == params_of(doc) == params_of(doc, "fitted-lab") != ORIGINAL
 
 
 def test_every_shipped_set_is_valid_and_has_its_fit_record() -> None:
@@ -100,8 +101,10 @@ def test_simulator_uses_the_file_by_default_and_a_config_can_override(monkeypatc
     monkeypatch.delenv(ENV, raising=False)
     base = SimConfig(n_jobs=60, load=1.2)
     default = run(Simulator(base, seed=5), first_feasible).summary()
+    active = run(Simulator(SimConfig(n_jobs=60, load=1.2, contention=default_params()), seed=5),
+                 first_feasible).summary()
     original = run(Simulator(SimConfig(n_jobs=60, load=1.2, contention=ORIGINAL), seed=5), first_feasible).summary()
     other = run(Simulator(SimConfig(n_jobs=60, load=1.2, contention=ContentionParams(interference=0.3)), seed=5),
                 first_feasible).summary()
-    assert default == original
+    assert default == active
     assert other["mean_slowdown"] > original["mean_slowdown"]
