@@ -7,7 +7,9 @@ is skipped, so an interrupted or extended experiment resumes where it stopped.
 
 Arms: ``default`` (the stock default-scheduler), ``model`` (drsched, shipped model), ``demand-aware``
 (drsched with that heuristic), ``migration`` (drsched model + the migration controller, which is scaled to 0
-in every other arm).
+in every other arm). At the end of a migration arm the controller's counters (why each job-cycle was
+skipped, verdicts, steps, outcomes) go to ``controller.csv`` and its log (every skip, at DEBUG) to
+``controller-<arm>-<variant>-<seed>.log``, so a run says why jobs did or did not move.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from harness.images import ensure_images
 from harness.realcluster import RealCluster, ensure_node_binaries
 from lab import report, solo
 from lab.kube import Lab
-from lab.records import event_rows, job_rows, usage_rows
+from lab.records import controller_rows, event_rows, job_rows, usage_rows
 from lab.runner import run_arm
 from lab.schedule import Job, make_schedule, schedule_csv
 
@@ -167,6 +169,11 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
     report.append_rows(plan.out, "jobs.csv", rows)
     report.append_rows(plan.out, "usage.csv", usage_rows(result, seed=seed, arm=arm, variant=plan.variant))
     report.append_rows(plan.out, "events.csv", event_rows(result, seed=seed, arm=arm))
+    if migration:
+        samples, logs = lab.controller_report()
+        report.append_rows(plan.out, "controller.csv", controller_rows(samples, seed=seed, arm=arm,
+                                                                       variant=plan.variant))
+        (plan.out / f"controller-{arm}-{plan.variant}-{seed}.log").write_text(logs)
     report.append_rows(plan.out, "host.csv", [{"seed": seed, "arm": arm, "variant": plan.variant, "t_s": t,
                                                "load1": round(v, 2)} for t, v in result.load])
     failed = [r["job"] for r in rows if r["exit_code"] != 0]

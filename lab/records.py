@@ -20,6 +20,7 @@ JOB_COLUMNS = ("seed", "arm", "variant", "job", "kind", "node", "node_type", "cp
                "exit_code", "solo_s", "jct_s", "run_slowdown", "slowdown", "migrations")
 NODE_COLUMNS = ("node", "node_type", "cpu_quota_m", "mem_mi", "net_mbit")
 EVENT_COLUMNS = ("seed", "arm", "t_s", "node", "event", "value")
+CONTROLLER_COLUMNS = ("seed", "arm", "variant", "metric", "labels", "value")
 USAGE_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "cpu_m", "mem_mi", "net_mbit", "io_mbps")
 
 
@@ -84,3 +85,9 @@ def event_rows(result: ArmResult, *, seed: int, arm: str) -> list[dict]:
         rows.append({"seed": seed, "arm": arm, "t_s": "", "node": "", "event": f"resumed {doc['job']}",
                      "value": f"resumed_from={doc.get('resumed_from')} checkpoint_units={ckpt.get('units_done')}"})
     return rows
+
+
+def controller_rows(samples: list[tuple[str, str, float]], *, seed: int, arm: str, variant: str) -> list[dict]:
+    """The migration controller's counters at the end of an arm (skip reasons, verdicts, steps, outcomes)."""
+    return [{"seed": seed, "arm": arm, "variant": variant, "metric": name.removeprefix("drsched_migration_"),
+             "labels": labels, "value": round(value, 3)} for name, labels, value in samples]

@@ -16,12 +16,13 @@ from pathlib import Path
 import numpy as np
 
 from lab import stats
-from lab.records import EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, USAGE_COLUMNS
+from lab.records import CONTROLLER_COLUMNS, EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, USAGE_COLUMNS
 from lab.schedule import HONEST_CAP_M, REQUEST_RATIO
 from policy.report import with_ci
 
 FILES = {"jobs.csv": JOB_COLUMNS, "nodes.csv": NODE_COLUMNS, "events.csv": EVENT_COLUMNS,
-         "usage.csv": USAGE_COLUMNS, "host.csv": ("seed", "arm", "variant", "t_s", "load1")}
+         "usage.csv": USAGE_COLUMNS, "host.csv": ("seed", "arm", "variant", "t_s", "load1"),
+         "controller.csv": CONTROLLER_COLUMNS}
 ARM_ORDER = ("default", "model", "demand-aware", "migration")
 LABELS = {"mean_jct_s": "mean JCT", "p95_jct_s": "p95 JCT", "makespan_s": "makespan", "mean_slowdown": "slowdown",
           "utilisation": "utilisation", "imbalance": "imbalance"}
@@ -76,6 +77,7 @@ def summarise(out: Path) -> str:
         lines.append(f"Host 1-min load average during the arms (2 shared cores, other work running): mean "
                      f"{np.mean(loads):.2f}, p95 {np.percentile(loads, 95):.2f}, max {max(loads):.2f}.")
         lines.append("")
+    lines += controller_lines(read_rows(out / "controller.csv"), read_rows(out / "events.csv"))
     text = "\n".join(lines)
     (out / "summary.md").write_text(text)
     _plots(out, jobs, usage)
@@ -116,6 +118,33 @@ def _tables(variant: str, per_run: dict) -> list[str]:
             f"{LABELS[m]} {c}" for m, c in zip(stats.METRICS, cells, strict=True)) + f" ({rel['mean_jct_s'][2]} seeds)",
             ""]
     return lines
+
+
+def controller_lines(rows: list[dict], events: list[dict]) -> list[str]:
+    """What the migration controller did in each migration arm (its counters at the arm's end, from
+    controller.csv) and the measured stop-to-restart gap of each move (events.csv): why jobs did or did not move.
+    """
+    if not rows:
+        return []
+    lines = ["Migration controller, per arm (its counters at the arm's end; skips count job-cycles):", "",
+             "| seed | arm | started | completed | released | verdicts | skipped (reason: job-cycles) | "
+             "stop-to-restart s |", "|---:|---|---:|---:|---|---|---|---|"]
+    for seed, arm, variant in sorted({(int(r["seed"]), r["arm"], r["variant"]) for r in rows}):
+        mine = [r for r in rows if (int(r["seed"]), r["arm"], r["variant"]) == (seed, arm, variant)]
+
+        def total(metric: str, rows_=mine) -> str:
+            return f"{sum(float(r['value']) for r in rows_ if r['metric'] == metric):g}"
+
+        def by_label(metric: str, rows_=mine) -> str:
+            parts = [(r["labels"].split("=", 1)[-1], float(r["value"])) for r in rows_ if r["metric"] == metric]
+            return ", ".join(f"{k}: {v:g}" for k, v in sorted(parts, key=lambda p: -p[1]) if v) or "none"
+
+        gaps = [r["value"] for r in events if int(r["seed"]) == seed and r["arm"] == arm
+                and r["event"].startswith("migration ")]
+        lines.append(f"| {seed} | {arm} | {total('started_total')} | {total('completed_total')} | "
+                     f"{by_label('released_total')} | {by_label('decisions_total')} | {by_label('skipped_total')} | "
+                     f"{', '.join(gaps) or '-'} |")
+    return [*lines, ""]
 
 
 def _plots(out: Path, jobs: list[dict], usage: list[dict]) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from lab.observed import ArmResult, PodObs
-from lab.records import JOB_COLUMNS, event_rows, job_rows
-from lab.report import ReportError, append_rows, read_rows, summarise
+from lab.records import JOB_COLUMNS, controller_rows, event_rows, job_rows
+from lab.report import ReportError, append_rows, controller_lines, read_rows, summarise
 from lab.schedule import make_schedule
 
 T0 = 1000.0
@@ -81,3 +81,22 @@ def test_progress_times_replace_the_pods_whole_seconds_and_a_successors_start_do
                             solo=lambda job, nt: (5.0, 900.0))
     assert (row_a["start_s"], row_a["finish_s"]) == (1.25, 10.5)
     assert (row_b["start_s"], row_b["finish_s"]) == (3, 29.9)  # the first pod's start; the successor's finish
+
+
+def test_controller_counters_become_rows_and_a_line_per_migration_arm(tmp_path: Path) -> None:
+    samples = [("drsched_migration_started_total", "", 1.0), ("drsched_migration_completed_total", "", 1.0),
+               ("drsched_migration_skipped_total", "reason=not-worth", 12.0),
+               ("drsched_migration_skipped_total", "reason=too-young", 30.0),
+               ("drsched_migration_skipped_total", "reason=no-target", 0.0),
+               ("drsched_migration_decisions_total", "verdict=allowed", 1.0),
+               ("drsched_migration_released_total", "outcome=completed", 1.0)]
+    rows = controller_rows(samples, seed=2, arm="migration", variant="under")
+    assert rows[2] == {"seed": 2, "arm": "migration", "variant": "under", "metric": "skipped_total",
+                       "labels": "reason=not-worth", "value": 12.0}
+    append_rows(tmp_path, "controller.csv", rows)
+    events = [{"seed": "2", "arm": "migration", "t_s": "40", "node": "rn-large->rn-small", "event": "migration j004",
+               "value": "3.0"}, {"seed": "2", "arm": "migration", "t_s": "20", "node": "rn-large",
+                                 "event": "cpu_quota_cut", "value": "1000->200"}]
+    (line,) = [x for x in controller_lines(read_rows(tmp_path / "controller.csv"), events) if x.startswith("| 2 ")]
+    assert line == ("| 2 | migration | 1 | 1 | completed: 1 | allowed: 1 | too-young: 30, not-worth: 12 | 3.0 |")
+    assert controller_lines([], events) == []
