@@ -250,4 +250,4 @@ def _obs(pod: client.V1Pod) -> PodObs:
             exit_code = term.exit_code
     return PodObs(name=pod.metadata.name, job=(pod.metadata.labels or {}).get(JOB_LABEL, ""), uid=pod.metadata.uid,
                   node=pod.spec.node_name, phase=pod.status.phase or "", started=started, finished=finished,
-                  exit_code=exit_code)  # fmt: skip
+                  exit_code=exit_code, deleting=pod.metadata.deletion_timestamp is not None)  # fmt: skip

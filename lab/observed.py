@@ -21,6 +21,7 @@ class PodObs:
     started: float | None
     finished: float | None
     exit_code: int | None
+    deleting: bool = False  # being deleted (an eviction: the job checkpoints on SIGTERM and exits 0)
 
 
 @dataclass
