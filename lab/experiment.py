@@ -15,6 +15,8 @@ skipped, verdicts, steps, outcomes) go to ``controller.csv`` and its log (every 
 from __future__ import annotations
 
 import logging
+import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -99,6 +101,8 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
         progress(f"every arm is already in {plan.out / 'jobs.csv'}; nothing to run")
         return plan.out
     image, archives, digest = _images(progress)
+    pinned = archives[0].parent / f".lab-{os.getpid()}"
+    archives = _pin(archives, pinned)
     own = cluster is None
     if cluster is None:
         progress("starting the real-node cluster (waits for the machine's real-node lock if another cluster runs)")
@@ -133,7 +137,25 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
             cluster.close()
         elif lab is not None:
             lab.undeploy()
+        shutil.rmtree(pinned, ignore_errors=True)
     return plan.out
+
+
+def _pin(archives: list[Path], into: Path) -> list[Path]:
+    """Hard links to the image archives built for this run. The image cache is shared: another checkout may
+    rebuild an image while this run waits for the real-node lock, and the builder replaces an archive by
+    rename, so a link keeps this run's bytes (a copy where links cannot be made)."""
+    into.mkdir(parents=True, exist_ok=True)
+    out = []
+    for archive in archives:
+        pinned = into / archive.name
+        pinned.unlink(missing_ok=True)
+        try:
+            os.link(archive, pinned)
+        except OSError:
+            shutil.copy2(archive, pinned)
+        out.append(pinned)
+    return out
 
 
 def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, image: str, solos: dict,
