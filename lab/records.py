@@ -5,7 +5,9 @@ here, once, and every row is built the same way. Times are seconds from the arm'
 first process started and finish when its progress said done (``progress.json``, sub-second), falling back
 to the pod's container times (whole seconds) where no progress was seen. ``solo_s`` is the job's
 template measured alone on the node type where the job finished; ``run_slowdown`` = (finish - start) / solo,
-``slowdown`` = (finish - submit) / solo; ``jct_s`` = finish - submit.
+``slowdown`` = (finish - submit) / solo; ``jct_s`` = finish - submit. The job's own measured migration
+costs (``progress.json``): ``ckpt_writes`` and ``ckpt_write_mean_s`` / ``ckpt_write_last_s`` over all its
+processes, ``restore_s`` the seconds its resumed processes took to load and apply their checkpoints.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from lab.schedule import Job
 
 JOB_COLUMNS = ("seed", "arm", "variant", "job", "kind", "node", "node_type", "cpu_request_m", "mem_request_mi",
                "cpu_use_m", "mem_use_mi", "net_mbit", "io_mbps", "work", "submit_s", "start_s", "finish_s",
-               "exit_code", "solo_s", "jct_s", "run_slowdown", "slowdown", "migrations")
+               "exit_code", "solo_s", "jct_s", "run_slowdown", "slowdown", "migrations", "ckpt_writes",
+               "ckpt_write_mean_s", "ckpt_write_last_s", "restore_s")
 NODE_COLUMNS = ("node", "node_type", "cpu_quota_m", "mem_mi", "net_mbit")
 EVENT_COLUMNS = ("seed", "arm", "t_s", "node", "event", "value")
 CONTROLLER_COLUMNS = ("seed", "arm", "variant", "metric", "labels", "value")
@@ -61,8 +64,16 @@ def job_rows(result: ArmResult, jobs: list[Job], *, seed: int, arm: str, variant
             "run_slowdown": _ratio(None if finish is None or start is None else finish - start, solo_s),
             "slowdown": _ratio(None if finish is None or submit is None else finish - submit, solo_s),
             "migrations": max(len(pods) - 1, 0),
+            **_costs(result, job.job),
         })  # fmt: skip
     return rows
+
+
+def _costs(result: ArmResult, job: str) -> dict:
+    writes, mean, last, restore = result.checkpoint_costs(job)
+    return {"ckpt_writes": writes, "ckpt_write_mean_s": "" if mean is None else round(mean, 4),
+            "ckpt_write_last_s": "" if last is None else round(last, 4),
+            "restore_s": "" if restore is None else round(restore, 4)}
 
 
 def usage_rows(result: ArmResult, *, seed: int, arm: str, variant: str) -> list[dict]:

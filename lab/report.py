@@ -36,22 +36,34 @@ def append_rows(out: Path, name: str, rows: list[dict]) -> None:
     """Append rows to ``out/name`` (header written when the file is new); columns are the file's fixed ones."""
     path = out / name
     new = not path.exists()
+    columns = FILES[name] if new else _header(path)
     with path.open("a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FILES[name], lineterminator="\n")
+        # A file an older lab began keeps its columns: the run resumes in its format.
+        writer = csv.DictWriter(fh, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
         if new:
             writer.writeheader()
         writer.writerows(rows)
 
 
+def _header(path: Path) -> tuple[str, ...]:
+    with path.open(newline="") as fh:
+        header = tuple(next(csv.reader(fh), ()))
+    expected = FILES.get(path.name)
+    if expected is not None and header != expected[:len(header)] or not header:
+        raise ReportError(f"{path}:1: header must be {','.join(expected or ())}")
+    return header
+
+
 def read_rows(path: Path) -> list[dict]:
+    """The rows of one of the lab's CSV files; columns added since an older lab wrote it read as empty."""
     if not path.exists():
         return []
+    expected = FILES.get(path.name)
+    header = _header(path)
     with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        expected = FILES.get(path.name)
-        if expected is not None and tuple(reader.fieldnames or ()) != expected:
-            raise ReportError(f"{path}:1: header must be {','.join(expected)}")
-        return list(reader)
+        rows = list(csv.DictReader(fh))
+    missing = dict.fromkeys(expected[len(header):], "") if expected else {}
+    return [{**row, **missing} for row in rows]
 
 
 def _sorted_arms(arms) -> list[str]:
@@ -78,6 +90,7 @@ def summarise(out: Path) -> str:
                      f"{np.mean(loads):.2f}, p95 {np.percentile(loads, 95):.2f}, max {max(loads):.2f}.")
         lines.append("")
     lines += controller_lines(read_rows(out / "controller.csv"), read_rows(out / "events.csv"))
+    lines += cost_lines(jobs)
     text = "\n".join(lines)
     (out / "summary.md").write_text(text)
     _plots(out, jobs, usage)
@@ -145,6 +158,22 @@ def controller_lines(rows: list[dict], events: list[dict]) -> list[str]:
                      f"{by_label('released_total')} | {by_label('decisions_total')} | {by_label('skipped_total')} | "
                      f"{', '.join(gaps) or '-'} |")
     return [*lines, ""]
+
+
+def cost_lines(jobs: list[dict]) -> list[str]:
+    """Checkpoint and restore costs as the jobs measured them (jobs.csv), over every arm."""
+    writes = [(int(r["ckpt_writes"]), float(r["ckpt_write_mean_s"])) for r in jobs
+              if r.get("ckpt_write_mean_s") not in (None, "") and r.get("ckpt_writes") not in (None, "", "0")]
+    restores = [float(r["restore_s"]) for r in jobs if r.get("restore_s") not in (None, "")]
+    if not writes:
+        return []
+    n = sum(k for k, _ in writes)
+    mean = sum(k * m for k, m in writes) / n
+    line = (f"Checkpoints, as the jobs measured them: {n} written, mean {mean * 1000:.1f} ms each (per-job means "
+            f"up to {max(m for _, m in writes) * 1000:.1f} ms)")
+    if restores:
+        line += f"; restores (load + apply): {len(restores)}, mean {np.mean(restores) * 1000:.1f} ms"
+    return [line + ".", ""]
 
 
 def _plots(out: Path, jobs: list[dict], usage: list[dict]) -> None:

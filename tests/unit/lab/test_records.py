@@ -13,7 +13,8 @@ from lab.schedule import make_schedule
 
 T0 = 1000.0
 EXPECTED = ("seed,arm,variant,job,kind,node,node_type,cpu_request_m,mem_request_mi,cpu_use_m,mem_use_mi,net_mbit,"
-            "io_mbps,work,submit_s,start_s,finish_s,exit_code,solo_s,jct_s,run_slowdown,slowdown,migrations")
+            "io_mbps,work,submit_s,start_s,finish_s,exit_code,solo_s,jct_s,run_slowdown,slowdown,migrations,"
+            "ckpt_writes,ckpt_write_mean_s,ckpt_write_last_s,restore_s")
 
 
 def _result(jobs):
@@ -81,6 +82,36 @@ def test_progress_times_replace_the_pods_whole_seconds_and_a_successors_start_do
                             solo=lambda job, nt: (5.0, 900.0))
     assert (row_a["start_s"], row_a["finish_s"]) == (1.25, 10.5)
     assert (row_b["start_s"], row_b["finish_s"]) == (3, 29.9)  # the first pod's start; the successor's finish
+
+
+def test_checkpoint_and_restore_costs_are_summed_over_a_jobs_processes() -> None:
+    jobs = make_schedule(seed=1, jobs=2)
+    result = _result(jobs)
+    b = jobs[1].job
+    first = {"pid": 7, "started_at": T0 + 3, "state": "running", "checkpoint_writes": 1,
+             "checkpoint_write_s": {"last": 0.1, "mean": 0.1}, "restore_s": None}
+    result.see_progress(b, first)
+    result.see_progress(b, {**first, "state": "checkpointing", "checkpoint_writes": 2,
+                            "checkpoint_write_s": {"last": 0.3, "mean": 0.2}})   # its SIGTERM checkpoint
+    result.see_progress(b, {"pid": 9, "started_at": T0 + 10.7, "resumed_from": 40, "state": "done",
+                            "updated_at": T0 + 29.9, "checkpoint_writes": 2,
+                            "checkpoint_write_s": {"last": 0.05, "mean": 0.05}, "restore_s": 0.02})
+    row_a, row_b = job_rows(result, jobs, seed=1, arm="migration", variant="under", node_type=str,
+                            solo=lambda job, nt: None)
+    assert (row_b["ckpt_writes"], row_b["ckpt_write_mean_s"], row_b["ckpt_write_last_s"], row_b["restore_s"]) == (
+        4, 0.125, 0.05, 0.02)
+    assert (row_a["ckpt_writes"], row_a["ckpt_write_mean_s"], row_a["restore_s"]) == (0, "", "")
+
+
+def test_a_csv_an_older_lab_began_keeps_its_columns_and_reads_with_the_new_ones_empty(tmp_path: Path) -> None:
+    old = JOB_COLUMNS[:-4]
+    (tmp_path / "jobs.csv").write_text(",".join(old) + "\n")
+    jobs = make_schedule(seed=1, jobs=2)
+    append_rows(tmp_path, "jobs.csv", job_rows(_result(jobs), jobs, seed=1, arm="model", variant="under",
+                                                node_type=str, solo=lambda job, nt: None))
+    assert (tmp_path / "jobs.csv").read_text().splitlines()[0] == ",".join(old)
+    rows = read_rows(tmp_path / "jobs.csv")
+    assert len(rows) == 2 and rows[0]["ckpt_writes"] == "" and rows[0]["node"] == "rn-large"
 
 
 def test_controller_counters_become_rows_and_a_line_per_migration_arm(tmp_path: Path) -> None:
