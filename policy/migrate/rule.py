@@ -102,6 +102,8 @@ class RuleResult:
     intents: tuple[MigrationIntent, ...]
     skipped: Mapping[str, Skip]
     state: RuleState
+    details: Mapping[str, str] = field(default_factory=dict)
+    """Per skipped job, the numbers behind its skip (for a person reading the controller's log)."""
 
 
 def _with_assumed(snap: ClusterSnapshot, node: int, job: RunningJob) -> ClusterSnapshot:
@@ -142,6 +144,7 @@ def decide(jobs: Sequence[RunningJob], snap: ClusterSnapshot, scorer: Scorer, pa
     index = {name: i for i, name in enumerate(snap.names)}
     blocked = {n: t for n, t in state.blocked.items() if t > now}
     skipped: dict[str, Skip] = {}
+    details: dict[str, str] = {}
     slow: dict[str, int] = {}
     est0 = estimated_usage(snap)
     candidates: list[tuple[float, RunningJob]] = []
@@ -150,8 +153,9 @@ def decide(jobs: Sequence[RunningJob], snap: ClusterSnapshot, scorer: Scorer, pa
             skipped[job.job_id] = Skip.UNKNOWN_NODE
         elif job.rate is None or job.running_for < params.min_running:
             skipped[job.job_id] = Skip.TOO_YOUNG
-        elif job.rate >= params.slow_ratio * job.expected_rate * _alone_speed(job, snap, index[job.node]):
+        elif job.rate >= (bar := params.slow_ratio * job.expected_rate * _alone_speed(job, snap, index[job.node])):
             skipped[job.job_id] = Skip.NOT_SLOW
+            details[job.job_id] = f"rate {job.rate:.4g}/s >= {bar:.4g}/s"
         else:
             if job.rate < params.slow_ratio * job.expected_rate * _speed_here(job, snap, est0, index[job.node]):
                 blocked[job.node] = now + params.blocklist_for
@@ -169,17 +173,22 @@ def decide(jobs: Sequence[RunningJob], snap: ClusterSnapshot, scorer: Scorer, pa
         order = [int(i) for i in np.flatnonzero(allowed)[np.argsort(-scores[allowed], kind="stable")]]
         if not order:
             skipped[job.job_id] = Skip.NO_TARGET
+            details[job.job_id] = f"blocklisted: {','.join(sorted(n for n in blocked if n != job.node)) or '-'}"
             continue
         est = estimated_usage(cur)
         best = order[0]
         rate, lost, left = _estimate(job, cur, est, best)
         if not worth_moving(here, job.restore_cost, lost, left, params.margin):
             skipped[job.job_id] = Skip.NOT_WORTH
+            details[job.job_id] = (f"left here {here:.0f}s <= restore {job.restore_cost:.0f}s + redo {lost:.0f}s + "
+                                   f"left on {cur.names[best]} {left:.0f}s x{1 + params.margin:g} "
+                                   f"(predicted speed {rate / job.expected_rate:.2f})")
             continue
         count = state.slow.get(job.job_id, 0) + 1
         slow[job.job_id] = count
         if count < params.slow_checks:
             skipped[job.job_id] = Skip.WARMING
+            details[job.job_id] = f"slow check {count} of {params.slow_checks}, target {cur.names[best]}"
             continue
         fallbacks = []
         for k in order[1:]:
@@ -195,4 +204,4 @@ def decide(jobs: Sequence[RunningJob], snap: ClusterSnapshot, scorer: Scorer, pa
             time_left_here=here, time_left_target=left, restore_cost=job.restore_cost, lost_work_time=lost,
             predicted_rate=rate, slow_checks=count))
         cur = _with_assumed(cur, best, job)
-    return RuleResult(tuple(intents), skipped, RuleState(slow=slow, blocked=blocked))
+    return RuleResult(tuple(intents), skipped, RuleState(slow=slow, blocked=blocked), details)

@@ -185,3 +185,12 @@ def test_only_slowness_the_model_cannot_explain_blocklists_the_node(rate, blocke
     res = decide([job(rate=rate)], s, SCORER, ONE)
     assert len(res.intents) == 1 and res.intents[0].target != "n0"
     assert ("n0" in res.state.blocked) is blocked
+
+
+def test_skips_carry_the_numbers_behind_them():
+    res = decide([job(rate=0.006, job_id="fast"), job(progress=0.995, job_id="ending"),
+                  job(job_id="warm")], snap(), SCORER, RuleParams(slow_checks=2))
+    assert res.skipped == {"fast": Skip.NOT_SLOW, "ending": Skip.NOT_WORTH, "warm": Skip.WARMING}
+    assert res.details["fast"] == "rate 0.006/s >= 0.005/s"
+    assert res.details["ending"].startswith("left here 5s <= restore 10s + redo 0s + left on n")
+    assert res.details["warm"].startswith("slow check 1 of 2, target n")
