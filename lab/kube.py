@@ -187,7 +187,8 @@ class Lab:
 
     def usage(self, uids: set[str]) -> dict[str, dict[str, float]]:
         """Per node, the summed usage of the given pods as its agent reports it: cpu_m, mem_mi, net_mbit,
-        io_mbps. A node whose agent does not answer is left out."""
+        io_mbps; and the node's own cpu in use and measured capacity (node_cpu_m, capacity_m). A node whose
+        agent does not answer is left out."""
         out: dict[str, dict[str, float]] = {}
         agents = self.cluster.core.list_namespaced_pod(
             harness_deploy.NS, label_selector="app.kubernetes.io/name=drsched-monitor").items
@@ -208,6 +209,10 @@ class Lab:
                                              + _cur(pod, "net_tx_bytes_per_second"))
                 total["io_mbps"] += 1e-6 * (_cur(pod, "disk_read_bytes_per_second")
                                             + _cur(pod, "disk_write_bytes_per_second"))
+            # What the extender reads for the node: its cpu in use (the ewma) and the capacity the agent measured.
+            node_units = ((report.get("scheduler_units") or {}).get("ewma") or {})
+            total["node_cpu_m"] = 1000 * float(node_units.get("cpu_cores") or 0.0)
+            total["capacity_m"] = 1000 * float((report.get("node") or {}).get("capacity_cores") or 0.0)
             out[agent.spec.node_name] = total
         return out
 

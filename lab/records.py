@@ -7,7 +7,9 @@ to the pod's container times (whole seconds) where no progress was seen. ``solo_
 template measured alone on the node type where the job finished; ``run_slowdown`` = (finish - start) / solo,
 ``slowdown`` = (finish - submit) / solo; ``jct_s`` = finish - submit. The job's own measured migration
 costs (``progress.json``): ``ckpt_writes`` and ``ckpt_write_mean_s`` / ``ckpt_write_last_s`` over all its
-processes, ``restore_s`` the seconds its resumed processes took to load and apply their checkpoints.
+processes, ``restore_s`` the seconds its resumed processes took to load and apply their checkpoints. usage.csv:
+the job pods' usage per node, and the node's own cpu in use and measured capacity as its agent reports them
+(``node_cpu_m``, ``capacity_m``): capacity below the node's quota is what the extender counts as used.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ JOB_COLUMNS = ("seed", "arm", "variant", "job", "kind", "node", "node_type", "cp
 NODE_COLUMNS = ("node", "node_type", "cpu_quota_m", "mem_mi", "net_mbit")
 EVENT_COLUMNS = ("seed", "arm", "t_s", "node", "event", "value")
 CONTROLLER_COLUMNS = ("seed", "arm", "variant", "metric", "labels", "value")
-USAGE_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "cpu_m", "mem_mi", "net_mbit", "io_mbps")
+USAGE_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "cpu_m", "mem_mi", "net_mbit", "io_mbps", "node_cpu_m",
+                 "capacity_m")
 
 
 def _rel(t: float | None, t0: float) -> float | None:
