@@ -37,7 +37,7 @@ class ArmResult:
     load: list[tuple[float, float]] = field(default_factory=list)      # (t_s, host 1-min load average)
     proc_start: dict[str, float] = field(default_factory=dict)  # job -> unix start of its first process
     proc_done: dict[str, float] = field(default_factory=dict)   # job -> unix time its progress said "done"
-    costs: dict[str, dict[int, dict]] = field(default_factory=dict)  # job -> pid -> its measured costs
+    costs: dict[str, dict[tuple, dict]] = field(default_factory=dict)  # job -> (pid, start) -> measured costs
     timed_out: bool = False
 
     def see_progress(self, job: str, doc: dict | None) -> None:
@@ -51,7 +51,8 @@ class ArmResult:
             self.proc_done[job] = float(doc["updated_at"])
         pid = doc.get("pid")
         if isinstance(pid, int):  # each process's latest word on its checkpoint writes and its restore
-            self.costs.setdefault(job, {})[pid] = {
+            # A job's process is pid 1 in every pod: its start time tells a successor from its source.
+            self.costs.setdefault(job, {})[(pid, doc.get("started_at"))] = {
                 "writes": doc.get("checkpoint_writes") or 0, "write_s": doc.get("checkpoint_write_s") or {},
                 "restore_s": doc.get("restore_s")}
 

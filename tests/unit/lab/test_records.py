@@ -88,12 +88,13 @@ def test_checkpoint_and_restore_costs_are_summed_over_a_jobs_processes() -> None
     jobs = make_schedule(seed=1, jobs=2)
     result = _result(jobs)
     b = jobs[1].job
+    # The same pid in both pods (each is pid 1 of its container): the start time tells them apart.
     first = {"pid": 7, "started_at": T0 + 3, "state": "running", "checkpoint_writes": 1,
              "checkpoint_write_s": {"last": 0.1, "mean": 0.1}, "restore_s": None}
     result.see_progress(b, first)
     result.see_progress(b, {**first, "state": "checkpointing", "checkpoint_writes": 2,
                             "checkpoint_write_s": {"last": 0.3, "mean": 0.2}})   # its SIGTERM checkpoint
-    result.see_progress(b, {"pid": 9, "started_at": T0 + 10.7, "resumed_from": 40, "state": "done",
+    result.see_progress(b, {"pid": 7, "started_at": T0 + 10.7, "resumed_from": 40, "state": "done",
                             "updated_at": T0 + 29.9, "checkpoint_writes": 2,
                             "checkpoint_write_s": {"last": 0.05, "mean": 0.05}, "restore_s": 0.02})
     row_a, row_b = job_rows(result, jobs, seed=1, arm="migration", variant="under", node_type=str,
