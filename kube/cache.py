@@ -14,6 +14,8 @@ Bookkeeping rules:
   clears them. This is the Trimaran / Koordinator correction: without it a burst of pods piles onto the
   node that looked idlest in a sample taken before any of them started.
 * Pods may name a node the cache has not seen yet; they are counted when it appears.
+* ``usage`` cpu = the sample's cpu + the cores its agent says the node lacks below allocatable
+  (``NodeUsage.row``): a node whose CPU was cut is not scored as free.
 
 The cache knows nothing about HTTP or the Kubernetes API. The extender's watch (``extender.kube``) and
 static loader feed one for the life of the process; the migration controller fills a fresh one from each
@@ -31,20 +33,30 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kube.objects import NodeInfo, pod_key, pod_terminated
-from policy.state import ClusterSnapshot, PodView
+from policy.state import CPU, ClusterSnapshot, PodView
 
 _GROW = 64
 
 
 @dataclass(frozen=True, slots=True)
 class NodeUsage:
-    """One usage sample of one node, in policy units; ``timestamp`` is epoch seconds."""
+    """One usage sample of one node, in policy units; ``timestamp`` is epoch seconds. ``cpu_capacity``: the
+    cores the node's agent measured it has (None: not reported)."""
 
     cpu: float
     mem: float
     net: float
     disk: float
     timestamp: float
+    cpu_capacity: float | None = None
+
+    def row(self, allocatable_cpu: float) -> tuple[float, float, float, float]:
+        """The sample as a usage row of a node with ``allocatable_cpu`` cores: capacity the agent reports
+        missing below that (a CPU quota cut, a noisy neighbour) counts as CPU in use by something else, as
+        a neighbour's CPU shows up in a real node's /proc/stat; an agent reporting more (the host's CPUs)
+        changes nothing."""
+        lost = 0.0 if self.cpu_capacity is None else max(0.0, allocatable_cpu - self.cpu_capacity)
+        return self.cpu + lost, self.mem, self.net, self.disk
 
 
 @dataclass(slots=True)
@@ -211,6 +223,7 @@ class ClusterCache:
     def upsert_node(self, info: NodeInfo) -> None:
         with self._lock:
             i = self._index.get(info.name)
+            early = None
             if i is None:
                 if len(self._names) == len(self._cap):
                     self._grow()
@@ -221,10 +234,10 @@ class ClusterCache:
                 self._usage[i] = np.nan
                 self._usage_ts[i] = -np.inf
                 early = self._early_usage.pop(info.name, None)
-                if early is not None:
-                    self._usage[i] = (early.cpu, early.mem, early.net, early.disk)
-                    self._usage_ts[i] = early.timestamp
             self._cap[i] = info.capacity
+            if early is not None:
+                self._usage[i] = early.row(float(info.capacity[CPU]))
+                self._usage_ts[i] = early.timestamp
             self._maxpods[i] = info.max_pods
             self._ready[i] = info.ready
             self._recount(info.name)
@@ -356,7 +369,7 @@ class ClusterCache:
                 if s.timestamp < self._usage_ts[i]:
                     continue
                 newer = s.timestamp > self._usage_ts[i]
-                self._usage[i] = (s.cpu, s.mem, s.net, s.disk)
+                self._usage[i] = s.row(float(self._cap[i, CPU]))
                 self._usage_ts[i] = s.timestamp
                 if newer:
                     self._recount(name)

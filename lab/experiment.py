@@ -7,12 +7,16 @@ is skipped, so an interrupted or extended experiment resumes where it stopped.
 
 Arms: ``default`` (the stock default-scheduler), ``model`` (drsched, shipped model), ``demand-aware``
 (drsched with that heuristic), ``migration`` (drsched model + the migration controller, which is scaled to 0
-in every other arm).
+in every other arm). At the end of a migration arm the controller's counters (why each job-cycle was
+skipped, verdicts, steps, outcomes) go to ``controller.csv`` and its log (every skip, at DEBUG) to
+``controller-<arm>-<variant>-<seed>.log``, so a run says why jobs did or did not move.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -25,7 +29,7 @@ from harness.images import ensure_images
 from harness.realcluster import RealCluster, ensure_node_binaries
 from lab import report, solo
 from lab.kube import Lab
-from lab.records import event_rows, job_rows, usage_rows
+from lab.records import controller_rows, event_rows, job_rows, usage_rows
 from lab.runner import run_arm
 from lab.schedule import Job, make_schedule, schedule_csv
 
@@ -97,6 +101,8 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
         progress(f"every arm is already in {plan.out / 'jobs.csv'}; nothing to run")
         return plan.out
     image, archives, digest = _images(progress)
+    pinned = archives[0].parent / f".lab-{os.getpid()}"
+    archives = _pin(archives, pinned)
     own = cluster is None
     if cluster is None:
         progress("starting the real-node cluster (waits for the machine's real-node lock if another cluster runs)")
@@ -131,7 +137,25 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
             cluster.close()
         elif lab is not None:
             lab.undeploy()
+        shutil.rmtree(pinned, ignore_errors=True)
     return plan.out
+
+
+def _pin(archives: list[Path], into: Path) -> list[Path]:
+    """Hard links to the image archives built for this run. The image cache is shared: another checkout may
+    rebuild an image while this run waits for the real-node lock, and the builder replaces an archive by
+    rename, so a link keeps this run's bytes (a copy where links cannot be made)."""
+    into.mkdir(parents=True, exist_ok=True)
+    out = []
+    for archive in archives:
+        pinned = into / archive.name
+        pinned.unlink(missing_ok=True)
+        try:
+            os.link(archive, pinned)
+        except OSError:
+            shutil.copy2(archive, pinned)
+        out.append(pinned)
+    return out
 
 
 def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, image: str, solos: dict,
@@ -167,6 +191,11 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
     report.append_rows(plan.out, "jobs.csv", rows)
     report.append_rows(plan.out, "usage.csv", usage_rows(result, seed=seed, arm=arm, variant=plan.variant))
     report.append_rows(plan.out, "events.csv", event_rows(result, seed=seed, arm=arm))
+    if migration:
+        samples, logs = lab.controller_report()
+        report.append_rows(plan.out, "controller.csv", controller_rows(samples, seed=seed, arm=arm,
+                                                                       variant=plan.variant))
+        (plan.out / f"controller-{arm}-{plan.variant}-{seed}.log").write_text(logs)
     report.append_rows(plan.out, "host.csv", [{"seed": seed, "arm": arm, "variant": plan.variant, "t_s": t,
                                                "load1": round(v, 2)} for t, v in result.load])
     failed = [r["job"] for r in rows if r["exit_code"] != 0]

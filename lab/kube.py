@@ -14,9 +14,11 @@ import logging
 import os
 import secrets
 import shutil
+import urllib.request
 from pathlib import Path
 
 from kubernetes import client
+from prometheus_client.parser import text_string_to_metric_families
 
 from harness import deploy as harness_deploy
 from harness.nodes import CGROUP_FS
@@ -32,12 +34,15 @@ JOB_UID = 10001  # the workloads image's non-root user
 STATE_ROOT = Path("/var/lib/drsched-lab")
 RUN_LABEL = "drsched.io/lab-run"
 JOB_LABEL = "drsched.io/lab-job"
+MIGRATION_METRICS_PORT = 9848
 # The migration controller as the migration arm runs it: acting (no --dry-run), reading progress over HTTP,
 # tuned to jobs of tens of seconds instead of the shipped minutes.
 MIGRATION_ARGS = [
     "--policy=demand-aware", "--interval-s=5", "--lease-namespace=drsched-system", "--metrics-host=0.0.0.0",
-    "--metrics-port=9848", "--progress-source=http", f"--progress-port={PROGRESS_PORT}", "--min-running-s=10",
-    "--slow-checks=2", "--cooldown-s=20", "--max-fraction=0.5", "--restore-cost-s=5", f"--namespace={JOBS_NS}",
+    f"--metrics-port={MIGRATION_METRICS_PORT}", "--progress-source=http", f"--progress-port={PROGRESS_PORT}",
+    "--min-running-s=10", "--slow-checks=2", "--cooldown-s=20", "--max-fraction=0.5", "--restore-cost-s=5",
+    f"--namespace={JOBS_NS}",
+    "--log-level=DEBUG",  # every skip with its reason: the lab keeps the log to say why a job was not moved
 ]  # fmt: skip
 
 
@@ -156,11 +161,34 @@ class Lab:
                 continue
         return None
 
+    # ---- what the migration controller decided -------------------------------------------------
+
+    def controller_report(self) -> tuple[list[tuple[str, str, float]], str]:
+        """The running migration controller's counters (name, labels, value) from its /metrics, and its log.
+        Each migration arm scales the controller up from 0, so both cover that arm alone."""
+        samples: list[tuple[str, str, float]] = []
+        pods = self.cluster.core.list_namespaced_pod(
+            harness_deploy.NS, label_selector="app.kubernetes.io/name=drsched-migration").items
+        for pod in pods:
+            if not pod.status.pod_ip or pod.metadata.deletion_timestamp is not None:
+                continue
+            text = _get_text(f"http://{pod.status.pod_ip}:{MIGRATION_METRICS_PORT}/metrics")
+            for family in text_string_to_metric_families(text or ""):
+                for sample in family.samples:
+                    if sample.name.startswith("drsched_migration_") and not sample.name.endswith(
+                            ("_bucket", "_created")):
+                        labels = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()))
+                        samples.append((sample.name, labels, float(sample.value)))
+        logs = self.cluster.kubectl("-n", harness_deploy.NS, "logs", "deployment/drsched-migration",
+                                    "--tail=-1", timeout=60)
+        return samples, logs.stdout if logs.returncode == 0 else f"kubectl logs failed: {logs.stderr.strip()}"
+
     # ---- usage from the monitor agents ----------------------------------------------------------
 
     def usage(self, uids: set[str]) -> dict[str, dict[str, float]]:
         """Per node, the summed usage of the given pods as its agent reports it: cpu_m, mem_mi, net_mbit,
-        io_mbps. A node whose agent does not answer is left out."""
+        io_mbps; and the node's own cpu in use and measured capacity (node_cpu_m, capacity_m). A node whose
+        agent does not answer is left out."""
         out: dict[str, dict[str, float]] = {}
         agents = self.cluster.core.list_namespaced_pod(
             harness_deploy.NS, label_selector="app.kubernetes.io/name=drsched-monitor").items
@@ -181,6 +209,10 @@ class Lab:
                                              + _cur(pod, "net_tx_bytes_per_second"))
                 total["io_mbps"] += 1e-6 * (_cur(pod, "disk_read_bytes_per_second")
                                             + _cur(pod, "disk_write_bytes_per_second"))
+            # What the extender reads for the node: its cpu in use (the ewma) and the capacity the agent measured.
+            node_units = ((report.get("scheduler_units") or {}).get("ewma") or {})
+            total["node_cpu_m"] = 1000 * float(node_units.get("cpu_cores") or 0.0)
+            total["capacity_m"] = 1000 * float((report.get("node") or {}).get("capacity_cores") or 0.0)
             out[agent.spec.node_name] = total
         return out
 
@@ -196,6 +228,14 @@ def _lab_settings(docs: list[dict]) -> None:
         elif doc["metadata"]["name"] == "drsched-migration":
             doc["spec"]["replicas"] = 0
             doc["spec"]["template"]["spec"]["containers"][0]["args"] = list(MIGRATION_ARGS)
+
+
+def _get_text(url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:  # noqa: S310 (a pod IP of our own cluster)
+            return resp.read().decode()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _cur(pod: dict, key: str) -> float:
@@ -215,4 +255,4 @@ def _obs(pod: client.V1Pod) -> PodObs:
             exit_code = term.exit_code
     return PodObs(name=pod.metadata.name, job=(pod.metadata.labels or {}).get(JOB_LABEL, ""), uid=pod.metadata.uid,
                   node=pod.spec.node_name, phase=pod.status.phase or "", started=started, finished=finished,
-                  exit_code=exit_code)  # fmt: skip
+                  exit_code=exit_code, deleting=pod.metadata.deletion_timestamp is not None)  # fmt: skip

@@ -5,7 +5,11 @@ here, once, and every row is built the same way. Times are seconds from the arm'
 first process started and finish when its progress said done (``progress.json``, sub-second), falling back
 to the pod's container times (whole seconds) where no progress was seen. ``solo_s`` is the job's
 template measured alone on the node type where the job finished; ``run_slowdown`` = (finish - start) / solo,
-``slowdown`` = (finish - submit) / solo; ``jct_s`` = finish - submit.
+``slowdown`` = (finish - submit) / solo; ``jct_s`` = finish - submit. The job's own measured migration
+costs (``progress.json``): ``ckpt_writes`` and ``ckpt_write_mean_s`` / ``ckpt_write_last_s`` over all its
+processes, ``restore_s`` the seconds its resumed processes took to load and apply their checkpoints. usage.csv:
+the job pods' usage per node, and the node's own cpu in use and measured capacity as its agent reports them
+(``node_cpu_m``, ``capacity_m``): capacity below the node's quota is what the extender counts as used.
 """
 
 from __future__ import annotations
@@ -17,10 +21,13 @@ from lab.schedule import Job
 
 JOB_COLUMNS = ("seed", "arm", "variant", "job", "kind", "node", "node_type", "cpu_request_m", "mem_request_mi",
                "cpu_use_m", "mem_use_mi", "net_mbit", "io_mbps", "work", "submit_s", "start_s", "finish_s",
-               "exit_code", "solo_s", "jct_s", "run_slowdown", "slowdown", "migrations")
+               "exit_code", "solo_s", "jct_s", "run_slowdown", "slowdown", "migrations", "ckpt_writes",
+               "ckpt_write_mean_s", "ckpt_write_last_s", "restore_s")
 NODE_COLUMNS = ("node", "node_type", "cpu_quota_m", "mem_mi", "net_mbit")
 EVENT_COLUMNS = ("seed", "arm", "t_s", "node", "event", "value")
-USAGE_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "cpu_m", "mem_mi", "net_mbit", "io_mbps")
+CONTROLLER_COLUMNS = ("seed", "arm", "variant", "metric", "labels", "value")
+USAGE_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "cpu_m", "mem_mi", "net_mbit", "io_mbps", "node_cpu_m",
+                 "capacity_m")
 
 
 def _rel(t: float | None, t0: float) -> float | None:
@@ -60,8 +67,16 @@ def job_rows(result: ArmResult, jobs: list[Job], *, seed: int, arm: str, variant
             "run_slowdown": _ratio(None if finish is None or start is None else finish - start, solo_s),
             "slowdown": _ratio(None if finish is None or submit is None else finish - submit, solo_s),
             "migrations": max(len(pods) - 1, 0),
+            **_costs(result, job.job),
         })  # fmt: skip
     return rows
+
+
+def _costs(result: ArmResult, job: str) -> dict:
+    writes, mean, last, restore = result.checkpoint_costs(job)
+    return {"ckpt_writes": writes, "ckpt_write_mean_s": "" if mean is None else round(mean, 4),
+            "ckpt_write_last_s": "" if last is None else round(last, 4),
+            "restore_s": "" if restore is None else round(restore, 4)}
 
 
 def usage_rows(result: ArmResult, *, seed: int, arm: str, variant: str) -> list[dict]:
@@ -84,3 +99,9 @@ def event_rows(result: ArmResult, *, seed: int, arm: str) -> list[dict]:
         rows.append({"seed": seed, "arm": arm, "t_s": "", "node": "", "event": f"resumed {doc['job']}",
                      "value": f"resumed_from={doc.get('resumed_from')} checkpoint_units={ckpt.get('units_done')}"})
     return rows
+
+
+def controller_rows(samples: list[tuple[str, str, float]], *, seed: int, arm: str, variant: str) -> list[dict]:
+    """The migration controller's counters at the end of an arm (skip reasons, verdicts, steps, outcomes)."""
+    return [{"seed": seed, "arm": arm, "variant": variant, "metric": name.removeprefix("drsched_migration_"),
+             "labels": labels, "value": round(value, 3)} for name, labels, value in samples]

@@ -16,12 +16,13 @@ from pathlib import Path
 import numpy as np
 
 from lab import stats
-from lab.records import EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, USAGE_COLUMNS
+from lab.records import CONTROLLER_COLUMNS, EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, USAGE_COLUMNS
 from lab.schedule import VARIANTS, variant_text
 from policy.report import with_ci
 
 FILES = {"jobs.csv": JOB_COLUMNS, "nodes.csv": NODE_COLUMNS, "events.csv": EVENT_COLUMNS,
-         "usage.csv": USAGE_COLUMNS, "host.csv": ("seed", "arm", "variant", "t_s", "load1")}
+         "usage.csv": USAGE_COLUMNS, "host.csv": ("seed", "arm", "variant", "t_s", "load1"),
+         "controller.csv": CONTROLLER_COLUMNS}
 ARM_ORDER = ("default", "model", "demand-aware", "migration")
 LABELS = {"mean_jct_s": "mean JCT", "p95_jct_s": "p95 JCT", "makespan_s": "makespan", "mean_slowdown": "slowdown",
           "utilisation": "utilisation", "imbalance": "imbalance"}
@@ -35,22 +36,34 @@ def append_rows(out: Path, name: str, rows: list[dict]) -> None:
     """Append rows to ``out/name`` (header written when the file is new); columns are the file's fixed ones."""
     path = out / name
     new = not path.exists()
+    columns = FILES[name] if new else _header(path)
     with path.open("a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FILES[name], lineterminator="\n")
+        # A file an older lab began keeps its columns: the run resumes in its format.
+        writer = csv.DictWriter(fh, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
         if new:
             writer.writeheader()
         writer.writerows(rows)
 
 
+def _header(path: Path) -> tuple[str, ...]:
+    with path.open(newline="") as fh:
+        header = tuple(next(csv.reader(fh), ()))
+    expected = FILES.get(path.name)
+    if expected is not None and header != expected[:len(header)] or not header:
+        raise ReportError(f"{path}:1: header must be {','.join(expected or ())}")
+    return header
+
+
 def read_rows(path: Path) -> list[dict]:
+    """The rows of one of the lab's CSV files; columns added since an older lab wrote it read as empty."""
     if not path.exists():
         return []
+    expected = FILES.get(path.name)
+    header = _header(path)
     with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        expected = FILES.get(path.name)
-        if expected is not None and tuple(reader.fieldnames or ()) != expected:
-            raise ReportError(f"{path}:1: header must be {','.join(expected)}")
-        return list(reader)
+        rows = list(csv.DictReader(fh))
+    missing = dict.fromkeys(expected[len(header):], "") if expected else {}
+    return [{**row, **missing} for row in rows]
 
 
 def _sorted_arms(arms) -> list[str]:
@@ -76,6 +89,8 @@ def summarise(out: Path) -> str:
         lines.append(f"Host 1-min load average during the arms (2 cores; the jobs and the cluster count too): mean "
                      f"{np.mean(loads):.2f}, p95 {np.percentile(loads, 95):.2f}, max {max(loads):.2f}.")
         lines.append("")
+    lines += controller_lines(read_rows(out / "controller.csv"), read_rows(out / "events.csv"))
+    lines += cost_lines(jobs)
     text = "\n".join(lines)
     (out / "summary.md").write_text(text)
     _plots(out, jobs, usage)
@@ -115,6 +130,49 @@ def _tables(variant: str, per_run: dict) -> list[str]:
             f"{LABELS[m]} {c}" for m, c in zip(stats.METRICS, cells, strict=True)) + f" ({rel['mean_jct_s'][2]} seeds)",
             ""]
     return lines
+
+
+def controller_lines(rows: list[dict], events: list[dict]) -> list[str]:
+    """What the migration controller did in each migration arm (its counters at the arm's end, from
+    controller.csv) and the measured stop-to-restart gap of each move (events.csv): why jobs did or did not move.
+    """
+    if not rows:
+        return []
+    lines = ["Migration controller, per arm (its counters at the arm's end; skips count job-cycles):", "",
+             "| seed | arm | started | completed | released | verdicts | skipped (reason: job-cycles) | "
+             "stop-to-restart s |", "|---:|---|---:|---:|---|---|---|---|"]
+    for seed, arm, variant in sorted({(int(r["seed"]), r["arm"], r["variant"]) for r in rows}):
+        mine = [r for r in rows if (int(r["seed"]), r["arm"], r["variant"]) == (seed, arm, variant)]
+
+        def total(metric: str, rows_=mine) -> str:
+            return f"{sum(float(r['value']) for r in rows_ if r['metric'] == metric):g}"
+
+        def by_label(metric: str, rows_=mine) -> str:
+            parts = [(r["labels"].split("=", 1)[-1], float(r["value"])) for r in rows_ if r["metric"] == metric]
+            return ", ".join(f"{k}: {v:g}" for k, v in sorted(parts, key=lambda p: -p[1]) if v) or "none"
+
+        gaps = [r["value"] for r in events if int(r["seed"]) == seed and r["arm"] == arm
+                and r["event"].startswith("migration ")]
+        lines.append(f"| {seed} | {arm} | {total('started_total')} | {total('completed_total')} | "
+                     f"{by_label('released_total')} | {by_label('decisions_total')} | {by_label('skipped_total')} | "
+                     f"{', '.join(gaps) or '-'} |")
+    return [*lines, ""]
+
+
+def cost_lines(jobs: list[dict]) -> list[str]:
+    """Checkpoint and restore costs as the jobs measured them (jobs.csv), over every arm."""
+    writes = [(int(r["ckpt_writes"]), float(r["ckpt_write_mean_s"])) for r in jobs
+              if r.get("ckpt_write_mean_s") not in (None, "") and r.get("ckpt_writes") not in (None, "", "0")]
+    restores = [float(r["restore_s"]) for r in jobs if r.get("restore_s") not in (None, "")]
+    if not writes:
+        return []
+    n = sum(k for k, _ in writes)
+    mean = sum(k * m for k, m in writes) / n
+    line = (f"Checkpoints, as the jobs measured them: {n} written, mean {mean * 1000:.1f} ms each (per-job means "
+            f"up to {max(m for _, m in writes) * 1000:.1f} ms)")
+    if restores:
+        line += f"; restores (load + apply): {len(restores)}, mean {np.mean(restores) * 1000:.1f} ms"
+    return [line + ".", ""]
 
 
 def _plots(out: Path, jobs: list[dict], usage: list[dict]) -> None:

@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 POLL_S = 1.0
 USAGE_EVERY_S = 2.0
+QUIET_S = 60.0  # how long a job with no running pod may wait for a successor before the arm ends
 
 
 def _ended(result: ArmResult, jobs: list[Job]) -> bool:
@@ -55,6 +56,13 @@ def run_arm(lab: Lab, jobs: list[Job], *, run_id: str, image: str, scheduler: st
             result.events.append((round(now, 2), node, event, value))
             progress(f"  t={now:5.1f}s {event} {node} {value}")
         listed = {obs.name: obs for obs in lab.observe(run_id)}
+        for name, obs in listed.items():
+            if obs.deleting:
+                # Evicted (the migration controller): SIGTERM makes the job checkpoint and exit 0, so the pod
+                # may read Succeeded until it is gone. It stopped; the job goes on in its successor.
+                seen = result.pods.get(name)
+                stopped = seen.finished if seen is not None and seen.phase == "Gone" else None
+                listed[name] = replace(obs, phase="Gone", finished=obs.finished or stopped or time.time())
         for name, obs in result.pods.items():
             if name not in listed and obs.phase not in ("Succeeded", "Failed", "Gone"):
                 # Deleted while running (the migration controller stops a slow job's pod): it ended about now.
@@ -79,7 +87,7 @@ def run_arm(lab: Lab, jobs: list[Job], *, run_id: str, image: str, scheduler: st
                 break
             # A migrated job's predecessor ends Failed before its successor exists: give the successor time.
             failed_quiet_since = failed_quiet_since or now
-            if now - failed_quiet_since > 30:
+            if now - failed_quiet_since > QUIET_S:
                 break
         else:
             failed_quiet_since = None

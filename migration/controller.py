@@ -168,7 +168,7 @@ class Controller:
         result = decide(jobs, picture.snapshot, self.scorer, self.params, self.rule_state)
         self.rule_state = result.state
         for job, skip in result.skipped.items():
-            self._skip(candidates[job].pod, skip.value, "rule")
+            self._skip(candidates[job].pod, skip.value, result.details.get(job, "rule"))
         state = budget_state(now=now, running=running, windows=windows, histories=histories)
         started = self.executor.submit(result.intents, candidates=candidates, state=state)
         self.telemetry.metrics.in_flight.set(len(windows) + len(started))

@@ -7,7 +7,8 @@ every node. With ``--node-view cgroup`` the agent reads instead:
 * CPU: the cumulative usage of the node's cgroup (``cpuacct.usage`` v1 / ``cpu.stat usage_usec`` v2) against
   the node's capacity, its CFS quota (``cpu.cfs_quota_us / cpu.cfs_period_us`` v1, ``cpu.max`` v2; no quota:
   the host's CPUs). ``CpuTimes.busy`` is the usage and ``total`` the capacity's share of wall time (both in
-  microseconds), so the shared ``node_values`` step gives cores and fraction as for a real host;
+  microseconds; each interval counted at the quota read at its end), so the shared ``node_values`` step
+  gives cores and fraction as for a real host, from the first sample after a quota change on;
 * memory: the node cgroup's working set (usage minus inactive page cache) out of its memory limit (or the
   host's MemTotal when the limit is above it);
 * network: the counters of the node's own bridge or veths (``--node-net-dev``), read from the host's network
@@ -79,6 +80,7 @@ class CgroupNodeReader:
         self._devices = net_devices
         self._host = NodeReader(proc_root=proc_root, interfaces=[], disks=disks, once=once)
         self._once = once
+        self._cpu_total: tuple[float, float] | None = None  # (mono, capacity microseconds so far)
 
     def _dirs(self) -> tuple[bool, str, str, str]:
         """(v2?, cpu usage dir, cpu quota dir, memory dir) of the node cgroup."""
@@ -104,7 +106,15 @@ class CgroupNodeReader:
             cores = v1_quota_cores(self._read(f"{quota}/cpu.cfs_quota_us"), self._read(f"{quota}/cpu.cfs_period_us"))
         if cores is None:
             cores = float(host_cpus or os.cpu_count() or 1)
-        return CpuTimes(busy=usage, total=int(mono * 1e6 * cores)), cores
+        # The capacity is accumulated interval by interval at the quota read now, so a quota change (a node
+        # cut as a noisy neighbour would) moves the total by the new capacity only, never by all the time
+        # before it as mono x cores would (a negative or huge step).
+        if self._cpu_total is None or mono < self._cpu_total[0]:
+            total = mono * 1e6 * cores
+        else:
+            total = self._cpu_total[1] + (mono - self._cpu_total[0]) * 1e6 * cores
+        self._cpu_total = (mono, total)
+        return CpuTimes(busy=usage, total=int(total)), cores
 
     def _memory(self, host: MemInfo | None) -> MemInfo:
         v2, _, _, mem_dir = self._dirs()

@@ -20,11 +20,15 @@ Document (schema 1; unknown extra keys are ignored by the parser, so fields can 
       "resumed_from": int >= 0,          # units_done of the checkpoint this process resumed from (0: fresh)
       "checkpoint": null | {"units_done": int, "path": str, "sha256": 64 hex, "at": float},
       "state": "running" | "checkpointing" | "done" | "failed",
-      "pid": int >= 1
+      "pid": int >= 1,
+      "restore_s": null | float >= 0,    # seconds this process took to load and apply its checkpoint
+      "checkpoint_writes": int >= 0,     # checkpoints this process wrote
+      "checkpoint_write_s": null | {"last": float >= 0, "mean": float >= 0}   # their write times, seconds
     }
 
-``schema`` and ``resumed_from`` are optional when parsing (defaults 1 and 0). Any other problem raises a
-``ProgressError`` subclass naming the file and the field.
+``schema``, ``resumed_from`` and the last three are optional when parsing (defaults 1, 0, null, 0, null):
+checkpoint and restore costs are measured by the job itself, so a migration's price is known, not assumed.
+Any other problem raises a ``ProgressError`` subclass naming the file and the field.
 """
 
 from __future__ import annotations
@@ -76,6 +80,14 @@ class CheckpointRef:
 
 
 @dataclass(frozen=True)
+class WriteTimes:
+    """Seconds this process's checkpoint writes took (snapshot, serialise, fsync, rename)."""
+
+    last: float
+    mean: float
+
+
+@dataclass(frozen=True)
 class Progress:
     """One progress report; see the module docstring for field meanings."""
 
@@ -91,6 +103,9 @@ class Progress:
     pid: int
     resumed_from: int = 0
     schema: int = SCHEMA_VERSION
+    restore_s: float | None = None
+    checkpoint_writes: int = 0
+    checkpoint_write_s: WriteTimes | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -173,6 +188,8 @@ def parse_progress(text: str | bytes, *, path: str | Path = "<memory>") -> Progr
     if state not in STATES:
         raise ProgressFieldError(path, "state", f"expected one of {', '.join(STATES)}, got {state!r}")
     resumed_from = _int(doc, "resumed_from", path, minimum=0) if "resumed_from" in doc else 0
+    restore_s = _num(doc, "restore_s", path) if doc.get("restore_s") is not None else None
+    writes = _int(doc, "checkpoint_writes", path, minimum=0) if "checkpoint_writes" in doc else 0
     return Progress(
         kind=_str(doc, "kind", path),
         units_done=units_done,
@@ -185,7 +202,20 @@ def parse_progress(text: str | bytes, *, path: str | Path = "<memory>") -> Progr
         state=state,
         pid=_int(doc, "pid", path, minimum=1),
         resumed_from=resumed_from,
+        restore_s=restore_s,
+        checkpoint_writes=writes,
+        checkpoint_write_s=_write_times(doc, path),
     )
+
+
+def _write_times(doc: dict[str, Any], path: str) -> WriteTimes | None:
+    raw = doc.get("checkpoint_write_s")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ProgressFieldError(path, "checkpoint_write_s", f"expected an object or null, got {type(raw).__name__}")
+    p = "checkpoint_write_s."
+    return WriteTimes(last=_num(raw, "last", path, prefix=p), mean=_num(raw, "mean", path, prefix=p))
 
 
 def read_progress(path: str | Path) -> Progress:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kube.atomic import atomic_write
 from kube.logs import kv
-from workloads.progress import PROGRESS_FILE, CheckpointRef, Progress
+from workloads.progress import PROGRESS_FILE, CheckpointRef, Progress, WriteTimes
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,16 @@ class ProgressReporter:
         self._rate: float | None = None
         self._lock = threading.Lock()
         self._latest: Progress | None = None
+        self.restore_s: float | None = None
+        self._writes: list[float] = []
+
+    def checkpoint_written(self, seconds: float) -> None:
+        """Note one checkpoint write's duration; the next report carries the count, last and mean."""
+        self._writes.append(max(seconds, 0.0))
+
+    def _write_times(self) -> WriteTimes | None:
+        w = self._writes
+        return WriteTimes(last=round(w[-1], 6), mean=round(sum(w) / len(w), 6)) if w else None
 
     def _update_rate(self, now: float, units_done: int) -> float:
         then, units_then = self._rate_at
@@ -58,7 +68,8 @@ class ProgressReporter:
         doc = Progress(kind=self.kind, units_done=units_done, units_total=self.units_total,
                        progress=units_done / self.units_total, rate=self._update_rate(now, units_done),
                        started_at=self.started_at, updated_at=now, checkpoint=checkpoint, state=state,
-                       pid=os.getpid(), resumed_from=self.resumed_from)
+                       pid=os.getpid(), resumed_from=self.resumed_from, restore_s=self.restore_s,
+                       checkpoint_writes=len(self._writes), checkpoint_write_s=self._write_times())
         with self._lock:
             atomic_write(self.path, doc.to_json().encode())
             self._latest = doc

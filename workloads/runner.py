@@ -125,7 +125,9 @@ class _Session:
                 total, state="done", checkpoint=None, force=True)
             return EXIT_OK
 
+        restoring = time.monotonic()
         self.ckpt = store.load_newest(accept=lambda c: _restore(job, c))
+        restore_s = time.monotonic() - restoring if self.ckpt is not None else None
         if self.ckpt is None:
             job.restore(None, 0)
         self.units = self.ckpt.units_done if self.ckpt else 0
@@ -133,6 +135,7 @@ class _Session:
                                       resumed_from=self.ckpt.path.name if self.ckpt else "scratch"))
         self.reporter = ProgressReporter(state_dir, kind=job.kind, units_total=total, resumed_from=self.units,
                                          interval=settings.progress_interval)
+        self.reporter.restore_s = None if restore_s is None else round(restore_s, 6)
         if settings.progress_port is not None:
             self.server = ProgressServer(self.reporter, host=settings.progress_host, port=settings.progress_port)
             self.server.start()
@@ -144,7 +147,7 @@ class _Session:
             job.run_unit(self.units)
             self.units += 1
             if self.units < total and _due(settings, self.units, last_ckpt_at):
-                self.ckpt = _save(job, store, self.units)
+                self.ckpt = _save(job, store, self.units, self.reporter)
                 last_ckpt_at = time.monotonic()
                 self.reporter.report(self.units, checkpoint=self._ref(), force=True)
             else:
@@ -160,7 +163,7 @@ class _Session:
     def _checkpoint_and_stop(self, store: CheckpointStore) -> int:
         self.reporter.report(self.units, state="checkpointing", checkpoint=self._ref(), force=True)
         if self.ckpt is None or self.ckpt.units_done != self.units:
-            self.ckpt = _save(self.job, store, self.units)
+            self.ckpt = _save(self.job, store, self.units, self.reporter)
         self.reporter.report(self.units, state="checkpointing", checkpoint=self._ref(), force=True)
         log.info("stopped at a checkpoint", extra=kv(units_done=self.units))
         return EXIT_OK
@@ -189,9 +192,10 @@ def _due(settings: RunSettings, units: int, last_ckpt_at: float) -> bool:
     return bool(settings.checkpoint_every) and time.monotonic() - last_ckpt_at >= settings.checkpoint_every
 
 
-def _save(job: Job, store: CheckpointStore, units: int) -> Checkpoint:
+def _save(job: Job, store: CheckpointStore, units: int, reporter: ProgressReporter) -> Checkpoint:
     started = time.monotonic()
     ckpt = store.save(units, job.snapshot())
-    log.info("checkpoint written", extra=kv(units_done=units, path=ckpt.path.name,
-                                            took_ms=round((time.monotonic() - started) * 1e3, 1)))
+    took = time.monotonic() - started
+    reporter.checkpoint_written(took)
+    log.info("checkpoint written", extra=kv(units_done=units, path=ckpt.path.name, took_ms=round(took * 1e3, 1)))
     return ckpt

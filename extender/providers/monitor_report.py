@@ -2,7 +2,9 @@
 
 Node usage: ``scheduler_units.<stat>`` (``monitor_stat``, default ``ewma``) -- already cores, GiB, MB/s,
 MB/s. Its time is the extender's receive time minus the agent's ``age_seconds``, so the nodes' clocks
-never matter. Missing data, decided here:
+never matter. ``node.capacity_cores`` (the cores the agent measured: the host's CPUs, or an emulated node's
+CPU quota) rides along as ``NodeUsage.cpu_capacity``: the cache counts capacity lost below the node's
+allocatable CPU as CPU in use (``kube.cache.NodeUsage.row``). Missing data, decided here:
 
 * ``age_seconds`` null, or cpu / mem null: the agent has no sample yet -> ``no_data`` (node not updated).
 * net or disk null (no interface / disk counted yet): 0 -- an unmeasured bandwidth counts as idle, so the
@@ -74,6 +76,21 @@ def _pod_usage(entry: dict, stat: str) -> np.ndarray:
     return np.array([cpu, mem / GIB, net / MB, disk / MB])
 
 
+def _capacity(node: Any) -> float | None:
+    """``node.capacity_cores``: None when absent or null; anything but a number > 0 is a bad report."""
+    if node is None:
+        return None
+    if not isinstance(node, dict):
+        raise BadReport("bad_response", f"node {type(node).__name__} is not an object")
+    raw = node.get("capacity_cores")
+    if raw is None:
+        return None
+    value = _number(raw)
+    if not value:
+        raise BadReport("bad_response", f"node.capacity_cores {raw!r} is not a number > 0")
+    return value
+
+
 def parse_report(body: bytes | str | dict, *, node: str, received_at: float, stat: str = "ewma",
                  pod_stat: str = "mean", with_pods: bool = True) -> AgentReading:
     """One agent's report as a node sample (+ pod readings); raises ``BadReport`` (see module docstring)."""
@@ -106,7 +123,7 @@ def parse_report(body: bytes | str | dict, *, node: str, received_at: float, sta
             raise BadReport("bad_response", f"scheduler_units.{stat}.{key} {raw!r} is not a number >= 0")
         values.append(value)
     ts = received_at - age
-    usage = NodeUsage(*values, timestamp=ts)
+    usage = NodeUsage(*values, timestamp=ts, cpu_capacity=_capacity(body.get("node")))
     if not with_pods:
         return AgentReading(node=node, usage=usage)
     pods_raw = body.get("pods")

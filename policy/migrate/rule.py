@@ -8,9 +8,14 @@ in as an immutable ``RuleState`` and goes out as a new one.
 Per check (after LATE, Mantri and Spark speculation):
 1. Eligible: the job's node is in the snapshot, its rate is known and it has run ``min_running`` seconds in
    this process (LATE's one minute, Spark's ``minTaskRuntime``).
-2. Slow: its smoothed rate is below ``slow_ratio`` × its expected rate (LATE's SlowTaskThreshold). The node
-   of a slow job is blocklisted as a *target* for ``blocklist_for`` seconds (Flink's slow-node blocklist):
-   a straggler's measured usage looks idle, so a load-aware scorer would otherwise send jobs back onto it.
+2. Slow: its smoothed rate is below ``slow_ratio`` × its expected rate × the share of full speed its node
+   gives it alone (LATE's SlowTaskThreshold; the expected rate is the job's at full demand, so without that
+   share every job on a node smaller than its demand would be "slow" from its first check). Contention
+   counts as slowness: whether another node does better is step 4's question. The node of a slow job is
+   blocklisted as a *target* for ``blocklist_for`` seconds (Flink's slow-node blocklist) when the job is also
+   slow against the speed model's prediction for it there, next to the node's other load: slowness the
+   model cannot explain is a straggler, whose measured usage looks idle, so a load-aware scorer would
+   otherwise send jobs back onto it; a node merely busy stays a target for jobs it has room for.
 3. Target: the best node by the *same scorer the extender uses* among nodes where the pod fits, that are
    not the source and not blocklisted. Candidates are taken longest time left first; each intent's demand
    is added to the target's assumed usage before the next job is considered, so two jobs in one check do
@@ -97,6 +102,8 @@ class RuleResult:
     intents: tuple[MigrationIntent, ...]
     skipped: Mapping[str, Skip]
     state: RuleState
+    details: Mapping[str, str] = field(default_factory=dict)
+    """Per skipped job, the numbers behind its skip (for a person reading the controller's log)."""
 
 
 def _with_assumed(snap: ClusterSnapshot, node: int, job: RunningJob) -> ClusterSnapshot:
@@ -107,6 +114,18 @@ def _with_assumed(snap: ClusterSnapshot, node: int, job: RunningJob) -> ClusterS
     return ClusterSnapshot(names=snap.names, capacity=snap.capacity, requested=requested, usage=snap.usage,
                            usage_age=snap.usage_age, assumed=assumed, pods=pods, max_pods=snap.max_pods,
                            ready=snap.ready, now=snap.now)
+
+
+def _alone_speed(job: RunningJob, snap: ClusterSnapshot, node: int) -> float:
+    """The share of full speed the job's node gives it with nothing else there (a node smaller than the job's
+    demand never runs it at full speed, so that alone is not slowness)."""
+    return predicted_speed(job.pod.demand, snap.capacity[node], np.zeros_like(job.pod.demand), 0.0)
+
+
+def _speed_here(job: RunningJob, snap: ClusterSnapshot, est: np.ndarray, node: int) -> float:
+    """The speed model's prediction for the job where it runs, next to the node's other estimated load."""
+    others = np.maximum(est[node] - job.pod.demand, 0.0)
+    return predicted_speed(job.pod.demand, snap.capacity[node], others, max(float(snap.pods[node]) - 1.0, 0.0))
 
 
 def _estimate(job: RunningJob, snap: ClusterSnapshot, est: np.ndarray, node: int) -> tuple[float, float, float]:
@@ -125,17 +144,21 @@ def decide(jobs: Sequence[RunningJob], snap: ClusterSnapshot, scorer: Scorer, pa
     index = {name: i for i, name in enumerate(snap.names)}
     blocked = {n: t for n, t in state.blocked.items() if t > now}
     skipped: dict[str, Skip] = {}
+    details: dict[str, str] = {}
     slow: dict[str, int] = {}
+    est0 = estimated_usage(snap)
     candidates: list[tuple[float, RunningJob]] = []
     for job in jobs:
         if job.node not in index:
             skipped[job.job_id] = Skip.UNKNOWN_NODE
         elif job.rate is None or job.running_for < params.min_running:
             skipped[job.job_id] = Skip.TOO_YOUNG
-        elif job.rate >= params.slow_ratio * job.expected_rate:
+        elif job.rate >= (bar := params.slow_ratio * job.expected_rate * _alone_speed(job, snap, index[job.node])):
             skipped[job.job_id] = Skip.NOT_SLOW
+            details[job.job_id] = f"rate {job.rate:.4g}/s >= {bar:.4g}/s"
         else:
-            blocked[job.node] = now + params.blocklist_for
+            if job.rate < params.slow_ratio * job.expected_rate * _speed_here(job, snap, est0, index[job.node]):
+                blocked[job.node] = now + params.blocklist_for
             candidates.append((time_left(job.progress, job.rate), job))
     candidates.sort(key=lambda c: -c[0])
     blocked_mask = np.array([n in blocked for n in snap.names], dtype=bool)
@@ -150,17 +173,22 @@ def decide(jobs: Sequence[RunningJob], snap: ClusterSnapshot, scorer: Scorer, pa
         order = [int(i) for i in np.flatnonzero(allowed)[np.argsort(-scores[allowed], kind="stable")]]
         if not order:
             skipped[job.job_id] = Skip.NO_TARGET
+            details[job.job_id] = f"blocklisted: {','.join(sorted(n for n in blocked if n != job.node)) or '-'}"
             continue
         est = estimated_usage(cur)
         best = order[0]
         rate, lost, left = _estimate(job, cur, est, best)
         if not worth_moving(here, job.restore_cost, lost, left, params.margin):
             skipped[job.job_id] = Skip.NOT_WORTH
+            details[job.job_id] = (f"left here {here:.0f}s <= restore {job.restore_cost:.0f}s + redo {lost:.0f}s + "
+                                   f"left on {cur.names[best]} {left:.0f}s x{1 + params.margin:g} "
+                                   f"(predicted speed {rate / job.expected_rate:.2f})")
             continue
         count = state.slow.get(job.job_id, 0) + 1
         slow[job.job_id] = count
         if count < params.slow_checks:
             skipped[job.job_id] = Skip.WARMING
+            details[job.job_id] = f"slow check {count} of {params.slow_checks}, target {cur.names[best]}"
             continue
         fallbacks = []
         for k in order[1:]:
@@ -176,4 +204,4 @@ def decide(jobs: Sequence[RunningJob], snap: ClusterSnapshot, scorer: Scorer, pa
             time_left_here=here, time_left_target=left, restore_cost=job.restore_cost, lost_work_time=lost,
             predicted_rate=rate, slow_checks=count))
         cur = _with_assumed(cur, best, job)
-    return RuleResult(tuple(intents), skipped, RuleState(slow=slow, blocked=blocked))
+    return RuleResult(tuple(intents), skipped, RuleState(slow=slow, blocked=blocked), details)

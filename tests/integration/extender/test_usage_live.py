@@ -2,7 +2,8 @@
 
 * monitor: usage of both agents reaches ``/debug/explain``; a fake pod's readings become a learned profile
   that is served, persisted, and read back after a restart; killing one agent makes its node stale with
-  a counted reason while requests keep being answered.
+  a counted reason while requests keep being answered; an agent measuring less CPU than the node's
+  allocatable (a node cgroup whose quota was cut) makes the node look busy by the cores it lacks.
 * prometheus: node-exporter scraped every second; node usage reaches ``/debug/explain``; Prometheus killed
   -> stale, counted. Skipped only when the ``prometheus`` / ``prometheus-node-exporter`` binaries are absent
   (``make test`` installs them as root: ``scripts/install-deps.sh``).
@@ -165,3 +166,32 @@ def test_prometheus_provider_and_prometheus_down(procs, tmp_path):
     assert by_name(explain(ext))["node-a"]["usage_error"] == "unreachable"
     prioritize_answers(ext)
     assert ext.alive()
+
+
+def fake_node_cgroup(root: Path, node: str, *, quota_cores: float) -> None:
+    """A cgroup v1 tree with one node cgroup that is idle under a CPU quota (an emulated node, cut)."""
+    for hierarchy in ("cpu", "cpuacct", "memory"):
+        (root / hierarchy / node).mkdir(parents=True, exist_ok=True)
+    (root / "cpuacct" / node / "cpuacct.usage").write_text("0\n")
+    (root / "cpu" / node / "cpu.cfs_quota_us").write_text(f"{int(quota_cores * 100000)}\n")
+    (root / "cpu" / node / "cpu.cfs_period_us").write_text("100000\n")
+    (root / "memory" / node / "memory.usage_in_bytes").write_text(f"{256 << 20}\n")
+    (root / "memory" / node / "memory.limit_in_bytes").write_text(f"{8 << 30}\n")
+    (root / "memory" / node / "memory.stat").write_text("total_inactive_file 0\n")
+
+
+def test_a_node_whose_agent_measures_less_cpu_than_allocatable_looks_busy(procs, tmp_path):
+    # node-b's agent reads a node cgroup of 0.5 cores (its quota cut, as a noisy neighbour would) while the
+    # cluster says 4: the 3.5 lost cores count as used, so the idle node is not scored as 4 free cores.
+    fake_node_cgroup(tmp_path / "cgroup", "node-b", quota_cores=0.5)
+    b = procs.agent("node-b", "--cgroup-root", str(tmp_path / "cgroup"), "--cgroup-version", "1",
+                    "--node-view", "cgroup", "--node-cgroup", "/node-b", "--pod-network", "false")
+    b.wait_http("/healthz")
+    ext = procs.extender(cluster_file(tmp_path), usage_provider="monitor", monitor_agents={"node-b": b.url},
+                         usage_interval_s="0.3", usage_timeout_s="0.25", max_usage_age_s=str(MAX_AGE))
+    wait_for(lambda: not get_json(f"{ext.debug_url}/debug/usage")["nodes"]["node-b"]["stale"], timeout=20,
+             ignore=NOT_YET, what="node-b fresh", on_timeout=lambda: get_json(f"{ext.debug_url}/debug/usage"))
+    assert get_json(f"{b.url}/usage")["node"]["capacity_cores"] == pytest.approx(0.5)
+    node = by_name(explain(ext, nodes=("node-b",)))["node-b"]
+    assert node["usage_error"] is None
+    assert node["features"]["est_util_cpu"] == pytest.approx(3.5 / 4, abs=0.02)

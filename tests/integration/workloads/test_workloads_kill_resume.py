@@ -76,6 +76,10 @@ def test_sigterm_checkpoints_within_grace_and_resume_continues(kind, tmp_path, r
     stopped = progress_of(state_dir)
     assert stopped.state == "checkpointing"
     assert stopped.checkpoint is not None and stopped.checkpoint.units_done == stopped.units_done >= seen.units_done
+    # the job measures its own costs: every checkpoint it wrote, the SIGTERM one included, and no restore
+    assert stopped.checkpoint_writes >= 2 and stopped.checkpoint_write_s is not None
+    assert 0 < stopped.checkpoint_write_s.last < 5.0 and stopped.checkpoint_write_s.mean > 0
+    assert stopped.restore_s is None
     assert stopped.units_done in valid_checkpoints(state_dir)
     assert_checkpoints_are_right(kind, state_dir, reference)
 
@@ -84,6 +88,7 @@ def test_sigterm_checkpoints_within_grace_and_resume_continues(kind, tmp_path, r
     assert resumed is None or resumed.resumed_from == stopped.units_done
     assert wait_exit(proc) == 0, log_text(state_dir)
     assert progress_of(state_dir).resumed_from == stopped.units_done
+    assert progress_of(state_dir).restore_s is not None and progress_of(state_dir).restore_s > 0
     assert outputs(kind, state_dir) == ref_outputs
 
 

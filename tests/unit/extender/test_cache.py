@@ -66,6 +66,26 @@ def test_assumed_until_newer_sample(cache):
     assert cache.apply_usage({"a": NodeUsage(0, 0, 0, 0, timestamp=50.0)}) == 0, "older samples are ignored"
 
 
+@pytest.mark.parametrize(("capacity", "cpu_used"), [
+    (None, 1.0),   # not reported: as measured
+    (2.0, 7.0),    # a node of 8 allocatable cores cut to 2: the 6 lost ones are busy
+    (8.0, 1.0),    # the full allocatable
+    (64.0, 1.0),   # the host view reports the machine's CPUs, above allocatable: nothing changes
+])
+def test_cpu_capacity_lost_below_allocatable_counts_as_used(cache, capacity, cpu_used):
+    cache.apply_usage({"a": NodeUsage(1, 2, 3, 4, timestamp=100.0, cpu_capacity=capacity)})
+    v = cache.view()
+    assert v.usage[v.index["a"]].tolist() == [cpu_used, 2, 3, 4]
+    assert v.capacity[v.index["a"], 0] == 8.0, "allocatable itself is the API's, untouched"
+
+
+def test_cpu_capacity_of_a_sample_that_came_before_its_node():
+    c = ClusterCache(assume_grace_s=0.0, clock=Clock())
+    c.apply_usage({"late": NodeUsage(0.1, 1, 0, 0, timestamp=100.0, cpu_capacity=0.25)})
+    c.upsert_node(node("late", cpu=1.0))
+    assert c.view().usage[0].tolist() == [0.85, 1, 0, 0]
+
+
 def test_assume_grace_keeps_pods_bound_just_before_a_sample():
     c = ClusterCache(assume_grace_s=10.0)
     c.upsert_node(node("a"))

@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 
 from lab.observed import ArmResult, PodObs
-from lab.records import JOB_COLUMNS, event_rows, job_rows
-from lab.report import ReportError, append_rows, read_rows, summarise
+from lab.records import JOB_COLUMNS, controller_rows, event_rows, job_rows
+from lab.report import ReportError, append_rows, controller_lines, read_rows, summarise
 from lab.schedule import make_schedule
 
 T0 = 1000.0
 EXPECTED = ("seed,arm,variant,job,kind,node,node_type,cpu_request_m,mem_request_mi,cpu_use_m,mem_use_mi,net_mbit,"
-            "io_mbps,work,submit_s,start_s,finish_s,exit_code,solo_s,jct_s,run_slowdown,slowdown,migrations")
+            "io_mbps,work,submit_s,start_s,finish_s,exit_code,solo_s,jct_s,run_slowdown,slowdown,migrations,"
+            "ckpt_writes,ckpt_write_mean_s,ckpt_write_last_s,restore_s")
 
 
 def _result(jobs):
@@ -81,3 +82,53 @@ def test_progress_times_replace_the_pods_whole_seconds_and_a_successors_start_do
                             solo=lambda job, nt: (5.0, 900.0))
     assert (row_a["start_s"], row_a["finish_s"]) == (1.25, 10.5)
     assert (row_b["start_s"], row_b["finish_s"]) == (3, 29.9)  # the first pod's start; the successor's finish
+
+
+def test_checkpoint_and_restore_costs_are_summed_over_a_jobs_processes() -> None:
+    jobs = make_schedule(seed=1, jobs=2)
+    result = _result(jobs)
+    b = jobs[1].job
+    # The same pid in both pods (each is pid 1 of its container): the start time tells them apart.
+    first = {"pid": 7, "started_at": T0 + 3, "state": "running", "checkpoint_writes": 1,
+             "checkpoint_write_s": {"last": 0.1, "mean": 0.1}, "restore_s": None}
+    result.see_progress(b, first)
+    result.see_progress(b, {**first, "state": "checkpointing", "checkpoint_writes": 2,
+                            "checkpoint_write_s": {"last": 0.3, "mean": 0.2}})   # its SIGTERM checkpoint
+    result.see_progress(b, {"pid": 7, "started_at": T0 + 10.7, "resumed_from": 40, "state": "done",
+                            "updated_at": T0 + 29.9, "checkpoint_writes": 2,
+                            "checkpoint_write_s": {"last": 0.05, "mean": 0.05}, "restore_s": 0.02})
+    row_a, row_b = job_rows(result, jobs, seed=1, arm="migration", variant="under", node_type=str,
+                            solo=lambda job, nt: None)
+    assert (row_b["ckpt_writes"], row_b["ckpt_write_mean_s"], row_b["ckpt_write_last_s"], row_b["restore_s"]) == (
+        4, 0.125, 0.05, 0.02)
+    assert (row_a["ckpt_writes"], row_a["ckpt_write_mean_s"], row_a["restore_s"]) == (0, "", "")
+
+
+def test_a_csv_an_older_lab_began_keeps_its_columns_and_reads_with_the_new_ones_empty(tmp_path: Path) -> None:
+    old = JOB_COLUMNS[:-4]
+    (tmp_path / "jobs.csv").write_text(",".join(old) + "\n")
+    jobs = make_schedule(seed=1, jobs=2)
+    append_rows(tmp_path, "jobs.csv", job_rows(_result(jobs), jobs, seed=1, arm="model", variant="under",
+                                                node_type=str, solo=lambda job, nt: None))
+    assert (tmp_path / "jobs.csv").read_text().splitlines()[0] == ",".join(old)
+    rows = read_rows(tmp_path / "jobs.csv")
+    assert len(rows) == 2 and rows[0]["ckpt_writes"] == "" and rows[0]["node"] == "rn-large"
+
+
+def test_controller_counters_become_rows_and_a_line_per_migration_arm(tmp_path: Path) -> None:
+    samples = [("drsched_migration_started_total", "", 1.0), ("drsched_migration_completed_total", "", 1.0),
+               ("drsched_migration_skipped_total", "reason=not-worth", 12.0),
+               ("drsched_migration_skipped_total", "reason=too-young", 30.0),
+               ("drsched_migration_skipped_total", "reason=no-target", 0.0),
+               ("drsched_migration_decisions_total", "verdict=allowed", 1.0),
+               ("drsched_migration_released_total", "outcome=completed", 1.0)]
+    rows = controller_rows(samples, seed=2, arm="migration", variant="under")
+    assert rows[2] == {"seed": 2, "arm": "migration", "variant": "under", "metric": "skipped_total",
+                       "labels": "reason=not-worth", "value": 12.0}
+    append_rows(tmp_path, "controller.csv", rows)
+    events = [{"seed": "2", "arm": "migration", "t_s": "40", "node": "rn-large->rn-small", "event": "migration j004",
+               "value": "3.0"}, {"seed": "2", "arm": "migration", "t_s": "20", "node": "rn-large",
+                                 "event": "cpu_quota_cut", "value": "1000->200"}]
+    (line,) = [x for x in controller_lines(read_rows(tmp_path / "controller.csv"), events) if x.startswith("| 2 ")]
+    assert line == ("| 2 | migration | 1 | 1 | completed: 1 | allowed: 1 | too-young: 30, not-worth: 12 | 3.0 |")
+    assert controller_lines([], events) == []

@@ -46,6 +46,22 @@ def test_a_pod_deleted_while_running_counts_as_ended_and_the_successor_finishes_
     assert gone.finished is not None
 
 
+def test_an_evicted_pod_that_exits_0_is_not_the_jobs_finish(monkeypatch) -> None:
+    # SIGTERM: the job checkpoints and exits 0, so the pod reads Succeeded while it is deleted.
+    monkeypatch.setattr(runner, "POLL_S", 0.0)
+    (job,) = make_schedule(seed=1, jobs=1)
+    first = PodObs("r-j000", job.job, "u1", "rn-large", "Running", 100.0, None, None)
+    stopping = PodObs("r-j000", job.job, "u1", "rn-large", "Succeeded", 100.0, 110.0, 0, deleting=True)
+    successor = PodObs("r-j000-m1", job.job, "u2", "rn-small", "Running", 115.0, None, None)
+    done = PodObs("r-j000-m1", job.job, "u2", "rn-small", "Succeeded", 115.0, 140.0, 0)
+    lab = ScriptedLab([[first], [stopping], [stopping], [], [successor], [successor], [done]])
+    result = runner.run_arm(lab, [job], run_id="r", image="img", scheduler=None, expected_s=lambda j: 10.0,
+                            timeout_s=30.0)
+    assert not result.timed_out and lab.polls == 7
+    gone, last = result.job_pods(job.job)
+    assert (gone.phase, gone.finished, last.phase, last.finished) == ("Gone", 110.0, "Succeeded", 140.0)
+
+
 def test_an_arm_that_never_ends_times_out(monkeypatch) -> None:
     monkeypatch.setattr(runner, "POLL_S", 0.0)
     (job,) = make_schedule(seed=1, jobs=1)

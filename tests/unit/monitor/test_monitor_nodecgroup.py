@@ -123,3 +123,24 @@ def test_quota_parsers():
     assert v1_quota_cores("25000\n", "100000\n") == 0.25
     with pytest.raises(SourceUnavailable):
         parse_cpu_max("x 100000")
+
+
+@pytest.mark.parametrize(("before_us", "after_us"), [(100000, 20000), (20000, 100000)])
+def test_a_quota_change_gives_the_right_cores_from_the_next_sample_on(tree, before_us, after_us):
+    # The quota is cut (or restored) between two samples: the interval is measured against the new capacity,
+    # never against a capacity x clock product that jumps with it (a negative or huge denominator).
+    proc, cg = tree
+    clock = Clock()
+    clock.now = 50_000.0  # a monotonic clock far from 0, as on a real host
+    usage = 0
+    write_node_v1(cg, "rn-a", usage_ns=usage, quota_us=before_us, memory=300 << 20, inactive=100 << 20)
+    s = sampler(proc, cg, clock)
+    s.sample_once()
+    for quota_us in (before_us, after_us, after_us):
+        clock.now += 2.0
+        usage += int(2.0 * 0.9 * quota_us / 100000 * 1e9)  # the node uses 90 % of its quota
+        write_node_v1(cg, "rn-a", usage_ns=usage, quota_us=quota_us, memory=300 << 20, inactive=100 << 20)
+        snap = s.sample_once()
+        assert snap.capacity_cores == pytest.approx(quota_us / 100000)
+        assert snap.node["cpu_fraction"].current == pytest.approx(0.9)
+        assert snap.node["cpu_cores"].current == pytest.approx(0.9 * quota_us / 100000)

@@ -12,6 +12,7 @@ from workloads.progress import (
     ProgressDecodeError,
     ProgressFieldError,
     ProgressMissingError,
+    WriteTimes,
     parse_progress,
     read_progress,
 )
@@ -45,6 +46,14 @@ def test_valid_document_round_trips():
     assert parse_progress(parsed.to_json()) == parsed
 
 
+def test_measured_costs_round_trip():
+    doc = {**valid(), "restore_s": 0.25, "checkpoint_writes": 3, "checkpoint_write_s": {"last": 0.01, "mean": 0.02}}
+    parsed = parse_progress(json.dumps(doc))
+    assert parsed.restore_s == 0.25 and parsed.checkpoint_writes == 3
+    assert parsed.checkpoint_write_s == WriteTimes(last=0.01, mean=0.02)
+    assert parse_progress(parsed.to_json()) == parsed
+
+
 def test_optional_fields_default_and_extra_keys_are_ignored():
     doc = valid()
     del doc["schema"], doc["resumed_from"]
@@ -52,6 +61,7 @@ def test_optional_fields_default_and_extra_keys_are_ignored():
     doc["future_field"] = {"x": 1}
     parsed = parse_progress(json.dumps(doc))
     assert parsed.resumed_from == 0 and parsed.checkpoint is None and parsed.schema == 1
+    assert (parsed.restore_s, parsed.checkpoint_writes, parsed.checkpoint_write_s) == (None, 0, None)
 
 
 @pytest.mark.parametrize("text", ["", "{", '{"kind": "cpu",', "not json", b"\xff\xfe\x00", "[1, 2]", "null", "3"])
@@ -97,6 +107,12 @@ def test_garbled_documents_raise_decode_error(text):
         ({"pid": "12"}, "pid"),
         ({"schema": 2}, "schema"),
         ({"resumed_from": -3}, "resumed_from"),
+        ({"restore_s": -1.0}, "restore_s"),
+        ({"restore_s": "1"}, "restore_s"),
+        ({"checkpoint_writes": 1.5}, "checkpoint_writes"),
+        ({"checkpoint_write_s": [0.1]}, "checkpoint_write_s"),
+        ({"checkpoint_write_s": {"last": 0.1}}, "checkpoint_write_s.mean"),
+        ({"checkpoint_write_s": {"last": float("nan"), "mean": 0.1}}, "checkpoint_write_s.last"),
     ],
 )
 def test_bad_fields_name_the_file_and_field(changes, field):

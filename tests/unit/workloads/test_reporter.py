@@ -41,3 +41,14 @@ def test_written_document_satisfies_the_contract(tmp_path):
     written = rep.report(4, state="done", checkpoint=None, force=True)
     assert read_progress(tmp_path / "progress.json") == written
     assert rep.latest_json() == written.to_json().encode()
+
+
+def test_checkpoint_write_times_and_restore_cost_are_reported(tmp_path):
+    rep = ProgressReporter(tmp_path, kind="cpu", units_total=10, resumed_from=4)
+    assert rep.report(4, checkpoint=None, force=True).checkpoint_write_s is None
+    rep.restore_s = 0.5
+    rep.checkpoint_written(0.25)
+    rep.checkpoint_written(0.75)
+    doc = read_progress(tmp_path / "progress.json") if rep.report(6, checkpoint=None, force=True) else None
+    assert doc.checkpoint_writes == 2 and doc.restore_s == 0.5
+    assert (doc.checkpoint_write_s.last, doc.checkpoint_write_s.mean) == (0.75, 0.5)

@@ -38,6 +38,18 @@ def test_node_usage_in_policy_units_and_time_from_age():
     assert (u.cpu, u.mem, u.net, u.disk, u.timestamp) == (1.5, 4.0, 12.0, 3.0, 99.5)
 
 
+@pytest.mark.parametrize(("node", "capacity"), [
+    ({"capacity_cores": 0.2}, 0.2),       # an emulated node's CPU quota (node view cgroup)
+    ({"capacity_cores": 8}, 8.0),         # the host's CPUs (host view)
+    ({"capacity_cores": None}, None),     # not measured
+    ({}, None),                           # an older agent
+    (None, None),                         # no node block at all
+])
+def test_the_agents_measured_cpu_capacity_rides_along(node, capacity):
+    r = parse_report(REPORT if node is None else mutate(["node"], node), node="n1", received_at=100.0)
+    assert r.usage.cpu_capacity == capacity and r.usage.cpu == 1.5
+
+
 def test_pod_readings_working_set_first_unmeasured_as_nan_and_bad_entries_skipped():
     r = parse_report(REPORT, node="n1", received_at=100.0)
     pods = {p.uid: p for p in r.pods}
@@ -96,6 +108,11 @@ def mutate(path, value):
     (mutate(["scheduler_units", "ewma", "net_mb_per_second"], "fast"), "bad_response"),
     (b'{"node_name": "n1", "age_seconds": NaN}', "bad_response"),
     (json.dumps(REPORT).replace("1.5", "Infinity").encode(), "bad_response"),
+    (mutate(["node"], {"capacity_cores": "0.2"}), "bad_response"),
+    (mutate(["node"], {"capacity_cores": 0}), "bad_response"),
+    (mutate(["node"], {"capacity_cores": -1.0}), "bad_response"),
+    (mutate(["node"], {"capacity_cores": True}), "bad_response"),
+    (mutate(["node"], [0.2]), "bad_response"),
 ])
 def test_garbage_is_a_typed_reason(body, reason):
     with pytest.raises(BadReport) as exc:

@@ -153,3 +153,44 @@ def test_pure_and_deterministic():
     a = decide([job()], snap(), SCORER, ONE)
     b = decide([job()], snap(), SCORER, ONE)
     assert a.intents == b.intents and np.isfinite(a.intents[0].saving)
+
+
+SMALL = [1.0, 16.0, 125.0, 200.0]  # a quarter of NODE's cpu: half the job's 2-core demand
+
+
+@pytest.mark.parametrize("rate,expected", [
+    (0.005, Skip.NOT_SLOW),   # half its expected rate: all a 1-core node can give a 2-core job, not slow
+    (0.004, Skip.NOT_SLOW),   # 80 % of that
+    (0.002, "intent"),        # 40 % of it: slow, and an idle 4-core node beats staying
+])
+def test_slow_is_measured_against_what_the_jobs_own_node_can_give(rate, expected):
+    s = snapshot([SMALL, NODE, NODE])
+    object.__setattr__(s, "now", NOW)
+    res = decide([job(rate=rate)], s, SCORER, ONE)
+    if expected == "intent":
+        assert [it.target for it in res.intents] in (["n1"], ["n2"])
+    else:
+        assert res.intents == () and res.skipped["j"] is expected
+
+
+@pytest.mark.parametrize("rate,blocked", [
+    (0.003, False),  # slow against the node alone (0.01), but what the model predicts next to 3 others (0.005)
+    (0.001, True),   # far below even that prediction: a straggler the usage cannot show, not a target
+])
+def test_only_slowness_the_model_cannot_explain_blocklists_the_node(rate, blocked):
+    # n0 runs the job (2 cores) and three others using 4 more cores: the model gives the job 1 core = half
+    # speed there. Either way the job is slow enough to move to an idle node.
+    s = snapshot([NODE] * 3, usage=[[6, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]], pods=np.array([4.0, 0, 0]))
+    object.__setattr__(s, "now", NOW)
+    res = decide([job(rate=rate)], s, SCORER, ONE)
+    assert len(res.intents) == 1 and res.intents[0].target != "n0"
+    assert ("n0" in res.state.blocked) is blocked
+
+
+def test_skips_carry_the_numbers_behind_them():
+    res = decide([job(rate=0.006, job_id="fast"), job(progress=0.995, job_id="ending"),
+                  job(job_id="warm")], snap(), SCORER, RuleParams(slow_checks=2))
+    assert res.skipped == {"fast": Skip.NOT_SLOW, "ending": Skip.NOT_WORTH, "warm": Skip.WARMING}
+    assert res.details["fast"] == "rate 0.006/s >= 0.005/s"
+    assert res.details["ending"].startswith("left here 5s <= restore 10s + redo 0s + left on n")
+    assert res.details["warm"].startswith("slow check 1 of 2, target n")
