@@ -97,7 +97,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     plan = Plan(out=args.out, seeds=args.seeds, arms=args.arms, variant=args.variant,
                 regime="straggler" if args.straggler else "drs", jobs=args.jobs, window_s=args.window_s,
                 scale=args.scale, shape=args.job_shape, arm_timeout_s=args.arm_timeout_s,
-                straggler_node=args.straggler_node, straggler_at_s=args.straggler_at_s, straggler_quota_m=args.straggler_quota_m)
+                straggler_node=args.straggler_node, straggler_at_s=args.straggler_at_s,
+                straggler_quota_m=args.straggler_quota_m)
     run(plan, _say)
     _say((args.out / "summary.md").read_text() if (args.out / "summary.md").exists() else "no summary")
     return 0
