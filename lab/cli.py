@@ -19,7 +19,7 @@ from harness.procs import interrupt_on_signals
 from kube.logs import setup_logging
 from lab import demo
 from lab.report import ReportError
-from lab.schedule import VARIANTS, ScheduleError, make_schedule, parse_schedule, schedule_csv, variant_text
+from lab.schedule import SHAPES, VARIANTS, ScheduleError, make_schedule, parse_schedule, schedule_csv, variant_text
 
 log = logging.getLogger("lab")
 
@@ -51,6 +51,9 @@ def _schedule_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale", type=float, default=1.0, help="multiply every job's work by this [1]")
     p.add_argument("--variant", choices=VARIANTS, default="under",
                    help="; ".join(f"{v}: {variant_text(v)}" for v in VARIANTS) + " [under]")
+    p.add_argument("--job-shape", choices=tuple(SHAPES), default="core",
+                   help="core: cpu and train jobs use a whole core (up to 4x the smallest node); fraction: capped at "
+                        "0.3 / 0.5 cores, so a node holds several, as in the simulator [core]")
     p.add_argument("--straggler", action="store_true",
                    help="SpeCon's regime: all jobs within 30 s, 2.5x longer, one node's cpu quota cut mid-run")
 
@@ -93,8 +96,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     plan = Plan(out=args.out, seeds=args.seeds, arms=args.arms, variant=args.variant,
                 regime="straggler" if args.straggler else "drs", jobs=args.jobs, window_s=args.window_s,
-                scale=args.scale, arm_timeout_s=args.arm_timeout_s, straggler_node=args.straggler_node,
-                straggler_at_s=args.straggler_at_s, straggler_quota_m=args.straggler_quota_m)
+                scale=args.scale, shape=args.job_shape, arm_timeout_s=args.arm_timeout_s,
+                straggler_node=args.straggler_node, straggler_at_s=args.straggler_at_s,
+                straggler_quota_m=args.straggler_quota_m)
     run(plan, _say)
     _say((args.out / "summary.md").read_text() if (args.out / "summary.md").exists() else "no summary")
     return 0
@@ -124,7 +128,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
         return 0
     sys.stdout.write(schedule_csv(make_schedule(
         seed=args.seed, jobs=args.jobs, window_s=args.window_s, scale=args.scale, variant=args.variant,
-        regime="straggler" if args.straggler else "drs")))
+        regime="straggler" if args.straggler else "drs", shape=args.job_shape)))
     return 0
 
 

@@ -53,6 +53,7 @@ class Plan:
     jobs: int = 12
     window_s: float = 60.0
     scale: float = 1.0
+    shape: str = "core"
     arm_timeout_s: float = 600.0
     straggler_node: str = "rn-large"
     straggler_at_s: float = 20.0
@@ -93,8 +94,10 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
     plan.out.mkdir(parents=True, exist_ok=True)
     for seed in plan.seeds:
         plan.schedules[seed] = make_schedule(seed=seed, jobs=plan.jobs, window_s=plan.window_s, regime=plan.regime,
-                                             variant=plan.variant, scale=plan.scale)
-        (plan.out / f"schedule-{plan.regime}-{plan.variant}-{seed}.csv").write_text(schedule_csv(plan.schedules[seed]))
+                                             variant=plan.variant, scale=plan.scale, shape=plan.shape)
+        shape = "" if plan.shape == "core" else f"-{plan.shape}"
+        (plan.out / f"schedule-{plan.regime}{shape}-{plan.variant}-{seed}.csv").write_text(
+            schedule_csv(plan.schedules[seed]))
     done = done_runs(plan.out)
     todo = [(s, a) for s in plan.seeds for a in plan.arms if (s, a, plan.variant) not in done]
     if not todo:

@@ -71,6 +71,17 @@ TEMPLATES: dict[str, Template] = {t.key: t for t in (
 )}  # fmt: skip
 SIZES = {"cpu": ("s", "l"), "train": ("m",), "io": ("m",), "net": ("m",)}
 
+# The 'fraction' job shape: cpu and train jobs capped at a fraction of a core (workloads --cores), so a node
+# holds several of them, as in the simulator the policy was trained in (a job at most about one small node);
+# units chosen for about the same time alone as the whole-core templates. io and net are already small.
+FRACTION_CPU, FRACTION_TRAIN = 0.3, 0.5
+TEMPLATES.update({t.key: t for t in (
+    Template("cpu", "fs", 600, ("--work=20000", f"--cores={FRACTION_CPU}"), 300, 64, 0.0, 0.0),
+    Template("cpu", "fl", 1200, ("--work=20000", f"--cores={FRACTION_CPU}"), 300, 64, 0.0, 0.0),
+    Template("train", "fm", 1000, (f"--cores={FRACTION_TRAIN}",), 500, 128, 0.0, 0.0),
+)})  # fmt: skip
+SHAPES = {"core": SIZES, "fraction": {"cpu": ("fs", "fl"), "train": ("fm",), "io": ("m",), "net": ("m",)}}
+
 
 def variant_text(variant: str) -> str:
     """How a variant sets cpu requests, in words (help texts and reports)."""
@@ -116,13 +127,17 @@ class Job:
 
 
 def make_schedule(*, seed: int, jobs: int = 12, window_s: float = 60.0, regime: str = "drs",
-                  variant: str = "under", scale: float = 1.0) -> list[Job]:
+                  variant: str = "under", scale: float = 1.0, shape: str = "core") -> list[Job]:
     """``jobs`` jobs drawn from the DRS mix, arriving as a Poisson process over about ``window_s`` seconds.
 
     The straggler regime submits everything within 30 s and makes each job 2.5x longer, so jobs are still
-    running when a node slows down. ``scale`` shrinks or grows every job (the demo uses < 1)."""
+    running when a node slows down. ``scale`` shrinks or grows every job (the demo uses < 1). ``shape``
+    ``core`` runs cpu and train jobs on a whole core, ``fraction`` caps them at a fraction of one (same
+    draws, so the same seed gives the same kinds, sizes and times in both)."""
     if regime not in REGIMES:
         raise ScheduleError(f"regime {regime!r} is not one of {', '.join(REGIMES)}")
+    if shape not in SHAPES:
+        raise ScheduleError(f"shape {shape!r} is not one of {', '.join(SHAPES)}")
     if variant not in VARIANTS:
         raise ScheduleError(f"variant {variant!r} is not one of {', '.join(VARIANTS)}")
     if jobs < 1 or window_s <= 0 or scale <= 0:
@@ -135,7 +150,7 @@ def make_schedule(*, seed: int, jobs: int = 12, window_s: float = 60.0, regime: 
     t = 0.0
     for i in range(jobs):
         kind = rng.choices(kinds, weights=weights)[0]
-        tpl = TEMPLATES[f"{kind}-{rng.choice(SIZES[kind])}"]
+        tpl = TEMPLATES[f"{kind}-{rng.choice(SHAPES[shape][kind])}"]
         out.append(Job(
             job=f"j{i:03d}", template=tpl.key, kind=kind, submit_s=round(t, 2), units=scaled_units(tpl.units, scale),
             cpu_use_m=tpl.cpu_use_m, mem_use_mi=tpl.mem_use_mi,

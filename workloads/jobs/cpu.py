@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 from kube.atomic import atomic_write
-from workloads.jobs.base import Job, StateRejected
+from workloads.jobs.base import Job, JobError, StateRejected
+from workloads.jobs.cpucap import CpuCap
 
 OUTPUT = "output.json"
 
@@ -26,6 +28,14 @@ class CpuJob(Job):
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--work", type=int, default=20000, help="SHA-256 rounds per unit (default: %(default)s)")
         parser.add_argument("--seed", type=int, default=0, help="seed of the hash chain (default: %(default)s)")
+        parser.add_argument("--cores", type=float, default=0.0,
+                            help="use at most this many cores (sleep between units); 0 = no cap (default: %(default)s)")
+
+    def __init__(self, args: argparse.Namespace, state_dir: Path) -> None:
+        super().__init__(args, state_dir)
+        if not args.cores >= 0:
+            raise JobError(f"--cores must be >= 0, got {args.cores}")
+        self._cap = CpuCap(args.cores)  # not part of config(): the cap changes when work is done, not the result
 
     def config(self) -> dict[str, Any]:
         return {"kind": self.kind, "units": self.units_total, "work": self.args.work, "seed": self.args.seed}
@@ -44,6 +54,7 @@ class CpuJob(Job):
         for _ in range(self.args.work):
             digest = hashlib.sha256(digest).digest()
         self.digest = digest
+        self._cap.account()
 
     def snapshot(self) -> dict[str, Any]:
         return {"digest": self.digest.hex()}

@@ -19,6 +19,7 @@ import numpy as np
 
 from kube.atomic import atomic_write
 from workloads.jobs.base import Job, JobError, StateRejected
+from workloads.jobs.cpucap import CpuCap
 
 OUTPUT = "output.json"
 
@@ -34,11 +35,16 @@ class TrainJob(Job):
         parser.add_argument("--lr", type=float, default=0.05, help="learning rate (default: %(default)s)")
         parser.add_argument("--seed", type=int, default=0,
                             help="seed of data, init and shuffling (default: %(default)s)")
+        parser.add_argument("--cores", type=float, default=0.0,
+                            help="use at most this many cores (sleep between units); 0 = no cap (default: %(default)s)")
 
     def __init__(self, args: argparse.Namespace, state_dir: Path) -> None:
         super().__init__(args, state_dir)
         if min(args.samples, args.features, args.batch) < 1 or not args.lr > 0:
             raise JobError("--samples, --features, --batch must be >= 1 and --lr > 0")
+        if not args.cores >= 0:
+            raise JobError(f"--cores must be >= 0, got {args.cores}")
+        self._cap = CpuCap(args.cores)  # not part of config(): the cap changes when work is done, not the result
 
     def prepare(self) -> None:
         rng = np.random.default_rng(self.args.seed)
@@ -72,6 +78,7 @@ class TrainJob(Job):
             err = p - yb
             self.w = self.w - lr * (xb.T @ err) / len(rows)
             self.b = self.b - lr * float(err.mean())
+        self._cap.account()
 
     def snapshot(self) -> dict[str, Any]:
         return {"weights": [float(v) for v in self.w], "bias": float(self.b)}

@@ -69,3 +69,15 @@ def test_bad_arguments_are_refused() -> None:
     with pytest.raises(ScheduleError, match="variant"):
         make_schedule(seed=1, variant="lying")
     assert COLUMNS[0] == "job"
+
+
+def test_fraction_shape_draws_the_same_jobs_capped_below_a_core() -> None:
+    core, frac = make_schedule(seed=6, jobs=30), make_schedule(seed=6, jobs=30, shape="fraction")
+    assert [(j.job, j.kind, j.submit_s) for j in core] == [(j.job, j.kind, j.submit_s) for j in frac]
+    for c, f in zip(core, frac, strict=True):
+        assert (c.template == f.template) == (c.kind in ("io", "net"))
+        if f.kind in ("cpu", "train"):
+            assert f.cpu_use_m < 1000 and any(a.startswith("--cores=0.") for a in f.argv())
+            assert f.units * 1000 // f.cpu_use_m == pytest.approx(c.units, rel=0.35)  # about as long alone
+    with pytest.raises(ScheduleError, match="shape 'huge'"):
+        make_schedule(seed=1, shape="huge")
