@@ -89,12 +89,35 @@ def summarise(out: Path) -> str:
         lines.append(f"Host 1-min load average during the arms (2 cores; the jobs and the cluster count too): mean "
                      f"{np.mean(loads):.2f}, p95 {np.percentile(loads, 95):.2f}, max {max(loads):.2f}.")
         lines.append("")
+    lines += placement_lines(jobs, nodes)
     lines += controller_lines(read_rows(out / "controller.csv"), read_rows(out / "events.csv"))
     lines += cost_lines(jobs)
     text = "\n".join(lines)
     (out / "summary.md").write_text(text)
     _plots(out, jobs, usage)
     return text
+
+
+def placement_lines(jobs: list[dict], nodes: dict[str, dict]) -> list[str]:
+    """Where each arm put the compute (cpu, train) jobs: count per node, smallest node first, and in brackets
+    the share of those jobs' summed JCT spent there -- a job bigger than its node is what slows runs most."""
+    order = sorted(nodes, key=lambda n: (float(nodes[n]["cpu_quota_m"]), n))
+    heavy = [r for r in jobs if r["kind"] in ("cpu", "train") and r["jct_s"] not in ("", None)]
+    if not heavy:
+        return []
+    lines = ["Compute jobs (cpu, train) per node, all seeds (in brackets: share of their summed JCT spent there):",
+             "", "| variant | arm | jobs | " + " | ".join(f"{n} ({nodes[n]['cpu_quota_m']} m)" for n in order) + " |",
+             "|---|---|---:|" + "---:|" * len(order)]
+    for variant in sorted({r["variant"] for r in heavy}, key=lambda v: (v != "under", v)):
+        for arm in _sorted_arms({r["arm"] for r in heavy if r["variant"] == variant}):
+            rows = [r for r in heavy if (r["variant"], r["arm"]) == (variant, arm)]
+            total = sum(float(r["jct_s"]) for r in rows) or 1.0
+            cells = []
+            for n in order:
+                on = [float(r["jct_s"]) for r in rows if r["node"] == n]
+                cells.append(f"{len(on)} ({sum(on) / total:.2f})")
+            lines.append(f"| {variant} | {arm} | {len(rows)} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def _tables(variant: str, per_run: dict) -> list[str]:
