@@ -33,9 +33,20 @@ def pct(x: float) -> str:
     return "–" if x != x else f"{100 * x:.1f} %"
 
 
+def _groups(preds: Sequence[Prediction]) -> dict[str, Errors]:
+    """``by_kind``, then per request variant and per node when the jobs have more than one of them."""
+    out = dict(by_kind(preds))
+    for label, key in (("variant", lambda p: p.job.variant), ("node", lambda p: p.job.node)):
+        values = sorted({key(p) for p in preds})
+        if len(values) > 1:
+            out.update({f"{label} {v}": Errors.of([p for p in preds if key(p) == v]) for v in values})
+    return out
+
+
 def table(columns: dict[str, Sequence[Prediction]]) -> str:
-    """Markdown: one row per job kind, median / p90 error per column (parameter sets scored on the same jobs)."""
-    stats = {name: by_kind(preds) for name, preds in columns.items()}
+    """Markdown: one row per job kind (then per request variant and per node, when there are several), median /
+    p90 error per column (parameter sets scored on the same jobs)."""
+    stats = {name: _groups(preds) for name, preds in columns.items()}
     kinds = list(dict.fromkeys(k for s in stats.values() for k in s))
     head = "| kind | jobs | " + " | ".join(f"{c}: median | {c}: p90" for c in columns) + " |"
     lines = [head, "|" + "---|" * (2 + 2 * len(columns))]
