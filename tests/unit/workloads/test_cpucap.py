@@ -54,3 +54,14 @@ def test_a_starved_job_never_sleeps_and_no_cap_means_no_sleep() -> None:
 def test_a_negative_cap_is_refused_with_its_value(kind, tmp_path, capsys) -> None:
     rc = main([kind, f"--state-dir={tmp_path}", "--units=1", "--cores=-1"])
     assert rc != 0 and "--cores must be >= 0, got -1.0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind,extra", [("cpu", ["--work=50"]), ("train", ["--samples=64", "--features=4"])])
+def test_the_cap_changes_how_fast_not_what_a_job_writes(kind, extra, tmp_path) -> None:
+    outs = []
+    for cores in ("0", "0.9"):
+        state = tmp_path / cores
+        state.mkdir()
+        assert main([kind, f"--state-dir={state}", "--units=3", f"--cores={cores}", "--log-level=WARNING", *extra]) == 0
+        outs.append((state / "output.json").read_bytes())
+    assert outs[0] == outs[1]
