@@ -5,6 +5,13 @@ flags or environment); a ``SourceUnavailable`` is one failed read of one source 
 sample -- the sampler logs it, counts it and carries on with the other sources.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
 
 class MonitorError(Exception):
     """Base class of every error the monitor raises on purpose."""
@@ -25,3 +32,14 @@ class SourceUnavailable(MonitorError):
         super().__init__(f"{source}: {detail}")
         self.source = source
         self.detail = detail
+
+
+def attempt(errors: list[SourceUnavailable], fn: Callable[[], T]) -> T | None:
+    """``fn()``, or None when its source is unavailable this sample (the error is appended to ``errors``), so one
+    unreadable file costs its own figure and not the whole sample."""
+    try:
+        return fn()
+    except SourceUnavailable as exc:
+        errors.append(exc)
+        return None
+

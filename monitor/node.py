@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from monitor.counters import LOOPBACK, NodeCounters
-from monitor.errors import SourceUnavailable
+from monitor.errors import SourceUnavailable, attempt
 from monitor.logs import OnceLogger
 from monitor.procfs import parse_diskstats, parse_meminfo, parse_net_dev, parse_proc_stat, physical_disks
 
@@ -62,18 +62,10 @@ class NodeReader:
 
     def read(self, *, mono: float, wall: float) -> tuple[NodeCounters, list[SourceUnavailable]]:
         errors: list[SourceUnavailable] = []
-
-        def attempt(fn):
-            try:
-                return fn()
-            except SourceUnavailable as exc:
-                errors.append(exc)
-                return None
-
-        stat = attempt(lambda: parse_proc_stat(read_text(self._proc / "stat", "proc_stat")))
-        memory = attempt(lambda: parse_meminfo(read_text(self._proc / "meminfo", "meminfo")))
-        net = attempt(self._read_net)
-        disk = attempt(self._read_disk)
+        stat = attempt(errors, lambda: parse_proc_stat(read_text(self._proc / "stat", "proc_stat")))
+        memory = attempt(errors, lambda: parse_meminfo(read_text(self._proc / "meminfo", "meminfo")))
+        net = attempt(errors, self._read_net)
+        disk = attempt(errors, self._read_disk)
         counters = NodeCounters(
             mono=mono,
             wall=wall,

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from monitor import cgroups
 from monitor.counters import NodeCounters
-from monitor.errors import SourceUnavailable
+from monitor.errors import SourceUnavailable, attempt
 from monitor.logs import OnceLogger
 from monitor.node import NodeReader, read_text, select
 from monitor.procfs import CpuTimes, MemInfo, parse_net_dev
@@ -136,17 +136,9 @@ class CgroupNodeReader:
     def read(self, *, mono: float, wall: float) -> tuple[NodeCounters, list[SourceUnavailable]]:
         host, errors = self._host.read(mono=mono, wall=wall)
         errors = [e for e in errors if e.source not in ("net_dev", "proc_stat")]
-
-        def attempt(fn):
-            try:
-                return fn()
-            except SourceUnavailable as exc:
-                errors.append(exc)
-                return None
-
-        cpu = attempt(lambda: self._cpu(mono, host.ncpu))
-        memory = attempt(lambda: self._memory(host.memory))
-        net = attempt(self._net)
+        cpu = attempt(errors, lambda: self._cpu(mono, host.ncpu))
+        memory = attempt(errors, lambda: self._memory(host.memory))
+        net = attempt(errors, self._net)
         counters = NodeCounters(mono=mono, wall=wall, cpu=cpu[0] if cpu else None, ncpu=cpu[1] if cpu else None,
                                 memory=memory, net=net, disk=host.disk)
         return counters, errors
