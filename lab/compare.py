@@ -56,13 +56,7 @@ def _per_run(out: Path) -> dict[str, dict[tuple[int, str], dict[str, float]]]:
     nodes = {r["node"]: r for r in report.read_rows(out / "nodes.csv")}
     if not jobs or not nodes:
         raise report.ReportError(f"{out}: no jobs.csv or nodes.csv rows")
-    out_map: dict[str, dict[tuple[int, str], dict[str, float]]] = {}
-    for variant, seed, arm in sorted({(r["variant"], int(r["seed"]), r["arm"]) for r in jobs}):
-        key = (seed, arm, variant)
-        pick = [r for r in jobs if (int(r["seed"]), r["arm"], r["variant"]) == key]
-        use = [r for r in usage if (int(r["seed"]), r["arm"], r["variant"]) == key]
-        out_map.setdefault(variant, {})[(seed, arm)] = stats.run_metrics(pick, use, nodes)
-    return out_map
+    return report.runs(jobs, usage, nodes)
 
 
 def ratio_checks(reference: Path, rerun: Path) -> list[RatioCheck]:
@@ -70,7 +64,7 @@ def ratio_checks(reference: Path, rerun: Path) -> list[RatioCheck]:
     out = []
     for variant in sorted(set(ref) & set(new)):
         r_rel, n_rel = stats.ratios(ref[variant]), stats.ratios(new[variant])
-        for arm in report._sorted_arms(set(r_rel) & set(n_rel) - {"default"}):
+        for arm in report.sorted_arms(set(r_rel) & set(n_rel) - {"default"}):
             for metric in CHECKED:
                 if r_rel[arm][metric][2] and n_rel[arm][metric][2]:
                     out.append(RatioCheck(variant, arm, metric, r_rel[arm][metric], n_rel[arm][metric]))

@@ -66,8 +66,21 @@ def read_rows(path: Path) -> list[dict]:
     return [{**row, **missing} for row in rows]
 
 
-def _sorted_arms(arms) -> list[str]:
+def sorted_arms(arms) -> list[str]:
     return sorted(arms, key=lambda a: (ARM_ORDER.index(a) if a in ARM_ORDER else 99, a))
+
+
+def runs(jobs: list[dict], usage: list[dict], nodes: dict[str, dict]) -> dict[str, dict[tuple[int, str], dict]]:
+    """variant (``under`` first) -> (seed, arm) -> that run's metrics (``stats.run_metrics``)."""
+    out: dict[str, dict[tuple[int, str], dict]] = {}
+    for variant in sorted({r["variant"] for r in jobs}, key=lambda v: (v != "under", v)):
+        per_run = out.setdefault(variant, {})
+        for seed, arm in sorted({(int(r["seed"]), r["arm"]) for r in jobs if r["variant"] == variant}):
+            key = (seed, arm, variant)
+            pick = [r for r in jobs if (int(r["seed"]), r["arm"], r["variant"]) == key]
+            use = [r for r in usage if (int(r["seed"]), r["arm"], r["variant"]) == key]
+            per_run[(seed, arm)] = stats.run_metrics(pick, use, nodes)
+    return out
 
 
 def summarise(out: Path) -> str:
@@ -77,12 +90,7 @@ def summarise(out: Path) -> str:
     if not jobs or not nodes:
         raise ReportError(f"{out}: no jobs.csv or nodes.csv rows yet")
     lines = []
-    for variant in sorted({r["variant"] for r in jobs}, key=lambda v: (v != "under", v)):
-        per_run = {}
-        for seed, arm in sorted({(int(r["seed"]), r["arm"]) for r in jobs if r["variant"] == variant}):
-            pick = [r for r in jobs if (int(r["seed"]), r["arm"], r["variant"]) == (seed, arm, variant)]
-            use = [r for r in usage if (int(r["seed"]), r["arm"], r["variant"]) == (seed, arm, variant)]
-            per_run[(seed, arm)] = stats.run_metrics(pick, use, nodes)
+    for variant, per_run in runs(jobs, usage, nodes).items():
         lines += _tables(variant, per_run)
     loads = [float(r["load1"]) for r in host]
     if loads:
@@ -109,7 +117,7 @@ def placement_lines(jobs: list[dict], nodes: dict[str, dict]) -> list[str]:
              "", "| variant | arm | jobs | " + " | ".join(f"{n} ({nodes[n]['cpu_quota_m']} m)" for n in order) + " |",
              "|---|---|---:|" + "---:|" * len(order)]
     for variant in sorted({r["variant"] for r in heavy}, key=lambda v: (v != "under", v)):
-        for arm in _sorted_arms({r["arm"] for r in heavy if r["variant"] == variant}):
+        for arm in sorted_arms({r["arm"] for r in heavy if r["variant"] == variant}):
             rows = [r for r in heavy if (r["variant"], r["arm"]) == (variant, arm)]
             total = sum(float(r["jct_s"]) for r in rows) or 1.0
             cells = []
@@ -121,7 +129,7 @@ def placement_lines(jobs: list[dict], nodes: dict[str, dict]) -> list[str]:
 
 
 def _tables(variant: str, per_run: dict) -> list[str]:
-    arms = _sorted_arms({arm for _, arm in per_run})
+    arms = sorted_arms({arm for _, arm in per_run})
     seeds = sorted({seed for seed, _ in per_run})
     ratio = variant_text(variant) if variant in VARIANTS else "unknown variant"
     lines = [f"### variant `{variant}` ({ratio}); seeds {', '.join(map(str, seeds))}", "",
@@ -204,7 +212,7 @@ def _plots(out: Path, jobs: list[dict], usage: list[dict]) -> None:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4), layout="constrained")
     for variant in sorted({r["variant"] for r in jobs}):
-        for arm in _sorted_arms({r["arm"] for r in jobs}):
+        for arm in sorted_arms({r["arm"] for r in jobs}):
             x = np.sort([float(r["jct_s"]) for r in jobs if r["arm"] == arm and r["variant"] == variant
                          and r["jct_s"] != ""])
             if len(x):
