@@ -14,11 +14,10 @@ import logging
 import signal
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
-from . import nodes
+from . import nodes, procs
 from .cluster import ensure_binaries
 from .realcluster import RealCluster, ensure_node_binaries
 
@@ -43,36 +42,27 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _up(args: argparse.Namespace) -> int:
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: object) -> None:
-        log.info("signal received signum=%d", signum)
-        if not stop.is_set():
-            stop.set()
-            raise KeyboardInterrupt  # interrupts a start-up in progress too; close() then runs
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="drsched-realnodes-"))
-    cluster = RealCluster(
-        workdir=workdir, binaries=ensure_binaries(), node_binaries=ensure_node_binaries(), images=args.image
-    )
-    try:
-        started = time.monotonic()
-        cluster.start()
-        log.info("cluster up seconds=%.1f kubeconfig=%s nodes=%s", time.monotonic() - started, cluster.kubeconfig,
-                 ",".join(n.name for n in cluster.nodes))  # fmt: skip
-        if args.ready_file is not None:
-            args.ready_file.write_text(f"{cluster.kubeconfig}\n")
-        while not stop.is_set():
-            stop.wait(1.0)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the cleanup short
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        cluster.close()
-        log.info("cluster down")
+    with procs.interrupt_on_signals(signal.SIGINT, signal.SIGTERM):  # interrupts a start-up in progress too
+        workdir = args.workdir or Path(tempfile.mkdtemp(prefix="drsched-realnodes-"))
+        cluster = RealCluster(
+            workdir=workdir, binaries=ensure_binaries(), node_binaries=ensure_node_binaries(), images=args.image
+        )
+        try:
+            started = time.monotonic()
+            cluster.start()
+            log.info("cluster up seconds=%.1f kubeconfig=%s nodes=%s", time.monotonic() - started,
+                     cluster.kubeconfig, ",".join(n.name for n in cluster.nodes))  # fmt: skip
+            if args.ready_file is not None:
+                args.ready_file.write_text(f"{cluster.kubeconfig}\n")
+            while True:
+                time.sleep(1.0)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C must not cut the cleanup short, whatever
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # ended the run
+            cluster.close()
+            log.info("cluster down")
     return 0
 
 
