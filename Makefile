@@ -73,6 +73,7 @@ evaluate: venv  ## the README's result tables: run the evaluations into policy/r
 	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --out policy/results/validation-served
 	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --hot-filter strict --out policy/results/validation-served-strict
 	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --hot-filter off --out policy/results/validation-served-nohot
+	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --hot-filter prefer-fit --out policy/results/validation-served-fit
 	$(EVAL) --policies $(EVAL_POLICIES) --trace alibaba --scenarios base,hetero --loads 0.9,1.5 --seeds 3 --jobs 1000 --out policy/results/alibaba
 	nice -n 5 $(PY) -m policy.evaluate --migration --workers 2 --no-plots --out policy/results/migration
 	$(PY) scripts/readme_tables.py

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from policy.features import Encoded, encode, estimated_usage, usage_is_fresh
+from policy.features import Encoded, encode, usage_is_fresh
 from policy.model import ModelScorer, QModel, Scorer
-from policy.served import to_extender_scores
+from policy.served import heat, hot_refused, to_extender_scores
 from policy.state import RESOURCES, ClusterSnapshot, PodView
 
 _UNITS = ("cores", "GiB", "MB/s", "MB/s")
@@ -38,8 +38,8 @@ class Thresholds:
     mem: float | None = 0.95
     net: float | None = None
     disk: float | None = None
-    strict: bool = False
-    """False (prefer-cool): hot nodes are only filtered while some otherwise-fit node is not hot."""
+    mode: str = "prefer-cool"
+    """A ``policy.served.HOT_FILTERS`` mode: prefer-cool, prefer-fit (usage + the pod's demand), strict, off."""
 
     def as_array(self) -> np.ndarray:
         return np.array([np.inf if v is None else v for v in (self.cpu, self.mem, self.net, self.disk)])
@@ -77,11 +77,12 @@ def filter_reasons(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds,
     """Row -> reason for every node the pod must not go to; rows not in the dict pass.
 
     Checks, first failing wins: readiness, pod slots, requests vs allocatable (cpu, memory), then the
-    hot-node thresholds on estimated usage (measured + assumed). A node whose usage is stale or missing
-    is not judged hot: there is nothing fresh to judge it on (Koordinator's default, fail open). Unless
-    ``thresholds.strict``, hotness only steers: when every node that passes the other checks is hot, none
-    is filtered for it (a filter that removes them all leaves the pod pending while it could run; in the
-    simulator that queueing cost more than the contention it avoided, ``policy/served.py``).
+    hot-node thresholds on estimated usage (measured + assumed; with ``prefer-fit`` plus the pod's expected
+    demand), judged by ``policy.served.heat`` / ``hot_refused`` so the simulator's served mode filters
+    alike. A node whose usage is stale or missing is not judged hot: there is nothing fresh to judge it on
+    (Koordinator's default, fail open). Except in ``strict`` mode hotness only steers: when every node that
+    passes the other checks is hot, none is filtered for it (a filter that removes them all leaves the pod
+    pending while it could run; in the simulator that queueing cost more than the contention it avoided).
     """
     n = snap.n_nodes
     if n == 0:
@@ -89,13 +90,11 @@ def filter_reasons(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds,
     after_req = snap.requested + pod.requests
     over_req = after_req > snap.capacity[:, :2] + 1e-9
     full = snap.pods >= snap.max_pods
-    fresh = usage_is_fresh(snap, max_usage_age)
-    util = estimated_usage(snap, max_usage_age) / snap.capacity
     limit = thresholds.as_array()
-    hot = (util >= limit) & fresh[:, None]
-    code = np.select([~snap.ready, full, over_req.any(axis=1), hot.any(axis=1)], [1, 2, 3, 4], 0)
-    if not thresholds.strict and not (code == 0).any():
-        code[code == 4] = 0  # every fit node is hot: let the scores choose among them
+    h = heat(snap, pod, limit, mode=thresholds.mode, max_usage_age=max_usage_age)
+    hot = h.hot
+    code = np.select([~snap.ready, full, over_req.any(axis=1)], [1, 2, 3], 0)
+    code[hot_refused(code == 0, hot.any(axis=1), thresholds.mode)] = 4
     rows = np.flatnonzero(code)
     if rows.size == 0:
         return {}
@@ -104,7 +103,8 @@ def filter_reasons(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds,
     req_r, hot_r = over_req[rows].argmax(axis=1), hot[rows].argmax(axis=1)
     requested = snap.requested[rows, req_r].tolist()
     alloc = snap.capacity[rows, req_r].tolist()
-    pct = (100 * util[rows, hot_r]).tolist()
+    pct = (100 * h.util[rows, hot_r]).tolist()
+    pod_pct = None if h.pod is None else (100 * h.pod[rows, hot_r]).tolist()
     npods, maxp = snap.pods[rows].tolist(), snap.max_pods[rows].tolist()
     req_r, hot_r = req_r.tolist(), hot_r.tolist()
     reasons: dict[int, str] = {}
@@ -120,7 +120,9 @@ def filter_reasons(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds,
                           f"{pod.requests[r]:.3g} > allocatable {alloc[j]:.3g} {_UNITS[r]}")
         else:
             r = hot_r[j]
-            reasons[i] = f"hot node: {RESOURCES[r]} usage {pct[j]:.0f}% >= threshold {100 * limit[r]:.0f}%"
+            after = "" if pod_pct is None else f" + pod {pod_pct[j]:.0f}%"
+            reasons[i] = (f"hot node: {RESOURCES[r]} usage {pct[j]:.0f}%{after} >= threshold "
+                          f"{100 * limit[r]:.0f}%")
     return reasons
 
 

@@ -99,7 +99,7 @@ class Runtime:
     def thresholds(self) -> Thresholds:
         s = self.settings
         return Thresholds(cpu=s.hot_cpu, mem=s.hot_mem, net=s.hot_net, disk=s.hot_disk,
-                          strict=s.hot_filter == "strict")
+                          mode=s.hot_filter)
 
     # -- the pod --------------------------------------------------------------------------------------
     def pod_view(self, pod: dict[str, Any] | None) -> tuple[PodView, tuple[str, str, str]]:

@@ -105,10 +105,12 @@ class Settings(BaseSettings):
     hot_mem: float | None = Field(0.95, gt=0, description="Same for memory.")
     hot_net: float | None = Field(None, gt=0, description="Same for network bandwidth.")
     hot_disk: float | None = Field(None, gt=0, description="Same for disk bandwidth.")
-    hot_filter: Literal["prefer-cool", "strict"] = Field(
+    hot_filter: Literal["prefer-cool", "prefer-fit", "strict", "off"] = Field(
         "prefer-cool", description="prefer-cool: hot nodes are filtered only while some node of the request "
         "passes every other check and is not hot, so a busy cluster never leaves a pod without a node (it is "
-        "scored instead); strict: hot nodes are always filtered and the pod waits until one cools down.")
+        "scored instead); prefer-fit: the same, but a node is judged as it would be with the pod on it (usage "
+        "+ the pod's expected demand), so an idle node too small for the pod is not taken for cool; strict: "
+        "hot nodes are always filtered and the pod waits until one cools down; off: no hot-node filter.")
     net_annotation: str = Field(NET_ANNOTATION, description="Node annotation with network capacity, MB/s.")
     disk_annotation: str = Field(DISK_ANNOTATION, description="Node annotation with disk capacity, MB/s.")
     default_net_mbps: float = Field(DEFAULT_NET_MBPS, gt=0, description="Network capacity of nodes without the "

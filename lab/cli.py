@@ -17,9 +17,10 @@ from pathlib import Path
 
 from harness.procs import interrupt_on_signals
 from kube.logs import setup_logging
-from lab import demo
+from lab import arms, demo
 from lab.report import ReportError
 from lab.schedule import SHAPES, VARIANTS, ScheduleError, make_schedule, parse_schedule, schedule_csv, variant_text
+from policy.served import HOT_FILTERS
 
 log = logging.getLogger("lab")
 
@@ -36,13 +37,15 @@ def _int_list(text: str) -> list[int]:
 
 
 def _arms(text: str) -> list[str]:
-    from lab.experiment import ARMS
-
-    arms = [a.strip() for a in text.split(",") if a.strip()]
-    bad = [a for a in arms if a not in ARMS]
-    if bad or not arms:
-        raise argparse.ArgumentTypeError(f"unknown arms {bad}; known: {', '.join(ARMS)}")
-    return arms
+    names = [a.strip() for a in text.split(",") if a.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"no arms in {text!r}; known: {', '.join(arms.BASES)}")
+    for name in names:
+        try:
+            arms.parse(name)
+        except arms.ArmError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return list(dict.fromkeys(names))
 
 
 def _schedule_args(p: argparse.ArgumentParser) -> None:
@@ -67,7 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", type=Path, required=True, help="output directory (CSV files, summary.md, plots)")
     r.add_argument("--seeds", type=_int_list, default=[1, 2, 3, 4, 5], help="comma-separated seeds [1,2,3,4,5]")
     r.add_argument("--arms", type=_arms, default=["default", "model", "demand-aware", "migration"],
-                   help="comma-separated arms: default, model, demand-aware, migration [all four]")
+                   help="comma-separated arms: default, model, demand-aware, migration, each drsched one "
+                        "optionally with @HOT_FILTER (the extender's --hot-filter for that arm: "
+                        f"{', '.join(HOT_FILTERS)}; without: the shipped one), e.g. model,model@prefer-fit "
+                        "[default,model,demand-aware,migration]")
     _schedule_args(r)
     r.add_argument("--arm-timeout-s", type=float, default=600.0, help="give up on an arm after this long [600]")
     r.add_argument("--straggler-node", default="rn-large", help="node whose quota is cut (--straggler) [rn-large]")

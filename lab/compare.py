@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab import report, stats
+from lab import arms, report, stats
 from policy.report import with_ci
 
 CHECKED = ("mean_jct_s", "makespan_s", "imbalance")
@@ -44,10 +44,6 @@ class Placement:
     seed: int
     same: int
     jobs: int
-
-
-def _rank(arm: str) -> int:
-    return report.ARM_ORDER.index(arm) if arm in report.ARM_ORDER else len(report.ARM_ORDER)
 
 
 def _per_run(out: Path) -> dict[str, dict[tuple[int, str], dict[str, float]]]:
@@ -118,7 +114,7 @@ def compare(reference: Path, rerun: Path) -> str:
         for p in places:
             t = totals.setdefault((p.variant, p.arm), [0, 0])
             t[0], t[1] = t[0] + p.same, t[1] + p.jobs
-        for (variant, arm), (same, jobs) in sorted(totals.items(), key=lambda kv: (kv[0][0], _rank(kv[0][1]))):
+        for (variant, arm), (same, jobs) in sorted(totals.items(), key=lambda kv: (kv[0][0], arms.sort_key(kv[0][1]))):
             lines.append(f"| {variant} | {arm} | {same} | {jobs} | {same / jobs:.2f} |" if jobs else
                          f"| {variant} | {arm} | 0 | 0 | n/a |")
         lines.append("")

@@ -1,15 +1,16 @@
 """An experiment: one real-node cluster, drsched deployed once, every seed's schedule run under every arm.
 
 Why it exists: the order of work matters for fairness and cost. Arms are interleaved seed by seed (so a
-slow spell of the shared machine hits every arm, not one), ordered to need one extender rollout per seed,
-and every arm's rows are appended to the output directory as soon as it ends; an arm already in jobs.csv
-is skipped, so an interrupted or extended experiment resumes where it stopped.
+slow spell of the shared machine hits every arm, not one), ordered to need one extender rollout per extender
+setting (``lab.arms.run_order``), and every arm's rows are appended to the output directory as soon as it
+ends; an arm already in jobs.csv is skipped, so an interrupted or extended experiment resumes where it stopped.
 
-Arms: ``default`` (the stock default-scheduler), ``model`` (drsched, shipped model), ``demand-aware``
-(drsched with that heuristic), ``migration`` (drsched model + the migration controller, which is scaled to 0
-in every other arm). At the end of a migration arm the controller's counters (why each job-cycle was
-skipped, verdicts, steps, outcomes) go to ``controller.csv`` and its log (every skip, at DEBUG) to
-``controller-<arm>-<variant>-<seed>.log``, so a run says why jobs did or did not move.
+Arms (``lab.arms``): ``default`` (the stock default-scheduler), ``model`` (drsched, shipped model),
+``demand-aware`` (drsched with that heuristic), ``migration`` (drsched model + the migration controller, which
+is scaled to 0 in every other arm), each drsched arm optionally with ``@<hot-filter mode>``. At the end of a
+migration arm the controller's counters (why each job-cycle was skipped, verdicts, steps, outcomes) go to
+``controller.csv`` and its log (every skip, at DEBUG) to ``controller-<arm>-<variant>-<seed>.log`` (``@``
+written ``+``), so a run says why jobs did or did not move.
 """
 
 from __future__ import annotations
@@ -27,21 +28,13 @@ from harness.cluster import ensure_binaries
 from harness.deploy import IMAGES, find_images
 from harness.images import ensure_images
 from harness.realcluster import RealCluster, ensure_node_binaries
-from lab import report, solo
+from lab import arms, report, solo
 from lab.kube import Lab
 from lab.records import controller_rows, event_rows, job_rows, usage_rows
 from lab.runner import run_arm
 from lab.schedule import Job, make_schedule, schedule_csv
 
 log = logging.getLogger(__name__)
-
-ARMS = {  # arm -> (schedulerName, extender policy, migration controller on)
-    "default": (None, None, False),
-    "model": ("drsched", "model", False),
-    "demand-aware": ("drsched", "demand-aware", False),
-    "migration": ("drsched", "model", True),
-}
-
 
 @dataclass
 class Plan:
@@ -60,11 +53,6 @@ class Plan:
     straggler_quota_m: int = 200
     workdir: Path | None = None
     schedules: dict[int, list[Job]] = field(default_factory=dict)
-
-
-def _order(arms: list[str], current_policy: str) -> list[str]:
-    """The seed's arms, those on the extender's current policy first: one rollout per seed at most."""
-    return sorted(arms, key=lambda a: (ARMS[a][1] not in (None, current_policy), ARMS[a][1] or "", a))
 
 
 def _images(progress: Callable[[str], None]) -> tuple[str, list, str]:
@@ -130,7 +118,8 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
         types = {s.name: solo.node_type(s) for s in cluster.shapes}
         largest = solo.node_type(max(cluster.shapes, key=lambda s: s.cpu_millis))
         for seed in plan.seeds:
-            for arm in _order([a for s, a in todo if s == seed], lab.policy):
+            for arm in arms.run_order([a for s, a in todo if s == seed], (lab.policy, lab.hot_filter),
+                                      lab.migration_on):
                 _one(plan, lab, cluster, seed=seed, arm=arm, image=image, solos=solos, types=types, largest=largest,
                      progress=progress)
                 report.summarise(plan.out)
@@ -163,8 +152,9 @@ def _pin(archives: list[Path], into: Path) -> list[Path]:
 
 def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, image: str, solos: dict,
          types: dict[str, str], largest: str, progress: Callable[[str], None]) -> None:
-    scheduler, policy, migration = ARMS[arm]
-    lab.set_arm(policy=policy, migration=migration)
+    setting = arms.parse(arm)
+    scheduler, migration = setting.scheduler, setting.migration
+    lab.set_arm(policy=setting.policy, hot_filter=setting.hot_filter, migration=migration)
     jobs = plan.schedules[seed]
     run_id = f"{arm[:3]}-{plan.variant[:2]}{seed}-{int(time.time()) % 100000}"
     progress(f"seed {seed} arm {arm} variant {plan.variant} regime {plan.regime}: {len(jobs)} jobs")
@@ -198,7 +188,7 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
         samples, logs = lab.controller_report()
         report.append_rows(plan.out, "controller.csv", controller_rows(samples, seed=seed, arm=arm,
                                                                        variant=plan.variant))
-        (plan.out / f"controller-{arm}-{plan.variant}-{seed}.log").write_text(logs)
+        (plan.out / f"controller-{arms.file_part(arm)}-{plan.variant}-{seed}.log").write_text(logs)
     report.append_rows(plan.out, "host.csv", [{"seed": seed, "arm": arm, "variant": plan.variant, "t_s": t,
                                                "load1": round(v, 2)} for t, v in result.load])
     failed = [r["job"] for r in rows if r["exit_code"] != 0]

@@ -54,6 +54,7 @@ class Lab:
         self.token = secrets.token_hex(16)
         self.apps = client.AppsV1Api(cluster.api)
         self.policy = "model"  # the shipped extender's --policy
+        self.hot_filter: str | None = None  # the extender's --hot-filter; None: none given, the shipped default
         self.migration_on = False  # `_lab_settings` deploys the controller scaled to 0
 
     # ---- deploy and switch arms -----------------------------------------------------------------
@@ -74,20 +75,22 @@ class Lab:
         patch = [{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}]
         self.apps.patch_namespaced_deployment(deployment, harness_deploy.NS, patch)
 
-    def set_arm(self, *, policy: str | None, migration: bool) -> None:
-        """Extender policy (through its container args and a rollout) and the migration controller on or off
-        (1 or 0 replicas); a None policy (the default-scheduler arm) leaves the extender as it is."""
-        if policy is not None and policy != self.policy:
-            self._patch_args("drsched-extender", lambda args: [
-                f"--policy={policy}" if a.startswith("--policy=") else a for a in args])
-            self.policy = policy
+    def set_arm(self, *, policy: str | None, migration: bool, hot_filter: str | None = None) -> None:
+        """Extender policy and hot filter (through its container args and one rollout; a None hot filter drops
+        the flag, leaving the shipped default) and the migration controller on or off (1 or 0 replicas); a
+        None policy (the default-scheduler arm) leaves the extender as it is."""
+        if policy is not None and (policy, hot_filter) != (self.policy, self.hot_filter):
+            self._patch_args("drsched-extender", lambda args: extender_args(args, policy=policy,
+                                                                            hot_filter=hot_filter))
+            self.policy, self.hot_filter = policy, hot_filter
             self._rollout("drsched-extender")
         if migration != self.migration_on:
             self.apps.patch_namespaced_deployment_scale("drsched-migration", harness_deploy.NS,
                                                         {"spec": {"replicas": int(migration)}})
             self.migration_on = migration
             self._rollout("drsched-migration")
-        log.info("arm set policy=%s migration=%s", self.policy, self.migration_on)
+        log.info("arm set policy=%s hot_filter=%s migration=%s", self.policy, self.hot_filter or "shipped",
+                 self.migration_on)
 
     def _rollout(self, deployment: str) -> None:
         done = self.cluster.kubectl("-n", harness_deploy.NS, "rollout", "status", f"deployment/{deployment}",
@@ -215,6 +218,13 @@ class Lab:
             total["capacity_m"] = 1000 * float((report.get("node") or {}).get("capacity_cores") or 0.0)
             out[agent.spec.node_name] = total
         return out
+
+
+def extender_args(args: list[str], *, policy: str, hot_filter: str | None) -> list[str]:
+    """The extender's container args with ``--policy`` replaced and ``--hot-filter`` set (None: removed)."""
+    out = [f"--policy={policy}" if a.startswith("--policy=") else a for a in args
+           if not a.startswith("--hot-filter=")]
+    return out if hot_filter is None else [*out, f"--hot-filter={hot_filter}"]
 
 
 def _lab_settings(docs: list[dict]) -> None:

@@ -3,7 +3,8 @@
 Why it exists: a run of many arms takes long and other tools read its CSVs while it goes on, so every arm's
 rows are appended as soon as it ends, and the summary can be rebuilt from the files alone
 (``python -m lab report DIR``). Files: jobs.csv, nodes.csv, events.csv, usage.csv, host.csv (the machine's
-1-min load average during each arm: how noisy the run was), summary.md, jct-cdf.png, usage-<arm>.png.
+1-min load average during each arm: how noisy the run was), summary.md, jct-cdf.png, usage-<arm>.png
+(``@`` written ``+``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lab import arms as arm_names
 from lab import stats
 from lab.records import CONTROLLER_COLUMNS, EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, USAGE_COLUMNS
 from lab.schedule import VARIANTS, variant_text
@@ -23,7 +25,8 @@ from policy.report import with_ci
 FILES = {"jobs.csv": JOB_COLUMNS, "nodes.csv": NODE_COLUMNS, "events.csv": EVENT_COLUMNS,
          "usage.csv": USAGE_COLUMNS, "host.csv": ("seed", "arm", "variant", "t_s", "load1"),
          "controller.csv": CONTROLLER_COLUMNS}
-ARM_ORDER = ("default", "model", "demand-aware", "migration")
+ARM_ORDER = tuple(arm_names.BASES)
+"""Base arms in report order; ``model@prefer-fit`` and the like follow their base (``lab.arms.sort_key``)."""
 LABELS = {"mean_jct_s": "mean JCT", "p95_jct_s": "p95 JCT", "makespan_s": "makespan", "mean_slowdown": "slowdown",
           "utilisation": "utilisation", "imbalance": "imbalance"}
 
@@ -67,7 +70,7 @@ def read_rows(path: Path) -> list[dict]:
 
 
 def sorted_arms(arms) -> list[str]:
-    return sorted(arms, key=lambda a: (ARM_ORDER.index(a) if a in ARM_ORDER else 99, a))
+    return sorted(arms, key=arm_names.sort_key)
 
 
 def runs(jobs: list[dict], usage: list[dict], nodes: dict[str, dict]) -> dict[str, dict[tuple[int, str], dict]]:
@@ -233,5 +236,5 @@ def _plots(out: Path, jobs: list[dict], usage: list[dict]) -> None:
             ax.plot(t, v, label=node, lw=1)
         ax.set(xlabel="time (s)", ylabel="cpu used by jobs (millicores)", title=f"per-node cpu, {arm}, seed {first}")
         ax.legend(fontsize=8)
-        fig.savefig(out / f"usage-{arm}.png", dpi=80)
+        fig.savefig(out / f"usage-{arm_names.file_part(arm)}.png", dpi=80)
         plt.close(fig)

@@ -40,7 +40,7 @@ import numpy as np
 from policy.errors import ConfigError
 from policy.model import ModelError
 from policy.report import mean_ci95, write_csv, write_plots
-from policy.served import HOT_THRESHOLDS, NO_HOT_FILTER, Served
+from policy.served import HOT_FILTERS, HOT_THRESHOLDS, Served
 from policy.sim import calibration
 from policy.sim.config import SimConfig
 from policy.sim.episode import run_episode, scorer_from_spec, scorer_label
@@ -102,8 +102,7 @@ def _run_case(args: tuple) -> tuple[Case, str, dict, dict]:
     case, n_jobs, spec, label, weight, hot_filter, contention = args
     scorer = scorer_from_spec(spec, seed=case.seed)
     if weight is not None and spec != BASELINE:  # default-k8s is kube-scheduler without the extender
-        scorer = Served(scorer, weight, thresholds=NO_HOT_FILTER if hot_filter == "off" else HOT_THRESHOLDS,
-                        strict=hot_filter == "strict")
+        scorer = Served(scorer, weight, thresholds=HOT_THRESHOLDS, mode=hot_filter)
     t0 = time.perf_counter()
     cfg = case.sim_config(n_jobs)
     result = run_episode(cfg if contention is None else replace(cfg, contention=contention), case.seed, scorer)
@@ -251,9 +250,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="score as deployed (policy.served): the 65 %% hot-node filter, then kube-scheduler's "
                         "default resource scoring + 10 x WEIGHT x the extender's 0-10 score; default-k8s stays "
                         "plain kube-scheduler (default: a pure argmax of each policy's scores)")
-    p.add_argument("--hot-filter", choices=("prefer-cool", "strict", "off"), default="prefer-cool",
+    p.add_argument("--hot-filter", choices=HOT_FILTERS, default="prefer-cool",
                    help="with --served: the extender's hot-node filter as its hot_filter setting (prefer-cool: "
-                        "only while some fit node is cool; strict: always) or off (default: %(default)s)")
+                        "only while some fit node is cool; prefer-fit: the same, judging each node with the "
+                        "pod's expected demand added; strict: always; off: none) (default: %(default)s)")
     p.add_argument("--contention", metavar="NAME",
                    help="simulate with parameter set NAME of policy/sim/calibration.yaml, e.g. fitted-lab "
                         "(default: the file's active set, or $DRSCHED_SIM_CALIBRATION's)")

@@ -8,11 +8,20 @@ resource scoring (NodeResourcesFit LeastAllocated + NodeResourcesBalancedAllocat
 other default plugins give every node of the simulator the same score). The highest total wins, ties at
 random. ``Served`` wraps any ``Scorer`` into that total, so ``policy.sim.episode`` evaluates what is served.
 
-The 0..10 rule lives here and the extender imports it; the hot filter mirrors ``extender/decide.py``'s
-``filter_reasons`` hot check on the snapshot alone (a test checks both agree); the defaults are its settings'.
+The 0..10 rule and the hot filter (``heat`` judges, ``hot_refused`` applies the mode) live here and the
+extender's ``filter_reasons`` calls them, so the simulator cannot drift from what is served; the defaults
+are the extender's settings'.
+
+Hot-filter modes (the extender's ``hot_filter`` setting, ``python -m policy.evaluate --hot-filter``):
+``prefer-cool`` judges the node as it is and filters hot nodes only while some fit node is cool;
+``prefer-fit`` judges the node as it would be with the pod on it (usage + the pod's expected demand), with
+the same prefer rule, so an idle node too small for the pod is not "cool" for it; ``strict`` always
+filters (as it is); ``off`` never does.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,20 +30,58 @@ from policy.features import DEFAULT_MAX_USAGE_AGE, estimated_usage, feasible_mas
 from policy.model import Scorer
 from policy.state import ClusterSnapshot, PodView
 
+HOT_FILTERS = ("prefer-cool", "prefer-fit", "strict", "off")
+"""Hot-filter modes (module docstring); the extender's default is the first."""
+
 HOT_THRESHOLDS = (0.65, 0.95, np.inf, np.inf)
 """Estimated usage / capacity at which a fresh node is filtered, per resource (the extender's defaults)."""
-NO_HOT_FILTER = (np.inf, np.inf, np.inf, np.inf)
-"""The extender with every ``hot_*`` setting off."""
 MAX_EXTENDER_PRIORITY = 10
 NODE_SCORE_PER_PRIORITY = 10
 """kube-scheduler scales an extender's score by MaxNodeScore (100) / MaxExtenderPriority (10)."""
 
 
-def hot_nodes(snap: ClusterSnapshot, thresholds=HOT_THRESHOLDS,
-              max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> np.ndarray:
-    """(N,) True where fresh estimated usage reaches a threshold on some resource."""
+@dataclass(frozen=True, slots=True)
+class Heat:
+    """The hot filter's look at one snapshot for one pod: (N, 4) arrays, per node and resource."""
+
+    util: np.ndarray
+    """Fresh estimated usage / capacity (the node as it is)."""
+    pod: np.ndarray | None
+    """The pod's expected demand / capacity when the mode judges the node with the pod on it, else None."""
+    hot: np.ndarray
+    """util (+ pod) at or above the threshold, on nodes with fresh usage only (stale: nothing to judge)."""
+
+
+def heat(snap: ClusterSnapshot, pod: PodView | None, thresholds=HOT_THRESHOLDS, *, mode: str = "prefer-cool",
+         max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> Heat:
+    """The one hotness predicate, shared by the extender and the served simulator (whole-array numpy: the
+    extender's filter calls it on every request). ``prefer-fit`` adds ``pod.demand``; mode ``off`` judges
+    nothing hot."""
+    if mode not in HOT_FILTERS:
+        raise ValueError(f"hot filter mode must be one of {HOT_FILTERS}, got {mode!r}")
     util = estimated_usage(snap, max_usage_age) / snap.capacity
-    return ((util >= np.asarray(thresholds)) & usage_is_fresh(snap, max_usage_age)[:, None]).any(axis=1)
+    if mode == "off":
+        return Heat(util=util, pod=None, hot=np.zeros(util.shape, dtype=bool))
+    share = pod.demand / snap.capacity if mode == "prefer-fit" and pod is not None else None
+    after = util if share is None else util + share
+    hot = (after >= np.asarray(thresholds)) & usage_is_fresh(snap, max_usage_age)[:, None]
+    return Heat(util=util, pod=share, hot=hot)
+
+
+def hot_refused(fit: np.ndarray, hot: np.ndarray, mode: str) -> np.ndarray:
+    """(N,) fit nodes the hot filter refuses, given ``hot`` (N,) from ``heat``: all hot fit nodes, except
+    that the prefer modes refuse none when every fit node is hot (a filter that removed them all would leave
+    the pod pending while it could run; the scores choose among them instead)."""
+    refused = fit & hot
+    if mode == "off" or (mode != "strict" and not (fit & ~hot).any()):
+        return np.zeros_like(refused)
+    return refused
+
+
+def hot_nodes(snap: ClusterSnapshot, thresholds=HOT_THRESHOLDS, max_usage_age: float = DEFAULT_MAX_USAGE_AGE,
+              *, pod: PodView | None = None, mode: str = "prefer-cool") -> np.ndarray:
+    """(N,) True where ``heat`` finds some resource hot."""
+    return heat(snap, pod, thresholds, mode=mode, max_usage_age=max_usage_age).hot.any(axis=1)
 
 
 def to_extender_scores(raw: np.ndarray, allowed: np.ndarray) -> np.ndarray:
@@ -59,23 +106,24 @@ class Served:
     """``scorer`` as served behind kube-scheduler with extender weight ``weight``: -inf on hot nodes, else
     the default resource score + 10 x weight x the 0..10 extender score."""
 
-    def __init__(self, scorer: Scorer, weight: float, *, thresholds=HOT_THRESHOLDS, strict: bool = False,
+    def __init__(self, scorer: Scorer, weight: float, *, thresholds=HOT_THRESHOLDS, mode: str = "prefer-cool",
                  max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> None:
         if not weight > 0:
             raise ValueError(f"extender weight must be > 0 (kube-scheduler refuses 0 with a prioritize verb), "
                              f"got {weight}")
+        if mode not in HOT_FILTERS:
+            raise ValueError(f"hot filter mode must be one of {HOT_FILTERS}, got {mode!r}")
         self.scorer, self.weight = scorer, weight
         self.name = scorer.name
-        self.thresholds, self.strict, self.max_usage_age = thresholds, strict, max_usage_age
+        self.thresholds, self.mode, self.max_usage_age = thresholds, mode, max_usage_age
         self._k8s = DefaultK8s()
         if hasattr(scorer, "chose"):
             self.chose = scorer.chose
 
     def score(self, snap: ClusterSnapshot, pod: PodView) -> np.ndarray:
         fit = feasible_mask(snap, pod)
-        passed = fit & ~hot_nodes(snap, self.thresholds, self.max_usage_age)
-        if not self.strict and not passed.any():  # the extender's prefer-cool filter: every fit node is hot
-            passed = fit
+        hot = hot_nodes(snap, self.thresholds, self.max_usage_age, pod=pod, mode=self.mode)
+        passed = fit & ~hot_refused(fit, hot, self.mode)
         ext = to_extender_scores(self.scorer.score(snap, pod), passed)
         total = self._k8s.score(snap, pod) + NODE_SCORE_PER_PRIORITY * self.weight * ext
         return np.where(passed, total, -np.inf)

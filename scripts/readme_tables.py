@@ -42,12 +42,18 @@ COMPARISONS = (("test-served", "each policy scored as served (the hot-node filte
                ("test", "each policy's scores taken as a pure argmax"),
                ("validation", "each policy's scores taken as a pure argmax"))
 """Result folders that get a ``comparison.md``, and how the policies were scored in them."""
-SERVED_LABELS = ("argmax", "served, weight 10 (hot filter prefer-cool)", "served, hot filter strict",
-                 "served, no hot filter")
-SERVED_TABLES = {name: tuple(zip((split, f"{split}-served", f"{split}-served-strict", f"{split}-served-nohot"),
-                                 SERVED_LABELS, strict=True))
-                 for name, split in (("served.md", "validation"), ("served-test.md", "test"))}
-"""Derived file -> the runs it puts side by side (result folder, column label): one split by scoring mode."""
+SERVED_COLUMNS = (("", "argmax"), ("-served", "served, weight 10 (hot filter prefer-cool)"),
+                  ("-served-fit", "served, hot filter prefer-fit"), ("-served-strict", "served, hot filter strict"),
+                  ("-served-nohot", "served, no hot filter"))
+"""Result folder suffix -> column label of the served tables."""
+SERVED_TABLES = {"served.md": "validation", "served-test.md": "test"}
+"""Derived file -> the split it puts side by side by scoring mode."""
+
+
+def served_runs(results: Path, split: str) -> tuple[tuple[str, str], ...]:
+    """The (result folder, column label) pairs of ``split``'s served table: the columns whose folders exist."""
+    return tuple((f"{split}{suffix}", label) for suffix, label in SERVED_COLUMNS
+                 if (results / f"{split}{suffix}" / "summary.csv").exists())
 
 
 def _read(path: Path) -> list[dict]:
@@ -92,8 +98,9 @@ def comparison(summary: list[dict], scoring: str = COMPARISONS[1][1]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def served(results: Path, runs_of: tuple[tuple[str, str], ...] = SERVED_TABLES["served.md"]) -> str:
+def served(results: Path, runs_of: tuple[tuple[str, str], ...] | None = None) -> str:
     """Per policy: mean excess over one split's cases, as argmax and as served with each hot filter."""
+    runs_of = served_runs(results, "validation") if runs_of is None else runs_of
     runs = [(label, _excess(_read(results / name / "summary.csv")),
              _excess(_read(results / name / "summary.csv"), "excess_queue")) for name, label in runs_of]
     policies = sorted({p for _, ex, _ in runs for _, _, p in ex}, key=lambda p: (p != BASELINE, p))
@@ -260,8 +267,9 @@ def derived(root: Path) -> dict[Path, str]:
     for name, scoring in COMPARISONS:
         if (res / name / "summary.csv").exists():
             out[RESULTS / name / "comparison.md"] = comparison(_read(res / name / "summary.csv"), scoring)
-    for table, runs_of in SERVED_TABLES.items():
-        if all((res / name / "summary.csv").exists() for name, _ in runs_of):
+    for table, split in SERVED_TABLES.items():
+        runs_of = served_runs(res, split)
+        if {name for name, _ in runs_of} >= {split, f"{split}-served"}:  # argmax and the shipped filter at least
             out[RESULTS / table] = served(res, runs_of)
     if (res / "migration" / "migration_summary.csv").exists():
         out[RESULTS / "migration" / "migration.md"] = migration(_read(res / "migration" / "migration_summary.csv"))

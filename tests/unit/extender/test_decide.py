@@ -59,16 +59,17 @@ def test_filter_reasons_table():
     assert 5 not in reasons, "a stale node is not judged hot"
 
 
-@pytest.mark.parametrize("strict, cool_node, expected", [
-    (False, True, {1: "hot", 2: "hot"}),    # a cool node passes: the hot ones are filtered either way
-    (True, True, {1: "hot", 2: "hot"}),
-    (False, False, {}),                       # every fit node hot: prefer-cool filters none of them
-    (True, False, {0: "hot", 1: "hot", 2: "hot"}),  # strict: the pod has nowhere to go
+@pytest.mark.parametrize("mode, cool_node, expected", [
+    ("prefer-cool", True, {1: "hot", 2: "hot"}),    # a cool node passes: the hot ones are filtered either way
+    ("strict", True, {1: "hot", 2: "hot"}),
+    ("prefer-cool", False, {}),                       # every fit node hot: prefer-cool filters none of them
+    ("strict", False, {0: "hot", 1: "hot", 2: "hot"}),  # strict: the pod has nowhere to go
+    ("off", True, {}),
 ])
-def test_prefer_cool_never_filters_every_fit_node_for_heat(strict, cool_node, expected):
+def test_prefer_cool_never_filters_every_fit_node_for_heat(mode, cool_node, expected):
     usage = [[0 if cool_node else 6, 0, 0, 0], [6, 0, 0, 0], [7, 0, 0, 0], [0, 0, 0, 0]]
     s = snap(4, usage=usage, requested=[[0, 0], [0, 0], [0, 0], [7.5, 0]])  # n3 does not fit by requests
-    reasons = filter_reasons(s, POD, Thresholds(strict=strict), max_usage_age=60)
+    reasons = filter_reasons(s, POD, Thresholds(mode=mode), max_usage_age=60)
     assert reasons.pop(3).startswith("Insufficient cpu")  # other checks are never relaxed
     assert {i: r.split(" node")[0] for i, r in reasons.items()} == expected
 
@@ -92,15 +93,42 @@ def test_empty_candidates():
     assert out.scores.tolist() == []
 
 
-def test_the_simulators_hot_filter_is_the_extenders():
-    """policy.served.hot_nodes (the simulator's served mode) marks exactly the nodes filter_reasons calls hot."""
-    from policy.served import hot_nodes
+@pytest.mark.parametrize("mode", ["prefer-cool", "prefer-fit", "strict", "off"])
+def test_the_simulators_hot_filter_is_the_extenders(mode):
+    """The simulator's served mode (policy.served.Served) refuses exactly the nodes filter_reasons refuses."""
+    from policy.served import Served
 
     rng = np.random.default_rng(3)
     for _ in range(100):
         n = 6
         usage = rng.random((n, 4)) * [8.0, 32.0, 1000.0, 500.0]
-        s = snap(n, usage=usage, age=rng.choice([0.0, 30.0, 120.0], size=n))
-        reasons = filter_reasons(s, POD, Thresholds(strict=True), max_usage_age=60)
-        hot = sorted(i for i, r in reasons.items() if r.startswith("hot node"))
-        assert hot == np.flatnonzero(hot_nodes(s, max_usage_age=60)).tolist()
+        s = snap(n, usage=usage, age=rng.choice([0.0, 30.0, 120.0], size=n),
+                 requested=rng.choice([0.0, 7.5], size=(n, 2), p=[0.8, 0.2]))
+        pod = PodView(requests=[0.5, 1.0], demand=rng.random(4) * [4.0, 8.0, 300.0, 100.0], demand_source="learned")
+        reasons = filter_reasons(s, pod, Thresholds(mode=mode), max_usage_age=60)
+        served = Served(make_scorer("demand-aware"), 10, mode=mode, max_usage_age=60).score(s, pod)
+        assert sorted(reasons) == np.flatnonzero(np.isneginf(served)).tolist()
+
+
+# A whole-core pod with flat requests (0.1 core), an idle quarter-core node and a busy 1-core node.
+SMALL_AND_BUSY = ClusterSnapshot(
+    names=("small", "big"), capacity=np.array([[0.25, 1.0, 1000.0, 500.0], [1.0, 4.0, 1000.0, 500.0]]),
+    requested=np.zeros((2, 2)), usage=np.array([[0.0, 0.0, 0.0, 0.0], [0.7, 0.0, 0.0, 0.0]]),
+    usage_age=np.zeros(2), assumed=np.zeros((2, 4)), pods=np.zeros(2), max_pods=np.full(2, 110.0),
+    ready=np.ones(2, bool))
+WHOLE_CORE = PodView(requests=[0.1, 0.1], demand=[1.0, 0.1, 0.0, 0.0], demand_source="learned", name="job")
+
+
+def test_prefer_fit_does_not_send_a_whole_core_pod_to_an_idle_small_node():
+    cool = filter_reasons(SMALL_AND_BUSY, WHOLE_CORE, Thresholds(mode="prefer-cool"), max_usage_age=60)
+    assert cool == {1: "hot node: cpu usage 70% >= threshold 65%"}, "prefer-cool: only the small node is left"
+    fit = filter_reasons(SMALL_AND_BUSY, WHOLE_CORE, Thresholds(mode="prefer-fit"), max_usage_age=60)
+    assert fit == {}, "with the pod on it the small node is hot too (400%): the scores choose"
+    strict = filter_reasons(SMALL_AND_BUSY, WHOLE_CORE, Thresholds(mode="strict"), max_usage_age=60)
+    assert strict == {1: "hot node: cpu usage 70% >= threshold 65%"}, "strict judges the node as it is"
+
+
+def test_prefer_fit_still_keeps_a_small_pod_off_the_hot_node():
+    small_pod = PodView(requests=[0.1, 0.1], demand=[0.1, 0.1, 0.0, 0.0], demand_source="learned", name="tiny")
+    reasons = filter_reasons(SMALL_AND_BUSY, small_pod, Thresholds(mode="prefer-fit"), max_usage_age=60)
+    assert reasons == {1: "hot node: cpu usage 70% + pod 10% >= threshold 65%"}  # small node: 0% + 40%: cool

@@ -33,8 +33,11 @@ def test_report_of_an_empty_directory_says_so(tmp_path: Path, capsys) -> None:
 
 
 def test_bad_arms_and_seeds_are_usage_errors(capsys) -> None:
-    for argv in (["run", "--out", "x", "--arms", "default,fastest"], ["run", "--out", "x", "--seeds", "1,a"]):
+    for argv in (["run", "--out", "x", "--arms", "default,fastest"], ["run", "--out", "x", "--seeds", "1,a"],
+                 ["run", "--out", "x", "--arms", "model@coolest"], ["run", "--out", "x", "--arms", "default@off"]):
         with pytest.raises(SystemExit) as exc:
             main(argv)
         assert exc.value.code == 2
-    assert "unknown arms" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "unknown arm 'fastest'" in err
+    assert "'model@coolest': hot-filter mode" in err and "'default@off'" in err

@@ -48,8 +48,31 @@ def test_served_prefer_cool_scores_hot_nodes_when_no_fit_node_is_cool():
     pod = PodView(requests=[0.5, 1], demand=[1, 1, 0, 0], demand_source="learned")
     soft = Served(make_scorer("demand-aware"), 10).score(snap, pod)
     assert np.isfinite(soft).all() and np.argmax(soft) == 1        # placed, on the cooler node
-    strict = Served(make_scorer("demand-aware"), 10, strict=True).score(snap, pod)
+    strict = Served(make_scorer("demand-aware"), 10, mode="strict").score(snap, pod)
     assert np.isneginf(strict).all()                               # strict: the pod waits
+
+
+def test_prefer_fit_judges_each_node_with_the_pod_on_it():
+    # a quarter-core idle node and a 1-core node at 70 %; the pod's requests are flat, its demand a whole core
+    snap = snapshot([[0.25, 1, 125, 200], [1, 4, 125, 200]], usage=np.array([[0, 0, 0, 0], [0.7, 0, 0, 0]]))
+    big_job = PodView(requests=[0.1, 0.1], demand=[1, 0.1, 0, 0], demand_source="learned")
+    assert hot_nodes(snap, max_usage_age=60).tolist() == [False, True]
+    assert hot_nodes(snap, max_usage_age=60, pod=big_job, mode="prefer-fit").tolist() == [True, True]
+    cool = Served(make_scorer("demand-aware"), 10, mode="prefer-cool").score(snap, big_job)
+    assert cool[1] == -np.inf and np.isfinite(cool[0]), "prefer-cool leaves only the small node"
+    fit = Served(make_scorer("demand-aware"), 10, mode="prefer-fit").score(snap, big_job)
+    assert np.isfinite(fit).all(), "prefer-fit: both would be hot, so neither is filtered"
+    small_job = PodView(requests=[0.1, 0.1], demand=[0.1, 0.1, 0, 0], demand_source="learned")
+    fit_small = Served(make_scorer("demand-aware"), 10, mode="prefer-fit").score(snap, small_job)
+    assert fit_small[1] == -np.inf and np.isfinite(fit_small[0]), "a small pod still avoids the hot node"
+
+
+def test_off_filters_nothing_and_unknown_modes_are_refused():
+    snap = snapshot([STD] * 2, usage=np.array([[4, 1, 0, 0], [0, 1, 0, 0]]))
+    pod = PodView(requests=[0.5, 1], demand=[1, 1, 0, 0], demand_source="learned")
+    assert np.isfinite(Served(make_scorer("demand-aware"), 10, mode="off").score(snap, pod)).all()
+    with pytest.raises(ValueError, match="hot filter mode"):
+        Served(make_scorer("demand-aware"), 10, mode="cool")
 
 
 def test_served_refuses_a_non_positive_weight():

@@ -1,0 +1,83 @@
+"""The lab's arms: what an arm name sets on the cluster, how arms sort, and the order that needs fewest rollouts.
+
+Why it exists: an arm is a base -- ``default`` (the stock default-scheduler), ``model`` (drsched, shipped
+model), ``demand-aware`` (drsched with that heuristic), ``migration`` (drsched model + the migration
+controller) -- optionally followed by ``@<mode>``, the extender's hot-node filter for that arm
+(``model@prefer-fit``, ``demand-aware@off``); a plain base keeps the shipped filter. The runner, the CLI and
+the report all read arm names, so they are parsed and ordered here once. Pure: no cluster, no files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from policy.served import HOT_FILTERS
+
+BASES = {  # base arm -> (schedulerName, extender policy, migration controller on)
+    "default": (None, None, False),
+    "model": ("drsched", "model", False),
+    "demand-aware": ("drsched", "demand-aware", False),
+    "migration": ("drsched", "model", True),
+}
+SEPARATOR = "@"
+
+
+class ArmError(ValueError):
+    """An arm name that is not a base, or a mode that is not a hot-filter mode (the message says which)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Arm:
+    name: str
+    base: str
+    scheduler: str | None
+    policy: str | None
+    """The extender's --policy; None: the arm does not use the extender (it is left as it is)."""
+    migration: bool
+    hot_filter: str | None
+    """The extender's --hot-filter; None: the shipped default (no flag)."""
+
+    @property
+    def extender(self) -> tuple[str, str | None] | None:
+        """What the extender must run for this arm (None: anything); a change costs one rollout."""
+        return None if self.policy is None else (self.policy, self.hot_filter)
+
+
+def parse(name: str) -> Arm:
+    base, sep, mode = name.partition(SEPARATOR)
+    if base not in BASES:
+        raise ArmError(f"unknown arm {name!r}: the part before {SEPARATOR!r} must be one of {', '.join(BASES)}")
+    scheduler, policy, migration = BASES[base]
+    if sep and mode not in HOT_FILTERS:
+        raise ArmError(f"arm {name!r}: hot-filter mode after {SEPARATOR!r} must be one of {', '.join(HOT_FILTERS)}")
+    if sep and policy is None:
+        raise ArmError(f"arm {name!r}: the {base} arm runs without the extender, so it has no hot filter")
+    return Arm(name=name, base=base, scheduler=scheduler, policy=policy, migration=migration,
+               hot_filter=mode if sep else None)
+
+
+def sort_key(name: str) -> tuple:
+    """Report order: bases in ``BASES`` order, each plain base before its ``@mode`` arms; unknown names last."""
+    base, _, mode = name.partition(SEPARATOR)
+    rank = list(BASES).index(base) if base in BASES else len(BASES)
+    return (rank, mode, name)
+
+
+def run_order(names: list[str], current: tuple[str, str | None], migration_on: bool = False) -> list[str]:
+    """A seed's arms in run order: those the extender as it is (``current`` policy and hot filter) already
+    serves first, then one group per other extender setting, so each setting costs one rollout; inside a
+    group the migration controller stays in its current state first, then the other (one scale at most)."""
+    def key(name: str) -> tuple:
+        arm = parse(name)
+        ext = arm.extender
+        change = ext is not None and ext != current
+        group = (ext[0], ext[1] or "") if change else ("", "")
+        return (change, group, arm.migration != migration_on, sort_key(name))
+
+    return sorted(names, key=key)
+
+
+def file_part(name: str) -> str:
+    """The arm as part of a file name: ``@`` becomes ``+`` (``usage-model+prefer-fit.png``), because a name
+    like ``usage-model@prefer-fit.png`` is autolinked as an e-mail address by GitHub's markdown."""
+    return name.replace(SEPARATOR, "+")
