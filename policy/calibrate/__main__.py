@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from policy.calibrate.fit import GRID, Errors, fit, grid, predict
+from policy.calibrate.host import HELD_MARGIN_M
 from policy.calibrate.labdata import LabDataError, read_results
 from policy.calibrate.output import pct, record_fit, write
 from policy.calibrate.replay import DISK_MBPS, Machine
@@ -39,8 +40,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         s.add_argument("--disk-mbps", type=float, default=DISK_MBPS, help="per-node disk bandwidth, MB/s")
         s.add_argument("--host-cpu-m", default="none",
                        help="CPU the measuring host leaves to all nodes together, millicores, 'none' (unlimited), "
-                            "'usage' (per sample, what the nodes used together, from usage.csv) or 'usage:FLOOR' "
-                            "(never less than FLOOR); fit takes a comma-separated list and picks jointly")
+                            "'usage' (per sample, what the nodes used together, from usage.csv), 'usage:FLOOR' "
+                            "(never less than FLOOR), 'held[:MARGIN]' (what the nodes used together, only in the "
+                            "samples where the jobs running through it wanted MARGIN millicores more than that, "
+                            f"default {HELD_MARGIN_M:g}; else unlimited) or 'node-held[:MARGIN]' (the same per "
+                            "node); fit takes a comma-separated list and picks jointly")
         s.add_argument("--cpu-bound", default="", metavar="KINDS",
                        help="comma-separated job kinds that would use a whole core if the host let them "
                             "(their solo run is kept as CPU work), e.g. cpu,train")
@@ -93,17 +97,29 @@ def _grid(items: list[str]) -> dict[str, tuple]:
     return grid
 
 
-def _hosts(text: str) -> list[tuple[bool, float | None]]:
-    """(from usage, millicores or floor) per value of ``--host-cpu-m``: ``none``, ``800``, ``usage``, ``usage:600``."""
+def _hosts(text: str) -> list[dict]:
+    """``Machine`` fields per value of ``--host-cpu-m``: ``none``, ``800``, ``usage``, ``usage:600``, ``held``,
+    ``held:50``, ``node-held``, ``node-held:50``."""
     hosts = []
     for h in (h.strip() for h in text.split(",") if h.strip()):
-        usage = h.startswith("usage")
-        value = h.removeprefix("usage").removeprefix(":") if usage else h
+        kind, _, value = h.partition(":")
         try:
-            hosts.append((usage, None if value in ("", "none") else float(value)))
+            if kind in ("held", "node-held"):
+                margin = float(value) if value else HELD_MARGIN_M
+                if not margin >= 0:
+                    raise ValueError
+                hosts.append({"host_held": "node" if kind == "node-held" else "total", "held_margin_m": margin})
+                continue
+            usage = kind == "usage"
+            number = value if usage else h
+            m = None if number in ("", "none") else float(number)
         except ValueError:
-            raise ConfigError("--host-cpu-m", f"{h!r}: need millicores, 'none', 'usage' or 'usage:FLOOR'") from None
-    if not hosts or any(h is not None and not h > 0 for _, h in hosts):
+            raise ConfigError("--host-cpu-m", f"{h!r}: need millicores, 'none', 'usage', 'usage:FLOOR', "
+                                              "'held', 'held:MARGIN', 'node-held' or 'node-held:MARGIN'") from None
+        if m is not None and not m > 0:
+            raise ConfigError("--host-cpu-m", f"need values > 0 or 'none', got {text!r}")
+        hosts.append({"host_from_usage": usage, "host_cpu_m": m})
+    if not hosts:
         raise ConfigError("--host-cpu-m", f"need values > 0 or 'none', got {text!r}")
     return hosts
 
@@ -117,8 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
         bound = tuple(k.strip() for k in args.cpu_bound.split(",") if k.strip())
-        machines = [Machine(disk_mbps=args.disk_mbps, links=not args.ignore_links, host_cpu_m=h,
-                            host_from_usage=usage, cpu_bound=bound) for usage, h in _hosts(args.host_cpu_m)]
+        machines = [Machine(disk_mbps=args.disk_mbps, links=not args.ignore_links, cpu_bound=bound, **h)
+                    for h in _hosts(args.host_cpu_m)]
         machine = machines[0]
         runs = read_results(args.results)
         doc = calibration.read(args.calibration)
@@ -158,9 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "grid": {k: list(v) for k, v in _grid(args.grid).items()}, "disk_mbps": machine.disk_mbps,
             "links": machine.links, "host_cpu_m": machine.host_cpu_m,
             "host_from_usage": machine.host_from_usage,
+            **({"host": machine.host} if machine.host_held else {}),
             "cpu_bound": list(machine.cpu_bound),
-            "host_cpu_m_tried": [f"usage:{m.host_cpu_m}" if m.host_from_usage else m.host_cpu_m
-                                 for m in machines], "errors": errors})
+            "host_cpu_m_tried": [m.host if m.host_held else f"usage:{m.host_cpu_m}" if m.host_from_usage
+                                 else m.host_cpu_m for m in machines], "errors": errors})
         log.info("fit recorded path=%s active=%s", args.calibration, doc["active"])
     return 0
 
