@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from policy.calibrate.labdata import LabEvent, LabJob, LabNode
 
 HELD_MARGIN_M = 25.0
-"""Default ``margin_m``: the one the fit picked on the lab-quiet runs' seeds 1-2 among 0, 25, 50, 100, 150,
-200 and 300 millicores (``policy/results/calibration/README.md``)."""
+"""Default ``margin_m``: the lab machine's, as the calibration file records it (``hosts: lab``, fitted on the
+lab-quiet runs' seeds 1-2 among 0 to 300 millicores, per node or together, with the active contention set)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from policy.calibrate.host import HostLimit, held_back, quotas_at
+from policy.calibrate.host import HELD_MARGIN_M, HostLimit, held_back, quotas_at
 from policy.calibrate.labdata import LabEvent
 from policy.calibrate.replay import Machine, replay
+from policy.sim.calibration import DEFAULT_PATH, read
 from policy.sim.sharing import ORIGINAL
 
 from .synthetic import NODES, job
@@ -77,3 +78,7 @@ def test_a_node_limit_and_the_host_limit_both_hold() -> None:
     out = replay([job("a", "large"), job("b", "small")], NODES, [], ORIGINAL,
                  limits=[HostLimit(30.0, 700.0, {"large": 600.0})])
     assert {p.job.job: p.predicted for p in out} == pytest.approx({"a": 76.5 / 60, "b": 1.0})
+
+
+def test_the_default_margin_is_the_recorded_lab_host() -> None:
+    assert read(DEFAULT_PATH)["hosts"]["lab"]["host_cpu_m"] == f"held:{HELD_MARGIN_M:g}"
