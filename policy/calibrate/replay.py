@@ -14,7 +14,9 @@ every node gets ``disk_mbps``.
 Jobs whose run cannot be compared (not exit 0, migrated, no solo runtime) still occupy their node from
 their measured start to their measured finish (or the run's end), as background load. A ``cpu_quota*``
 event sets the node's cpu capacity to its new quota from ``t_s`` on; other events (migrations, restores)
-change nothing here. The module owns no state.
+change nothing here. What the measuring host left to the nodes (``Machine``: a fixed amount, the measured
+usage, or ``policy.calibrate.host``'s limits where the host held the nodes back) caps them on top of their
+quotas, split between busy nodes in equal shares. The module owns no state.
 """
 
 from __future__ import annotations
