@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from policy.calibrate.fit import GRID, Errors, fit, grid, predict
+from policy.calibrate.host import HELD_MARGIN_M
 from policy.calibrate.labdata import LabDataError, read_results
-from policy.calibrate.output import pct, record_fit, write
+from policy.calibrate.output import pct, record_fit, record_host, write
 from policy.calibrate.replay import DISK_MBPS, Machine
 from policy.sim import calibration
 from policy.sim.errors import ConfigError
@@ -39,8 +41,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         s.add_argument("--disk-mbps", type=float, default=DISK_MBPS, help="per-node disk bandwidth, MB/s")
         s.add_argument("--host-cpu-m", default="none",
                        help="CPU the measuring host leaves to all nodes together, millicores, 'none' (unlimited), "
-                            "'usage' (per sample, what the nodes used together, from usage.csv) or 'usage:FLOOR' "
-                            "(never less than FLOOR); fit takes a comma-separated list and picks jointly")
+                            "'usage' (per sample, what the nodes used together, from usage.csv), 'usage:FLOOR' "
+                            "(never less than FLOOR), 'held[:MARGIN]' (what the nodes used together, only in the "
+                            "samples where the jobs running through it wanted MARGIN millicores more than that, "
+                            f"default {HELD_MARGIN_M:g}; else unlimited) or 'node-held[:MARGIN]' (the same per "
+                            "node), or the name of a host the calibration file records (fit --write-host); fit "
+                            "takes a comma-separated list and picks jointly")
         s.add_argument("--cpu-bound", default="", metavar="KINDS",
                        help="comma-separated job kinds that would use a whole core if the host let them "
                             "(their solo run is kept as CPU work), e.g. cpu,train")
@@ -57,6 +63,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     f.add_argument("--name", default="fitted", help="name of the parameter set --write records [fitted]")
     f.add_argument("--write", action="store_true",
                    help="record the fitted set and its errors in the calibration file (its active set is kept)")
+    f.add_argument("--write-host", default=None, metavar="NAME",
+                   help="record the picked --host-cpu-m value and its errors as host NAME in the calibration file's "
+                        "'hosts' (replay-only: the simulator never reads them); --host-cpu-m NAME then means it")
     return p.parse_args(argv)
 
 
@@ -93,19 +102,42 @@ def _grid(items: list[str]) -> dict[str, tuple]:
     return grid
 
 
-def _hosts(text: str) -> list[tuple[bool, float | None]]:
-    """(from usage, millicores or floor) per value of ``--host-cpu-m``: ``none``, ``800``, ``usage``, ``usage:600``."""
+def _hosts(text: str, recorded: dict | None = None) -> list[dict]:
+    """``Machine`` fields per value of ``--host-cpu-m``: ``none``, ``800``, ``usage``, ``usage:600``, ``held``,
+    ``held:50``, ``node-held``, ``node-held:50``, or a name of ``recorded`` (the calibration file's ``hosts``)."""
     hosts = []
+    recorded = recorded or {}
     for h in (h.strip() for h in text.split(",") if h.strip()):
-        usage = h.startswith("usage")
-        value = h.removeprefix("usage").removeprefix(":") if usage else h
+        h = str(recorded[h]["host_cpu_m"]) if isinstance(recorded.get(h), dict) else h
+        kind, _, value = h.partition(":")
         try:
-            hosts.append((usage, None if value in ("", "none") else float(value)))
+            if kind in ("held", "node-held"):
+                margin = float(value) if value else HELD_MARGIN_M
+                if not margin >= 0:
+                    raise ValueError
+                hosts.append({"host_held": "node" if kind == "node-held" else "total", "held_margin_m": margin})
+                continue
+            usage = kind == "usage"
+            number = value if usage else h
+            m = None if number in ("", "none") else float(number)
         except ValueError:
-            raise ConfigError("--host-cpu-m", f"{h!r}: need millicores, 'none', 'usage' or 'usage:FLOOR'") from None
-    if not hosts or any(h is not None and not h > 0 for _, h in hosts):
+            raise ConfigError("--host-cpu-m", f"{h!r}: need millicores, 'none', 'usage', 'usage:FLOOR', "
+                                              "'held', 'held:MARGIN', 'node-held' or 'node-held:MARGIN'") from None
+        if m is not None and not m > 0:
+            raise ConfigError("--host-cpu-m", f"need values > 0 or 'none', got {text!r}")
+        hosts.append({"host_from_usage": usage, "host_cpu_m": m})
+    if not hosts:
         raise ConfigError("--host-cpu-m", f"need values > 0 or 'none', got {text!r}")
     return hosts
+
+
+_HOST_NAME = re.compile(r"[a-z][a-z0-9-]*")
+_RESERVED = ("none", "usage", "held", "node-held")
+
+
+def _host_name(name: str) -> bool:
+    """Whether ``name`` can name a recorded host: lower-case words, never a ``--host-cpu-m`` value itself."""
+    return bool(_HOST_NAME.fullmatch(name)) and name not in _RESERVED
 
 
 def _summary(errs: Errors) -> dict:
@@ -116,12 +148,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
+        doc = calibration.read(args.calibration)
         bound = tuple(k.strip() for k in args.cpu_bound.split(",") if k.strip())
-        machines = [Machine(disk_mbps=args.disk_mbps, links=not args.ignore_links, host_cpu_m=h,
-                            host_from_usage=usage, cpu_bound=bound) for usage, h in _hosts(args.host_cpu_m)]
+        machines = [Machine(disk_mbps=args.disk_mbps, links=not args.ignore_links, cpu_bound=bound, **h)
+                    for h in _hosts(args.host_cpu_m, doc.get("hosts"))]
         machine = machines[0]
         runs = read_results(args.results)
-        doc = calibration.read(args.calibration)
         if args.command == "replay":
             if len(machines) > 1:
                 raise ConfigError("--host-cpu-m", "replay takes one value")
@@ -136,6 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         fit_seeds, held = _seeds(args.fit_seeds, runs.seeds)
         if args.write and args.name == "original":
             raise ConfigError("--name", "the original set is the simulator's reference rule; fit into another name")
+        if args.write_host is not None and not _host_name(args.write_host):
+            raise ConfigError("--write-host", f"{args.write_host!r}: need a lower-case name like 'lab', not one "
+                                              f"of {', '.join(_RESERVED)}")
         candidates = grid(_grid(args.grid))
     except (LabDataError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
@@ -152,15 +187,22 @@ def main(argv: Sequence[str] | None = None) -> int:
               for sec, cols in sections.items() for label, preds in cols.items()}
     for k, v in errors.items():
         log.info("errors set=%r jobs=%d median=%s p90=%s", k, v["jobs"], pct(v["median"]), pct(v["p90"]))
+    tried = [m.host if m.host_held else f"usage:{m.host_cpu_m}" if m.host_from_usage else m.host_cpu_m
+             for m in machines]
+    if args.write_host is not None:
+        record_host(args.calibration, args.write_host, machine.host, {
+            "results": str(args.results), "fit_seeds": fit_seeds, "held_out_seeds": held, "params": best.as_dict(),
+            "cpu_bound": list(machine.cpu_bound), "host_cpu_m_tried": tried, "errors": errors})
+        log.info("host recorded path=%s name=%s host=%s", args.calibration, args.write_host, machine.host)
     if args.write:
         record_fit(args.calibration, args.name, best.as_dict(), {
             "results": str(args.results), "fit_seeds": fit_seeds, "held_out_seeds": held,
             "grid": {k: list(v) for k, v in _grid(args.grid).items()}, "disk_mbps": machine.disk_mbps,
             "links": machine.links, "host_cpu_m": machine.host_cpu_m,
             "host_from_usage": machine.host_from_usage,
+            **({"host": machine.host} if machine.host_held else {}),
             "cpu_bound": list(machine.cpu_bound),
-            "host_cpu_m_tried": [f"usage:{m.host_cpu_m}" if m.host_from_usage else m.host_cpu_m
-                                 for m in machines], "errors": errors})
+            "host_cpu_m_tried": tried, "errors": errors})
         log.info("fit recorded path=%s active=%s", args.calibration, doc["active"])
     return 0
 

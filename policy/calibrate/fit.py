@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from policy.calibrate.host import held_back
 from policy.calibrate.labdata import LabRuns
 from policy.calibrate.replay import PLAIN, Machine, Prediction, replay
 from policy.sim.sharing import SHARES, ContentionParams
@@ -64,8 +65,11 @@ def predict(runs: LabRuns, params: ContentionParams, seeds: Iterable[int] | None
     out: list[Prediction] = []
     for (seed, arm, variant), jobs in sorted(groups.items()):
         events = [e for e in runs.events if e.seed == seed and e.arm == arm]
+        limits = held_back(jobs, runs.nodes, events, runs.node_usage.get((seed, arm, variant), ()),
+                           cpu_bound=machine.cpu_bound, margin_m=machine.held_margin_m,
+                           per_node=machine.host_held == "node") if machine.host_held else []
         out.extend(replay(jobs, runs.nodes, events, params, machine=machine,
-                          usage=runs.usage.get((seed, arm, variant), ())))
+                          usage=runs.usage.get((seed, arm, variant), ()), limits=limits))
     return out
 
 

@@ -191,6 +191,8 @@ class LabRuns:
     events: list[LabEvent]
     usage: dict[tuple[int, str, str], list[tuple[float, float]]] = field(default_factory=dict)
     """Per run, (t_s, cpu millicores all nodes' pods used in the sample ending then), from ``usage.csv``."""
+    node_usage: dict[tuple[int, str, str], list[tuple[float, dict[str, float]]]] = field(default_factory=dict)
+    """Per run, (t_s, node -> cpu millicores its pods used in the sample ending then), from ``usage.csv``."""
 
     @property
     def seeds(self) -> list[int]:
@@ -200,18 +202,19 @@ class LabRuns:
 USAGE_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "cpu_m")
 
 
-def read_usage(path: Path) -> dict[tuple[int, str, str], list[tuple[float, float]]]:
-    """Per (seed, arm, variant), the nodes' summed cpu use at each sample time of a ``usage.csv``; none if
-    the file is missing."""
+def read_node_usage(path: Path) -> dict[tuple[int, str, str], list[tuple[float, dict[str, float]]]]:
+    """Per (seed, arm, variant), each node's pods' cpu use at each sample time of a ``usage.csv``, time-ordered;
+    none if the file is missing."""
     if not path.exists():
         return {}
-    total: dict[tuple[int, str, str], dict[float, float]] = {}
+    out: dict[tuple[int, str, str], dict[float, dict[str, float]]] = {}
     for line, row in _rows(path, USAGE_COLUMNS):
         run = (int(_number(path, line, "seed", row["seed"], integer=True)), row["arm"].strip(), row["variant"].strip())
         t = _number(path, line, "t_s", row["t_s"])
-        by_t = total.setdefault(run, {})
-        by_t[t] = by_t.get(t, 0.0) + _number(path, line, "cpu_m", row["cpu_m"])
-    return {run: sorted(by_t.items()) for run, by_t in total.items()}
+        by_node = out.setdefault(run, {}).setdefault(t, {})
+        node = row["node"].strip()
+        by_node[node] = by_node.get(node, 0.0) + _number(path, line, "cpu_m", row["cpu_m"])
+    return {run: sorted(by_t.items()) for run, by_t in out.items()}
 
 
 def read_results(directory: Path) -> LabRuns:
@@ -222,4 +225,6 @@ def read_results(directory: Path) -> LabRuns:
     for k, j in enumerate(jobs):
         if j.node not in nodes and math.isfinite(j.start_s):
             raise LabDataError(directory / "jobs.csv", k + 2, "node", f"{j.node!r} is not in nodes.csv")
-    return LabRuns(directory, jobs, nodes, read_events(directory / "events.csv"), read_usage(directory / "usage.csv"))
+    node_usage = read_node_usage(directory / "usage.csv")
+    usage = {run: [(t, sum(by_node.values())) for t, by_node in samples] for run, samples in node_usage.items()}
+    return LabRuns(directory, jobs, nodes, read_events(directory / "events.csv"), usage, node_usage)

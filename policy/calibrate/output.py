@@ -25,7 +25,8 @@ HEADER = """\
 # model were made with it. `original` is the rule they were made with before the real-node fit (the results
 # compared in policy/results/calibrated-world.md are kept in policy/results/original-world/). Fitted sets and
 # their `fits` records (the data, seeds, errors behind them) are written by
-# `python -m policy.calibrate fit --write --name NAME`.
+# `python -m policy.calibrate fit --write --name NAME`. `hosts` are replay-only models of the machine the lab
+# runs were measured on (`fit --write-host NAME`, then `--host-cpu-m NAME`): the simulator never reads them.
 """
 
 
@@ -113,4 +114,13 @@ def record_fit(path: Path, name: str, fitted: dict, fit: dict) -> None:
         raise ConfigError("--name", "the original set is the simulator's reference rule; fit into another name")
     doc["sets"][name] = fitted
     doc.setdefault("fits", {})[name] = {**fit, "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    path.write_text(HEADER + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None))
+
+
+def record_host(path: Path, name: str, host: str, fit: dict) -> None:
+    """Add (or replace) host ``name`` (a ``--host-cpu-m`` value and the record behind it) under ``hosts`` in
+    the calibration file; parameter sets and ``active`` are kept."""
+    doc = calibration.read(path)
+    doc.setdefault("hosts", {})[name] = {"host_cpu_m": host, **fit,
+                                         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
     path.write_text(HEADER + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None))

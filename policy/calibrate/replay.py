@@ -14,7 +14,9 @@ every node gets ``disk_mbps``.
 Jobs whose run cannot be compared (not exit 0, migrated, no solo runtime) still occupy their node from
 their measured start to their measured finish (or the run's end), as background load. A ``cpu_quota*``
 event sets the node's cpu capacity to its new quota from ``t_s`` on; other events (migrations, restores)
-change nothing here. The module owns no state.
+change nothing here. What the measuring host left to the nodes (``Machine``: a fixed amount, the measured
+usage, or ``policy.calibrate.host``'s limits where the host held the nodes back) caps them on top of their
+quotas, split between busy nodes in equal shares. The module owns no state.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import logging
 import math
 from dataclasses import dataclass
 
+from policy.calibrate.host import HELD_MARGIN_M, HostLimit
 from policy.calibrate.labdata import LabEvent, LabJob, LabNode
 from policy.sim.sharing import ContentionParams, shared_rates, water_fill
 
@@ -52,6 +55,21 @@ class Machine:
     """Take the host's CPU for the nodes from the run's measured usage instead: in each sample interval, what
     all nodes' pods used together, but never less than ``host_cpu_m`` (a monitor reads little while jobs
     start or sleep on I/O, which says nothing about what the host would have given them)."""
+    host_held: str = ""
+    """'' (off), 'total' or 'node': take the measured usage as the host's limit only in the samples where it
+    shows the host held the nodes back (``policy.calibrate.host``), on all nodes together or per node."""
+    held_margin_m: float = HELD_MARGIN_M
+    """With ``host_held``: how many millicores the jobs running through a sample must have wanted beyond what
+    their nodes used for the host to count as holding them back."""
+
+    @property
+    def host(self) -> str:
+        """The host model as ``--host-cpu-m`` writes it."""
+        if self.host_held:
+            return f"{'node-held' if self.host_held == 'node' else 'held'}:{self.held_margin_m:g}"
+        if self.host_from_usage:
+            return "usage" if self.host_cpu_m is None else f"usage:{self.host_cpu_m:g}"
+        return "none" if self.host_cpu_m is None else f"{self.host_cpu_m:g}"
 
 
 PLAIN = Machine()
@@ -84,8 +102,10 @@ def demand(job: LabJob, cap: list[float], machine: Machine = PLAIN) -> tuple[tup
 
 
 def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent], params: ContentionParams, *,
-           machine: Machine = PLAIN, usage: list[tuple[float, float]] = ()) -> list[Prediction]:
-    """Predicted run slowdown of every scored job of one run (``jobs`` all of one seed/arm/variant)."""
+           machine: Machine = PLAIN, usage: list[tuple[float, float]] = (),
+           limits: list[HostLimit] = ()) -> list[Prediction]:
+    """Predicted run slowdown of every scored job of one run (``jobs`` all of one seed/arm/variant); ``usage``
+    (with ``machine.host_from_usage``) or ``limits`` (``policy.calibrate.host``) say what the host left."""
     ran = [j for j in jobs if math.isfinite(j.start_s) and j.node in nodes]
     if not ran:
         return []
@@ -104,22 +124,29 @@ def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent]
     pending = sorted(range(len(ran)), key=lambda k: ran[k].start_s)
     pi = 0
     series = list(usage) if machine.host_from_usage else []
-    si = 0
+    si, li = 0, 0
     while pi < len(pending) or present:
         while qi < len(quota) and quota[qi][0] <= t:
             caps[quota[qi][1]][0] = quota[qi][2] / 1000.0
             qi += 1
         while si < len(series) and series[si][0] <= t:
             si += 1  # the sample that ends next covers the time from now to it
+        while li < len(limits) and limits[li].t_s <= t:
+            li += 1
         host = machine.host_cpu_m
         if si < len(series) and series[si][1] > 0:  # a zero sample says nothing (nodes idle, or no reading)
             host = max(series[si][1], machine.host_cpu_m or 0.0)
+        node_m: dict[str, float] = {}
+        if li < len(limits):
+            host = limits[li].total_m if limits[li].total_m is not None else host
+            node_m = dict(limits[li].nodes_m)
         while pi < len(pending) and ran[pending[pi]].start_s <= t:
             present.add(pending[pi])
             pi += 1
-        rates = _rates(present, ran, dem, req, caps, params, host)
+        rates = _rates(present, ran, dem, req, caps, params, host, node_m)
         nxt = min(ran[pending[pi]].start_s if pi < len(pending) else math.inf,
-                  quota[qi][0] if qi < len(quota) else math.inf, series[si][0] if si < len(series) else math.inf)
+                  quota[qi][0] if qi < len(quota) else math.inf, series[si][0] if si < len(series) else math.inf,
+                  limits[li].t_s if li < len(limits) else math.inf)
         for k in present:
             nxt = min(nxt, stop[k], t + remaining[k] / rates[k] if rates[k] > 0 else math.inf)
         if not math.isfinite(nxt):
@@ -135,16 +162,17 @@ def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent]
 
 
 def _rates(present: set[int], ran: list[LabJob], dem, req, caps, params: ContentionParams,
-           host_cpu_m: float | None) -> dict[int, float]:
+           host_cpu_m: float | None, node_m: dict[str, float]) -> dict[int, float]:
     by_node: dict[str, list[int]] = {}
     for k in present:
         by_node.setdefault(ran[k].node, []).append(k)
-    node_caps = {n: caps[n] for n in by_node}
+    # a node the host held back gets what it was measured to use, never more than its quota
+    node_caps = {n: [min(caps[n][0], node_m[n] / 1000.0), *caps[n][1:]] if n in node_m else caps[n] for n in by_node}
     if host_cpu_m is not None:
-        want = {n: min(caps[n][0], sum(dem[k][0] for k in ks)) for n, ks in by_node.items()}
+        want = {n: min(node_caps[n][0], sum(dem[k][0] for k in ks)) for n, ks in by_node.items()}
         if sum(want.values()) > host_cpu_m / 1000.0:
             got = water_fill(host_cpu_m / 1000.0, want, dict.fromkeys(want, 1.0))
-            node_caps = {n: [min(caps[n][0], got[n]), *caps[n][1:]] for n in by_node}
+            node_caps = {n: [min(node_caps[n][0], got[n]), *caps[n][1:]] for n in by_node}
     out = {}
     for node, ks in by_node.items():
         for k, x in zip(ks, shared_rates([dem[k] for k in ks], [req[k] for k in ks], node_caps[node], params),

@@ -126,3 +126,38 @@ def test_host_cpu_option(lab, tmp_path, capsys) -> None:
     assert main(["fit", *args, "--host-cpu-m", "usage:lots"]) == 2
     assert main(["fit", *args, "--host-cpu-m", "0"]) == 2
     assert "--host-cpu-m" in capsys.readouterr().err
+
+
+def test_held_host_option(lab, tmp_path, capsys) -> None:
+    cal = tmp_path / "calibration.yaml"
+    cal.write_text(DEFAULT_PATH.read_text())
+    args = ["--results", str(lab), "--out", str(tmp_path / "o"), "--calibration", str(cal), "--no-plot"]
+    assert main(["replay", *args, "--host-cpu-m", "held"]) == 0
+    assert "host_held='total', held_margin_m=25.0" in (tmp_path / "o" / "calibration.md").read_text()
+    assert main(["replay", *args, "--host-cpu-m", "node-held:50"]) == 0
+    assert "host_held='node', held_margin_m=50.0" in (tmp_path / "o" / "calibration.md").read_text()
+    assert main(["fit", *args, "--host-cpu-m", "none,held:0,held:100", "--grid", "interference=0.1", "--write",
+                 "--name", "held"]) == 0
+    assert read(cal)["fits"]["held"]["host_cpu_m_tried"] == [None, "held:0", "held:100"]
+    assert main(["replay", *args, "--host-cpu-m", "held:-5"]) == 2
+    assert main(["replay", *args, "--host-cpu-m", "held:lots"]) == 2
+    assert "'held:lots': need millicores" in capsys.readouterr().err
+
+
+def test_a_fitted_host_is_recorded_and_named(lab, tmp_path, capsys) -> None:
+    cal = tmp_path / "calibration.yaml"
+    cal.write_text(DEFAULT_PATH.read_text())
+    args = ["--results", str(lab), "--out", str(tmp_path / "o"), "--calibration", str(cal), "--no-plot"]
+    assert main(["fit", *args, "--host-cpu-m", "held:0,held:300", "--grid", "interference=0.1",
+                 "--write-host", "bench"]) == 0
+    doc = read(cal)
+    assert doc["hosts"]["bench"]["host_cpu_m"] in ("held:0", "held:300")
+    assert doc["hosts"]["bench"]["host_cpu_m_tried"] == ["held:0", "held:300"]
+    assert doc["sets"] == read(DEFAULT_PATH)["sets"] and doc["active"] == read(DEFAULT_PATH)["active"]
+    assert main(["replay", *args, "--host-cpu-m", "bench"]) == 0
+    margin = float(doc["hosts"]["bench"]["host_cpu_m"].removeprefix("held:"))
+    assert f"held_margin_m={margin}" in (tmp_path / "o" / "calibration.md").read_text()
+    assert main(["fit", *args, "--host-cpu-m", "held", "--write-host", "usage"]) == 2
+    assert main(["fit", *args, "--host-cpu-m", "held", "--write-host", "held:5"]) == 2
+    assert "--write-host" in capsys.readouterr().err
+    assert main(["replay", *args, "--host-cpu-m", "nobody"]) == 2
