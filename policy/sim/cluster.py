@@ -13,7 +13,11 @@ standard    4      16       125 (1GbE)  200 (SSD)    110
 compute     16     32       125         200          110
 netfast     8      32       1250 (10GbE) 400         110
 small       2      8        125         100          32
+tiny        0.5    2        125         100          16
 ==========  =====  =======  ==========  ===========  ========
+
+``tiny`` is smaller than most jobs (a DRS cpu job wants 4x its cpu); no shipped training draw or split uses
+it, so a recipe can add nodes smaller than a job to training (``"mixed:2-8,tiny:1-4"``).
 
 The ``rn-*`` types mirror the lab's four real kubelet nodes (``harness.nodes.REAL_NODES``: cgroup cpu quota
 and memory limit = allocatable) for the evaluation-only ``lab`` family set (``policy.splits``); no training
@@ -69,6 +73,7 @@ NODE_TYPES: dict[str, NodeType] = {
         NodeType("compute", (16.0, 32.0, 125.0, 200.0), 110),
         NodeType("netfast", (8.0, 32.0, 1250.0, 400.0), 110),
         NodeType("small", (2.0, 8.0, 125.0, 100.0), 32),
+        NodeType("tiny", (0.5, 2.0, 125.0, 100.0), 16),
         NodeType("rn-small", (0.25, 0.75, 1250.0, 500.0), 110),
         NodeType("rn-medium", (0.5, 1.0, 1250.0, 500.0), 110),
         NodeType("rn-medium-mem", (0.5, 2.0, 1250.0, 500.0), 110),
