@@ -12,9 +12,9 @@ Units are ``policy.state``'s: cpu cores (``cpu_use_m`` / 1000), memory GiB (MiB 
 lab's profile annotation: Mbit/s / 8), disk MB/s. A job's work is its seconds alone on a whole core:
 ``units x seconds per unit``. io and net jobs move ``chunk`` bytes per unit through a 4 MiB/s cap, so their
 seconds per unit follow from their arguments; cpu and train units were timed on the lab's ``rn-small``
-(median solo runtime / 4, since a job there gets a quarter core), so those two are measurements. Each job's
-demand is its template's exactly (the lab annotates every pod with its true use), and work varies by a
-small lognormal factor for the run-to-run noise of real runtimes.
+(median solo runtime / 4, since a job there gets a quarter core: lab/results/drs-quiet-2026-11-30/jobs.csv),
+so those two are measurements. Each job's demand is its template's exactly (the lab annotates every pod
+with its true use), and work varies by a small lognormal factor for the run-to-run noise of real runtimes.
 
 Requests (``lab/schedule.py``'s variants): ``under`` asks for ``REQUEST_RATIO`` x cpu use (at least 10 m),
 ``flat`` for ``FLAT_REQUEST_M`` whatever the use, ``honest`` for the use up to ``HONEST_CAP_M``; memory is
