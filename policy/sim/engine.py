@@ -118,6 +118,7 @@ class Simulator:
         self._state = [_FUTURE] * n_jobs
         self._finish = [math.nan] * n_jobs
         self._finished: list[int] = []
+        self._placed: list[tuple[str, str]] = []  # (job kind, node type) per scheduling decision
         self._restarts = 0
         self._restarted = [False] * n_jobs
         self.started = [math.nan] * n_jobs  # when each job's current process began progressing
@@ -376,6 +377,7 @@ class Simulator:
             raise InfeasiblePlacement(node, "node down, pod limit reached or requests do not fit allocatable")
         self._current = None
         self._state[j] = _RUNNING
+        self._placed.append((self.jobs[j].kind, self.nodes.types[node]))
         if self._restarted[j] and self.config.restore_cost > 0:
             self._restore(j, node)  # stays at rate 0, counted in _pending_excess, until restored
         else:
@@ -436,4 +438,4 @@ class Simulator:
             imbalance_series=np.array(self._imb), excess_integral=self.excess_integral,
             migrations=m.migrations if m else 0, migration_rollbacks=m.rollbacks if m else 0,
             lost_work=self.lost_work, decisions=self._decisions, choices=int(self._choices),
-            queue_integral=self.queue_integral)
+            queue_integral=self.queue_integral, placements=tuple(self._placed))

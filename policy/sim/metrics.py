@@ -19,6 +19,9 @@ Definitions:
                          of ``excess_slowdown`` no placement of *this* pod changes directly
     excess_contention    excess_slowdown − excess_queue: time lost sharing nodes (and redoing lost work);
                          the split is exact when every job finished
+    placements           (job kind, node type) of every placement the scheduler made, in decision order (a
+                         job restarted after a node failure counts again; migrations do not count);
+                         ``placement_counts`` tallies them per node type
 """
 
 from __future__ import annotations
@@ -33,6 +36,16 @@ def imbalance(usage: np.ndarray, capacity: np.ndarray) -> float:
     if len(usage) < 2:
         return 0.0
     return float(np.mean(np.std(usage / capacity, axis=0)))
+
+
+def placement_counts(placements, kinds) -> dict[str, int]:
+    """How many of ``placements`` ((job kind, node type) pairs) of a job of one of ``kinds`` went to each node
+    type; node types no such job went to are absent."""
+    out: dict[str, int] = {}
+    for kind, node_type in placements:
+        if kind in kinds:
+            out[node_type] = out.get(node_type, 0) + 1
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,6 +72,7 @@ class RunResult:
     decisions: int = 0
     choices: int = 0
     queue_integral: float = 0.0
+    placements: tuple[tuple[str, str], ...] = ()
 
     @property
     def mean_slowdown(self) -> float:

@@ -3,6 +3,7 @@
 import pytest
 
 from policy.evaluate import Case, main, run_all
+from policy.report import format_counts, format_placements, parse_counts
 from policy.sim import calibration
 from policy.sim.errors import ConfigError
 from policy.sim.sharing import ORIGINAL
@@ -36,3 +37,25 @@ def test_the_set_reaches_every_episode():
     active = calibration.read(calibration.DEFAULT_PATH)["active"]
     assert default[0]["mean_jct"] == rows.get(active, rows["original"])["mean_jct"]
     assert rows["fitted-lab"]["mean_jct"] != rows["original"]["mean_jct"]
+
+
+@pytest.mark.parametrize("counts", [{}, {"rn-small": 1}, {"rn-large": 3, "rn-small": 1, "small": 12}])
+def test_placement_counts_survive_a_csv_cell(counts):
+    assert parse_counts(format_counts(counts)) == counts
+
+
+def test_the_placement_table_sums_seeds_per_case_and_policy():
+    rows = [dict(scenario="s", workload="w", load=1.0, policy="p", compute_placements=cell)
+            for cell in ("a=1;b=3", "b=1", "")]
+    table = format_placements(rows, ("cpu", "train"))
+    assert "cpu/train jobs" in table
+    assert table.splitlines()[-1].split() == ["s/w/1", "p", "1", "(0.20)", "4", "(0.80)"]
+
+
+def test_the_lab_split_defaults_to_the_labs_jobs_and_loads():
+    from policy.evaluate import parse_args
+    from policy.splits import LAB, LAB_JOBS, LAB_LOADS
+
+    args = parse_args(["--split", "lab"])
+    assert (args.jobs, args.loads, args.scenarios) == (LAB_JOBS, ",".join(map(str, LAB_LOADS)), ",".join(LAB))
+    assert parse_args(["--split", "validation"]).jobs == 200

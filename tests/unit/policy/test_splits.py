@@ -4,13 +4,14 @@ import numpy as np
 import pytest
 
 from policy.sim.cluster import parse_cluster
-from policy.splits import SEED_BASE, SPLIT_SIZE, TEST, TRAIN_SEED_LIMIT, VALIDATION, seeds
+from policy.splits import LAB, SEED_BASE, SPLIT_SIZE, SPLITS, TEST, TRAIN_SEED_LIMIT, VALIDATION, seeds
 from policy.train import Args, _split
 
 
 def test_seed_ranges_are_disjoint():
     assert TRAIN_SEED_LIMIT <= SEED_BASE["validation"]
     assert SEED_BASE["validation"] + SPLIT_SIZE <= SEED_BASE["test"]
+    assert SEED_BASE["test"] + SPLIT_SIZE <= SEED_BASE["lab"]
     assert seeds("test", 3, offset=2) == [SEED_BASE["test"] + 2 + i for i in range(3)]
     with pytest.raises(ValueError, match="outside split"):
         seeds("validation", 2, offset=SPLIT_SIZE - 1)
@@ -51,3 +52,12 @@ def test_each_test_family_leaves_training_on_the_axis_it_names():
     }
     assert set(out) == set(TEST) and all(out.values()), out
 
+
+
+def test_the_lab_families_are_evaluation_only_and_leave_the_splits_alone():
+    assert SPLITS["lab"] is LAB and set(LAB) == {"lab-under", "lab-flat", "lab-honest"}
+    assert not set(LAB) & (set(VALIDATION) | set(TEST))
+    r = _train_ranges()
+    for fam in LAB.values():
+        assert fam.workload not in r["workloads"], fam.name
+        assert _nodes(fam.config["cluster"]) == 4, fam.name

@@ -11,6 +11,8 @@ from policy.sim.errors import ConfigError, UnknownClassError
     ("standard:2", ["standard", "standard"]),
     ("standard:1,netfast:2", ["standard", "netfast", "netfast"]),
     ("small:1", ["small"]),
+    ("tiny:2", ["tiny", "tiny"]),
+    ("rn-small:1,rn-large:1", ["rn-small", "rn-large"]),
 ])
 def test_explicit_specs(spec, types):
     nodes = parse_cluster(spec, np.random.default_rng(0))
@@ -48,3 +50,13 @@ def test_unknown_type_names_it():
 def test_node_type_refuses_non_positive(cap, pods):
     with pytest.raises(ConfigError):
         NodeType("bad", cap, pods)
+
+
+def test_a_mixed_cluster_with_tiny_nodes_holds_nodes_smaller_than_a_job():
+    from policy.sim.jobs import JOB_CLASSES
+
+    for seed in range(20):
+        nodes = parse_cluster("mixed:2-8,tiny:1-4", np.random.default_rng(seed))
+        tiny = [t for t in nodes.types if t == "tiny"]
+        assert 1 <= len(tiny) <= 4 and 3 <= nodes.n <= 12
+    assert JOB_CLASSES["cpu"].demand[0] / NODE_TYPES["tiny"].capacity[0] == 4.0

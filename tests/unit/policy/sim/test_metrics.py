@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from policy.sim.metrics import imbalance
+from policy.sim.metrics import imbalance, placement_counts
 
 CAP = np.array([[4.0, 16.0, 100.0, 100.0]] * 2)
 
@@ -21,3 +21,26 @@ def test_imbalance(usage, expected):
 
 def test_imbalance_of_one_node_is_zero():
     assert imbalance(np.array([[4.0, 0, 0, 0]]), CAP[:1]) == 0.0
+
+
+@pytest.mark.parametrize("placements,kinds,expected", [
+    ((), ("cpu",), {}),
+    ((("cpu", "small"), ("io", "small"), ("cpu", "small"), ("cpu", "compute")), ("cpu",), {"small": 2, "compute": 1}),
+    ((("cpu", "a"), ("train", "b"), ("net", "b")), ("cpu", "train"), {"a": 1, "b": 1}),
+    ((("io", "a"),), ("cpu", "train"), {}),
+])
+def test_placement_counts(placements, kinds, expected):
+    assert placement_counts(placements, kinds) == expected
+
+
+def test_a_run_records_every_placement_with_its_node_type():
+    from policy.baselines import make_scorer
+    from policy.sim.cluster import LAB_CLUSTER
+    from policy.sim.config import SimConfig
+    from policy.sim.episode import run_episode
+
+    cfg = SimConfig(cluster=LAB_CLUSTER, workload="lab-flat", profile_error=0.0, load=0.65, n_jobs=12)
+    result = run_episode(cfg, 5, make_scorer("default-k8s"))
+    assert len(result.placements) == result.decisions == 12
+    assert {t for _, t in result.placements} <= {"rn-small", "rn-medium", "rn-medium-mem", "rn-large"}
+    assert sorted(k for k, _ in result.placements) == sorted(result.kinds)
