@@ -48,7 +48,8 @@ def _check_tls(settings: Settings) -> None:
     try:
         settings.server_ssl_context()
     except (OSError, ssl.SSLError) as exc:
-        raise ConfigError(f"TLS files (tls_cert_file / tls_key_file / tls_client_ca_file) unusable: {exc}") from None
+        raise ConfigError(None, f"TLS files (tls_cert_file / tls_key_file / tls_client_ca_file) unusable: {exc}"
+                          ) from None
 
 
 def _check_cluster(settings: Settings) -> None:
@@ -61,7 +62,7 @@ def _check_cluster(settings: Settings) -> None:
         make_core_api(kubeconfig=settings.kubeconfig)
     except ConfigError as exc:
         detail = " ".join(str(exc).split())
-        raise ConfigError(f"no cluster to serve ({detail}); pass --kubeconfig FILE, run in a pod (in-cluster "
+        raise ConfigError(None, f"no cluster to serve ({detail}); pass --kubeconfig FILE, run in a pod (in-cluster "
                           "config), or serve a YAML cluster with --static-cluster FILE") from None
 
 

@@ -15,9 +15,10 @@ Bad settings are the shared ``kube.errors.ConfigError``; a bad profile annotatio
 from __future__ import annotations
 
 from kube.errors import ConfigError
+from policy.errors import PicklableError
 
 
-class ExtenderError(Exception):
+class ExtenderError(PicklableError):
     """Base class of every error the extender raises on purpose."""
 
 
@@ -26,11 +27,9 @@ class StaticClusterError(ConfigError, ExtenderError):
 
     def __init__(self, path: str, line: int | None, field: str, problem: str) -> None:
         where = f"{path}:{line}" if line else path
-        super().__init__(f"{where}: {field}: {problem}" if field else f"{where}: {problem}")
+        super().__init__(None, f"{where}: {field}: {problem}" if field else f"{where}: {problem}")
+        # pickled across processes (the static cluster is parsed in a child): ConfigError's __reduce__ does it
         self.path, self.line, self.field, self.problem = path, line, field, problem
-
-    def __reduce__(self):  # pickled across processes (the static cluster is parsed in a child)
-        return type(self), (self.path, self.line, self.field, self.problem)
 
 
 class BadRequest(ExtenderError):

@@ -244,13 +244,13 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text())
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read config file: {exc.strerror}") from None
+        raise ConfigError(None, f"{path}: cannot read config file: {exc.strerror}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        raise ConfigError(None, f"{path}: not valid YAML: {exc}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: config file must be a mapping of option: value")
+        raise ConfigError(None, f"{path}: config file must be a mapping of option: value")
     return {str(k).replace("-", "_"): v for k, v in data.items()}
 
 
@@ -266,11 +266,11 @@ def build_settings(config_file: Path | str | None = None, **overrides: Any) -> S
     file_values = {k: v for k, v in file_values.items() if f"DRSCHED_{k.upper()}" not in os.environ}
     unknown = sorted(k for k in file_values if f"DRSCHED_{k.upper()}" not in env_names)
     if unknown:
-        raise ConfigError(f"{config_file}: unknown option(s) {', '.join(unknown)}")
+        raise ConfigError(None, f"{config_file}: unknown option(s) {', '.join(unknown)}")
     try:
         return Settings(**{**file_values, **{k: v for k, v in overrides.items() if v is not None}})
     except ValidationError as exc:
-        raise ConfigError(f"invalid configuration: {problems(exc)}") from None
+        raise ConfigError(None, f"invalid configuration: {problems(exc)}") from None
 
 
 @functools.lru_cache(maxsize=1)

@@ -43,8 +43,8 @@ def make_api_client(*, kubeconfig: Path | None):
         except config.ConfigException:
             return config.new_client_from_config()
     except (config.ConfigException, OSError, ValueError, TypeError) as exc:
-        raise ConfigError(f"cannot build a Kubernetes client from kubeconfig {kubeconfig or '(default)'}: {exc}"
-                          ) from None
+        raise ConfigError(None, f"cannot build a Kubernetes client from kubeconfig "
+                                f"{kubeconfig or '(default)'}: {exc}") from None
 
 
 def status_message(exc: Any) -> str:

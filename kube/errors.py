@@ -17,13 +17,17 @@
 
 from __future__ import annotations
 
+from policy.errors import ConfigError as _ConfigShape
+from policy.errors import PicklableError
 
-class KubeError(Exception):
+
+class KubeError(PicklableError):
     """Base class of every error this layer raises on purpose."""
 
 
-class ConfigError(KubeError):
-    """The configuration is invalid; the process refuses to start (exit 2)."""
+class ConfigError(_ConfigShape, KubeError):
+    """The configuration is invalid; the process refuses to start (exit 2). ``ConfigError(field, message)``:
+    the one shape of ``policy.errors``, so a CLI's ``except ConfigError`` catches every layer's."""
 
 
 class QuantityError(ValueError, KubeError):

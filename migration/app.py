@@ -25,6 +25,14 @@ from policy.migrate import Budget, RuleParams
 log = logging.getLogger(__name__)
 
 
+def serve_metrics(*, port: int, host: str, registry):
+    """The controller's only listener: prometheus_client's own threaded server for ``/metrics``; returns the
+    server (``shutdown()`` stops it) and its thread."""
+    from prometheus_client import start_http_server
+
+    return start_http_server(port, addr=host, registry=registry)
+
+
 @dataclass
 class App:
     settings: Settings
@@ -35,9 +43,7 @@ class App:
     def run(self, stop: threading.Event) -> int:
         s = self.settings
         if s.metrics_port:
-            from prometheus_client import start_http_server
-
-            start_http_server(s.metrics_port, addr=s.metrics_host, registry=self.telemetry.metrics.registry)
+            serve_metrics(port=s.metrics_port, host=s.metrics_host, registry=self.telemetry.metrics.registry)
         log.info("starting", extra=kv(**{k: str(v) for k, v in s.model_dump().items()}))
         if s.once or not s.leader_elect:
             self.telemetry.metrics.leader.set(1)
@@ -70,7 +76,7 @@ def build_app(settings: Settings) -> App:
     try:
         scorer = make_target_scorer(s.policy, s.model_path)
     except Exception as exc:  # a missing or corrupt model: refuse to start rather than move jobs by another rule
-        raise ConfigError(f"policy {s.policy!r}: {exc}") from None
+        raise ConfigError(None, f"policy {s.policy!r}: {exc}") from None
     source = make_source(s.progress_source, default_port=s.progress_port, timeout_s=s.progress_timeout_s)
     budget = Budget(max_concurrent=s.max_concurrent, max_per_node=s.max_per_node, max_fraction=s.max_fraction,
                     cooldown=s.cooldown_s, max_per_job=s.max_per_job, dry_run=s.dry_run)

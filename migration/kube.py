@@ -166,7 +166,7 @@ class LeaderElector:
             cfg = electionconfig.Config(lock, lease_duration=lease_s, renew_deadline=renew_s, retry_period=retry_s,
                                         onstarted_leading=lead, onstopped_leading=on_lost)
         except SystemExit as exc:  # the library exits on a bad config
-            raise ConfigError(f"leader election: {exc}") from None
+            raise ConfigError(None, f"leader election: {exc}") from None
         self._election = leaderelection.LeaderElection(cfg)
         self._thread = threading.Thread(target=self._election.run, name="leader-election", daemon=True)
 

@@ -107,4 +107,4 @@ def build_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
-        raise ConfigError(problems(exc)) from None
+        raise ConfigError(None, problems(exc)) from None

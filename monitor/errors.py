@@ -13,12 +13,29 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
+def _rebuild(cls: type[BaseException], args: tuple, state: dict) -> BaseException:
+    exc = cls.__new__(cls)
+    BaseException.__init__(exc, *args)
+    exc.__dict__.update(state)
+    return exc
+
+
 class MonitorError(Exception):
-    """Base class of every error the monitor raises on purpose."""
+    """Base class of every error the monitor raises on purpose; pickles by args and attributes, as
+    ``policy.errors.PicklableError`` does (the monitor's image carries no ``policy``, so the shape is kept here)."""
+
+    def __reduce__(self):
+        return _rebuild, (type(self), self.args, dict(self.__dict__))
 
 
 class ConfigError(MonitorError):
-    """The configuration is invalid; the agent refuses to start."""
+    """The configuration is invalid; the agent refuses to start. ``ConfigError(field, message)``: the shape of
+    ``policy.errors.ConfigError``."""
+
+    def __init__(self, field: str | None, message: str) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+        self.message = message
 
 
 class SourceUnavailable(MonitorError):

@@ -114,4 +114,4 @@ def build_settings(**overrides: Any) -> MonitorSettings:
         return MonitorSettings(**overrides)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"invalid monitor configuration: {problems}") from exc
+        raise ConfigError(None, f"invalid monitor configuration: {problems}") from exc

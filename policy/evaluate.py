@@ -356,8 +356,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.served is not None and not args.served > 0:
         print(f"error: --served: the extender weight must be > 0, got {args.served}", file=sys.stderr)  # noqa: T201
         return 2
-    rows, series = run_all(cases, policies, args.jobs, args.workers, progress=not args.quiet,
-                           served_weight=args.served, hot_filter=args.hot_filter, contention=contention)
+    try:
+        rows, series = run_all(cases, policies, args.jobs, args.workers, progress=not args.quiet,
+                               served_weight=args.served, hot_filter=args.hot_filter, contention=contention)
+    except (ConfigError, SimError) as exc:  # raised in a worker and pickled back as itself (policy.errors)
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
     summary = summarise(rows)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(args.out / "runs.csv", rows)

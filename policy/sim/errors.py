@@ -8,13 +8,13 @@ module owns no state.
 
 from __future__ import annotations
 
-from policy.errors import ConfigError
+from policy.errors import ConfigError, PicklableError
 
 __all__ = ["ActionError", "ConfigError", "SimError", "TraceError", "UnknownClassError"]
 
 
-class SimError(ValueError):
-    """Base class of every error raised by ``policy.sim``."""
+class SimError(PicklableError, ValueError):
+    """Base class of every error raised by ``policy.sim`` (pickles with its fields: evaluate's workers raise it)."""
 
 
 class UnknownClassError(ConfigError):
