@@ -10,6 +10,7 @@ Layout (each file says what it owns):
     listeners.py         the service and loopback debug listeners, mTLS termination, who may call the verbs
     debug_routes.py      /debug/* as an app of its own, served on the debug listener only
     annotation_trust.py  whether a profile annotation is believed against a trusted learned profile
+    guard.py             the last resort of both listeners: no bare 500, every HTTP error as {"Error": ...}
     fastwire.py          filter and prioritize as raw ASGI + orjson in front of the app, same wire semantics
     heap.py              glibc thresholds that keep freed request buffers mapped (no page faults per request)
     node_infos.py        Nodes mode: each full v1.Node read once per distinct JSON

@@ -21,8 +21,10 @@ from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic_core import to_json
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from extender.errors import BadRequest
+from extender.guard import LastResort, http_error
 from extender.runtime import Runtime
 from extender.wire import ErrorBody, ExtenderArgs
 from kube.logs import kv
@@ -36,10 +38,12 @@ def _json(body: Any, status: int = 200) -> Response:
 
 def create_debug_app(service_app: FastAPI) -> FastAPI:
     """The debug app over ``service_app``'s runtime (503 until the service app has started)."""
-    from extender.service import BodyLimit, describe_invalid
+    from extender.service import BodyLimit, count_internal_error, describe_invalid
 
     app = FastAPI(title="drsched extender debug", version="1", openapi_url=None, docs_url=None, redoc_url=None)
     app.add_middleware(BodyLimit, limit=64 * 2**20)
+    app.add_middleware(LastResort, count=lambda verb: count_internal_error(service_app, "debug"))
+    app.add_exception_handler(StarletteHTTPException, http_error)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:

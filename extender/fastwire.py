@@ -9,6 +9,7 @@ nodes, so ``FastVerbs`` answers them first, in front of the app:
   ``ExtenderArgs``' shape here (any key casing, exact-case key wins, unknown keys ignored, ``Pod`` an
   object or null, ``NodeNames`` a list of strings or null, ``Nodes`` an object whose ``items`` are
   objects); full Node objects stay bytes (``extender.raw_nodes``: a node seen before is not parsed again);
+* JSON nested deeper than msgspec's limit -> 400 ``{"Error": ...}`` saying so (``extender.guard.too_deep``);
 * anything else -- not JSON for orjson (``NaN``, huge integers, invalid UTF-8), wrong types -- is handed, bytes
   unchanged, to the FastAPI route behind, which answers exactly as before (400 naming the field,
   or stdlib JSON's leniency). So every reply, error or not, is the one the pydantic path gives
@@ -30,6 +31,7 @@ from typing import Any
 import orjson
 
 from extender.errors import BadRequest
+from extender.guard import error_reply, too_deep
 from extender.raw_nodes import (
     NotParsed,
     RawItems,
@@ -171,7 +173,11 @@ class FastVerbs:
                 rt.node_infos().preload(args.Nodes.items)
         except (_Slow, NotParsed):
             return await self.app(scope, replay_body(body, receive), send)
-        outcome, status, payload = answer(rt, verb, args)
+        except RecursionError as exc:  # msgspec's depth limit: bad input, answered as the pydantic path's 400s
+            args, refused = None, ("bad_request", *error_reply(400, too_deep(exc)))
+        else:
+            refused = None
+        outcome, status, payload = refused or answer(rt, verb, args)
         m = rt.telemetry.metrics
         m.latency.labels(verb=verb).observe(time.perf_counter() - start)
         m.requests.labels(verb=verb, outcome=outcome).inc()

@@ -13,7 +13,8 @@ Error mapping lives here and only here: a body that is not JSON, has wrong types
 ``{"Error": ...}``; a well-formed request that cannot be served (no Pod, bad quantity) -> 200 with
 ``Error`` for filter and bind (kube-scheduler reads that field) and 400 for prioritize and preempt
 (whose replies have no such field); anything unexpected -> logged with its traceback, and answered as
-the verb's error, never a bare 500 page.
+the verb's error, never a bare 500 page. What escapes every route (a decoder's ``RecursionError``, FastAPI's
+own 404 / 405 / parse errors) is answered by ``extender.guard`` in the same ``{"Error": ...}`` shape.
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic_core import to_json
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from extender.annotation_trust import AnnotationTrust
 from extender.errors import BadRequest, BindError
 from extender.fastwire import FastVerbs, replay_body
+from extender.guard import LastResort, http_error
 from extender.listeners import ClientCertGate, Refusals, peer_of
 from extender.pod_index import PodIndex
 from extender.profile_store import JsonFileBackend, LearnedProfileStore, ProfileLearner, ProfileMetrics
@@ -121,6 +124,13 @@ def _stale_nodes(rt: Runtime) -> dict[str, dict]:
             out[name] = {"age_s": None if ts == -float("inf") else round(now - float(ts), 1),
                          "error": why.get("error"), "detail": why.get("detail")}
     return out
+
+
+def count_internal_error(app: FastAPI, verb: str) -> None:
+    """One more ``drsched_extender_internal_errors_total{verb}`` on the runtime behind ``app`` (once it exists)."""
+    rt = getattr(app.state, "runtime", None)
+    if rt is not None:
+        rt.telemetry.metrics.internal_errors.labels(verb=verb).inc()
 
 
 def describe_invalid(exc: RequestValidationError) -> str:
@@ -241,6 +251,8 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
     if effective.tls_client_ca_file is not None:
         verbs = frozenset(f"{prefix}/{verb}" for verb in ("filter", "prioritize", "bind", "preempt"))
         app.add_middleware(ClientCertGate, protected=verbs, refusals=refusals)
+    app.add_middleware(LastResort, count=lambda verb: count_internal_error(app, verb))  # outermost
+    app.add_exception_handler(StarletteHTTPException, http_error)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:

@@ -24,9 +24,11 @@ from typing import Annotated
 
 from fastapi import Depends, FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.exceptions import HTTPException
 
 from kube.logs import kv
 from monitor.access import WITHHELD_HEADER, load_token, may_read_pods
+from monitor.guard import LastResort, http_error, internal_errors
 from monitor.metrics import build_registry
 from monitor.models import HealthOut, UsageReport, usage_report
 from monitor.sampler import Sampler
@@ -56,6 +58,8 @@ def create_app(settings: MonitorSettings) -> FastAPI:
         app.state.sampler = sampler
         app.state.registry = build_registry(lambda: sampler.snapshot, settings.node_name)
         app.state.node_registry = build_registry(lambda: sampler.snapshot, settings.node_name, pods=False)
+        for registry in (app.state.registry, app.state.node_registry):
+            registry.register(errors)
         app.state.pods_token = load_token(settings.pods_token_file)
         stop = asyncio.Event()
         task = asyncio.create_task(sampler.run(stop), name="drsched-monitor-sampler")
@@ -73,6 +77,9 @@ def create_app(settings: MonitorSettings) -> FastAPI:
         version="0.1.0",
         lifespan=lifespan,
     )
+    errors = internal_errors(None)
+    app.add_middleware(LastResort, counter=lambda: errors)
+    app.add_exception_handler(HTTPException, http_error)
 
     def pods_allowed(request: Request) -> bool:
         return may_read_pods(client_host=request.client.host if request.client else None,
