@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 from kubernetes import client
 
+from harness.errors import HarnessError
 from harness.imagecache import find_image
 from harness.realcluster import RealCluster
 
@@ -38,7 +39,7 @@ RENDERED = "drsched-local-images.yaml"  # under the cluster's workdir; undeploy 
 _TOKEN_READERS = {("DaemonSet", "drsched-monitor"), ("Deployment", "drsched-extender")}
 
 
-class DeployError(RuntimeError):
+class DeployError(HarnessError, RuntimeError):
     """drsched could not be deployed or removed; the message says which step failed."""
 
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import subprocess
 
+from harness.errors import HarnessError
+
 BURST = "64kb"
 LATENCY = "100ms"
 
 
-class NodeNetError(RuntimeError):
+class NodeNetError(HarnessError, RuntimeError):
     """ip or tc refused a command; the message has its stderr."""
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import yaml
 
+from harness.errors import HostError
 from kube.logs import kv
 
 from . import nodenet
@@ -90,7 +91,7 @@ def host_ip() -> str:
     done = subprocess.run(["ip", "-o", "-4", "route", "get", "1.0.0.1"], capture_output=True, text=True, check=False)
     words = done.stdout.split()
     if done.returncode != 0 or "src" not in words:
-        raise RuntimeError(f"no IPv4 default route to take the node address from: {done.stderr.strip()}")
+        raise HostError(f"no IPv4 default route to take the node address from: {done.stderr.strip()}")
     return words[words.index("src") + 1]
 
 
@@ -102,7 +103,7 @@ def machine_memory_bytes() -> int:
     for line in Path("/proc/meminfo").read_text().splitlines():
         if line.startswith("MemTotal:"):
             return int(line.split()[1]) * 1024
-    raise RuntimeError("/proc/meminfo has no MemTotal")
+    raise HostError("/proc/meminfo has no MemTotal")
 
 
 # ---- cgroups (v1) -----------------------------------------------------------------------------------
@@ -149,7 +150,7 @@ def kill_cgroup(path: str, *, timeout: float = KILL_TIMEOUT_S) -> None:
             except ProcessLookupError:
                 pass
         if time.monotonic() > deadline:
-            raise RuntimeError(f"cgroup {path} still has processes {sorted(pids)} after {timeout:.0f}s")
+            raise HostError(f"cgroup {path} still has processes {sorted(pids)} after {timeout:.0f}s")
         time.sleep(0.1)
 
 
@@ -266,7 +267,7 @@ class RealNode:
             log.warning("image import failed", extra=kv(node=self.name, archive=archive, attempt=attempt,
                                                           error=done.stderr.strip()[-300:]))
             time.sleep(1.0)
-        raise RuntimeError(f"{self.name}: ctr images import {archive} failed: {done.stderr.strip()}")
+        raise HostError(f"{self.name}: ctr images import {archive} failed: {done.stderr.strip()}")
 
     def start_kubelet(self) -> Component:
         argv = cgroup_join_argv(self.runtime_cgroup, [

@@ -12,10 +12,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.errors import HarnessError
+
 VALID_DAYS = 3
 
 
-class PkiError(RuntimeError):
+class PkiError(HarnessError, RuntimeError):
     """openssl refused to make a key or certificate."""
 
 

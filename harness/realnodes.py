@@ -19,6 +19,7 @@ from pathlib import Path
 
 from . import nodes, procs
 from .cluster import ensure_binaries
+from .errors import HarnessError
 from .realcluster import RealCluster, ensure_node_binaries
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,12 @@ def main(argv: list[str] | None = None) -> int:
         reason = nodes.unavailable_reason()
         print(reason or "ok: this machine can run real nodes")  # noqa: T201 (the command's output)
         return 0 if reason is None else 1
-    return _up(args)
+    try:
+        return _up(args)
+    except HarnessError as exc:  # typed: one line naming what failed, no traceback
+        log.error("realnodes failed error=%s", " ".join(str(exc).split("\n", 1)[0].split()))
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201 (the command's output)
+        return 2
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lab.errors import LabError
 from policy.served import HOT_FILTERS
 
 BASES = {  # base arm -> (schedulerName, extender policy, migration controller on)
@@ -22,7 +23,7 @@ BASES = {  # base arm -> (schedulerName, extender policy, migration controller o
 SEPARATOR = "@"
 
 
-class ArmError(ValueError):
+class ArmError(LabError, ValueError):
     """An arm name that is not a base, or a mode that is not a hot-filter mode (the message says which)."""
 
 

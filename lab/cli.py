@@ -15,11 +15,13 @@ import signal
 import sys
 from pathlib import Path
 
+from harness.errors import HarnessError
 from harness.procs import interrupt_on_signals
 from kube.logs import setup_logging
 from lab import arms, demo
-from lab.report import ReportError
-from lab.schedule import SHAPES, VARIANTS, ScheduleError, make_schedule, parse_schedule, schedule_csv, variant_text
+from lab.errors import LabError
+from lab.schedule import SHAPES, VARIANTS, make_schedule, parse_schedule, schedule_csv, variant_text
+from policy.errors import ConfigError
 from policy.served import HOT_FILTERS
 
 log = logging.getLogger("lab")
@@ -148,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         _say("interrupted: the cluster this command started was torn down; `run` resumes with the arms not "
              "yet in jobs.csv")
         return 130
-    except (ScheduleError, ReportError, OSError) as exc:
+    except (LabError, HarnessError, ConfigError, OSError) as exc:  # typed: one line, no traceback
         log.error("lab failed error=%s", exc)
         _say(f"error: {exc}")
         return 2

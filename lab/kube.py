@@ -23,6 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from harness import deploy as harness_deploy
 from harness.nodes import CGROUP_FS
 from harness.realcluster import RealCluster
+from lab.errors import RunError
 from lab.observed import PodObs
 from lab.schedule import Job
 
@@ -96,7 +97,7 @@ class Lab:
         done = self.cluster.kubectl("-n", harness_deploy.NS, "rollout", "status", f"deployment/{deployment}",
                                     "--timeout=180s", timeout=200)
         if done.returncode != 0:
-            raise RuntimeError(f"rollout of {deployment} did not finish: {done.stderr.strip()}")
+            raise RunError(f"rollout of {deployment} did not finish: {done.stderr.strip()}")
 
     # ---- jobs -----------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from lab import arms as arm_names
 from lab import stats
+from lab.errors import LabError
 from lab.records import CONTROLLER_COLUMNS, EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, USAGE_COLUMNS
 from lab.schedule import VARIANTS, variant_text
 from policy.report import with_ci
@@ -31,7 +32,7 @@ LABELS = {"mean_jct_s": "mean JCT", "p95_jct_s": "p95 JCT", "makespan_s": "makes
           "utilisation": "utilisation", "imbalance": "imbalance"}
 
 
-class ReportError(ValueError):
+class ReportError(LabError, ValueError):
     """An output directory whose files cannot be read; the message names the file and line."""
 
 

@@ -23,6 +23,8 @@ import math
 import random
 from dataclasses import asdict, dataclass, fields
 
+from lab.errors import LabError
+
 REQUEST_RATIO = 0.2  # cpu request / cpu use of every job in the 'under' variant
 # 'honest' requests are capped here: the most CPU a medium node has free next to the drsched agents, so that a
 # single-threaded job asking for its whole core still fits three of the four nodes.
@@ -101,7 +103,7 @@ def cpu_request_m(template: Template, variant: str) -> int:
     return max(10, int(math.ceil(request)))
 
 
-class ScheduleError(ValueError):
+class ScheduleError(LabError, ValueError):
     """A schedule or schedule file that cannot be used; the message names the file, line and field."""
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.nodes import NodeShape
+from lab.errors import RunError
 from lab.kube import Lab
 from lab.observed import ArmResult
 from lab.schedule import Job
@@ -100,7 +101,7 @@ def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[NodeShape, ...], image: 
                 cpu_seen[pod] = lab.pod_cpu_seconds(node, obs.uid) or cpu_seen.get(pod, 0.0)
             elif obs.phase in ("Succeeded", "Failed"):
                 if obs.phase == "Failed" or obs.started is None or obs.finished is None:
-                    raise RuntimeError(f"solo run of {job.template} on {node} failed (exit {obs.exit_code})")
+                    raise RunError(f"solo run of {job.template} on {node} failed (exit {obs.exit_code})")
                 times.see_progress(job.job, lab.progress(run_id, job.job))
                 begin = times.proc_start.get(job.job, obs.started)
                 seconds = max(times.proc_done.get(job.job, obs.finished) - begin, 0.1)
@@ -115,7 +116,7 @@ def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[NodeShape, ...], image: 
                 lab.delete_run(run_id)
                 del running[node]
         if time.monotonic() > deadline:
-            raise RuntimeError(f"solo measurements did not finish within {timeout_s:.0f} s")
+            raise RunError(f"solo measurements did not finish within {timeout_s:.0f} s")
         time.sleep(1.0)
     return out
 

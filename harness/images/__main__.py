@@ -11,6 +11,7 @@ import json
 import sys
 import time
 
+from harness.errors import HarnessError
 from harness.images.build import ImagesUnavailable, cache_dir, ensure_images
 from harness.images.buildah import ImageBuildError
 from harness.images.spec import IMAGES
@@ -62,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     except ImageBuildError as exc:
         sys.stderr.write(f"images: build failed: {exc}\n")
         return 1
+    except HarnessError as exc:  # a bad spec, a host problem: one line, no traceback
+        sys.stderr.write(f"images: {exc}\n")
+        return 2
     if args.json:
         sys.stdout.write(json.dumps([image.to_json() for image in images], indent=2) + "\n")
     else:

@@ -17,6 +17,8 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from harness.errors import HarnessError
+
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str], None]
@@ -27,7 +29,7 @@ _LOG_TAIL = 25
 STEP_LINE = re.compile(r"^((\[\d+/\d+\] )?STEP \d+/\d+: |I: )")
 
 
-class ImageBuildError(RuntimeError):
+class ImageBuildError(HarnessError, RuntimeError):
     """A build tool failed; the message names the command and ends with the tail of its output."""
 
 

@@ -14,6 +14,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.errors import HarnessError
+
 REGISTRY = "localhost/drsched"
 BASE_TAG = f"{REGISTRY}/base:bookworm"
 # Bumped when the harness builds differently (flags, archive format), so every cached image is rebuilt.
@@ -42,7 +44,7 @@ IMAGES: tuple[ImageSpec, ...] = (
 )
 
 
-class SpecError(ValueError):
+class SpecError(HarnessError, ValueError):
     """The checkout cannot describe an image (a missing Dockerfile or COPY source, no version)."""
 
 
