@@ -53,7 +53,7 @@ deps:  ## install the Debian packages the tests use (as root), or name the missi
 test: venv deps  ## the whole suite: lint, unit, integration, e2e (each timed), then every skipped test and why
 	@bash scripts/run-tests.sh
 
-demo: venv  ## default-scheduler vs drsched on real nodes, measured (~5 min once built; KWOK demo: DEMO_ARGS=--kwok)
+demo: venv deps  ## default-scheduler vs drsched on real nodes, measured (cold: builds first; KWOK demo: DEMO_ARGS=--kwok)
 	$(PY) -m lab demo $(DEMO_ARGS)
 
 .PHONY: lab

@@ -25,6 +25,8 @@ from typing import TypeVar
 import yaml
 from kubernetes import client, config
 
+from harness.errors import WaitTimeout
+
 from . import schedconfig
 from .objects import KWOK_NODE_ANNOTATION
 from .pki import CertPair, Pki
@@ -64,17 +66,19 @@ def cached_bin_dir() -> Path:
     return Path(done.stdout.strip())
 
 
-def ensure_binaries() -> Binaries:
+def ensure_binaries(*, progress: Callable[[str], None] | None = None) -> Binaries:
     """Run build.sh (a no-op when its stamp matches) and return where the binaries are.
 
-    Its output goes to build.log next to the bin dir, outside the clone, overwritten each run.
+    Its output goes to build.log next to the bin dir, outside the clone, overwritten each run; ``progress``
+    gets a status line every 30 s while it builds (``harness.procs.build_status``).
     """
     timeout = float(os.environ.get("DRSCHED_E2E_BUILD_TIMEOUT", DEFAULT_BUILD_TIMEOUT_S))
     bin_dir = cached_bin_dir()
     log_path = bin_dir.parent / "build.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.unlink(missing_ok=True)
-    run_to_completion(name="build.sh", argv=[str(BUILD_SCRIPT)], log_path=log_path, timeout=timeout)
+    run_to_completion(name="build.sh", argv=[str(BUILD_SCRIPT)], log_path=log_path, timeout=timeout,
+                      progress=progress)
     missing = [b for b in (*BINARIES, KWOK_DEFAULT_STAGES) if not (bin_dir / b).exists()]
     if missing:
         raise ComponentError(f"build.sh finished but {bin_dir} lacks {missing}\n{tail(log_path)}")
@@ -90,7 +94,7 @@ def _poll(check: Callable[[], T | None], *, timeout: float, what: str, alive: Ca
         if result is not None:
             return result
         if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
+            raise WaitTimeout(f"timed out after {timeout:.0f}s waiting for {what}")
         time.sleep(0.25)
 
 
@@ -331,7 +335,7 @@ class ControlPlane:
                 timeout=timeout, what=f"pod {namespace}/{name} to be bound",
             )  # fmt: skip
         except TimeoutError as exc:
-            raise TimeoutError(f"{exc}\n{self.describe_pod(name, namespace=namespace)}") from None
+            raise WaitTimeout(f"{exc}\n{self.describe_pod(name, namespace=namespace)}") from None
 
     def wait_pod_phase(self, name: str, phase: str, *, namespace: str = "default", timeout: float = 30) -> client.V1Pod:
         def check() -> client.V1Pod | None:
@@ -341,7 +345,7 @@ class ControlPlane:
         try:
             return self.poll(check, timeout=timeout, what=f"pod {namespace}/{name} phase {phase}")
         except TimeoutError as exc:
-            raise TimeoutError(f"{exc}\n{self.describe_pod(name, namespace=namespace)}") from None
+            raise WaitTimeout(f"{exc}\n{self.describe_pod(name, namespace=namespace)}") from None
 
     def kubectl(self, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
         """Run kubectl as the admin against this cluster (e.g. `auth can-i ... --as=...` in RBAC tests)."""

@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from harness.errors import HarnessError
+
 log = logging.getLogger(__name__)
 
 POLL_INTERVAL_S = 0.2
@@ -45,7 +47,7 @@ def _die_with_parent() -> Callable[[], None] | None:
     return lambda: prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-class ComponentError(RuntimeError):
+class ComponentError(HarnessError, RuntimeError):
     """A component exited early or never became ready; the message carries its log tail."""
 
 
@@ -159,20 +161,47 @@ def _exited_unreaped(pid: int) -> bool:
     return info is not None
 
 
-def run_to_completion(*, name: str, argv: Sequence[str], log_path: Path, timeout: float) -> None:
-    """Run a finite command in its own process group; on timeout kill the whole group (go build forks)."""
+def run_to_completion(*, name: str, argv: Sequence[str], log_path: Path, timeout: float,
+                      progress: Callable[[str], None] | None = None, every_s: float = 30.0) -> None:
+    """Run a finite command in its own process group; on timeout kill the whole group (go build forks).
+
+    With ``progress``, every ``every_s`` seconds it gets one honest line (``build_status``): elapsed time, the
+    command's own latest step line, and how many Go modules it has downloaded so far."""
     component = Component(name=name, argv=argv, log_path=log_path)
     component.start()
     proc = component.proc
     if proc is None:
         raise ComponentError(f"{name} did not start")
-    try:
-        code = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        component.stop()
-        raise ComponentError(component.explain(f"did not finish within {timeout:.0f}s")) from None
+    started = time.monotonic()
+    while True:
+        left = timeout - (time.monotonic() - started)
+        try:
+            code = proc.wait(timeout=max(0.0, min(left, every_s) if progress else left))
+            break
+        except subprocess.TimeoutExpired:
+            if time.monotonic() - started >= timeout:
+                component.stop()
+                raise ComponentError(component.explain(f"did not finish within {timeout:.0f}s")) from None
+            if progress is not None:
+                progress(build_status(name, log_path, elapsed_s=time.monotonic() - started))
     if code != 0:
         raise ComponentError(component.explain(f"failed with code {code}"))
+
+
+def build_status(name: str, log_path: Path, *, elapsed_s: float) -> str:
+    """``<name>: 4m10s elapsed, step: <its latest '<name>: ...' line>; N Go modules downloaded`` from its log.
+
+    Only the command's own step lines count as the step: go prints ``go: downloading ...`` once per module
+    and then nothing for minutes while it compiles, so its last line would go stale."""
+    try:
+        lines = log_path.read_text(errors="replace").splitlines()
+    except OSError:
+        lines = []
+    steps = [line[len(name) + 1:].strip() for line in lines if line.startswith(f"{name}:")]
+    downloads = sum(line.startswith("go: downloading ") for line in lines)
+    minutes, seconds = divmod(int(elapsed_s), 60)
+    text = f"{name}: {minutes}m{seconds:02d}s elapsed, step: {steps[-1] if steps else 'starting'}"
+    return text + (f"; {downloads} Go modules downloaded" if downloads else "") + f" (log: {log_path})"
 
 
 @contextlib.contextmanager

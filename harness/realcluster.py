@@ -21,7 +21,7 @@ import shutil
 import ssl
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,12 +70,15 @@ def node_bin_dir() -> Path:
     return Path(done.stdout.strip())
 
 
-def ensure_node_binaries(*, timeout: float = 3600.0) -> NodeBinaries:
-    """Run build-nodes.sh (a no-op when its stamp matches) and write the pause and busy image archives."""
+def ensure_node_binaries(*, timeout: float = 3600.0,
+                         progress: Callable[[str], None] | None = None) -> NodeBinaries:
+    """Run build-nodes.sh (a no-op when its stamp matches) and write the pause and busy image archives;
+    ``progress`` gets a status line every 30 s while it builds."""
     bin_dir = node_bin_dir()
     log_path = bin_dir.parent / "build.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    run_to_completion(name="build-nodes.sh", argv=[str(BUILD_NODES_SCRIPT)], log_path=log_path, timeout=timeout)
+    run_to_completion(name="build-nodes.sh", argv=[str(BUILD_NODES_SCRIPT)], log_path=log_path, timeout=timeout,
+                      progress=progress)
     missing = [b for b in NODE_BINARIES if not (bin_dir / b).exists()]
     if missing:
         raise ComponentError(f"build-nodes.sh finished but {bin_dir} lacks {missing}\n{tail(log_path)}")

@@ -49,6 +49,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if reason is not None:
         banner = "!" * 100
         _say(f"{banner}\n!! THIS MACHINE CANNOT RUN REAL NODES: {reason}\n"
+             f"!! To get them: as root, `make deps` (scripts/install-deps.sh installs the Debian packages), then\n"
+             f"!! `make demo` again; `python -m harness.realnodes check` says whether it is enough.\n"
              f"!! Falling back to the KWOK demo: no pod really runs there; its load figures are modelled.\n{banner}")
         return _kwok(args)
     import shutil
@@ -57,10 +59,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from lab.report import read_rows
 
     started = time.monotonic()
+
+    def progress(line: str) -> None:
+        minutes, seconds = divmod(int(time.monotonic() - started), 60)
+        _say(f"[demo {minutes}m{seconds:02d}s] {line}")
+
     shutil.rmtree(args.out, ignore_errors=True)
     plan = Plan(out=args.out, seeds=[args.seed], arms=["default", "model"], jobs=args.jobs, window_s=20.0,
                 scale=args.scale, arm_timeout_s=300.0)
-    run(plan, _say)
+    run(plan, progress)
     rows = read_rows(args.out / "jobs.csv")
     _say("")
     _say(f"{'arm':8} {'job':5} {'kind':6} {'node':14} {'submit':>7} {'start':>7} {'finish':>7} {'solo':>6} "

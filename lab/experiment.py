@@ -98,7 +98,9 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
     if cluster is None:
         progress("starting the real-node cluster (waits for the machine's real-node lock if another cluster runs)")
         workdir = plan.workdir or Path(tempfile.mkdtemp(prefix="drsched-lab-"))
-        cluster = RealCluster(workdir=workdir, binaries=ensure_binaries(), node_binaries=ensure_node_binaries())
+        progress("checking the control-plane and node binaries (a cold build takes 20-30 min; a line every 30 s)")
+        cluster = RealCluster(workdir=workdir, binaries=ensure_binaries(progress=progress),
+                              node_binaries=ensure_node_binaries(progress=progress))
     lab: Lab | None = None
     try:
         started = time.monotonic()

@@ -29,7 +29,7 @@ def _build(config: pytest.Config) -> None:
         if reporter is not None:
             log_path = cached_bin_dir().parent / "build.log"
             reporter.write_line(f"e2e: checking control-plane binaries (a cold build takes 10-30 min; log: {log_path})")
-        config.stash[_BINARIES] = ensure_binaries()
+        config.stash[_BINARIES] = ensure_binaries(progress=reporter.write_line if reporter is not None else None)
     except ComponentError as exc:
         config.stash[_BUILD_ERROR] = str(exc)
 

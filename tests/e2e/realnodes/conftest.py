@@ -74,7 +74,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if reporter is not None:
         reporter.write_line(f"realnodes: checking node binaries (log: {node_bin_dir().parent / 'build.log'})")
     try:
-        session.config.stash[_NODE_BINARIES] = ensure_node_binaries()
+        session.config.stash[_NODE_BINARIES] = ensure_node_binaries(
+            progress=reporter.write_line if reporter is not None else None)
     except ComponentError as exc:
         session.config.stash[_NODE_BUILD_ERROR] = str(exc)
     if reporter is not None:
