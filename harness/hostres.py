@@ -25,6 +25,10 @@ NETNS_DIR = Path("/run/netns")
 # Chains the kubelet and kube-proxy create; rules we remove must mention one. Not CNI-*: our CNI config
 # (no ipMasq, no portmap) writes no iptables rules, and other tools on the machine (podman) own CNI-* ones.
 OUR_CHAIN = re.compile(r"\bKUBE-[A-Z0-9-]+\b")
+# A table's built-in chains. The kernel creates them, empty, the first time anything uses the table (on a
+# fresh machine: the first kube-proxy or CNI run), and they never go away; what a cluster can leave behind in
+# them is rules, which are listed on their own. So their headers are the kernel's first-use state, not ours.
+BUILTIN_CHAINS = frozenset({"INPUT", "FORWARD", "OUTPUT", "PREROUTING", "POSTROUTING"})
 
 
 @dataclass(frozen=True)
@@ -46,18 +50,26 @@ def _mountpoints() -> list[str]:
     return [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
 
 
+def parse_iptables_save(tool: str, text: str) -> list[str]:
+    """``<tool> <table> <rule or user chain>`` for each rule and user-defined chain in ``iptables-save`` output;
+    built-in chains are left out (``BUILTIN_CHAINS``), and chain headers lose their packet counters."""
+    lines, table = [], ""
+    for line in text.splitlines():
+        if line.startswith("*"):
+            table = line[1:]
+        elif line.startswith(("-A ", ":")):
+            chain = line.split()[0][1:] if line.startswith(":") else ""
+            if chain in BUILTIN_CHAINS:
+                continue
+            lines.append(f"{tool} {table} {chain or line}")
+    return lines
+
+
 def _iptables_lines() -> list[str]:
     lines = []
-    for tool in ("iptables-save", "ip6tables-save"):
-        done = subprocess.run([tool], capture_output=True, text=True, check=False)
-        table = ""
-        for line in done.stdout.splitlines():
-            if line.startswith("*"):
-                table = line[1:]
-            elif line.startswith(("-A ", ":")):
-                chain = line.split()[0][1:] if line.startswith(":") else ""
-                # Chain headers carry packet counters; keep only the name so idle traffic is no difference.
-                lines.append(f"{tool[:-5]} {table} {chain or line}")
+    for tool in ("iptables", "ip6tables"):
+        done = subprocess.run([f"{tool}-save"], capture_output=True, text=True, check=False)
+        lines += parse_iptables_save(tool, done.stdout)
     return lines
 
 
