@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import secrets
+import time
 import urllib.request
 from pathlib import Path
 
@@ -111,6 +113,24 @@ def activate_migration(cluster: RealCluster) -> client.V1Pod:
 
     cluster.poll(leading, timeout=60, what="the migration controller holding its leader Lease")
     return pod
+
+
+def cpu_units_for(seconds: float, *, work: int, trials: int = 200) -> int:
+    """Units of ``workloads cpu --work=<work>`` that take about ``seconds`` of one core of THIS machine.
+
+    A job sized by a guess finished in 6 s on a fast machine where the guess said 40, before the controller
+    had trusted its rate. So the size comes from the speed measured here: the same SHA-256 chain a unit runs,
+    timed in many short trials (well under a scheduler slice each, so some run uninterrupted even on a busy
+    machine); the fastest is the core's speed when it has the CPU. A busy machine only makes the job run
+    longer than ``seconds``, which the tests' timeouts allow for."""
+    rounds = 500
+    best = float("inf")
+    for _ in range(trials):
+        digest, start = b"drsched", time.perf_counter()
+        for _ in range(rounds):
+            digest = hashlib.sha256(digest).digest()
+        best = min(best, (time.perf_counter() - start) / rounds)
+    return max(1, math.ceil(seconds / (best * work)))
 
 
 def job_args(state: str, *, units: int, work: int) -> list[str]:

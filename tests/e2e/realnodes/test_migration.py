@@ -22,10 +22,11 @@ from kubernetes import client
 from harness import nodes
 from harness.realcluster import RealCluster
 
-from .drsched import controller_count, job_args, migratable_job, state_dir
+from .drsched import controller_count, cpu_units_for, job_args, migratable_job, state_dir
 
 pytestmark = [pytest.mark.e2e, pytest.mark.realnodes]
-UNITS, WORK = 1200, 20000  # about 40 s of one core: long enough to be caught slow, short enough to finish
+WORK = 20000
+JOB_S = 40.0  # of one core: long enough to be caught slow, short enough to finish (units sized from measured speed)
 SLOW_MILLIS = 100  # the cut quota: a tenth of a core (the job expects about one)
 
 
@@ -34,10 +35,11 @@ def test_slow_job_is_checkpointed_and_resumed_on_another_node_with_identical_out
     tmp_path: Path,
 ) -> None:
     cluster, metrics = deployed, acting_migration
+    units = cpu_units_for(JOB_S, work=WORK)
     local = tmp_path / "local"
     # The uninterrupted run, on the host, while the pods run (it only has to finish by the end).
     reference = subprocess.Popen(
-        ["nice", "-n", "5", sys.executable, "-m", "workloads", *job_args(str(local), units=UNITS, work=WORK)],
+        ["nice", "-n", "5", sys.executable, "-m", "workloads", *job_args(str(local), units=units, work=WORK)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
@@ -46,7 +48,7 @@ def test_slow_job_is_checkpointed_and_resumed_on_another_node_with_identical_out
         state = state_dir(tmp_path, "state")
         not_slow_before = controller_count(metrics, "drsched_migration_skipped_total", reason="not-slow")
         completed_before = controller_count(metrics, "drsched_migration_completed_total")
-        job = migratable_job(source, image=workloads_image, node=shape.name, state_dir=state, units=UNITS, work=WORK)
+        job = migratable_job(source, image=workloads_image, node=shape.name, state_dir=state, units=units, work=WORK)
         cluster.create_pod(job)
         try:
             cluster.wait_pod_phase(source, "Running", timeout=90)
@@ -77,8 +79,8 @@ def test_slow_job_is_checkpointed_and_resumed_on_another_node_with_identical_out
         assert pod.metadata.annotations["drsched.io/migrated-from"] == source
         assert pod.metadata.labels["drsched.io/job"] == source
         progress = json.loads((state / "progress.json").read_text())
-        assert progress["state"] == "done" and progress["units_done"] == UNITS
-        assert 0 < progress["resumed_from"] < UNITS, progress  # resumed from the checkpoint, not from scratch
+        assert progress["state"] == "done" and progress["units_done"] == units
+        assert 0 < progress["resumed_from"] < units, progress  # resumed from the checkpoint, not from scratch
         # The controller saw the successor resume at or after the confirmed checkpoint: outcome completed.
         cluster.poll(lambda: True if controller_count(metrics, "drsched_migration_completed_total")
                      > completed_before else None, timeout=60, what="migration outcome completed")  # fmt: skip
@@ -89,5 +91,5 @@ def test_slow_job_is_checkpointed_and_resumed_on_another_node_with_identical_out
         if reference.poll() is None:  # the test failed before it needed the reference run
             reference.kill()
             reference.wait()
-    print(f"migrated {source}: {shape.name} -> {target}, resumed from unit {progress['resumed_from']}/{UNITS}")  # noqa: T201
+    print(f"migrated {source}: {shape.name} -> {target}, resumed from unit {progress['resumed_from']}/{units}")  # noqa: T201
     cluster.core.delete_namespaced_pod(successor, "default", grace_period_seconds=0)

@@ -18,6 +18,8 @@ from kubernetes import client
 from harness import nodes
 from harness.realcluster import RealCluster
 
+from .drsched import cpu_units_for
+
 pytestmark = [pytest.mark.e2e, pytest.mark.realnodes]
 JOB_UID = 10001  # the workloads image's non-root user
 UNITS, WORK = 20, 20000
@@ -114,8 +116,10 @@ def test_job_killed_with_sigkill_resumes_from_its_checkpoint_when_recreated(
     state = tmp_path / "state"
     state.mkdir()
     os.chown(state, JOB_UID, JOB_UID)
-    # ~15 s of work on the node, so the kill lands mid-run (a job that finished first would prove nothing).
-    args = ["cpu", "--state-dir=/state", "--units=100", f"--work={WORK * 5}", "--checkpoint-units=2"]
+    # ~15 s of work on the node (sized from this machine's measured speed), so the kill lands mid-run: a job
+    # that finished first would prove nothing.
+    units = max(20, cpu_units_for(15.0, work=WORK * 5))
+    args = ["cpu", "--state-dir=/state", f"--units={units}", f"--work={WORK * 5}", "--checkpoint-units=2"]
     first = cpu_job(unique("kill9"), image=workloads_image, node=rcluster.shapes[-1].name, state_dir=state)
     first.spec.containers[0].args = args
     rcluster.create_pod(first)
