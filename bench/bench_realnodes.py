@@ -21,12 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from harness import nodes  # noqa: E402
-from harness.cluster import ensure_binaries  # noqa: E402
-from harness.realcluster import RealCluster, ensure_node_binaries  # noqa: E402
+from harness import nodes
+from harness.cluster import ensure_binaries
+from harness.realcluster import RealCluster, ensure_node_binaries
 
 TICKS = os.sysconf("SC_CLK_TCK")
 

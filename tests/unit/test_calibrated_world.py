@@ -9,10 +9,20 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))  # the script imports its sibling readme_tables
-_spec = importlib.util.spec_from_file_location("calibrated_world", ROOT / "scripts" / "calibrated_world.py")
-calibrated_world = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(calibrated_world)
+
+
+def _script(name: str):
+    """A script of scripts/ as a module, registered under its name: calibrated_world imports its sibling
+    readme_tables by that name, as it does when run from scripts/ (no sys.path edit)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+_script("readme_tables")
+calibrated_world = _script("calibrated_world")
 
 
 def test_committed_report_is_up_to_date():
