@@ -58,18 +58,11 @@ class Plan:
 def _images(progress: Callable[[str], None]) -> tuple[str, list, str]:
     ensure_images(progress=progress)
     found = find_images(*IMAGES, "workloads")
-    tag, archive = found["workloads"]
-    digest = tag
-    index = archive.parent / "images.json"
-    if index.exists():
-        import json
-
-        for entry in json.loads(index.read_text()).get("images", []):
-            if entry.get("tag") == tag:
-                # The build key hashes the image's inputs: a rebuild of the same inputs (another checkout's
-                # build in between) keeps it, so the solo cache survives; the image id would not.
-                digest = str(entry.get("key") or entry.get("image_id") or tag)
-    return tag, [f[1] for f in found.values()], digest
+    workloads = found["workloads"]
+    # The build key hashes the image's inputs: a rebuild of the same inputs (another checkout's build in
+    # between) keeps it, so the solo cache survives; the image id would not.
+    digest = workloads.key or workloads.image_id or workloads.tag
+    return workloads.tag, [image.archive for image in found.values()], digest
 
 
 def done_runs(out: Path) -> set[tuple[int, str, str]]:
