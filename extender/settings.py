@@ -21,10 +21,11 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 
 from kube.config import DEFAULT_MODEL, problems
 from kube.errors import ConfigError
-from kube.objects import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS, DISK_ANNOTATION, NET_ANNOTATION
+from kube.objects import DISK_ANNOTATION, NET_ANNOTATION
 from kube.profiles import PROFILE_ANNOTATION
 from kube.selectors import parse_pairs, parse_selector
 from policy.baselines import SCORERS
+from policy.state import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS
 
 CONFIG_ENV = "DRSCHED_CONFIG"
 PROMETHEUS_QUERY_KEYS = ("cpu", "mem", "net", "disk", "timestamp")

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from harness.nodes import REAL_NODES
-from kube.objects import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS
 from lab import schedule
 from policy.sim.cluster import LAB_CLUSTER, NODE_TYPES, parse_cluster
 from policy.sim.config import SimConfig, build_episode
@@ -23,6 +22,7 @@ from policy.sim.labmix import (
     lab_variant,
     sample_lab,
 )
+from policy.state import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS
 
 
 def test_the_lab_nodes_are_the_real_nodes():
