@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.cache import lab_dir
-from harness.nodes import NodeShape
 from lab.kube import Lab
 from lab.observed import ArmResult
 from lab.schedule import Job
+from policy.labworld import RealNodeShape
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def solo_key(job: Job) -> tuple[str, int]:
     return job.template, job.units
 
 
-def cache_path(*, image_digest: str, shape: NodeShape, argv: list[str]) -> Path:
+def cache_path(*, image_digest: str, shape: RealNodeShape, argv: list[str]) -> Path:
     key = json.dumps({"method": 2, "image": image_digest, "node": [shape.name, shape.cpu_millis, shape.memory_mib,
                                                       shape.net_mbit], "argv": argv}, sort_keys=True)
     return lab_dir() / f"solo-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
@@ -53,7 +53,7 @@ def load(path: Path) -> Solo | None:
         return None
 
 
-def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[NodeShape, ...], image: str, image_digest: str,
+def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[RealNodeShape, ...], image: str, image_digest: str,
             progress: Callable[[str], None] = lambda _: None, timeout_s: float = 1800.0, parallel: int = 1
             ) -> dict[tuple[str, int, str], Solo]:
     """(template, units, node type) -> Solo for every job shape in ``jobs`` on every node; measures what the
@@ -68,7 +68,7 @@ def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[NodeShape, ...], image: 
             if found is None:
                 queue[shape.name].append(job)
             else:
-                out[(*key, node_type(shape))] = found
+                out[(*key, shape.node_type)] = found
     missing = sum(map(len, queue.values()))
     if not missing:
         return out
@@ -106,7 +106,7 @@ def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[NodeShape, ...], image: 
                 cache_path(image_digest=image_digest, shape=shape, argv=job.argv()).write_text(json.dumps(
                     {"seconds": solo.seconds, "cpu_m": round(solo.cpu_m, 1), "node": node, "argv": job.argv(),
                      "image": image_digest, "measured_at": time.time()}))
-                out[(*solo_key(job), node_type(shape))] = solo
+                out[(*solo_key(job), shape.node_type)] = solo
                 progress(f"  solo {job.template} units={job.units} on {node}: {seconds:.0f} s, "
                          f"{solo.cpu_m:.0f} m cpu")
                 lab.delete_run(run_id)
@@ -115,7 +115,3 @@ def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[NodeShape, ...], image: 
             raise RuntimeError(f"solo measurements did not finish within {timeout_s:.0f} s")
         time.sleep(1.0)
     return out
-
-
-def node_type(shape: NodeShape) -> str:
-    return shape.labels.get("drsched.io/node-type", shape.name)
