@@ -21,6 +21,7 @@ from policy.labworld import (
     HONEST_CAP_M,
     MIX,
     REQUEST_RATIO,
+    RUN_JOBS,
     SHAPES,
     TEMPLATES,
     VARIANTS,
@@ -64,7 +65,7 @@ class Job:
         return [t.kind, "--state-dir=/state", f"--units={self.units}", *t.args]
 
 
-def make_schedule(*, seed: int, jobs: int = 12, window_s: float = 60.0, regime: str = "drs",
+def make_schedule(*, seed: int, jobs: int = RUN_JOBS, window_s: float = 60.0, regime: str = "drs",
                   variant: str = "under", scale: float = 1.0, shape: str = "core") -> list[Job]:
     """``jobs`` jobs drawn from the DRS mix, arriving as a Poisson process over about ``window_s`` seconds.
 

@@ -78,6 +78,8 @@ def scaled_units(units: int, scale: float) -> int:
 
 MIX = (("cpu", 0.4), ("train", 0.2), ("io", 0.2), ("net", 0.2))
 """The DRS mix: (kind, weight), mostly compute, a tail of io and net jobs."""
+RUN_JOBS = 12
+"""Jobs in one run of the lab (a schedule's default size) and in one simulated lab episode."""
 
 # cpu and train are single-threaded compute (a whole core when the node has one, the node's quota
 # otherwise): about 13-27 s alone on a whole core (cpu: 6.7 ms a unit at --work=20000; train: ~8 ms a
