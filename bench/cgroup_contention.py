@@ -5,9 +5,10 @@ pods; kubelet puts each Burstable pod in ``kubepods/burstable/pod<uid>`` with ``
 1024 / 1000 (at least 2). This bench builds that tree under ``/sys/fs/cgroup/cpu/drsched-calib/``, runs real
 ``python -m workloads`` jobs in it (each alone, for its solo runtime and CPU, right before every seeded mix
 of 2-3 at once with different requests and starts) and writes the lab's ``jobs.csv`` / ``nodes.csv`` so
-``python -m policy.calibrate`` reads them. It answers the calibration's first question (how a saturated
-quota is divided) in minutes and without the real-node cluster lock; the host's other load is noise it does
-not control. Needs root and cgroup v1. Asserts nothing.
+``python -m policy.calibrate`` reads them. Node quotas, job arguments and file columns are the lab's
+(``policy.labworld``). It answers the calibration's first question (how a saturated quota is divided) in
+minutes and without the real-node cluster lock; the host's other load is noise it does not control. Needs
+root and cgroup v1. Asserts nothing.
 
     python bench/cgroup_contention.py --out /tmp/cgcal --seeds 1-8
 """
@@ -25,14 +26,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from policy.labworld import JOB_RUN_COLUMNS, NODE_COLUMNS, REAL_NODES, TEMPLATES
+
 ROOT = Path(__file__).resolve().parent.parent
 CG = Path("/sys/fs/cgroup/cpu/drsched-calib")
-QUOTAS = (250, 500)  # millicores: the small and medium real nodes
+QUOTAS = tuple(s.cpu_millis for s in REAL_NODES if s.node_type in ("small", "medium"))  # millicores
 REQUESTS = (25, 100, 250)
-KINDS = {"cpu": ["--work=20000"], "io": ["--chunk-bytes=1048576", "--bandwidth=4"]}
-JOB_COLUMNS = ("seed", "arm", "variant", "job", "kind", "node", "node_type", "cpu_request_m", "mem_request_mi",
-               "cpu_use_m", "mem_use_mi", "net_mbit", "io_mbps", "work", "submit_s", "start_s", "finish_s",
-               "exit_code", "solo_s", "jct_s", "run_slowdown", "slowdown", "migrations")
+KINDS = {"cpu": TEMPLATES["cpu-s"], "io": TEMPLATES["io-m"]}
 log = logging.getLogger("cgroup_contention")
 
 
@@ -55,7 +55,7 @@ def start(node: Path, name: str, kind: str, request: int, n_units: int, work: Pa
     (pod / "cpu.shares").write_text(str(max(2, request * 1024 // 1000)))
     state = work / name
     argv = [sys.executable, "-m", "workloads", kind, f"--state-dir={state}", f"--units={n_units}",
-            "--checkpoint-every=0", *KINDS[kind]]
+            "--checkpoint-every=0", *KINDS[kind].args]
     # join the pod's cgroup before exec, so the job's very first instruction is charged to the node
     return subprocess.Popen(["sh", "-c", f'echo $$ > {pod}/tasks && exec "$@"', "sh", *argv], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -131,7 +131,8 @@ def measure(mixes: dict[int, list[dict]], *, paired: bool) -> list[dict]:
                 rows.append({"seed": seed, "arm": "cgroup", "variant": "paired" if paired else "mix", "job": j["job"],
                              "kind": j["kind"], "node": f"q{j['quota']}", "node_type": f"q{j['quota']}",
                              "cpu_request_m": j["cpu_request_m"], "mem_request_mi": 64, "cpu_use_m": round(cpu_m),
-                             "mem_use_mi": 64, "net_mbit": 0, "io_mbps": 4.19 if j["kind"] == "io" else 0,
+                             "mem_use_mi": 64, "net_mbit": 0,
+                             "io_mbps": round(KINDS["io"].io_mbps, 2) if j["kind"] == "io" else 0,
                              "work": j["work"], "submit_s": j["start_s"], "start_s": j["start_s"],
                              "finish_s": round(fin, 3), "exit_code": code, "solo_s": round(solo_s, 3),
                              "jct_s": round(fin - j["start_s"], 3),
@@ -159,12 +160,12 @@ def main() -> int:
     finally:
         remove_tree()
     with (args.out / "jobs.csv").open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=JOB_COLUMNS)
+        w = csv.DictWriter(fh, fieldnames=JOB_RUN_COLUMNS)  # no checkpoints: no cost columns
         w.writeheader()
         w.writerows(rows)
     with (args.out / "nodes.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(("node", "node_type", "cpu_quota_m", "mem_mi", "net_mbit"))
+        w.writerow(NODE_COLUMNS)
         w.writerows((f"q{q}", f"q{q}", q, 1024, 0) for q in QUOTAS)
     return 0
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from policy.features import Encoded, encode, usage_is_fresh
 from policy.model import ModelScorer, QModel, Scorer
-from policy.served import heat, hot_refused, to_extender_scores
+from policy.served import HOT_THRESHOLDS, heat, hot_refused, to_extender_scores
 from policy.state import RESOURCES, ClusterSnapshot, PodView
 
 _UNITS = ("cores", "GiB", "MB/s", "MB/s")
@@ -34,8 +34,8 @@ _UNITS = ("cores", "GiB", "MB/s", "MB/s")
 class Thresholds:
     """Hot-node limits on estimated usage / capacity (None = not checked), per resource."""
 
-    cpu: float | None = 0.65
-    mem: float | None = 0.95
+    cpu: float | None = HOT_THRESHOLDS[0]
+    mem: float | None = HOT_THRESHOLDS[1]
     net: float | None = None
     disk: float | None = None
     mode: str = "prefer-cool"

@@ -21,10 +21,12 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 
 from kube.config import DEFAULT_MODEL, problems
 from kube.errors import ConfigError
-from kube.objects import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS, DISK_ANNOTATION, NET_ANNOTATION
+from kube.objects import DISK_ANNOTATION, NET_ANNOTATION
 from kube.profiles import PROFILE_ANNOTATION
 from kube.selectors import parse_pairs, parse_selector
 from policy.baselines import SCORERS
+from policy.served import HOT_THRESHOLDS
+from policy.state import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS
 
 CONFIG_ENV = "DRSCHED_CONFIG"
 PROMETHEUS_QUERY_KEYS = ("cpu", "mem", "net", "disk", "timestamp")
@@ -100,9 +102,9 @@ class Settings(BaseSettings):
                                           "(JSON or uid=key,...); in a cluster the pods' owners say it.")
     assume_grace_s: float = Field(5.0, ge=0, description="Pods bound up to this long before a usage sample stay "
                                                         "'assumed' (the sample has not seen them ramp up).")
-    hot_cpu: float | None = Field(0.65, gt=0, description="Filter nodes whose estimated cpu usage / capacity is "
-                                                          "at or above this (unset: no cpu check).")
-    hot_mem: float | None = Field(0.95, gt=0, description="Same for memory.")
+    hot_cpu: float | None = Field(HOT_THRESHOLDS[0], gt=0, description="Filter nodes whose estimated cpu usage / "
+                                  "capacity is at or above this (unset: no cpu check).")
+    hot_mem: float | None = Field(HOT_THRESHOLDS[1], gt=0, description="Same for memory.")
     hot_net: float | None = Field(None, gt=0, description="Same for network bandwidth.")
     hot_disk: float | None = Field(None, gt=0, description="Same for disk bandwidth.")
     hot_filter: Literal["prefer-cool", "prefer-fit", "strict", "off"] = Field(

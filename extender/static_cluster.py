@@ -49,9 +49,10 @@ import yaml
 from extender.errors import StaticClusterError
 from kube.cache import NodeUsage, PodRecord
 from kube.errors import ProfileError, QuantityError
-from kube.objects import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS, TERMINAL_PHASES, NodeInfo
+from kube.objects import TERMINAL_PHASES, NodeInfo
 from kube.profiles import parse_profile
 from kube.quantity import cpu_cores, mem_gib, parse_quantity, rate_mbps
+from policy.state import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -7,7 +7,8 @@ time; `harness.procs` owns process groups and log tails; `harness.pki` the throw
 shipped scheduler configurations; `harness.extender_proc` runs the real extender as a child process and
 `harness.extender_double` records the raw payloads kube-scheduler sends (one test only).
 `harness.realcluster.RealCluster` is the same control plane with real kubelet + containerd nodes instead of
-KWOK (node setup in `harness.nodes`, host cleanup in `harness.hostres`, CLI `python -m harness.realnodes`).
+KWOK (node setup in `harness.nodes`, their sizes in `policy.labworld`, host cleanup in `harness.hostres`, CLI
+`python -m harness.realnodes`). `harness.cache` says where everything outliving a checkout is kept.
 
 Tests (`tests/e2e`), benchmarks (`bench/`) and the demo (`scripts/demo.py`) import it as a normal package.
 """

@@ -24,6 +24,7 @@ from kubernetes import client
 
 from harness.errors import HarnessError
 from harness.imagecache import find_image
+from harness.images.store import BuiltImage
 from harness.realcluster import RealCluster
 
 log = logging.getLogger(__name__)
@@ -57,8 +58,9 @@ def get_json(url: str, token: str | None = None) -> dict | None:
         return None
 
 
-def find_images(*names: str, root: Path | None = None) -> dict[str, tuple[str, Path]]:
-    """name -> (tag, archive) from the image cache (or the one under ``root``); every name must be there."""
+def find_images(*names: str, root: Path | None = None) -> dict[str, BuiltImage]:
+    """name -> its index record (tag, archive, build key) from the image cache (or the one under ``root``);
+    every name must be there."""
     found = {name: find_image(name, root) for name in names}
     missing = [name for name, hit in found.items() if hit is None]
     if missing:

@@ -7,7 +7,8 @@ cgroup v1 hierarchy. The CPU quota and memory limit on that root confine all of 
 small as it really is. containerd, its shims and the kubelet run in a sibling cgroup `/<node>.runtime`,
 outside the quota, so teardown finds every process the node started by cgroup rather than by pid.
 
-Everything specific to cgroup v1 and containerd 1.6 lives here (`V1_HIERARCHIES`, the cgroup file names,
+The nodes' sizes are the lab's world (``policy.labworld.REAL_NODES``, which the simulator replays too);
+everything specific to cgroup v1 and containerd 1.6 lives here (`V1_HIERARCHIES`, the cgroup file names,
 the containerd config schema): moving to cgroup v2 / containerd 2 is a change to this module.
 """
 
@@ -20,13 +21,14 @@ import shutil
 import signal
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from harness.errors import HostError
 from kube.logs import kv
+from policy.labworld import RealNodeShape
 
 from . import nodenet
 from .procs import Component
@@ -48,27 +50,7 @@ POD_CIDR = "10.244.0.0/16"
 CFS_PERIOD_US = 100_000
 KILL_TIMEOUT_S = 15.0
 EVICTION_HARD_MIB = 100  # the memory.available hard threshold; allocatable also excludes it
-
-
-@dataclass(frozen=True)
-class NodeShape:
-    """One real node's size: its cgroup quota (and therefore its allocatable) and its link bandwidth."""
-
-    name: str
-    cpu_millis: int
-    memory_mib: int
-    labels: dict[str, str] = field(default_factory=dict)
-    net_mbit: int = 0  # inbound bandwidth of the node's bridge (harness.nodenet); 0 = unshaped
-
-
-# Unequal on purpose: the scheduler comparisons need nodes of different size. Together they oversubscribe
-# a 2-core machine slightly (2.25 cores), which only matters when every node is busy at once.
-REAL_NODES = (
-    NodeShape("rn-small", 250, 768, {"drsched.io/node-type": "small"}, net_mbit=20),
-    NodeShape("rn-medium", 500, 1024, {"drsched.io/node-type": "medium"}, net_mbit=40),
-    NodeShape("rn-medium-mem", 500, 2048, {"drsched.io/node-type": "medium-mem"}, net_mbit=40),
-    NodeShape("rn-large", 1000, 2048, {"drsched.io/node-type": "large"}, net_mbit=80),
-)
+NODE_TYPE_LABEL = "drsched.io/node-type"  # each node's RealNodeShape.node_type, the name results group nodes by
 
 
 def unavailable_reason() -> str | None:
@@ -200,7 +182,7 @@ class RealNode:
     """One kubelet + containerd pair with its cgroup root, CNI bridge, configs under `workdir` and state under
     `DATA_ROOT/<node>`."""
 
-    def __init__(self, shape: NodeShape, *, env: NodeEnv, workdir: Path, logs: Path):
+    def __init__(self, shape: RealNodeShape, *, env: NodeEnv, workdir: Path, logs: Path):
         self.shape = shape
         self.env = env
         self.dir = workdir
@@ -274,7 +256,7 @@ class RealNode:
             self.env.kubelet_bin, f"--config={self.dir / 'kubelet.yaml'}",
             f"--kubeconfig={self.dir / 'kubelet.kubeconfig'}", f"--root-dir={self.data / 'kubelet'}",
             f"--hostname-override={self.name}", f"--node-ip={self.env.node_ip}",
-            "--node-labels=" + ",".join(f"{k}={v}" for k, v in sorted(self.shape.labels.items())),
+            f"--node-labels={NODE_TYPE_LABEL}={self.shape.node_type}",
             "--v=1",
         ])  # fmt: skip
         self.kubelet = Component(

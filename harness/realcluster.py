@@ -30,6 +30,8 @@ from typing import IO
 import yaml
 from kubernetes import client
 
+from policy.labworld import REAL_NODES, RealNodeShape
+
 from . import hostres, nodenet, nodes
 from .cluster import Binaries, ControlPlane, _http_get, _ready_node
 from .ociimage import write_single_binary_image
@@ -101,7 +103,7 @@ class RealCluster(ControlPlane):
         workdir: Path,
         binaries: Binaries,
         node_binaries: NodeBinaries,
-        shapes: Sequence[nodes.NodeShape] = nodes.REAL_NODES,
+        shapes: Sequence[RealNodeShape] = REAL_NODES,
         images: Sequence[Path] = (),
     ):
         super().__init__(workdir=workdir, binaries=binaries)

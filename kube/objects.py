@@ -22,13 +22,10 @@ from kube.errors import QuantityError
 from kube.quantity import cpu_cores, mem_gib, parse_quantity
 
 NET_ANNOTATION = "drsched.io/net-mbps"
-"""Node annotation with its network bandwidth in MB/s (Kubernetes has no such resource)."""
+"""Node annotation with its network bandwidth in MB/s (Kubernetes has no such resource; absent: the
+``default_net_mbps`` callers pass, by default ``policy.state.DEFAULT_NET_MBPS``)."""
 DISK_ANNOTATION = "drsched.io/disk-mbps"
 """Node annotation with its disk bandwidth in MB/s."""
-DEFAULT_NET_MBPS = 1250.0
-"""Network bandwidth of a node without the annotation (10 Gbit/s)."""
-DEFAULT_DISK_MBPS = 500.0
-"""Disk bandwidth of a node without the annotation."""
 WORKLOAD_LABEL = "drsched.io/workload"
 """A pod label that names its workload explicitly (for learned profiles); wins over owner references."""
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})

@@ -30,7 +30,7 @@ from harness.images import ensure_images
 from harness.realcluster import RealCluster, ensure_node_binaries
 from lab import arms, report, solo
 from lab.kube import Lab
-from lab.records import controller_rows, event_rows, job_rows, usage_rows
+from lab.records import controller_rows, event_rows, job_rows, node_rows, usage_rows
 from lab.runner import run_arm
 from lab.schedule import Job, make_schedule, schedule_csv
 
@@ -58,18 +58,11 @@ class Plan:
 def _images(progress: Callable[[str], None]) -> tuple[str, list, str]:
     ensure_images(progress=progress)
     found = find_images(*IMAGES, "workloads")
-    tag, archive = found["workloads"]
-    digest = tag
-    index = archive.parent / "images.json"
-    if index.exists():
-        import json
-
-        for entry in json.loads(index.read_text()).get("images", []):
-            if entry.get("tag") == tag:
-                # The build key hashes the image's inputs: a rebuild of the same inputs (another checkout's
-                # build in between) keeps it, so the solo cache survives; the image id would not.
-                digest = str(entry.get("key") or entry.get("image_id") or tag)
-    return tag, [f[1] for f in found.values()], digest
+    workloads = found["workloads"]
+    # The build key hashes the image's inputs: a rebuild of the same inputs (another checkout's build in
+    # between) keeps it, so the solo cache survives; the image id would not.
+    digest = workloads.key or workloads.image_id or workloads.tag
+    return workloads.tag, [image.archive for image in found.values()], digest
 
 
 def done_runs(out: Path) -> set[tuple[int, str, str]]:
@@ -111,14 +104,12 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
         lab.deploy(archives)
         progress(f"drsched deployed; {time.monotonic() - started:.0f} s since start")
         if not (plan.out / "nodes.csv").exists():
-            report.append_rows(plan.out, "nodes.csv", [
-                {"node": s.name, "node_type": solo.node_type(s), "cpu_quota_m": s.cpu_millis, "mem_mi": s.memory_mib,
-                 "net_mbit": s.net_mbit} for s in cluster.shapes])  # fmt: skip
+            report.append_rows(plan.out, "nodes.csv", node_rows(cluster.shapes))
         all_jobs = [j for s in plan.seeds for j in plan.schedules[s]]
         solos = solo.measure(lab, all_jobs, shapes=cluster.shapes, image=image, image_digest=digest,
                              progress=progress)
-        types = {s.name: solo.node_type(s) for s in cluster.shapes}
-        largest = solo.node_type(max(cluster.shapes, key=lambda s: s.cpu_millis))
+        types = {s.name: s.node_type for s in cluster.shapes}
+        largest = max(cluster.shapes, key=lambda s: s.cpu_millis).node_type
         for seed in plan.seeds:
             for arm in arms.run_order([a for s, a in todo if s == seed], (lab.policy, lab.hot_filter),
                                       lab.migration_on):

@@ -1,9 +1,10 @@
 """Rows of the lab's CSV files, made from what an arm observed. Pure: no cluster, no files.
 
-Why it exists: ``jobs.csv`` is read by other tools (the simulator's calibration), so its columns are fixed
-here, once, and every row is built the same way. Times are seconds from the arm's t0: start is when the job's
-first process started and finish when its progress said done (``progress.json``, sub-second), falling back
-to the pod's container times (whole seconds) where no progress was seen. ``solo_s`` is the job's
+Why it exists: ``jobs.csv`` is read by other tools (the simulator's calibration), so every row is built the
+same way, here; the files' columns are part of the lab's world (``policy.labworld.FILES``), fixed there once
+for writers and readers alike. Times are seconds from the arm's t0: start is when the job's first process
+started and finish when its progress said done (``progress.json``, sub-second), falling back to the pod's
+container times (whole seconds) where no progress was seen. ``solo_s`` is the job's
 template measured alone on the node type where the job finished; ``run_slowdown`` = (finish - start) / solo,
 ``slowdown`` = (finish - submit) / solo; ``jct_s`` = finish - submit. The job's own measured migration
 costs (``progress.json``): ``ckpt_writes`` and ``ckpt_write_mean_s`` / ``ckpt_write_last_s`` over all its
@@ -18,16 +19,7 @@ from collections.abc import Callable
 
 from lab.observed import ArmResult
 from lab.schedule import Job
-
-JOB_COLUMNS = ("seed", "arm", "variant", "job", "kind", "node", "node_type", "cpu_request_m", "mem_request_mi",
-               "cpu_use_m", "mem_use_mi", "net_mbit", "io_mbps", "work", "submit_s", "start_s", "finish_s",
-               "exit_code", "solo_s", "jct_s", "run_slowdown", "slowdown", "migrations", "ckpt_writes",
-               "ckpt_write_mean_s", "ckpt_write_last_s", "restore_s")
-NODE_COLUMNS = ("node", "node_type", "cpu_quota_m", "mem_mi", "net_mbit")
-EVENT_COLUMNS = ("seed", "arm", "t_s", "node", "event", "value")
-CONTROLLER_COLUMNS = ("seed", "arm", "variant", "metric", "labels", "value")
-USAGE_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "cpu_m", "mem_mi", "net_mbit", "io_mbps", "node_cpu_m",
-                 "capacity_m")
+from policy.labworld import RealNodeShape
 
 
 def _rel(t: float | None, t0: float) -> float | None:
@@ -77,6 +69,12 @@ def _costs(result: ArmResult, job: str) -> dict:
     return {"ckpt_writes": writes, "ckpt_write_mean_s": "" if mean is None else round(mean, 4),
             "ckpt_write_last_s": "" if last is None else round(last, 4),
             "restore_s": "" if restore is None else round(restore, 4)}
+
+
+def node_rows(shapes: tuple[RealNodeShape, ...]) -> list[dict]:
+    """One ``nodes.csv`` row per node: its shape."""
+    return [{"node": s.name, "node_type": s.node_type, "cpu_quota_m": s.cpu_millis, "mem_mi": s.memory_mib,
+             "net_mbit": s.net_mbit} for s in shapes]
 
 
 def usage_rows(result: ArmResult, *, seed: int, arm: str, variant: str) -> list[dict]:

@@ -19,13 +19,10 @@ import numpy as np
 from lab import arms as arm_names
 from lab import stats
 from lab.errors import LabError
-from lab.records import CONTROLLER_COLUMNS, EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, USAGE_COLUMNS
-from lab.schedule import VARIANTS, variant_text
+from lab.schedule import variant_text
+from policy.labworld import FILES, VARIANTS
 from policy.report import with_ci
 
-FILES = {"jobs.csv": JOB_COLUMNS, "nodes.csv": NODE_COLUMNS, "events.csv": EVENT_COLUMNS,
-         "usage.csv": USAGE_COLUMNS, "host.csv": ("seed", "arm", "variant", "t_s", "load1"),
-         "controller.csv": CONTROLLER_COLUMNS}
 ARM_ORDER = tuple(arm_names.BASES)
 """Base arms in report order; ``model@prefer-fit`` and the like follow their base (``lab.arms.sort_key``)."""
 LABELS = {"mean_jct_s": "mean JCT", "p95_jct_s": "p95 JCT", "makespan_s": "makespan", "mean_slowdown": "slowdown",

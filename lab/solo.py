@@ -1,9 +1,10 @@
 """Each job shape's runtime alone on each node type: measured on the real nodes once, then cached on disk.
 
 Why it exists: slowdown is only meaningful against the same job alone on the same kind of node, and
-measuring that costs minutes, so every measurement is kept in ``~/.cache/drsched/lab/solo-<hash>.json``,
-the hash over the workloads image digest, the node's shape and the job's arguments: a rebuilt image, a
-resized node or a different job is measured again, anything else is reused. The nodes measure in
+measuring that costs minutes, so every measurement is kept in ``solo-<hash>.json`` under
+``harness.cache.lab_dir()`` (``~/.cache/drsched/lab/``), the hash over the workloads image digest, the
+node's shape and the job's arguments: a rebuilt image, a resized node or a different job is measured
+again, anything else is reused. The nodes measure in
 one job at a time on one node at a time by default, since the nodes share two cores (``parallel`` > 1 is
 faster and noisier). Measured: from the job's first process start to its progress saying done
 (``progress.json``), and the CPU the job's cgroup used over it.
@@ -14,23 +15,19 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.nodes import NodeShape
+from harness.cache import lab_dir
 from lab.errors import RunError
 from lab.kube import Lab
 from lab.observed import ArmResult
 from lab.schedule import Job
+from policy.labworld import RealNodeShape
 
 log = logging.getLogger(__name__)
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("DRSCHED_CACHE", Path.home() / ".cache" / "drsched")) / "lab"
 
 
 @dataclass(frozen=True)
@@ -43,10 +40,10 @@ def solo_key(job: Job) -> tuple[str, int]:
     return job.template, job.units
 
 
-def cache_path(*, image_digest: str, shape: NodeShape, argv: list[str]) -> Path:
+def cache_path(*, image_digest: str, shape: RealNodeShape, argv: list[str]) -> Path:
     key = json.dumps({"method": 2, "image": image_digest, "node": [shape.name, shape.cpu_millis, shape.memory_mib,
                                                       shape.net_mbit], "argv": argv}, sort_keys=True)
-    return cache_dir() / f"solo-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+    return lab_dir() / f"solo-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
 
 
 def load(path: Path) -> Solo | None:
@@ -57,7 +54,7 @@ def load(path: Path) -> Solo | None:
         return None
 
 
-def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[NodeShape, ...], image: str, image_digest: str,
+def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[RealNodeShape, ...], image: str, image_digest: str,
             progress: Callable[[str], None] = lambda _: None, timeout_s: float = 1800.0, parallel: int = 1
             ) -> dict[tuple[str, int, str], Solo]:
     """(template, units, node type) -> Solo for every job shape in ``jobs`` on every node; measures what the
@@ -72,12 +69,12 @@ def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[NodeShape, ...], image: 
             if found is None:
                 queue[shape.name].append(job)
             else:
-                out[(*key, node_type(shape))] = found
+                out[(*key, shape.node_type)] = found
     missing = sum(map(len, queue.values()))
     if not missing:
         return out
-    progress(f"solo runtimes: measuring {missing} job/node pairs (cached in {cache_dir()})")
-    cache_dir().mkdir(parents=True, exist_ok=True)
+    progress(f"solo runtimes: measuring {missing} job/node pairs (cached in {lab_dir()})")
+    lab_dir().mkdir(parents=True, exist_ok=True)
     running: dict[str, tuple[str, Job, str]] = {}  # node -> (run id, job, pod name)
     seen: dict[str, ArmResult] = {}  # pod -> its progress times
     cpu_seen: dict[str, float] = {}
@@ -110,7 +107,7 @@ def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[NodeShape, ...], image: 
                 cache_path(image_digest=image_digest, shape=shape, argv=job.argv()).write_text(json.dumps(
                     {"seconds": solo.seconds, "cpu_m": round(solo.cpu_m, 1), "node": node, "argv": job.argv(),
                      "image": image_digest, "measured_at": time.time()}))
-                out[(*solo_key(job), node_type(shape))] = solo
+                out[(*solo_key(job), shape.node_type)] = solo
                 progress(f"  solo {job.template} units={job.units} on {node}: {seconds:.0f} s, "
                          f"{solo.cpu_m:.0f} m cpu")
                 lab.delete_run(run_id)
@@ -119,7 +116,3 @@ def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[NodeShape, ...], image: 
             raise RunError(f"solo measurements did not finish within {timeout_s:.0f} s")
         time.sleep(1.0)
     return out
-
-
-def node_type(shape: NodeShape) -> str:
-    return shape.labels.get("drsched.io/node-type", shape.name)

@@ -21,18 +21,10 @@ import numpy as np
 
 from kube.cache import ClusterCache, NodeUsage, record_for
 from kube.errors import QuantityError
-from kube.objects import (
-    DEFAULT_DISK_MBPS,
-    DEFAULT_NET_MBPS,
-    DISK_ANNOTATION,
-    NET_ANNOTATION,
-    node_info,
-    pod_key,
-    pod_requests,
-)
+from kube.objects import DISK_ANNOTATION, NET_ANNOTATION, node_info, pod_key, pod_requests
 from kube.profiles import PROFILE_ANNOTATION, pod_view_for
 from kube.selectors import matches
-from policy.state import ClusterSnapshot, PodView
+from policy.state import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS, ClusterSnapshot, PodView
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from policy.baselines.default_k8s import DefaultK8s
+from policy.baselines.koord import USAGE_THRESHOLDS
 from policy.features import DEFAULT_MAX_USAGE_AGE, estimated_usage, feasible_mask, usage_is_fresh
 from policy.model import Scorer
 from policy.state import ClusterSnapshot, PodView
@@ -33,8 +34,10 @@ from policy.state import ClusterSnapshot, PodView
 HOT_FILTERS = ("prefer-cool", "prefer-fit", "strict", "off")
 """Hot-filter modes (module docstring); the extender's default is the first."""
 
-HOT_THRESHOLDS = (0.65, 0.95, np.inf, np.inf)
-"""Estimated usage / capacity at which a fresh node is filtered, per resource (the extender's defaults)."""
+HOT_THRESHOLDS = (*USAGE_THRESHOLDS, np.inf, np.inf)
+"""Estimated usage / capacity at which a fresh node is filtered, per resource: the extender's defaults,
+Koordinator's for cpu and memory, none for net and disk. Defined here once; the extender's settings and
+``extender.decide.Thresholds`` take their defaults from it."""
 MAX_EXTENDER_PRIORITY = 10
 NODE_SCORE_PER_PRIORITY = 10
 """kube-scheduler scales an extender's score by MaxNodeScore (100) / MaxExtenderPriority (10)."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from policy.labworld import RUN_JOBS
 from policy.sim.cluster import LAB_CLUSTER
 
 TRAIN_SEED_LIMIT = 2**31
@@ -88,8 +89,8 @@ LAB_LOADS = (0.65, 1.0)
 """The lab's loads: its 12 jobs in 45 s offer 0.65 of the four nodes' 2.25 cores (``policy.sim.arrivals``'
 definition); 1.0 stands for its busier seeds and for the two-core host, which gives the nodes less than
 their quotas together."""
-LAB_JOBS = 12
-"""Jobs per lab episode, as in the lab's runs."""
+LAB_JOBS = RUN_JOBS
+"""Jobs per lab episode: a lab run's (``policy.labworld.RUN_JOBS``)."""
 SPLITS = {"validation": VALIDATION, "test": TEST, "lab": LAB}
 
 

@@ -28,6 +28,11 @@ RESOURCES: tuple[str, ...] = ("cpu", "mem", "net", "disk")
 CPU, MEM, NET, DISK = range(4)
 N_RESOURCES = len(RESOURCES)
 _INF = float("inf")
+DEFAULT_NET_MBPS = 1250.0
+"""Network bandwidth of a node that does not say its own (10 Gbit/s): the extender's default for a node
+without the ``drsched.io/net-mbps`` annotation, and the lab's real nodes in the simulator."""
+DEFAULT_DISK_MBPS = 500.0
+"""Disk bandwidth of a node that does not say its own (``drsched.io/disk-mbps``)."""
 REQUESTED: tuple[str, ...] = ("cpu", "mem")
 """Resources kube-scheduler accounts by request (the first two of ``RESOURCES``)."""
 

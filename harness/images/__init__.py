@@ -13,7 +13,7 @@ goes into each image, so a second ``ensure_images()`` with nothing changed only 
 ``python -m harness.images --help`` is the command-line entry (``make images``).
 """
 
-from harness.images.build import ImagesUnavailable, cache_dir, ensure_images, open_buildah, unavailable_reason
+from harness.images.build import ImagesUnavailable, ensure_images, open_buildah, unavailable_reason
 from harness.images.buildah import ImageBuildError
 from harness.images.spec import IMAGES, ImageSpec
 from harness.images.store import BuiltImage, read_index
@@ -24,7 +24,6 @@ __all__ = [
     "ImageBuildError",
     "ImageSpec",
     "ImagesUnavailable",
-    "cache_dir",
     "ensure_images",
     "open_buildah",
     "read_index",

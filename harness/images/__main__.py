@@ -11,8 +11,9 @@ import json
 import sys
 import time
 
+from harness.cache import images_dir
 from harness.errors import HarnessError
-from harness.images.build import ImagesUnavailable, cache_dir, ensure_images
+from harness.images.build import ImagesUnavailable, ensure_images
 from harness.images.buildah import ImageBuildError
 from harness.images.spec import IMAGES
 from harness.images.store import BuiltImage
@@ -23,7 +24,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m harness.images",
         description="Build the drsched images (extender, monitor, migration, workloads) from the repository's "
         "Dockerfiles on a Debian bookworm base made by mmdebstrap, with buildah and no image registry, and "
-        f"export them as docker-archives for `ctr -n k8s.io images import` under {cache_dir()}/<version>/. "
+        f"export them as docker-archives for `ctr -n k8s.io images import` under {images_dir()}/<version>/. "
         "Cached: nothing changed means nothing is built.",
     )
     parser.add_argument("--only", action="append", default=[], choices=[spec.name for spec in IMAGES],

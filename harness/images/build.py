@@ -1,6 +1,6 @@
 """Build (or reuse) the drsched images and export them as archives real nodes import.
 
-Layout under ``${DRSCHED_CACHE:-~/.cache/drsched}/images/``:
+Layout under ``harness.cache.images_dir()`` (``${DRSCHED_CACHE:-~/.cache/drsched}/images/``):
 
     storage/<driver>/          buildah storage (images and the layer cache)
     base/bookworm-<key>.tar    the mmdebstrap root filesystem
@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from harness.cache import images_dir
 from harness.images.base import ensure_base
 from harness.images.buildah import Buildah, ImageBuildError, Progress, missing_tools
 from harness.images.spec import IMAGES, ImageSpec, image_key, project_version
@@ -42,14 +43,10 @@ class ImagesUnavailable(RuntimeError):
     """This machine cannot build images (not root, or buildah/mmdebstrap missing); the message says which."""
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("DRSCHED_CACHE", Path.home() / ".cache" / "drsched")) / "images"
-
-
 def open_buildah(*, log_file: Path) -> Buildah:
     """buildah on the images cache's storage (overlay; ``DRSCHED_BUILDAH_DRIVER=vfs`` where overlay cannot mount)."""
     driver = os.environ.get("DRSCHED_BUILDAH_DRIVER", "overlay")
-    storage = cache_dir() / "storage" / driver
+    storage = images_dir() / "storage" / driver
     # One run root per storage: it holds that storage's locks and mount counts.
     runroot = Path("/run/drsched-buildah") / hashlib.sha256(str(storage).encode()).hexdigest()[:12]
     return Buildah(storage=storage, runroot=runroot, driver=driver, log_file=log_file)
@@ -145,7 +142,7 @@ def ensure_images(*, progress: Progress | None = None, root: Path = REPO_ROOT, r
     if unknown:
         raise ValueError(f"unknown image name(s) {sorted(unknown)}; known: {[spec.name for spec in IMAGES]}")
     version = project_version(root)
-    cache = cache_dir()
+    cache = images_dir()
     out = cache / version
     with _locked(cache / ".lock", report):
         out.mkdir(parents=True, exist_ok=True)
@@ -174,4 +171,4 @@ def ensure_images(*, progress: Progress | None = None, root: Path = REPO_ROOT, r
     return results
 
 
-__all__ = ["ImageBuildError", "ImagesUnavailable", "cache_dir", "ensure_images", "open_buildah", "unavailable_reason"]
+__all__ = ["ImageBuildError", "ImagesUnavailable", "ensure_images", "open_buildah", "unavailable_reason"]

@@ -5,14 +5,19 @@ uncompressed, so this is the image's unpacked size), the archive's sha256, the i
 digest of its config: the same in buildah, in containerd after ``ctr images import`` and in the kubelet's
 image list; manifest digests differ, containerd writes its own manifest for a docker-archive), the user
 it runs as and the cache key it was built from. Written atomically, so a reader never sees half an index.
+The one reader and writer of the format: the builder (``harness.images.build``), the image cache's view
+(``harness.imagecache``, which the lab and the real-node tests go through) and the tests' pinned copies.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 SCHEMA = 2
 
@@ -43,10 +48,14 @@ class BuiltImage:
 
 
 def read_index(path: Path) -> dict[str, BuiltImage]:
-    """The index at ``path`` by image name; empty when it is missing or unreadable (everything gets rebuilt)."""
+    """The index at ``path`` by image name; empty when it is missing or unreadable (everything gets rebuilt;
+    an unreadable one is logged)."""
+    if not path.exists():
+        return {}
     try:
         data = json.loads(path.read_text())
         if data.get("schema") != SCHEMA:
+            log.warning("image index with unknown schema path=%s", path)
             return {}
         known = {f.name for f in fields(BuiltImage)}
         images = {}
@@ -55,7 +64,8 @@ def read_index(path: Path) -> dict[str, BuiltImage]:
             values["archive"] = Path(values["archive"])
             images[record["name"]] = BuiltImage(**values)
         return images
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        log.warning("unreadable image index path=%s error=%s", path, exc)
         return {}
 
 

@@ -20,7 +20,10 @@ from policy.features import DEFAULT_MAX_USAGE_AGE, estimated_usage
 from policy.state import CPU, MEM, ClusterSnapshot, PodView
 
 SCALING = np.array([0.85, 0.70])
-THRESHOLDS = np.array([0.65, 0.95])
+USAGE_THRESHOLDS = (0.65, 0.95)
+"""Koordinator's default usageThresholds (cpu, memory): a node at or above them is hot. The extender's
+hot-node filter defaults to the same (``policy.served.HOT_THRESHOLDS``)."""
+THRESHOLDS = np.array(USAGE_THRESHOLDS)
 WEIGHTS = np.array([1.0, 1.0])
 DEFAULT_REQUEST = np.array([0.25, 200 / 1024])
 

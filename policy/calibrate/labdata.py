@@ -2,8 +2,9 @@
 
 Why it exists: a calibration is only as good as the measurements it reads, so a malformed file stops it
 with a ``LabDataError`` naming the file, the line and the field, instead of a number silently taken as
-zero. Units stay the lab's (millicores, MiB, Mbit/s, MB/s, seconds); ``policy.calibrate.replay`` converts.
-The module owns no state.
+zero. The files' columns are the lab's world (``policy.labworld``); a ``jobs.csv`` needs its run columns
+only (the cost columns came later). Units stay the lab's (millicores, MiB, Mbit/s, MB/s, seconds);
+``policy.calibrate.replay`` converts. The module owns no state.
 """
 
 from __future__ import annotations
@@ -13,11 +14,10 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-JOB_COLUMNS = ("seed", "arm", "variant", "job", "kind", "node", "node_type", "cpu_request_m", "mem_request_mi",
-               "cpu_use_m", "mem_use_mi", "net_mbit", "io_mbps", "work", "submit_s", "start_s", "finish_s",
-               "exit_code", "solo_s", "jct_s", "run_slowdown", "slowdown", "migrations")
-NODE_COLUMNS = ("node", "node_type", "cpu_quota_m", "mem_mi", "net_mbit")
-EVENT_COLUMNS = ("seed", "arm", "t_s", "node", "event", "value")
+from policy.labworld import EVENT_COLUMNS, JOB_RUN_COLUMNS, NODE_COLUMNS, USAGE_COLUMNS
+
+_USAGE_READ = USAGE_COLUMNS[:USAGE_COLUMNS.index("cpu_m") + 1]
+"""The ``usage.csv`` columns read here (the job pods' cpu per node and sample); the rest may be absent."""
 _OPTIONAL = {"t_s", "finish_s", "exit_code", "solo_s", "jct_s", "run_slowdown", "slowdown", "start_s", "work",
              "submit_s"}
 
@@ -128,7 +128,7 @@ def read_jobs(path: Path) -> list[LabJob]:
     out = []
     ints = {"seed", "migrations"}
     texts = {"arm", "variant", "job", "kind", "node", "node_type"}
-    for line, row in _rows(path, JOB_COLUMNS):
+    for line, row in _rows(path, JOB_RUN_COLUMNS):
         vals = {}
         for name in LabJob.__slots__:
             text = row[name]
@@ -199,16 +199,13 @@ class LabRuns:
         return sorted({j.seed for j in self.jobs})
 
 
-USAGE_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "cpu_m")
-
-
 def read_node_usage(path: Path) -> dict[tuple[int, str, str], list[tuple[float, dict[str, float]]]]:
     """Per (seed, arm, variant), each node's pods' cpu use at each sample time of a ``usage.csv``, time-ordered;
     none if the file is missing."""
     if not path.exists():
         return {}
     out: dict[tuple[int, str, str], dict[float, dict[str, float]]] = {}
-    for line, row in _rows(path, USAGE_COLUMNS):
+    for line, row in _rows(path, _USAGE_READ):
         run = (int(_number(path, line, "seed", row["seed"], integer=True)), row["arm"].strip(), row["variant"].strip())
         t = _number(path, line, "t_s", row["t_s"])
         by_node = out.setdefault(run, {}).setdefault(t, {})

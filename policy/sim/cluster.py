@@ -19,19 +19,12 @@ tiny        0.5    2        125         100          16
 ``tiny`` is smaller than most jobs (a DRS cpu job wants 4x its cpu); no shipped training draw or split uses
 it, so a recipe can add nodes smaller than a job to training (``"mixed:2-8,tiny:1-4"``).
 
-The ``rn-*`` types mirror the lab's four real kubelet nodes (``harness.nodes.REAL_NODES``: cgroup cpu quota
+The ``rn-*`` types are the lab's four real kubelet nodes (``policy.labworld.REAL_NODES``: cgroup cpu quota
 and memory limit = allocatable) for the evaluation-only ``lab`` family set (``policy.splits``); no training
 draw uses them. Their net and disk are what the extender assumes for nodes without capacity annotations
-(``kube.objects.DEFAULT_NET_MBPS`` / ``DEFAULT_DISK_MBPS``), which the real nodes carry none of; the lab's
-net jobs stream to a sink in their own pod, so the nodes' shaped links never limit them. ``policy`` may not
-import ``harness`` or ``kube``, so the numbers are written here and a unit test keeps them equal to those.
-
-==============  =====  =======  ==========  ===========  ========
-rn-small        0.25   0.75     1250        500          110
-rn-medium       0.5    1        1250        500          110
-rn-medium-mem   0.5    2        1250        500          110
-rn-large        1      2        1250        500          110
-==============  =====  =======  ==========  ===========  ========
+(``policy.state.DEFAULT_NET_MBPS`` / ``DEFAULT_DISK_MBPS``), which the real nodes carry none of; the lab's
+net jobs stream to a sink in their own pod, so the nodes' shaped links never limit them. Their max pods is
+the kubelet's default, 110. They range from ``rn-small`` (0.25 core, 0.75 GiB) to ``rn-large`` (1 core, 2 GiB).
 
 Cluster spec grammar (``parse_cluster``):
     ``"standard:4"``                one type, 4 nodes
@@ -47,7 +40,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from policy.labworld import REAL_NODES
 from policy.sim.errors import ConfigError, UnknownClassError
+from policy.state import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,14 +69,12 @@ NODE_TYPES: dict[str, NodeType] = {
         NodeType("netfast", (8.0, 32.0, 1250.0, 400.0), 110),
         NodeType("small", (2.0, 8.0, 125.0, 100.0), 32),
         NodeType("tiny", (0.5, 2.0, 125.0, 100.0), 16),
-        NodeType("rn-small", (0.25, 0.75, 1250.0, 500.0), 110),
-        NodeType("rn-medium", (0.5, 1.0, 1250.0, 500.0), 110),
-        NodeType("rn-medium-mem", (0.5, 2.0, 1250.0, 500.0), 110),
-        NodeType("rn-large", (1.0, 2.0, 1250.0, 500.0), 110),
+        *(NodeType(s.name, (s.cpu_millis / 1000, s.memory_mib / 1024, DEFAULT_NET_MBPS, DEFAULT_DISK_MBPS), 110)
+          for s in REAL_NODES),
     )
 }
-LAB_CLUSTER = "rn-small:1,rn-medium:1,rn-medium-mem:1,rn-large:1"
-"""The lab's four real nodes, in ``harness.nodes.REAL_NODES``' order."""
+LAB_CLUSTER = ",".join(f"{s.name}:1" for s in REAL_NODES)
+"""The lab's four real nodes, in ``policy.labworld.REAL_NODES``' order."""
 MIXED_WEIGHTS: dict[str, float] = {"standard": 0.4, "compute": 0.2, "netfast": 0.2, "small": 0.2}
 
 

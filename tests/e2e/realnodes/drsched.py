@@ -9,12 +9,12 @@ short test. `NS`, `MONITOR_PORT`, `get_json` and `ImagesMissing` are `harness.de
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import secrets
 import time
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 from kubernetes import client
@@ -25,8 +25,7 @@ from harness.deploy import MONITOR_PORT as MONITOR_PORT
 from harness.deploy import ImagesMissing as ImagesMissing
 from harness.deploy import get_json as get_json
 from harness.extender_proc import parse_metrics, sum_samples
-from harness.imagecache import INDEX_SCHEMA
-from harness.images import BuiltImage
+from harness.images.store import BuiltImage, write_index
 from harness.realcluster import RealCluster
 
 MIGRATION_PORT = 9848
@@ -57,7 +56,7 @@ def pin_images(built: list[BuiltImage], dest: Path) -> Path:
     """Copy the archives `ensure_images` just built for this checkout to `dest` (an image-cache root of this
     test run alone), checked against their recorded sha256: the shared cache holds one archive per tag, and
     another checkout's build on the same machine may replace it while this run's tests are still going."""
-    entries = []
+    pinned = {}
     for image in built:
         copy = dest / "pinned" / image.archive.name
         copy.parent.mkdir(parents=True, exist_ok=True)
@@ -68,8 +67,8 @@ def pin_images(built: list[BuiltImage], dest: Path) -> Path:
                 out.write(chunk)
         if f"sha256:{digest.hexdigest()}" != image.archive_sha256:
             raise ImagesMissing(f"{image.archive} was replaced by another build while it was copied; run again")
-        entries.append({"name": image.name, "tag": image.tag, "archive": str(copy)})
-    (dest / "pinned" / "images.json").write_text(json.dumps({"schema": INDEX_SCHEMA, "images": entries}))
+        pinned[image.name] = replace(image, archive=copy)
+    write_index(dest / "pinned" / "images.json", pinned)
     return dest
 
 
@@ -77,13 +76,13 @@ def import_images(cluster: RealCluster, *names: str, root: Path | None = None) -
     """Import the named drsched images (from the image cache, or the pinned copies under `root`) into every
     node; name -> tag."""
     found = find_images(*names, root=root)
-    cluster.import_images([archive for _, archive in found.values()])
-    return {name: tag for name, (tag, _) in found.items()}
+    cluster.import_images([image.archive for image in found.values()])
+    return {name: image.tag for name, image in found.items()}
 
 
 def deploy(cluster: RealCluster, *, images: Path | None = None) -> str:
     """`harness.deploy.deploy` from the images under `images` (None: the image cache), with this run's token."""
-    archives = [archive for _, archive in find_images(*IMAGES, root=images).values()]
+    archives = [image.archive for image in find_images(*IMAGES, root=images).values()]
     return harness_deploy.deploy(cluster, archives=archives, token=MONITOR_TOKEN)
 
 

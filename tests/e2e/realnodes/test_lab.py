@@ -11,8 +11,8 @@ import pytest
 from harness.imagecache import find_image
 from harness.realcluster import RealCluster
 from lab.experiment import Plan, run
-from lab.records import JOB_COLUMNS
 from lab.report import read_rows
+from policy.labworld import JOB_COLUMNS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.realnodes]
 

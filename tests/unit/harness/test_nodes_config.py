@@ -9,9 +9,10 @@ import pytest
 
 from harness import nodes
 from harness.hostres import Snapshot
+from policy.labworld import REAL_NODES, RealNodeShape
 
 
-def _node(index: int, shape: nodes.NodeShape) -> nodes.RealNode:
+def _node(index: int, shape: RealNodeShape) -> nodes.RealNode:
     env = nodes.NodeEnv(
         kubelet_bin="/bin/kubelet", api_url="https://192.0.2.2:6443", ca_cert=Path("/pki/ca.crt"),
         client_cert=Path("/pki/n.crt"), client_key=Path("/pki/n.key"), node_ip="192.0.2.2", index=index,
@@ -38,12 +39,12 @@ def test_system_reserved_leaves_exactly_the_quota_allocatable(
 ) -> None:
     monkeypatch.setattr(nodes, "machine_cpus", lambda: cpus)
     monkeypatch.setattr(nodes, "machine_memory_bytes", lambda: mem_kib * 1024)
-    node = _node(0, nodes.NodeShape("n", cpu_millis, memory_mib))
+    node = _node(0, RealNodeShape("n", "n", cpu_millis, memory_mib))
     assert node.system_reserved() == {"cpu": want_cpu, "memory": want_mem}
 
 
 def test_each_node_gets_its_own_runtime_network_and_ports() -> None:
-    rendered = [_node(i, s) for i, s in enumerate(nodes.REAL_NODES)]
+    rendered = [_node(i, s) for i, s in enumerate(REAL_NODES)]
     for attr in ("bridge", "subnet", "kubelet_port", "healthz_port", "socket", "cgroup_root"):
         values = [getattr(n, attr) for n in rendered]
         assert len(set(values)) == len(values), attr

@@ -7,7 +7,7 @@ from pathlib import Path
 from lab import report
 from lab.cli import main
 from lab.compare import placements, ratio_checks, schedules
-from lab.records import JOB_COLUMNS
+from policy.labworld import JOB_COLUMNS
 
 NODES = [{"node": "a", "node_type": "small", "cpu_quota_m": 500, "mem_mi": 1024, "net_mbit": 40},
          {"node": "b", "node_type": "large", "cpu_quota_m": 1000, "mem_mi": 2048, "net_mbit": 80}]

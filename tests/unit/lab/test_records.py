@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from lab.observed import ArmResult, PodObs
-from lab.records import JOB_COLUMNS, controller_rows, event_rows, job_rows
+from lab.records import controller_rows, event_rows, job_rows
 from lab.report import ReportError, append_rows, controller_lines, read_rows, summarise
 from lab.schedule import make_schedule
+from policy.labworld import JOB_COLUMNS, JOB_RUN_COLUMNS
 
 T0 = 1000.0
 EXPECTED = ("seed,arm,variant,job,kind,node,node_type,cpu_request_m,mem_request_mi,cpu_use_m,mem_use_mi,net_mbit,"
@@ -105,7 +106,7 @@ def test_checkpoint_and_restore_costs_are_summed_over_a_jobs_processes() -> None
 
 
 def test_a_csv_an_older_lab_began_keeps_its_columns_and_reads_with_the_new_ones_empty(tmp_path: Path) -> None:
-    old = JOB_COLUMNS[:-4]
+    old = JOB_RUN_COLUMNS
     (tmp_path / "jobs.csv").write_text(",".join(old) + "\n")
     jobs = make_schedule(seed=1, jobs=2)
     append_rows(tmp_path, "jobs.csv", job_rows(_result(jobs), jobs, seed=1, arm="model", variant="under",

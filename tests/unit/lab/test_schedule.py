@@ -4,17 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lab.schedule import (
-    COLUMNS,
-    FLAT_REQUEST_M,
-    HONEST_CAP_M,
-    REQUEST_RATIO,
-    TEMPLATES,
-    ScheduleError,
-    make_schedule,
-    parse_schedule,
-    schedule_csv,
-)
+from lab.schedule import COLUMNS, ScheduleError, make_schedule, parse_schedule, schedule_csv
+from policy.labworld import FLAT_REQUEST_M, HONEST_CAP_M, REQUEST_RATIO, TEMPLATES
 
 
 def test_same_seed_same_schedule_and_another_seed_another() -> None:

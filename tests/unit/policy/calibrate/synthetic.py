@@ -8,8 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from policy.calibrate.labdata import EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, LabJob, LabNode
+from policy.calibrate.labdata import LabJob, LabNode
 from policy.calibrate.replay import PLAIN, Machine, replay
+from policy.labworld import EVENT_COLUMNS, JOB_RUN_COLUMNS, NODE_COLUMNS
 from policy.sim.sharing import ContentionParams
 
 NODES = {"small": LabNode("small", "small", 250, 768, 20), "large": LabNode("large", "large", 1000, 2048, 80)}
@@ -57,10 +58,10 @@ def write(directory: Path, jobs: list[LabJob], events: list[tuple] = ()) -> Path
     directory.mkdir(parents=True, exist_ok=True)
     with (directory / "jobs.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(JOB_COLUMNS)
+        w.writerow(JOB_RUN_COLUMNS)
         for j in jobs:
             row = dataclasses.asdict(j) | {"work": 100, "submit_s": j.submit_s, "jct_s": "", "slowdown": ""}
-            w.writerow(["" if isinstance(row[c], float) and row[c] != row[c] else row[c] for c in JOB_COLUMNS])
+            w.writerow(["" if isinstance(row[c], float) and row[c] != row[c] else row[c] for c in JOB_RUN_COLUMNS])
     with (directory / "nodes.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(NODE_COLUMNS)

@@ -1,59 +1,40 @@
-"""The lab scenario: its nodes and jobs stay equal to the real lab's, and its workload names parse."""
+"""The lab scenario: the simulator's lab nodes and jobs are the lab's world, timed, and its workload names parse."""
 
 import math
 
 import numpy as np
 import pytest
 
-from harness.nodes import REAL_NODES
-from kube.objects import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS
-from lab import schedule
+from policy.labworld import MIX, REAL_NODES, SHAPES, TEMPLATES
 from policy.sim.cluster import LAB_CLUSTER, NODE_TYPES, parse_cluster
 from policy.sim.config import SimConfig, build_episode
 from policy.sim.errors import ConfigError, UnknownClassError
-from policy.sim.labmix import (
-    FLAT_REQUEST_M,
-    HONEST_CAP_M,
-    LAB_SCALE,
-    MIX,
-    REQUEST_RATIO,
-    TEMPLATES,
-    VARIANTS,
-    cpu_request_m,
-    lab_variant,
-    sample_lab,
-)
+from policy.sim.labmix import TEMPLATES_BY_KIND, demand, lab_variant, sample_lab, seconds_per_unit, work
 
 
-def test_the_lab_nodes_are_the_real_nodes():
+def test_the_lab_cluster_is_the_four_real_nodes_in_order_at_their_quota_and_memory():
     nodes = parse_cluster(LAB_CLUSTER, np.random.default_rng(0))
-    assert nodes.types == tuple(s.name for s in REAL_NODES)
-    for shape, cap in zip(REAL_NODES, nodes.capacity, strict=True):
-        assert tuple(cap) == (shape.cpu_millis / 1000, shape.memory_mib / 1024, DEFAULT_NET_MBPS, DEFAULT_DISK_MBPS)
+    assert nodes.types == ("rn-small", "rn-medium", "rn-medium-mem", "rn-large")
+    assert nodes.capacity[:, :2].tolist() == [[0.25, 0.75], [0.5, 1.0], [0.5, 2.0], [1.0, 2.0]]
     assert all(NODE_TYPES[t].max_pods == 110 for t in nodes.types)  # the kubelet's default
+    assert [s.name for s in REAL_NODES] == list(nodes.types)
 
 
-def test_the_lab_jobs_are_the_lab_schedule_core_templates():
-    assert MIX == schedule.MIX and VARIANTS == schedule.VARIANTS
-    assert (REQUEST_RATIO, FLAT_REQUEST_M, HONEST_CAP_M) == (schedule.REQUEST_RATIO, schedule.FLAT_REQUEST_M,
-                                                             schedule.HONEST_CAP_M)
-    mine = {f"{t.kind}-{t.size}": t for ts in TEMPLATES.values() for t in ts}
-    assert {k: tuple(sizes) for k, sizes in schedule.SHAPES["core"].items()} == {
-        k: tuple(t.size for t in ts) for k, ts in TEMPLATES.items()}
-    for key, t in mine.items():
-        real = schedule.TEMPLATES[key]
-        assert (t.units, t.cpu_use_m, t.mem_use_mi, t.net_mbit, t.io_mbps) == (
-            real.units, real.cpu_use_m, real.mem_use_mi, real.net_mbit, real.io_mbps), key
-        assert t.work() == schedule.scaled_units(real.units, LAB_SCALE) * t.seconds_per_unit
-        for variant in VARIANTS:
-            assert cpu_request_m(t.cpu_use_m, variant) == schedule.cpu_request_m(real, variant), (key, variant)
+@pytest.mark.parametrize(("key", "seconds"), [("cpu-s", 6.5), ("cpu-l", 13.0), ("train-m", 6.5), ("io-m", 7.5),
+                                              ("net-m", 7.5)])
+def test_a_core_template_takes_its_units_at_the_lab_scale_times_its_unit_time(key, seconds):
+    assert work(TEMPLATES[key]) == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize("key", ["io-m", "net-m"])
-def test_io_and_net_seconds_per_unit_follow_from_their_arguments(key):
-    args = dict(a.removeprefix("--").split("=") for a in schedule.TEMPLATES[key].args if "=" in a)
-    mine = next(t for ts in TEMPLATES.values() for t in ts if f"{t.kind}-{t.size}" == key)
-    assert mine.seconds_per_unit == pytest.approx(int(args["chunk-bytes"]) / (float(args["bandwidth"]) * 2**20))
+@pytest.mark.parametrize(("key", "per_unit"), [("io-m", 0.25), ("net-m", 0.0625)])
+def test_io_and_net_units_take_their_chunk_through_the_4_mib_s_cap(key, per_unit):
+    assert seconds_per_unit(TEMPLATES[key]) == per_unit  # 1 MiB and 256 KiB at 4 MiB/s
+
+
+def test_the_simulator_draws_the_core_shape_templates_of_every_kind_of_the_mix():
+    assert [k for k, _ in MIX] == list(TEMPLATES_BY_KIND)
+    assert {k: tuple(t.size for t in ts) for k, ts in TEMPLATES_BY_KIND.items()} == SHAPES["core"]
+    assert demand(TEMPLATES["net-m"]) == pytest.approx((0.1, 96 / 1024, 4 * 1.048576, 0.0))
 
 
 @pytest.mark.parametrize("workload,variant", [("lab-under", "under"), ("lab-flat", "flat"),
@@ -65,8 +46,8 @@ def test_lab_workload_names(workload, variant):
 def test_an_unknown_lab_variant_names_the_known_ones():
     with pytest.raises(UnknownClassError, match="lab-flat"):
         lab_variant("lab-fair")
-    with pytest.raises(ConfigError):
-        cpu_request_m(1000, "fair")
+    with pytest.raises(ConfigError, match="honest"):
+        sample_lab("fair", 3, np.random.default_rng(0))
 
 
 @pytest.mark.parametrize("variant,compute_m,small_m", [("under", 200, 20), ("flat", 100, 100),

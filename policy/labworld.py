@@ -1,0 +1,175 @@
+"""The real-node lab's world, described once: its nodes, its job templates and mix, its request variants, its CSV files.
+
+Why it exists: the lab runs this world on real kubelets (``lab``, ``harness.nodes``), the simulator replays it
+as node types and a workload (``policy.sim.cluster``, ``policy.sim.labmix``), the calibration reads the files
+it writes (``policy.calibrate.labdata``) and ``bench/cgroup_contention.py`` writes the same files. Each used to
+keep its own copy, kept equal by tests; now they all import this module.
+
+Why here and why Python: ``policy`` may import no cluster code (the import-linter contracts in
+``pyproject.toml``), while ``lab``, ``harness`` and ``bench`` may import ``policy``, so ``policy`` is the one
+place every reader can reach. The world is frozen dataclasses and tuples rather than a data file with a
+loader: every reader is Python, each number keeps its reason beside it, and there is nothing to parse or
+validate at run time. Pure: standard library only, no I/O, no state. What is not the world stays with its
+owner: how a schedule is drawn (``lab.schedule``), how the simulator times a unit of work
+(``policy.sim.labmix``), how a file is read (``policy.calibrate.labdata``) or written (``lab.records``).
+
+Units are the lab's: cpu in millicores, memory in MiB, network in Mbit/s, io in MB/s, seconds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+# ---- nodes -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RealNodeShape:
+    """One real node's size: its cgroup cpu quota and memory limit (= its allocatable) and its link bandwidth.
+
+    ``node_type`` is the node's ``drsched.io/node-type`` label, the name results group nodes by; ``net_mbit``
+    is the inbound bandwidth of the node's bridge (``harness.nodenet``), 0 = unshaped."""
+
+    name: str
+    node_type: str
+    cpu_millis: int
+    memory_mib: int
+    net_mbit: int = 0
+
+
+# Unequal on purpose: the scheduler comparisons need nodes of different size. Together they oversubscribe
+# a 2-core machine slightly (2.25 cores), which only matters when every node is busy at once.
+REAL_NODES = (
+    RealNodeShape("rn-small", "small", 250, 768, net_mbit=20),
+    RealNodeShape("rn-medium", "medium", 500, 1024, net_mbit=40),
+    RealNodeShape("rn-medium-mem", "medium-mem", 500, 2048, net_mbit=40),
+    RealNodeShape("rn-large", "large", 1000, 2048, net_mbit=80),
+)
+
+# ---- jobs ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Template:
+    """One job shape: its ``python -m workloads`` arguments and its demand when it runs alone."""
+
+    kind: str
+    size: str
+    units: int
+    args: tuple[str, ...]
+    cpu_use_m: int
+    mem_use_mi: int
+    net_mbit: float
+    io_mbps: float
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}-{self.size}"
+
+    def argv(self, *, scale: float = 1.0) -> list[str]:
+        return [self.kind, "--state-dir=/state", f"--units={scaled_units(self.units, scale)}", *self.args]
+
+
+def scaled_units(units: int, scale: float) -> int:
+    """A template's units at ``scale`` (``lab run --scale``), at least one."""
+    return max(1, int(round(units * scale)))
+
+
+MIX = (("cpu", 0.4), ("train", 0.2), ("io", 0.2), ("net", 0.2))
+"""The DRS mix: (kind, weight), mostly compute, a tail of io and net jobs."""
+RUN_JOBS = 12
+"""Jobs in one run of the lab (a schedule's default size) and in one simulated lab episode."""
+
+# cpu and train are single-threaded compute (a whole core when the node has one, the node's quota
+# otherwise): about 13-27 s alone on a whole core (cpu: 6.7 ms a unit at --work=20000; train: ~8 ms a
+# unit). io copies 1 MiB a unit and net streams 256 KiB a unit (to a sink in its own pod, so its traffic
+# never crosses a shaped node link), both through a 4 MiB/s cap: ~15 s whatever the node.
+_MIB_MB = 1.048576  # MB per MiB
+TEMPLATES: dict[str, Template] = {t.key: t for t in (
+    Template("cpu", "s", 2000, ("--work=20000",), 1000, 64, 0.0, 0.0),
+    Template("cpu", "l", 4000, ("--work=20000",), 1000, 64, 0.0, 0.0),
+    Template("train", "m", 2000, (), 1000, 128, 0.0, 0.0),
+    Template("io", "m", 60, ("--chunk-bytes=1048576", "--bandwidth=4"), 100, 96, 0.0, 4.0 * _MIB_MB),
+    Template("net", "m", 240, ("--start-sink", "--chunk-bytes=262144", "--bandwidth=4"), 100, 96,
+             4.0 * _MIB_MB * 8, 0.0),
+)}  # fmt: skip
+
+# The 'fraction' job shape: cpu and train jobs capped at a fraction of a core (workloads --cores), so a node
+# holds several of them, as in the simulator the policy was trained in (a job at most about one small node);
+# units chosen for about the same time alone as the whole-core templates. io and net are already small.
+FRACTION_CPU, FRACTION_TRAIN = 0.3, 0.5
+TEMPLATES.update({t.key: t for t in (
+    Template("cpu", "fs", 600, ("--work=20000", f"--cores={FRACTION_CPU}"), 300, 64, 0.0, 0.0),
+    Template("cpu", "fl", 1200, ("--work=20000", f"--cores={FRACTION_CPU}"), 300, 64, 0.0, 0.0),
+    Template("train", "fm", 1000, (f"--cores={FRACTION_TRAIN}",), 500, 128, 0.0, 0.0),
+)})  # fmt: skip
+SHAPES: dict[str, dict[str, tuple[str, ...]]] = {
+    "core": {"cpu": ("s", "l"), "train": ("m",), "io": ("m",), "net": ("m",)},
+    "fraction": {"cpu": ("fs", "fl"), "train": ("fm",), "io": ("m",), "net": ("m",)},
+}
+"""Job shape -> kind -> the template sizes a job of that kind is drawn from (uniformly, in this order)."""
+
+# ---- requests --------------------------------------------------------------------------------------
+
+VARIANTS = ("under", "flat", "honest")
+"""How pods set their cpu request. ``under`` asks for ``REQUEST_RATIO`` of the CPU a job uses and no CPU
+limit, as batch pods commonly do; ``flat`` asks every pod for ``FLAT_REQUEST_M`` whatever it uses, as pods
+that leave their request to a namespace's LimitRange default do (the request tells the scheduler nothing
+about which job is heavy); ``honest`` asks for what it uses, up to ``HONEST_CAP_M``. Memory is requested as
+used in all three (limit: twice that)."""
+REQUEST_RATIO = 0.2
+"""cpu request / cpu use of every job in the ``under`` variant."""
+FLAT_REQUEST_M = 100
+"""Every pod's cpu request in the ``flat`` variant."""
+HONEST_CAP_M = 450
+"""The most an ``honest`` request asks for: the most CPU a medium node has free next to the drsched agents,
+so that a single-threaded job asking for its whole core still fits three of the four nodes."""
+MIN_REQUEST_M = 10
+"""No pod asks for less cpu than this."""
+
+
+class UnknownVariant(ValueError):
+    """A request variant that is not one of ``VARIANTS``."""
+
+
+def cpu_request_m(cpu_use_m: int, variant: str) -> int:
+    """The cpu request, in millicores, of a job using ``cpu_use_m`` under ``variant``."""
+    if variant == "under":
+        request = cpu_use_m * REQUEST_RATIO
+    elif variant == "flat":
+        request = FLAT_REQUEST_M
+    elif variant == "honest":
+        request = min(cpu_use_m, HONEST_CAP_M)
+    else:
+        raise UnknownVariant(f"request variant {variant!r} is not one of {', '.join(VARIANTS)}")
+    return max(MIN_REQUEST_M, int(math.ceil(request)))
+
+
+# ---- the CSV files an experiment writes (lab.records builds the rows, policy.calibrate.labdata reads them) --
+
+JOB_RUN_COLUMNS = ("seed", "arm", "variant", "job", "kind", "node", "node_type", "cpu_request_m", "mem_request_mi",
+                   "cpu_use_m", "mem_use_mi", "net_mbit", "io_mbps", "work", "submit_s", "start_s", "finish_s",
+                   "exit_code", "solo_s", "jct_s", "run_slowdown", "slowdown", "migrations")
+"""``jobs.csv``'s columns for one job's run: what every ``jobs.csv`` has (readers require these; a run
+without checkpoints, such as ``bench/cgroup_contention.py``'s, writes only these)."""
+JOB_COST_COLUMNS = ("ckpt_writes", "ckpt_write_mean_s", "ckpt_write_last_s", "restore_s")
+"""``jobs.csv``'s columns for the job's measured migration costs, after the run columns (files written before
+they existed end at ``migrations``)."""
+JOB_COLUMNS = JOB_RUN_COLUMNS + JOB_COST_COLUMNS
+"""``jobs.csv``: one row per job of a run (``lab.records`` says what each column means)."""
+NODE_COLUMNS = ("node", "node_type", "cpu_quota_m", "mem_mi", "net_mbit")
+"""``nodes.csv``: one row per node, its ``RealNodeShape``."""
+EVENT_COLUMNS = ("seed", "arm", "t_s", "node", "event", "value")
+"""``events.csv``: quota changes, migrations and restores."""
+USAGE_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "cpu_m", "mem_mi", "net_mbit", "io_mbps", "node_cpu_m",
+                 "capacity_m")
+"""``usage.csv``: the job pods' usage per node and sample, then the node's own cpu in use and capacity (files
+written before those two existed end at ``io_mbps``)."""
+HOST_COLUMNS = ("seed", "arm", "variant", "t_s", "load1")
+"""``host.csv``: the machine's load average during a run."""
+CONTROLLER_COLUMNS = ("seed", "arm", "variant", "metric", "labels", "value")
+"""``controller.csv``: the migration controller's counters at the end of a run."""
+FILES = {"jobs.csv": JOB_COLUMNS, "nodes.csv": NODE_COLUMNS, "events.csv": EVENT_COLUMNS,
+         "usage.csv": USAGE_COLUMNS, "host.csv": HOST_COLUMNS, "controller.csv": CONTROLLER_COLUMNS}
+"""Every CSV file of a results directory and its columns, in order."""
