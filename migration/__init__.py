@@ -17,7 +17,6 @@ uses) and never imports the extender. Layout (each file says what it owns):
     telemetry.py    metrics and the one reporting helper (log line + Event + counter)
     errors.py       the controller's own typed errors (the API's are ``kube.errors``)
     kube.py         the only module of this package that talks to the Kubernetes API
-    experiment/     ``python -m migration.experiment``: the A/B experiment's schedule, submit, record, replay
 
 ``python -m migration --help``; see README.md.
 """

@@ -1,1 +1,0 @@
-"""Experiment tooling for migration A/B runs (``python -m migration.experiment --help``); see ``plan``."""
