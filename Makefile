@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)-$
 PYTEST := $(PY) -m pytest
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help venv deps test test-unit test-integration test-e2e lint demo evaluate model bench controlplane clean-venv
+.PHONY: help venv venv-demo deps test test-unit test-integration test-e2e lint demo evaluate model bench controlplane clean-venv
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -25,6 +25,17 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed-* && touch $@
 
 venv: $(STAMP)  ## create the venv (outside the clone) and install drsched with all extras
+
+# make demo needs no torch, gymnasium or SB3 (the serving path never imports them): a first demo skips that
+# download (~2.5 GB); the full install, whenever something needs it, is a superset and satisfies this one.
+DEMO_EXTRAS ?= serve,lab
+DEMO_STAMP := $(subst .installed-,.installed-demo-,$(STAMP))
+$(DEMO_STAMP): pyproject.toml
+	@if [ -e $(STAMP) ]; then touch $@; exit 0; fi; \
+	 test -x $(PY) || $(PYTHON) -m venv $(VENV); \
+	 $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q -e '.[$(DEMO_EXTRAS)]' && touch $@
+
+venv-demo: $(DEMO_STAMP)  ## the venv with what make demo needs (serve + plots; the full venv also does)
 
 lint: venv  ## ruff + the import-linter layer contracts
 	$(BIN)/ruff check .
@@ -53,7 +64,7 @@ deps:  ## install the Debian packages the tests use (as root), or name the missi
 test: venv deps  ## the whole suite: lint, unit, integration, e2e (each timed), then every skipped test and why
 	@bash scripts/run-tests.sh
 
-demo: venv deps  ## default-scheduler vs drsched on real nodes, measured (cold: builds first; KWOK demo: DEMO_ARGS=--kwok)
+demo: venv-demo deps  ## default-scheduler vs drsched on real nodes, measured (cold: builds first; KWOK demo: DEMO_ARGS=--kwok)
 	$(PY) -m lab demo $(DEMO_ARGS)
 
 .PHONY: lab

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, free_port
+from tests.helpers import REPO, deadline, free_port
 
 from .payloads import EXAMPLE
 
@@ -52,11 +52,11 @@ def _start(*args: str) -> subprocess.Popen:
 
 
 def _wait(proc: subprocess.Popen, url: str) -> None:
-    deadline = time.monotonic() + 30
+    until = time.monotonic() + deadline(30)
     while _try(url) is None:
         if proc.poll() is not None:
             pytest.fail(f"extender exited {proc.returncode}: {proc.stdout.read().decode()[-2000:]}")
-        if time.monotonic() > deadline:
+        if time.monotonic() > until:
             pytest.fail(f"{url} never answered")
         time.sleep(0.2)
 
@@ -71,10 +71,10 @@ def _try(url: str) -> int | None:
 def _stop(proc: subprocess.Popen) -> None:
     proc.terminate()
     try:
-        proc.wait(timeout=10)
+        proc.wait(timeout=deadline(10))
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.wait(timeout=10)
+        proc.wait(timeout=deadline(10))
 
 
 def test_debug_endpoints_are_on_loopback_only_never_on_the_service_address() -> None:
@@ -108,7 +108,7 @@ def test_debug_port_zero_serves_no_debug_endpoints() -> None:
 
 def test_debug_port_equal_to_the_service_port_is_refused() -> None:
     done = subprocess.run([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port", "9999",
-                           "--debug-port", "9999"], cwd=REPO, capture_output=True, text=True, timeout=30)
+                           "--debug-port", "9999"], cwd=REPO, capture_output=True, text=True, timeout=deadline(30))
     assert done.returncode == 2 and "debug_port 9999 is the service port" in done.stderr
 
 
@@ -116,7 +116,7 @@ def test_without_a_cluster_one_line_names_what_to_pass_and_exits_2(tmp_path: Pat
     env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST")}
     env["HOME"] = str(tmp_path)  # no ~/.kube/config
     done = subprocess.run([sys.executable, "-m", "extender"], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=30)
+                          timeout=deadline(30))
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr

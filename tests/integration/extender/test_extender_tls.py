@@ -22,7 +22,7 @@ import pytest
 
 from extender.settings import build_settings
 from kube.errors import ConfigError
-from tests.helpers import REPO, free_port, wait_for
+from tests.helpers import REPO, deadline, free_port, wait_for
 
 from .payloads import EXAMPLE
 
@@ -71,10 +71,10 @@ def _start(args: list[str]) -> tuple[subprocess.Popen, int]:
 def _stop(proc: subprocess.Popen) -> None:
     proc.terminate()
     try:
-        proc.wait(timeout=10)
+        proc.wait(timeout=deadline(10))
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.wait(timeout=10)
+        proc.wait(timeout=deadline(10))
 
 
 def _get(url: str, ctx: ssl.SSLContext) -> dict:
@@ -174,7 +174,7 @@ def test_bind_is_off_by_default(pki: Path) -> None:
 def test_bind_without_a_client_ca_is_refused_at_start_unless_the_insecure_flag_says_so() -> None:
     done = subprocess.run([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port",
                            str(free_port()), "--bind-enabled", "true"], cwd=REPO, capture_output=True, text=True,
-                          timeout=30)
+                          timeout=deadline(30))
     assert done.returncode == 2
     assert "tls_client_ca_file" in done.stderr and "insecure_bind_without_client_ca" in done.stderr
     assert "Traceback" not in done.stderr
@@ -212,6 +212,6 @@ def test_missing_tls_file_exits_2_naming_it(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port",
                            str(free_port()), "--tls-cert-file", str(tmp_path / "nope.crt"),
                            "--tls-key-file", str(tmp_path / "nope.key")],
-                          cwd=REPO, capture_output=True, text=True, timeout=30)
+                          cwd=REPO, capture_output=True, text=True, timeout=deadline(30))
     assert done.returncode == 2
     assert "TLS files" in done.stderr

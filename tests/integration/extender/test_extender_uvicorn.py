@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from tests.helpers import REPO, free_port
+from tests.helpers import REPO, deadline, free_port
 
 from .payloads import NODE_NAMES, V1_POD, post, v1_node
 
@@ -69,7 +69,7 @@ def test_bad_static_cluster_exits_with_located_error(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("nodes:\n- name: a\n  cpu: 2\n  memory: lots\n")
     proc = subprocess.run([sys.executable, "-m", "extender", "--static-cluster", str(bad), "--port", str(free_port())],
-                          cwd=REPO, capture_output=True, text=True, timeout=30)
+                          cwd=REPO, capture_output=True, text=True, timeout=deadline(30))
     assert proc.returncode == 2
     assert f"{bad}:4: nodes[0].memory: cannot parse quantity 'lots'" in proc.stderr
 
@@ -78,6 +78,6 @@ def test_help_lists_every_option():
     from extender.settings import Settings
 
     out = subprocess.run([sys.executable, "-m", "extender", "--help"], cwd=REPO, capture_output=True, text=True,
-                         timeout=30).stdout
+                         timeout=deadline(30)).stdout
     for name in Settings.model_fields:
         assert f"--{name.replace('_', '-')}" in out

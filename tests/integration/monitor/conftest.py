@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.helpers import REPO, free_port, wait_for
+from tests.helpers import REPO, deadline, free_port, wait_for
 
 from .reports import INTERVAL
 
@@ -94,7 +94,9 @@ def busy() -> Iterator[Callable[..., subprocess.Popen]]:
     procs: list[subprocess.Popen] = []
 
     def start(seconds: float = 20.0, argv: list[str] | None = None) -> subprocess.Popen:
-        cmd = argv or [sys.executable, "-c", BUSY_LOOP.format(seconds=seconds)]
+        # its lifetime stretches with the waits that watch it (tests.helpers.deadline), or it would end before
+        # a stretched wait on a busy machine could see it
+        cmd = argv or [sys.executable, "-c", BUSY_LOOP.format(seconds=deadline(seconds))]
         proc = subprocess.Popen(cmd)
         procs.append(proc)
         return proc

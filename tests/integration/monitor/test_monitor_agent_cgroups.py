@@ -27,13 +27,13 @@ from pathlib import Path
 import pytest
 
 from monitor.cgroupfs import NET_HOST, NET_NO_PROCESS
-from tests.helpers import wait_for
+from tests.helpers import deadline, wait_for
 
 UDP_SENDER = """
 import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 payload = b"x" * 1400
-end = time.monotonic() + 20
+end = time.monotonic() + {seconds:.0f}
 while time.monotonic() < end:
     s.sendto(payload, ("10.99.0.2", 9))
 """
@@ -126,7 +126,8 @@ class CpuTracker:
 def netns_workload() -> list[str] | None:
     if os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("ip")):
         return None
-    argv = ["unshare", "--net", "sh", "-c", NETNS_SETUP.format(python=sys.executable, code=UDP_SENDER)]
+    sender = UDP_SENDER.format(seconds=deadline(20))
+    argv = ["unshare", "--net", "sh", "-c", NETNS_SETUP.format(python=sys.executable, code=sender)]
     probe = subprocess.run(["unshare", "--net", "ip", "link", "add", "v0", "type", "veth", "peer", "name", "v1"],
                            capture_output=True)
     return argv if probe.returncode == 0 else None
