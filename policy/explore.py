@@ -7,7 +7,8 @@ the node it drew (its propensity) makes importance-weighted estimates unbiased o
 
 Rule, on the served 0-10 scores of the allowed nodes:
 
-    tied   = nodes with score >= max - margin             (sorted by name: every replica draws alike)
+    tied   = nodes with score >= max - margin, and > 0    (sorted by name: every replica draws alike;
+                                                           0 is also what a refused node gets: never drawn)
     draw   = tied[crc32(seed:pod uid) mod |tied|]          (uniform over uids; the same pod, the same draw)
     scores = the drawn node keeps the max, the other tied nodes get at most max - 1
     propensity = 1 / |tied|                               (1 when a single node is the best)
@@ -41,7 +42,7 @@ def explore(scores: np.ndarray, names: list[str] | tuple[str, ...], *, uid: str,
     best = int(scores.max())
     if best <= 0:
         return None  # nothing allowed: nothing to draw
-    tied = sorted(np.flatnonzero(scores >= best - margin).tolist(), key=lambda i: names[i])
+    tied = sorted(np.flatnonzero((scores >= best - margin) & (scores > 0)).tolist(), key=lambda i: names[i])
     pick = tied[zlib.crc32(f"{seed}:{uid}".encode()) % len(tied)]
     out = scores.copy()
     if len(tied) > 1:

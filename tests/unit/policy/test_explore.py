@@ -15,6 +15,7 @@ NAMES = ["n-c", "n-a", "n-b", "n-d"]
     ([10, 10, 0, 5], 0.0, {"n-c", "n-a"}, 0.5),         # exact ties
     ([10, 9, 0, 5], 1.0, {"n-c", "n-a"}, 0.5),          # within the margin
     ([10, 9, 0, 5], 5.0, {"n-c", "n-a", "n-d"}, 1 / 3),
+    ([10, 9, 0, 5], 10.0, {"n-c", "n-a", "n-d"}, 1 / 3),  # a 0 (possibly refused) node is never drawn
 ])
 def test_the_drawn_node_is_the_unique_best_and_its_propensity_is_one_over_the_tied(scores, margin, tied, propensity):
     out = explore(np.array(scores), NAMES, uid="pod-1", margin=margin)
