@@ -4,8 +4,8 @@ The watch (``extender.kube_index``) calls ``ShadowRecorder.on_binding`` with the
 applying it to the cache, so the decision is made on the snapshot the other scheduler decided on (the pod
 pending, on no node). A binding is an ADDED/MODIFIED event whose pod names a node while the cache still
 holds it unbound, and whose pod the selector picks (scheduler name, namespaces, labels). The recorder
-scores every cached node with the served policy, applies drsched's filter (``extender.decide``, as
-``/debug/explain`` does), and records: the actual node, drsched's choice (the actual node when it ties
+scores every cached node with the served policy, applies drsched's filter (``extender.decide``'s checks,
+as ``/debug/explain`` does), and records: the actual node, drsched's choice (the actual node when it ties
 for best), the full score vector, the model version, and the pod's predicted slowdown on both nodes from
 the contention model on current usage (``policy.baselines.lookahead.predicted_slowdowns``). It binds
 nothing and writes nothing to the cluster.
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from extender.decide import ServedPolicy, Thresholds, filter_reasons, score
+from extender.decide import ServedPolicy, Thresholds, passes_filter, score
 from extender.selection import PodSelector
 from extender.telemetry import Telemetry
 from kube.cache import ClusterCache, PodRecord
@@ -91,10 +91,8 @@ class ShadowRecorder:
         view_ = PodView(requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                         name=key[1])
         scored = score(snap, view_, self.policy, max_usage_age=self.max_usage_age)
-        allowed = scored.enc.mask & np.isfinite(scored.raw)
-        reasons = filter_reasons(snap, view_, self.thresholds, self.max_usage_age)
-        if reasons:
-            allowed[list(reasons)] = False
+        allowed = scored.enc.mask & np.isfinite(scored.raw) & \
+            passes_filter(snap, view_, self.thresholds, self.max_usage_age)
         final = to_extender_scores(scored.raw, allowed)
         chosen = None
         if allowed.any():

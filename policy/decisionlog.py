@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 SCHEMA_VERSION = 1
 SEGMENT_GLOB = "decisions-*.jsonl"
 MODES = ("serve", "shadow")
@@ -78,6 +80,15 @@ def _round(x: float) -> float | None:
     return round(x, 6) if x == x and abs(x) != float("inf") else None
 
 
+def _floats(values: Sequence[float] | np.ndarray) -> list[float | None]:
+    """Rounded to 6 decimals, None where not finite; in numpy (a shadow row has one value per node)."""
+    a = np.round(np.asarray(values, dtype=np.float64), 6)
+    out = a.tolist()
+    for i in np.flatnonzero(~np.isfinite(a)).tolist():
+        out[i] = None
+    return out
+
+
 def decision_row(*, ts: float, replica: str, mode: str, pod: tuple[str, str, str], requests: Sequence[float],
                  demand: Sequence[float], demand_source: str, policy: str, model_version: str,
                  nodes: Sequence[str], scores: Sequence[int], raw: Sequence[float], chosen: str | None,
@@ -88,8 +99,9 @@ def decision_row(*, ts: float, replica: str, mode: str, pod: tuple[str, str, str
     return {"v": SCHEMA_VERSION, "kind": "decision", "ts": round(ts, 6), "replica": replica, "mode": mode,
             "namespace": pod[0], "name": pod[1], "uid": pod[2], "requests": [_round(x) for x in requests],
             "demand": [_round(x) for x in demand], "demand_source": demand_source, "policy": policy,
-            "model_version": model_version, "nodes": list(nodes), "scores": [int(s) for s in scores],
-            "raw": [_round(x) for x in raw], "chosen": chosen, "propensity": round(float(propensity), 9),
+            "model_version": model_version, "nodes": list(nodes),
+            "scores": np.asarray(scores, dtype=np.int64).tolist(), "raw": _floats(raw), "chosen": chosen,
+            "propensity": round(float(propensity), 9),
             "explored": None if explored is None else list(explored), "actual": actual, "scheduler": scheduler,
             "slowdown": None if slowdown is None else {k: _round(v) for k, v in slowdown.items()},
             "predicted_gain": None if predicted_gain is None else _round(predicted_gain)}
