@@ -1,14 +1,18 @@
 """kill -9 of a process writing the decision log: the log stays readable, and only the rows of the last flush
 interval (and a torn last line) are lost -- the bound ``extender.decision_log`` states."""
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 
 from policy.decisionlog import read_log
-from tests.helpers import REPO, wait_for
+from tests.helpers import REPO, free_port, wait_for
+
+from .payloads import EXAMPLE, args_names, post
 
 FLUSH_S = 0.2
 SLACK_S = 1.0  # scheduling delay of the writer thread on a busy 2-core CI machine
@@ -55,3 +59,26 @@ def test_kill_9_loses_at_most_the_last_flush_interval_and_leaves_a_readable_log(
     assert seq == list(range(len(seq))) and len(seq) > 100  # a prefix of what was submitted, no holes
     newest = max(r["ts"] for r in log.outcomes.values())
     assert newest >= killed_at - FLUSH_S - SLACK_S, f"lost {killed_at - newest:.2f} s of rows"
+
+
+def test_kill_9_of_a_real_extender_leaves_its_decisions_readable(tmp_path):
+    """``python -m extender`` over HTTP with the log on: every decision older than the flush interval survives."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port", str(port),
+                             "--debug-port", "0", "--decision-log-dir", str(tmp_path), "--decision-log-flush-ms",
+                             str(int(FLUSH_S * 1000))], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: urllib.request.urlopen(f"{base}/healthz", timeout=1).read(), timeout=30,
+                 what=f"the extender at {base}", ignore=(OSError,))
+        body = json.dumps(args_names()).encode()
+        answers = [json.loads(post(f"{base}/prioritize", body)[1]) for _ in range(40)]
+        time.sleep(FLUSH_S + SLACK_S)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    log = read_log(tmp_path)
+    assert len(log.decisions) == 40 and not log.torn
+    assert [d["scores"] for d in log.decisions] == [[h["Score"] for h in a] for a in answers]
