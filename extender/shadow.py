@@ -70,7 +70,8 @@ class ShadowRecorder:
     # -- the watch thread ---------------------------------------------------------------------------------
     def is_binding(self, event_type: str, pod: Mapping, prior: PodRecord | None) -> bool:
         """Whether this event is a selected pod's binding (module doc)."""
-        node = (pod.get("spec") or {}).get("nodeName") if isinstance(pod.get("spec"), Mapping) else None
+        spec = pod.get("spec")
+        node = spec.get("nodeName") if isinstance(spec, Mapping) else None
         return (event_type in ("ADDED", "MODIFIED") and bool(node) and prior is not None and prior.node is None
                 and not pod_terminated(pod) and self.selector.matches(pod))
 
@@ -100,7 +101,8 @@ class ShadowRecorder:
             tie = allowed[row] and scored.raw[row] >= scored.raw[best]
             chosen = row if tie else best
         spec = pod.get("spec") or {}
-        result: dict[str, Any] = {"pod": f"{key[0]}/{key[1]}", "scheduler": spec.get("schedulerName"),
+        result: dict[str, Any] = {"pod": f"{key[0]}/{key[1]}",
+                                  "scheduler": spec.get("schedulerName") or "default-scheduler",
                                   "actual": actual, "chosen": None if chosen is None else snap.names[chosen],
                                   "at": round(now, 3)}
         slowdown, gain = None, None

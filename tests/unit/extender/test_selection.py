@@ -53,3 +53,16 @@ def test_the_shadow_replica_index_comes_from_the_statefulset_ordinal(monkeypatch
 def test_settings_refuse_what_cannot_work(kwargs, match):
     with pytest.raises(ConfigError, match=match):
         build_settings(**kwargs)
+
+
+def test_the_shadow_manifest_runs_one_recreated_replica_with_valid_shadow_settings():
+    import yaml
+
+    from extender.__main__ import build_parser
+    from tests.helpers import REPO
+
+    doc = yaml.safe_load((REPO / "manifests" / "extender" / "shadow.yaml").read_text())
+    assert doc["spec"]["replicas"] == 1 and doc["spec"]["strategy"]["type"] == "Recreate"
+    args = vars(build_parser().parse_args(doc["spec"]["template"]["spec"]["containers"][0]["args"]))
+    settings = build_settings(args.pop("config"), **args)
+    assert settings.shadow and settings.shadow_replicas == 1 and settings.decision_log_dir is not None
