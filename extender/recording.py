@@ -33,6 +33,7 @@ from extender.settings import Settings
 from extender.shadow import ShadowRecorder
 from extender.telemetry import Telemetry
 from kube.cache import ClusterCache, PodRecord
+from kube.errors import ConfigError
 from kube.logs import kv
 from policy.decisionlog import decision_row, outcome_row
 from policy.explore import explore
@@ -70,8 +71,14 @@ class Recording:
             track=self.outcomes.track if self.outcomes is not None else None) if s.shadow else None
 
     def start(self) -> None:
+        """Start the log's writer; ``ConfigError`` when its directory cannot be written (the extender refuses to
+        start rather than serve without the log it was asked to keep)."""
         if self.log is not None:
-            self.log.start()
+            try:
+                self.log.start()
+            except OSError as exc:
+                raise ConfigError(f"decision_log_dir {self.log.directory}: cannot write: "
+                                  f"{exc.strerror or exc}") from None
 
     async def stop(self) -> None:
         if self.log is not None:

@@ -155,6 +155,7 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
     rt = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=policy, degraded=degraded,
                  profiles=profiles)
     rt.recording = Recording(settings, cache=cache, policy=policy, telemetry=telemetry, thresholds=rt.thresholds)
+    rt.recording.start()  # first: a log directory it cannot write stops the start before anything runs
     static_usage, static_mtime = None, None
     if settings.static_cluster is not None:
         static_mtime = settings.static_cluster.stat().st_mtime if settings.static_cluster.exists() else None
@@ -201,7 +202,6 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
     rt.usage_status, rt.pod_workload = poller.status, pod_workload
     await poller.start()
     stoppers.insert(0, poller.stop)
-    rt.recording.start()
     stoppers.append(rt.recording.stop)  # last: after the watch, whose events it writes, has stopped
     telemetry.metrics.model.info({"policy": policy.name, "version": policy.version,
                                   "degraded": "true" if degraded else "false"})

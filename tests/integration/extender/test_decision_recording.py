@@ -93,3 +93,13 @@ def test_debug_shadow_says_off_and_summarises_when_on():
     assert body["agreement_rate"] == 0.0 and body["mean_predicted_gain"] >= 0
     assert 'drsched_extender_shadow_decisions_total{result="differ"} 1.0' in metrics
 
+
+
+def test_a_log_directory_that_cannot_be_written_refuses_to_start(tmp_path):
+    from kube.errors import ConfigError
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    with pytest.raises(ConfigError, match="decision_log_dir .*a-file.*: cannot write"):
+        with TestClient(create_app(static_settings(decision_log_dir=blocker / "log"))):
+            pass
