@@ -60,7 +60,7 @@ class Recording:
                                max_file_bytes=s.decision_log_max_file_bytes, max_total_bytes=s.decision_log_max_bytes,
                                flush_interval_s=s.decision_log_flush_ms / 1000, queue_size=s.decision_log_queue) \
             if s.decision_log_dir is not None else None
-        self.outcomes = OutcomeTracker() if self.log is not None else None
+        self.outcomes = OutcomeTracker() if self.log is not None or s.shadow else None
         self.canary = PodSelector.of(namespaces=s.canary_namespaces, selector=s.canary_selector)
         self.shadow = ShadowRecorder(
             cache=cache, policy=policy, telemetry=telemetry, thresholds=thresholds, max_usage_age=s.max_usage_age_s,
@@ -100,7 +100,7 @@ class Recording:
             scores = explored.scores
             if len(explored.tied) > 1:
                 self.telemetry.metrics.explored.inc()
-        if self.log is not None:
+        if self.log is not None:  # outcomes of served pods are tracked for the log only
             top = explored.chosen if explored is not None else (int(np.argmax(scores)) if scores.size else None)
             chosen = names[top] if top is not None and scores[top] > 0 else None
             self.log.submit(partial(
@@ -122,7 +122,10 @@ class Recording:
                 ended = self.outcomes.observe(event_type, pod)
                 if ended is not None:
                     self.telemetry.metrics.outcomes.labels(phase=ended["phase"]).inc()
-                    self.log.submit(partial(outcome_row, ts=time.time(), replica=self.replica, **ended))
+                    if self.shadow is not None:
+                        self.shadow.on_outcome(ended)
+                    if self.log is not None:
+                        self.log.submit(partial(outcome_row, ts=time.time(), replica=self.replica, **ended))
         except Exception:  # a bug here must not break the watch that feeds the cache
             log.exception("recording a pod event failed", extra=kv(event=event_type))
             self.telemetry.metrics.internal_errors.labels(verb="record").inc()

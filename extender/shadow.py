@@ -7,8 +7,9 @@ holds it unbound, and whose pod the selector picks (scheduler name, namespaces, 
 scores every cached node with the served policy, applies drsched's filter (``extender.decide``'s checks,
 as ``/debug/explain`` does), and records: the actual node, drsched's choice (the actual node when it ties
 for best), the full score vector, the model version, and the pod's predicted slowdown on both nodes from
-the contention model on current usage (``policy.baselines.lookahead.predicted_slowdowns``). It binds
-nothing and writes nothing to the cluster.
+the contention model on current usage (``policy.baselines.lookahead.predicted_slowdowns``). When a
+shadowed pod ends, its JCT joins the mean of the pods where drsched agreed or differed (``on_outcome``).
+It binds nothing and writes nothing to the cluster.
 
 Once per binding with several replicas: every replica watches every pod, so each records only the pods
 whose UID hashes to its own index (``crc32(uid) mod shadow_replicas == shadow_replica_index``). No lease,
@@ -26,7 +27,7 @@ import logging
 import threading
 import time
 import zlib
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -45,6 +46,8 @@ from policy.served import to_extender_scores
 from policy.state import PodView
 
 log = logging.getLogger(__name__)
+MAX_COMPARED = 100_000
+"""Shadowed pods remembered until they end, for the observed JCT by agreement (the oldest are forgotten)."""
 
 
 def owner(uid: str, replicas: int) -> int:
@@ -66,6 +69,8 @@ class ShadowRecorder:
         self._agree = self._differ = 0
         self._gain_sum = 0.0
         self._counts = dict.fromkeys(("recorded", "not_owner", "unknown_node", "no_node_allowed"), 0)
+        self._compared: OrderedDict[str, bool] = OrderedDict()  # uid -> agreed, until the pod ends (bounded)
+        self._jct = {True: [0, 0.0], False: [0, 0.0]}            # agreed -> [pods ended, sum of their JCT]
 
     # -- the watch thread ---------------------------------------------------------------------------------
     def is_binding(self, event_type: str, pod: Mapping, prior: PodRecord | None) -> bool:
@@ -119,7 +124,7 @@ class ShadowRecorder:
                 slowdown=slowdown, predicted_gain=gain))
         if self.track is not None:
             self.track(uid)
-        self._record(result, gain)
+        self._record(result, gain, uid)
         self.telemetry.metrics.shadow_seconds.observe(time.thread_time() - start)
         log.debug("shadowed binding", extra=kv(pod=result["pod"], actual=actual, chosen=result["chosen"],
                                                gain=result.get("predicted_gain")))
@@ -131,7 +136,17 @@ class ShadowRecorder:
             self._counts[outcome] += 1
         return None
 
-    def _record(self, result: dict, gain: float | None) -> None:
+    def on_outcome(self, ended: Mapping[str, Any]) -> None:
+        """A shadowed pod ended (``extender.outcomes``): its JCT joins the agreed or the differed mean."""
+        created, finished = ended.get("created"), ended.get("finished")
+        with self._lock:
+            agreed = self._compared.pop(ended["pod"][2], None)
+            if agreed is not None and ended.get("phase") == "Succeeded" and created is not None \
+                    and finished is not None:
+                self._jct[agreed][0] += 1
+                self._jct[agreed][1] += finished - created
+
+    def _record(self, result: dict, gain: float | None, uid: str) -> None:
         m = self.telemetry.metrics
         outcome = "recorded" if gain is not None else "no_node_allowed"
         m.shadow_bindings.labels(outcome=outcome).inc()
@@ -144,6 +159,9 @@ class ShadowRecorder:
                 self._agree += result["agree"]
                 self._differ += not result["agree"]
                 self._gain_sum += gain
+                self._compared[uid] = result["agree"]
+                while len(self._compared) > MAX_COMPARED:
+                    self._compared.popitem(last=False)
             self._recent.append(result)
 
     # -- /debug/shadow --------------------------------------------------------------------------------------
@@ -158,5 +176,8 @@ class ShadowRecorder:
                 "bindings": dict(self._counts), "compared": compared, "agree": self._agree, "differ": self._differ,
                 "agreement_rate": round(self._agree / compared, 4) if compared else None,
                 "mean_predicted_gain": round(self._gain_sum / compared, 6) if compared else None,
+                "observed_mean_jct_s": {  # pods that succeeded, where drsched agreed / differed (not causal)
+                    k: {"pods": n, "mean": round(t / n, 3) if n else None}
+                    for k, (n, t) in (("agreed", self._jct[True]), ("differed", self._jct[False]))},
                 "recent": list(self._recent)[::-1],
             }

@@ -68,6 +68,8 @@ def test_a_binding_elsewhere_is_recorded_with_drsched_choice_slowdowns_and_its_o
     # 7 + 2 cores on 8: the pod runs at 8/9 -> slowdown 1.125; alone-fast on the cool node
     assert last["slowdown"] == pytest.approx({"hot": 1.125, "cool": 1.0}) and last["predicted_gain"] > 0.12
     watcher._apply("pods", "MODIFIED", kpod("p", "hot", phase="Succeeded"))
+    assert rec.summary()["observed_mean_jct_s"] == {"agreed": {"pods": 0, "mean": None},
+                                                    "differed": {"pods": 1, "mean": 65.0}}
     rec.log.stop()
     log = read_log(tmp_path)
     (decision, outcome), = log.joined()
