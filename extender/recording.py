@@ -68,7 +68,8 @@ class Recording:
                                     scheduler_names=s.shadow_scheduler_names),
             replicas=s.shadow_replicas, index=s.shadow_replica_index or 0, replica=self.replica,
             submit=self.log.submit if self.log is not None else None,
-            track=self.outcomes.track if self.outcomes is not None else None) if s.shadow else None
+            track=self.outcomes.track if self.outcomes is not None else None, keep=s.decision_log_nodes) \
+            if s.shadow else None
 
     def start(self) -> None:
         """Start the log's writer; ``ConfigError`` when its directory cannot be written (the extender refuses to
@@ -108,7 +109,8 @@ class Recording:
                 mode="serve", pod=(key[0], key[1], uid), requests=pod.requests, demand=pod.demand,
                 demand_source=pod.demand_source, policy=self.policy.name, model_version=self.policy.version,
                 chosen=chosen, propensity=explored.propensity if explored is not None else 1.0,
-                explored=[names[i] for i in explored.tied] if explored is not None else None))
+                explored=[names[i] for i in explored.tied] if explored is not None else None,
+                keep=s.decision_log_nodes))
             self.outcomes.track(uid)
         return scores
 

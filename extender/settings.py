@@ -151,6 +151,8 @@ class Settings(BaseSettings):
                                                                           "often: what a kill -9 can lose.")
     decision_log_queue: int = Field(10_000, ge=1, description="Rows waiting for the writer; beyond, rows are dropped "
                                                               "and counted, the request never waits.")
+    decision_log_nodes: int = Field(0, ge=0, description="Score vector entries kept per logged decision: the best "
+                                                         "this many nodes plus the chosen and actual ones (0: all).")
     shadow: bool = Field(False, description="Shadow mode: at each binding by a selected other scheduler, record "
                                             "what drsched would have chosen (binds and changes nothing).")
     shadow_scheduler_names: Annotated[list[str], NoDecode] = Field(

@@ -45,11 +45,12 @@ COMMON_FIELDS: dict[str, tuple[type, ...]] = {"v": (int,), "kind": (str,), "ts":
 DECISION_FIELDS: dict[str, tuple[type, ...]] = {
     "mode": (str,), "namespace": (str,), "name": (str,), "uid": (str,), "requests": (list,), "demand": (list,),
     "demand_source": (str,), "policy": (str,), "model_version": (str,), "nodes": (list,), "scores": (list,),
-    "raw": (list,), "chosen": _OPT_STR, "propensity": _NUM, "explored": (list, type(None)),
+    "raw": (list,), "nodes_total": (int,), "chosen": _OPT_STR, "propensity": _NUM, "explored": (list, type(None)),
     "actual": _OPT_STR, "scheduler": _OPT_STR, "slowdown": (dict, type(None)), "predicted_gain": _OPT_NUM,
 }
 """A decision: the pod (names and resource figures only), the policy, the full score vector over ``nodes``
-(``scores`` 0-10 as served, ``raw`` the policy's values, null where refused), drsched's ``chosen`` node and
+(``scores`` 0-10 as served, ``raw`` the policy's values, null where refused; with ``decision_log_nodes`` only
+the best nodes and the chosen and actual ones, of ``nodes_total``), drsched's ``chosen`` node and
 the probability it had of being chosen (``propensity``, 1 unless exploring; ``explored``: the near-tied nodes
 it was drawn from). Shadow rows add the ``actual`` node the other ``scheduler`` bound, the predicted
 slowdown of the pod on both nodes (node -> slowdown, 1 = as fast as alone) and ``predicted_gain`` (slowdown
@@ -94,17 +95,32 @@ def decision_row(*, ts: float, replica: str, mode: str, pod: tuple[str, str, str
                  nodes: Sequence[str], scores: Sequence[int], raw: Sequence[float], chosen: str | None,
                  propensity: float = 1.0, explored: Sequence[str] | None = None, actual: str | None = None,
                  scheduler: str | None = None, slowdown: dict[str, float] | None = None,
-                 predicted_gain: float | None = None) -> dict[str, Any]:
-    """One decision row (see ``DECISION_FIELDS``), plain JSON values only."""
+                 predicted_gain: float | None = None, keep: int = 0) -> dict[str, Any]:
+    """One decision row (see ``DECISION_FIELDS``), plain JSON values only. ``keep`` > 0: the score vector
+    holds only the ``keep`` best nodes (by score, then raw value) and the chosen and actual nodes."""
+    total = len(nodes)
+    if 0 < keep < total:
+        nodes, scores, raw = _best(nodes, scores, raw, keep=keep, also=(chosen, actual))
     return {"v": SCHEMA_VERSION, "kind": "decision", "ts": round(ts, 6), "replica": replica, "mode": mode,
             "namespace": pod[0], "name": pod[1], "uid": pod[2], "requests": [_round(x) for x in requests],
             "demand": [_round(x) for x in demand], "demand_source": demand_source, "policy": policy,
             "model_version": model_version, "nodes": list(nodes),
-            "scores": np.asarray(scores, dtype=np.int64).tolist(), "raw": _floats(raw), "chosen": chosen,
-            "propensity": round(float(propensity), 9),
+            "scores": np.asarray(scores, dtype=np.int64).tolist(), "raw": _floats(raw), "nodes_total": total,
+            "chosen": chosen, "propensity": round(float(propensity), 9),
             "explored": None if explored is None else list(explored), "actual": actual, "scheduler": scheduler,
             "slowdown": None if slowdown is None else {k: _round(v) for k, v in slowdown.items()},
             "predicted_gain": None if predicted_gain is None else _round(predicted_gain)}
+
+
+def _best(nodes: Sequence[str], scores, raw, *, keep: int, also: Sequence[str | None]) -> tuple[list, list, list]:
+    """The ``keep`` best entries (score, then raw value) and those named in ``also``, in their original order."""
+    s = np.asarray(scores, dtype=np.float64)
+    r = np.nan_to_num(np.asarray(raw, dtype=np.float64), nan=-np.inf)
+    rows = set(np.lexsort((-r, -s))[:keep].tolist())
+    names = list(nodes)
+    rows.update(names.index(n) for n in also if n is not None and n in names)
+    idx = sorted(rows)
+    return [names[i] for i in idx], s[idx].astype(np.int64), np.asarray(raw, dtype=np.float64)[idx]
 
 
 def outcome_row(*, ts: float, replica: str, pod: tuple[str, str, str], node: str | None, phase: str,

@@ -103,3 +103,12 @@ def test_a_log_directory_that_cannot_be_written_refuses_to_start(tmp_path):
     with pytest.raises(ConfigError, match="decision_log_dir .*a-file.*: cannot write"):
         with TestClient(create_app(static_settings(decision_log_dir=blocker / "log"))):
             pass
+
+
+def test_decision_log_nodes_keeps_the_best_nodes_of_each_row(tmp_path):
+    with TestClient(create_app(static_settings(decision_log_dir=tmp_path, decision_log_nodes=2))) as client:
+        reply = client.post("/prioritize", json=args_names()).json()
+    row = read_log(tmp_path).decisions[0]
+    best = sorted(reply, key=lambda h: -h["Score"])[:2]
+    assert row["nodes_total"] == len(NODE_NAMES) and len(row["nodes"]) == 2 and row["chosen"] in row["nodes"]
+    assert sorted(row["scores"]) == sorted(h["Score"] for h in best)

@@ -82,3 +82,16 @@ def test_a_missing_log_is_an_error_naming_it(tmp_path):
 def test_a_boolean_is_not_a_number():
     with pytest.raises(LogError, match="propensity"):
         check_row(decision(propensity=True), path="f", line=1)
+
+
+def test_keep_holds_the_best_nodes_and_the_chosen_and_actual_ones_in_order():
+    row = decision_row(ts=1.0, replica="r", mode="shadow", pod=("ns", "p", "u"), requests=[1, 1], demand=[1, 1, 0, 0],
+                       demand_source="requests", policy="p", model_version="v", nodes=["a", "b", "c", "d", "e"],
+                       scores=[3, 10, 0, 10, 7], raw=[0.3, 0.9, float("-inf"), 1.0, 0.7], chosen="d", actual="c",
+                       keep=2)
+    assert row["nodes"] == ["b", "c", "d"] and row["scores"] == [10, 0, 10] and row["raw"] == [0.9, None, 1.0]
+    assert row["nodes_total"] == 5
+    check_row(row, path="f", line=1)
+    assert decision_row(**{**{k: row[k] for k in ("ts", "replica", "mode", "demand_source", "policy", "chosen")},
+                           "pod": ("ns", "p", "u"), "requests": [1, 1], "demand": [1, 1, 0, 0], "model_version": "v",
+                           "nodes": ["a"], "scores": [10], "raw": [1.0], "keep": 2})["nodes_total"] == 1
