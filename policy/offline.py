@@ -7,7 +7,10 @@ probability of each logged choice (exploration, ``policy.explore``): a target po
     IPS    V = 1/n  sum_i  1[target(row_i) = chosen_i] / propensity_i * jct_i
     SNIPS  V = sum_i w_i jct_i / sum_i w_i      (w_i = the same weights; lower variance, slightly biased)
 
-over the decisions with an outcome, each with a 95 % bootstrap interval (seeded, so reruns agree).
+over the decisions with an outcome, each with a 95 % bootstrap interval (seeded, so reruns agree). The
+action is the extender's top node; kube-scheduler adds its own plugins' scores, so the estimate assumes it
+binds that node: the report counts the decisions whose pod ended elsewhere (``bound_elsewhere``), and the
+estimate means little when they are many.
 
 Targets are functions of a logged row. The log holds each decision's full score vector but not the
 cluster's state, so the policies it can evaluate are those computable from it: ``logged`` (the choice
@@ -121,8 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     pairs = log.joined()
     serve = [(d, o) for d, o in pairs if d["mode"] == "serve"]
     explored = sum(1 for d, _ in serve if d["propensity"] < 1)
+    elsewhere = sum(1 for d, o in serve if o is not None and o["node"] is not None and o["node"] != d["chosen"])
     report = {"decisions": len(pairs), "with_outcome": sum(o is not None for _, o in pairs),
-              "torn_lines_skipped": len(log.torn), "serve": {"decisions": len(serve), "explored": explored},
+              "torn_lines_skipped": len(log.torn), "serve": {"decisions": len(serve), "explored": explored,
+                                                            "bound_elsewhere": elsewhere},
               "target": a.target, "reward": a.reward,
               "estimates": [asdict(e) for e in importance_weighted(serve, TARGETS[a.target], reward=a.reward,
                                                                   draws=a.draws, seed=a.seed)],

@@ -62,7 +62,8 @@ def test_the_command_prints_a_report_and_names_a_bad_log(tmp_path, capsys):
     synthetic_log(tmp_path / "decisions-1.jsonl", n=200)
     assert main([str(tmp_path), "--target", "greedy", "--draws", "50"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["serve"] == {"decisions": 200, "explored": 200} and report["estimates"][0]["estimator"] == "ips"
+    assert report["serve"] == {"decisions": 200, "explored": 200, "bound_elsewhere": 0}
+    assert report["estimates"][0]["estimator"] == "ips"
     bad = tmp_path / "decisions-2.jsonl"
     bad.write_text('{"v": 7, "kind": "decision"}\n')
     assert main([str(tmp_path)]) == 2
