@@ -41,6 +41,7 @@ from policy.state import PodView
 
 log = logging.getLogger(__name__)
 
+
 def _serve_row(*, names, scores, known, raw, **fields) -> dict[str, Any]:
     """The serve decision row, built on the writer thread (raw values spread over the request's nodes)."""
     if not known.all():
