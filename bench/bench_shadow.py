@@ -63,10 +63,11 @@ def pods(n: int, names: list[str], tag: str) -> list[tuple[dict, dict]]:
     return out
 
 
-def watch_cpu(cluster: Path, names: list[str], n: int, tmp: Path, *, shadow: bool, policy: str) -> tuple[float, dict]:
+def watch_cpu(cluster: Path, names: list[str], n: int, tmp: Path, *, shadow: bool, policy: str,
+              log_nodes: int = 0) -> tuple[float, dict]:
     """Process CPU seconds per bound pod of the two watch events, with or without shadow + log."""
     s = build_settings(kubeconfig="/dev/null", policy=policy, log_level="WARNING", shadow=shadow,
-                       decision_log_dir=str(tmp) if shadow else None)
+                       decision_log_dir=str(tmp) if shadow else None, decision_log_nodes=log_nodes)
     cache, telemetry = cache_for(cluster), Telemetry()
     policy_, _ = load_policy(s, telemetry)
     rec = Recording(s, cache=cache, policy=policy_, telemetry=telemetry,
@@ -145,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--nodes", type=int, default=1000, help="nodes in the cluster (default 1000)")
     p.add_argument("--pods", type=int, default=300, help="bound pods / prioritize calls timed (default 300)")
+    p.add_argument("--log-nodes", type=int, default=20, help="decision_log_nodes of the shorter-row shadow arm")
     p.add_argument("--policy", default="model", help="served policy: model (the shipped DQN) or a heuristic")
     a = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as d:
@@ -154,12 +156,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"nodes={a.nodes} pods={a.pods} policy={a.policy} load={os.getloadavg()[0]:.1f} cpus={os.cpu_count()}")
         base, _ = watch_cpu(cluster, names, a.pods, tmp / "w0", shadow=False, policy=a.policy)
         shad, summary = watch_cpu(cluster, names, a.pods, tmp / "w1", shadow=True, policy=a.policy)
+        short, _ = watch_cpu(cluster, names, a.pods, tmp / "w2", shadow=True, policy=a.policy, log_nodes=a.log_nodes)
         r = request_path(cluster, names, a.pods, tmp, a.policy)
         cost, prio = (shad - base) * 1e3, r["cpu_ms_log_off"]
         print(f"watch events per bound pod, CPU ms: baseline {base * 1e3:.3f}  shadow+log {shad * 1e3:.3f}  "
               f"shadow cost {cost:.3f} (target <= 1); one prioritize in this run: {prio:.3f} CPU ms "
               f"(ratio {cost / prio:.2f})")
-        print(f"  shadow recorded {summary['bindings']}, agreement {summary['agreement_rate']}")
+        print(f"  shadow recorded {summary['bindings']}, agreement {summary['agreement_rate']}; with "
+              f"decision_log_nodes {a.log_nodes}: shadow cost {(short - base) * 1e3:.3f}")
         for label in ("back_to_back", "paced"):
             off, on = r[f"{label}_p50_ms_log_off"], r[f"{label}_p50_ms_log_on"]
             print(f"prioritize {label.replace('_', ' ')}{f' ({PACE_S * 1e3:.0f} ms apart)' if label == 'paced' else ''}"
