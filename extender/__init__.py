@@ -25,6 +25,11 @@ Layout (each file says what it owns):
     pod_index.py         agents, pod workloads and node addresses kept from the watch's pod and node events
     kube_index.py        the watch that feeds the cache and the PodIndex from the same events
     kube.py              the only module of this package that talks to the Kubernetes API: list+watch, Binding
+    recording.py         decision log + outcomes + shadow + exploration + canary, built once, three doors
+    decision_log.py      the decision log writer: bounded queue, one thread, rotated segments, the kill -9 bound
+    shadow.py            shadow mode: other schedulers' bindings against drsched's choice, once across replicas
+    outcomes.py          how a decided pod ended (phase, times, JCT), from the watch's pod events
+    selection.py         which pods an option applies to (namespaces, labels, scheduler names; pure)
     telemetry.py         Prometheus metrics and the one "log + Event + counter" fallback helper
     errors.py            the extender's own typed errors (bad settings are ``kube.errors.ConfigError``)
 

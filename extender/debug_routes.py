@@ -8,6 +8,7 @@ so they are not served on the service port that kube-scheduler and the Service r
     POST /debug/explain                      explain an ExtenderArgs
     GET  /debug/usage                        per-node usage age, staleness and provider errors
     GET  /debug/profiles?workload=           learned (and static) workload profiles
+    GET  /debug/shadow                       shadow mode: agreement, predicted gain, recent comparisons
     GET|POST /debug/noop                     does nothing (the benchmark's floor)
 """
 
@@ -110,6 +111,14 @@ def create_debug_app(service_app: FastAPI) -> FastAPI:
         return _json({"min_samples": s.profile_min_samples, "half_life_s": s.profile_half_life_s,
                       "file": str(s.profile_file) if s.profile_file else None,
                       "profiles": describe(workload) if describe is not None else {}})
+
+    @app.get("/debug/shadow")
+    async def debug_shadow() -> Response:
+        """Shadow mode's summary: bindings seen, agreement rate, mean predicted gain, the latest comparisons."""
+        rt = runtime()
+        if rt is None:
+            return not_started()
+        return _json(rt.recording.summary() if rt.recording is not None else {"enabled": False})
 
     @app.api_route("/debug/noop", methods=["GET", "POST"])
     async def noop() -> Response:

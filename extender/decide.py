@@ -72,6 +72,23 @@ def heuristic_policy(scorer: Scorer) -> ServedPolicy:
     return ServedPolicy(scorer, version=f"heuristic:{scorer.name}")
 
 
+def _filter_codes(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds, max_usage_age: float):
+    """(N,) 0 = passes, 1 not ready, 2 full, 3 over requests, 4 hot; and what the reasons are written from."""
+    over_req = snap.requested + pod.requests > snap.capacity[:, :2] + 1e-9
+    limit = thresholds.as_array()
+    h = heat(snap, pod, limit, mode=thresholds.mode, max_usage_age=max_usage_age)
+    code = np.select([~snap.ready, snap.pods >= snap.max_pods, over_req.any(axis=1)], [1, 2, 3], 0)
+    code[hot_refused(code == 0, h.hot.any(axis=1), thresholds.mode)] = 4
+    return code, over_req, h, limit
+
+
+def passes_filter(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds, max_usage_age: float) -> np.ndarray:
+    """(N,) True where ``filter_reasons`` has no reason: the same checks, without writing the reasons."""
+    if snap.n_nodes == 0:
+        return np.zeros(0, dtype=bool)
+    return _filter_codes(snap, pod, thresholds, max_usage_age)[0] == 0
+
+
 def filter_reasons(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds,
                    max_usage_age: float) -> dict[int, str]:
     """Row -> reason for every node the pod must not go to; rows not in the dict pass.
@@ -84,17 +101,10 @@ def filter_reasons(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds,
     passes the other checks is hot, none is filtered for it (a filter that removes them all leaves the pod
     pending while it could run; in the simulator that queueing cost more than the contention it avoided).
     """
-    n = snap.n_nodes
-    if n == 0:
+    if snap.n_nodes == 0:
         return {}
-    after_req = snap.requested + pod.requests
-    over_req = after_req > snap.capacity[:, :2] + 1e-9
-    full = snap.pods >= snap.max_pods
-    limit = thresholds.as_array()
-    h = heat(snap, pod, limit, mode=thresholds.mode, max_usage_age=max_usage_age)
+    code, over_req, h, limit = _filter_codes(snap, pod, thresholds, max_usage_age)
     hot = h.hot
-    code = np.select([~snap.ready, full, over_req.any(axis=1)], [1, 2, 3], 0)
-    code[hot_refused(code == 0, hot.any(axis=1), thresholds.mode)] = 4
     rows = np.flatnonzero(code)
     if rows.size == 0:
         return {}

@@ -30,6 +30,7 @@ from extender.errors import BadRequest
 from extender.node_infos import NodeInfoMemo
 from extender.profile_store import InMemoryProfileStore
 from extender.raw_nodes import RawItems, filter_reply
+from extender.recording import Recording
 from extender.settings import Settings
 from extender.telemetry import Telemetry
 from extender.wire import ExtenderArgs
@@ -94,6 +95,7 @@ class Runtime:
     usage_status: Any = None   # callable -> {node: {age_s, error, ...}} (the usage provider's health)
     pod_workload: Any = None   # callable uid -> workload key (the pod index, or the static map)
     _node_infos: NodeInfoMemo | None = None  # Nodes mode: node_info by the item's exact JSON
+    recording: Recording | None = None  # decision log, shadow, exploration, canary (extender.recording)
 
     @property
     def thresholds(self) -> Thresholds:
@@ -173,6 +175,8 @@ class Runtime:
     # -- verbs ----------------------------------------------------------------------------------------
     def filter(self, args: ExtenderArgs) -> dict[str, Any] | RawJSON:
         now = time.time()
+        if self.recording is not None and not self.recording.decides_for(args.Pod):
+            return self._neutral_filter(args)
         pod, key = self.pod_view(args.Pod)
         cand = self.candidates(args, now)
         reasons = filter_reasons(cand.snap, pod, self.thresholds, self.settings.max_usage_age_s)
@@ -193,6 +197,8 @@ class Runtime:
 
     def prioritize(self, args: ExtenderArgs) -> RawJSON:
         now = time.time()
+        if self.recording is not None and not self.recording.decides_for(args.Pod):
+            return self._neutral_prioritize(args, now)
         pod, key = self.pod_view(args.Pod)
         view = self.cache.view()  # one view for the candidates and the context: rows must agree
         if args.NodeNames is not None:
@@ -220,12 +226,36 @@ class Runtime:
         else:
             scores = np.zeros(len(cand.names), dtype=np.int64)
             scores[cand.known] = scored.scores
+        if self.recording is not None:  # exploration may redraw the top node; the decision is queued for the log
+            scores = self.recording.serve(key=key, pod=pod, names=cand.names, scores=scores, known=cand.known,
+                                          raw=scored.raw, now=now)
         # The reply is written as JSON here: 5,000 dicts through a serializer cost more than the scoring.
         prefixes = view.host_prefixes(cand.names)  # memoised with the names' rows (lookup), either mode
         out = RawJSON(("[" + ",".join(map(str.__add__, prefixes, [_SUFFIX[s] for s in scores.tolist()])) + "]")
                       .encode())
         self._remember(key, pod, known_names, now, scored)
         return out
+
+    # -- the canary: pods drsched does not decide for (extender/README.md "Canary") ---------------------------
+    def _neutral_filter(self, args: ExtenderArgs) -> dict[str, Any] | RawJSON:
+        """Every node passes: drsched's filter does not apply to a pod outside the canary."""
+        self.telemetry.metrics.canary_neutral.labels(verb="filter").inc()
+        if args.NodeNames is not None:
+            return {"Nodes": None, "NodeNames": list(args.NodeNames), "FailedNodes": {},
+                    "FailedAndUnresolvableNodes": {}, "Error": ""}
+        if args.Nodes is None:
+            raise BadRequest("request has neither NodeNames nor Nodes")
+        if isinstance(args.Nodes.items, RawItems):
+            return RawJSON(filter_reply(list(args.Nodes.items), {}, {}))
+        return {"Nodes": {"metadata": {}, "items": list(args.Nodes.items)}, "NodeNames": None, "FailedNodes": {},
+                "FailedAndUnresolvableNodes": {}, "Error": ""}
+
+    def _neutral_prioritize(self, args: ExtenderArgs, now: float) -> RawJSON:
+        """Score 0 on every node: a constant adds nothing to any node's total, so kube-scheduler decides."""
+        self.telemetry.metrics.canary_neutral.labels(verb="prioritize").inc()
+        view = self.cache.view()
+        names = list(args.NodeNames) if args.NodeNames is not None else self.candidates(args, now, view).names
+        return RawJSON(("[" + ",".join(p + _SUFFIX[0] for p in view.host_prefixes(names)) + "]").encode())
 
     def explain(self, args: ExtenderArgs | None = None, *, pod: PodView | None = None,
                 key: tuple[str, str, str] | None = None) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from extender.listeners import ClientCertGate, Refusals, peer_of
 from extender.pod_index import PodIndex
 from extender.profile_store import JsonFileBackend, LearnedProfileStore, ProfileLearner, ProfileMetrics
 from extender.providers.health import UsageMetrics
+from extender.recording import Recording
 from extender.runtime import RawJSON, RecordingBinder, Runtime, load_policy
 from extender.settings import Settings, get_settings
 from extender.static_cluster import StaticCluster, load_static_cluster
@@ -163,6 +164,8 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
     stoppers: list[Callable[[], Awaitable]] = []
     rt = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=policy, degraded=degraded,
                  profiles=profiles)
+    rt.recording = Recording(settings, cache=cache, policy=policy, telemetry=telemetry, thresholds=rt.thresholds)
+    rt.recording.start()  # first: a log directory it cannot write stops the start before anything runs
     static_usage, static_mtime = None, None
     if settings.static_cluster is not None:
         static_mtime = settings.static_cluster.stat().st_mtime if settings.static_cluster.exists() else None
@@ -190,6 +193,7 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         context.agents, context.addresses, pod_workload = index.agents, index.addresses, index.workload
         context.not_ready = index.not_ready
         watcher = IndexingWatcher(core, cache, settings, store=profiles, telemetry=telemetry, index=index)
+        watcher.observer = rt.recording.observe_pod  # shadow mode and outcomes see each pod event first
         watcher.start()
         rt.binder = KubeBinder(core, timeout_s=settings.bind_timeout_s)
         rt.ready = lambda: ((True, "cache synced") if all(e.is_set() for e in watcher.synced.values())
@@ -208,6 +212,7 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
     rt.usage_status, rt.pod_workload = poller.status, pod_workload
     await poller.start()
     stoppers.insert(0, poller.stop)
+    stoppers.append(rt.recording.stop)  # last: after the watch, whose events it writes, has stopped
     telemetry.metrics.model.info({"policy": policy.name, "version": policy.version,
                                   "degraded": "true" if degraded else "false"})
     registry.register(app.state.refusals)

@@ -142,6 +142,40 @@ class Settings(BaseSettings):
     annotation_trust_fraction: float = Field(
         0.5, ge=0, le=1, description="A profile annotation claiming less than this fraction of the workload's "
                                      "trusted learned profile (cpu or memory) is not believed; 0: always believed.")
+    # -- decision log, shadow mode, exploration, canary (issue #23; extender/README.md "Shadow mode") --
+    decision_log_dir: Path | None = Field(None, description="Directory of the decision log (JSON-lines segments; "
+                                                            "unset: no log).")
+    decision_log_max_file_bytes: int = Field(64 * 2**20, ge=4096, description="A log segment is closed past this "
+                                                                              "size and a new one started.")
+    decision_log_max_bytes: int = Field(1024 * 2**20, ge=4096, description="Oldest segments are deleted while the "
+                                                                           "log's segments total more than this.")
+    decision_log_flush_ms: int = Field(1000, ge=1, le=60_000, description="Rows reach the kernel at least this "
+                                                                          "often: what a kill -9 can lose.")
+    decision_log_queue: int = Field(10_000, ge=1, description="Rows waiting for the writer; beyond, rows are dropped "
+                                                              "and counted, the request never waits.")
+    decision_log_nodes: int = Field(0, ge=0, description="Score vector entries kept per logged decision: the best "
+                                                         "this many nodes plus the chosen and actual ones (0: all).")
+    shadow: bool = Field(False, description="Shadow mode: at each binding by a selected other scheduler, record "
+                                            "what drsched would have chosen (binds and changes nothing).")
+    shadow_scheduler_names: Annotated[list[str], NoDecode] = Field(
+        ["default-scheduler"], description="Shadow the pods of these schedulerNames (comma-separated).")
+    shadow_namespaces: Annotated[list[str], NoDecode] = Field(
+        [], description="Shadow only pods in these namespaces (comma-separated; empty: all).")
+    shadow_selector: str = Field("", description="Shadow only pods with these labels (k=v,k2=v2; empty: all).")
+    shadow_replicas: int = Field(1, ge=1, description="Shadowing replicas sharing the work: each records the pods "
+                                                      "whose UID hashes to its index, so a binding is recorded once.")
+    shadow_replica_index: int | None = Field(None, ge=0, description="This replica's index among shadow_replicas "
+                                             "(unset: the StatefulSet ordinal ending $HOSTNAME, else 0).")
+    explore: bool = Field(False, description="Exploration: draw the top node among near-tied ones (score within "
+                                             "explore_margin of the best) and log its propensity.")
+    explore_margin: float = Field(1.0, ge=0, le=10, description="Nodes within this of the best 0-10 score are "
+                                                               "near-tied for exploration.")
+    explore_seed: int = Field(0, description="Seed of exploration's draw (a hash of seed and pod UID).")
+    canary_namespaces: Annotated[list[str], NoDecode] = Field(
+        [], description="Canary: drsched decides only for pods in these namespaces (comma-separated; with "
+                        "canary_selector both must match); others get neutral answers. Empty: every namespace.")
+    canary_selector: str = Field("", description="Canary: drsched decides only for pods with these labels "
+                                                 "(k=v,k2=v2); empty: any labels.")
 
     @field_validator("monitor_agents", "prometheus_queries", "prometheus_instance_map", "pod_workloads",
                      mode="before")
@@ -158,7 +192,8 @@ class Settings(BaseSettings):
                 raise ValueError(f"not valid JSON: {exc.msg}") from None
         return dict(parse_pairs(text))
 
-    @field_validator("workload_labels", mode="before")
+    @field_validator("workload_labels", "shadow_scheduler_names", "shadow_namespaces", "canary_namespaces",
+                     mode="before")
     @classmethod
     def _list(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -197,6 +232,24 @@ class Settings(BaseSettings):
             parse_selector(self.monitor_selector)
         except ValueError as exc:
             raise ValueError(f"monitor_selector: {exc}") from None
+        for name in ("shadow_selector", "canary_selector"):
+            try:
+                parse_selector(getattr(self, name))
+            except ValueError as exc:
+                raise ValueError(f"{name}: {exc}") from None
+        if self.shadow and self.static_cluster is not None:
+            raise ValueError("shadow needs a cluster to watch bindings in; a static_cluster has none")
+        if self.shadow and not self.shadow_scheduler_names:
+            raise ValueError("shadow needs shadow_scheduler_names (whose bindings to shadow)")
+        if self.shadow_replica_index is None:
+            self.shadow_replica_index = replica_ordinal(os.environ.get("HOSTNAME", "")) \
+                if self.shadow_replicas > 1 else 0
+        if self.shadow_replica_index is None or self.shadow_replica_index >= self.shadow_replicas:
+            raise ValueError(f"shadow_replica_index must be in 0..{self.shadow_replicas - 1} (shadow_replicas "
+                             f"{self.shadow_replicas}); $HOSTNAME {os.environ.get('HOSTNAME', '')!r} has no "
+                             "StatefulSet ordinal")
+        if self.decision_log_max_bytes < self.decision_log_max_file_bytes:
+            raise ValueError("decision_log_max_bytes must be at least decision_log_max_file_bytes (one segment)")
         bad_urls = [u for u in self.monitor_agents.values() if not u.startswith(("http://", "https://"))]
         if bad_urls:
             raise ValueError(f"monitor_agents URLs must start with http:// or https://, got {bad_urls[0]!r}")
@@ -240,6 +293,12 @@ class Settings(BaseSettings):
     def echo(self) -> dict[str, Any]:
         """The effective config as plain values, for the one start-up log line."""
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.model_dump().items()}
+
+
+def replica_ordinal(hostname: str) -> int | None:
+    """The ordinal a StatefulSet pod's name ends with (``drsched-extender-2`` -> 2); None without one."""
+    head, sep, tail = hostname.rpartition("-")
+    return int(tail) if sep and head and tail.isdigit() else None
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:

@@ -20,6 +20,8 @@ from kube.events import EventRecorder, EventSink
 from kube.logs import kv
 
 VERBS = ("filter", "prioritize", "bind", "preempt")
+SHADOW_OUTCOMES = ("recorded", "not_owner", "unknown_node", "no_node_allowed")
+GAIN_BUCKETS = (-1.0, -0.25, -0.05, -0.01, 0.0, 0.01, 0.05, 0.25, 1.0, 4.0)
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.004, 0.006, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0, 5.0)
 
 
@@ -57,6 +59,36 @@ class Metrics:
             self.internal_errors.labels(verb=verb)
         self.binds = Counter("drsched_extender_binds_total", "Bind requests by outcome", ["outcome"], registry=r)
         self.model = Info("drsched_extender_model", "The policy being served", registry=r)
+        # -- the decision log, shadow mode, exploration, canary (issue #23; extender/README.md "Shadow mode")
+        self.decision_log_rows = Counter("drsched_extender_decision_log_rows_total",
+                                         "Rows written to the decision log", registry=r)
+        self.decision_log_dropped = Counter("drsched_extender_decision_log_dropped_total",
+                                            "Decision log rows dropped because the writer's queue was full",
+                                            registry=r)
+        self.decision_log_bytes = Gauge("drsched_extender_decision_log_bytes",
+                                        "Bytes of the decision log's segments on disk", registry=r)
+        self.shadow_bindings = Counter("drsched_extender_shadow_bindings_total",
+                                       "Bindings by other schedulers seen in shadow mode, by what was done",
+                                       ["outcome"], registry=r)
+        for outcome in SHADOW_OUTCOMES:
+            self.shadow_bindings.labels(outcome=outcome)
+        self.shadow_agreement = Counter("drsched_extender_shadow_decisions_total",
+                                        "Shadow decisions: agree = drsched would have chosen the actual node",
+                                        ["result"], registry=r)
+        for result in ("agree", "differ"):
+            self.shadow_agreement.labels(result=result)
+        self.shadow_gain = Histogram("drsched_extender_shadow_predicted_gain",
+                                     "Predicted slowdown of the pod on the actual node minus on drsched's choice",
+                                     buckets=GAIN_BUCKETS, registry=r)
+        self.shadow_seconds = Histogram("drsched_extender_shadow_seconds", "CPU-bound time of one shadow decision",
+                                        buckets=LATENCY_BUCKETS, registry=r)
+        self.outcomes = Counter("drsched_extender_decision_outcomes_total",
+                                "Pods that ended after a logged decision, by phase", ["phase"], registry=r)
+        self.explored = Counter("drsched_extender_explored_total",
+                                "Prioritize decisions whose top node was drawn among near-tied nodes", registry=r)
+        self.canary_neutral = Counter("drsched_extender_canary_neutral_total",
+                                      "Requests answered neutrally because the pod is outside the canary selector",
+                                      ["verb"], registry=r)
 
 
 class Telemetry:

@@ -66,7 +66,8 @@ def test_covers_the_asked_topics_and_is_well_formed():
     text = " ".join(exprs(dashboard))
     for series in ("drsched_monitor_node_cpu_fraction_ewma", "drsched_extender_decisions_total",
                    "drsched_extender_fallback_total", "drsched_extender_request_seconds_bucket",
-                   "drsched_extender_usage_errors_total", "drsched_extender_stale_nodes", "drsched_extender_profiles"):
+                   "drsched_extender_usage_errors_total", "drsched_extender_stale_nodes", "drsched_extender_profiles",
+                   "drsched_extender_shadow_decisions_total", "drsched_extender_shadow_predicted_gain_sum"):
         assert series in text
     ids = [p["id"] for p in dashboard["panels"]]
     assert len(ids) == len(set(ids)) and dashboard["uid"] and dashboard["title"] == "drsched"

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from extender.decide import Thresholds, filter_reasons, heuristic_policy, score, to_extender_scores
+from extender.decide import Thresholds, filter_reasons, heuristic_policy, passes_filter, score, to_extender_scores
 from policy.baselines import make_scorer
 from policy.features import NODE_FEATURES
 from policy.state import ClusterSnapshot, PodView
@@ -70,6 +70,8 @@ def test_prefer_cool_never_filters_every_fit_node_for_heat(mode, cool_node, expe
     usage = [[0 if cool_node else 6, 0, 0, 0], [6, 0, 0, 0], [7, 0, 0, 0], [0, 0, 0, 0]]
     s = snap(4, usage=usage, requested=[[0, 0], [0, 0], [0, 0], [7.5, 0]])  # n3 does not fit by requests
     reasons = filter_reasons(s, POD, Thresholds(mode=mode), max_usage_age=60)
+    passing = passes_filter(s, POD, Thresholds(mode=mode), max_usage_age=60)
+    assert set(np.flatnonzero(~passing).tolist()) == set(reasons)  # the shadow's mask: the same checks
     assert reasons.pop(3).startswith("Insufficient cpu")  # other checks are never relaxed
     assert {i: r.split(" node")[0] for i, r in reasons.items()} == expected
 

@@ -1,0 +1,181 @@
+"""What shadow mode and the decision log cost, in-process, each against its baseline in the same run.
+
+* Shadow, per bound pod: the extender CPU (``time.process_time``: the watch thread and the log writer
+  together) of applying a pod's two watch events (pending, then bound by another scheduler) with shadow
+  mode and the decision log on, minus the same events without them. Target: <= 1 ms at 1,000 nodes.
+* The decision log on the request path: ``Runtime.prioritize`` with the log on minus with it off (p50),
+  back to back (the writer competes for the GIL and the cores) and paced as kube-scheduler calls (one pod
+  a round trip apart: the writer runs in between), and the ``Recording.serve`` call alone (p50 / p99:
+  queueing the row; its encoding is the writer thread's, in the process CPU per call). Target: <= 0.1 ms.
+
+    python bench/bench_shadow.py --nodes 1000 --pods 300          # the served model (policy/models/default)
+
+Prints figures; asserts nothing. On a shared machine compare within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the extender serves
+import numpy as np  # noqa: E402
+from bench_extender import POD, write_cluster  # noqa: E402  (run as a script: bench/ is on the path)
+
+from extender.kube_index import IndexingWatcher  # noqa: E402
+from extender.pod_index import PodIndex  # noqa: E402
+from extender.recording import Recording  # noqa: E402
+from extender.runtime import Runtime, load_policy  # noqa: E402
+from extender.settings import build_settings  # noqa: E402
+from extender.static_cluster import load_static_cluster, to_samples  # noqa: E402
+from extender.telemetry import Telemetry  # noqa: E402
+from extender.wire import ExtenderArgs  # noqa: E402
+from kube.cache import ClusterCache  # noqa: E402
+
+PACE_S = 0.005
+
+
+def cache_for(cluster: Path) -> ClusterCache:
+    static = load_static_cluster(cluster, default_net_mbps=1250, default_disk_mbps=500)
+    cache = ClusterCache()
+    cache.replace_nodes(static.nodes)
+    cache.replace_pods(static.pods)
+    cache.apply_usage(to_samples(static.usage, time.time()))
+    return cache
+
+
+def pods(n: int, names: list[str], tag: str) -> list[tuple[dict, dict]]:
+    out = []
+    for i in range(n):
+        pending = copy.deepcopy(POD)
+        pending["metadata"].update(name=f"{tag}-{i}", uid=f"{tag}-uid-{i}")
+        pending["spec"]["schedulerName"] = "default-scheduler"
+        bound = copy.deepcopy(pending)
+        bound["spec"]["nodeName"] = names[(i * 7919) % len(names)]
+        bound["status"]["phase"] = "Running"
+        out.append((pending, bound))
+    return out
+
+
+def watch_cpu(cluster: Path, names: list[str], n: int, tmp: Path, *, shadow: bool, policy: str,
+              log_nodes: int = 0) -> tuple[float, dict]:
+    """Process CPU seconds per bound pod of the two watch events, with or without shadow + log."""
+    s = build_settings(kubeconfig="/dev/null", policy=policy, log_level="WARNING", shadow=shadow,
+                       decision_log_dir=str(tmp) if shadow else None, decision_log_nodes=log_nodes)
+    cache, telemetry = cache_for(cluster), Telemetry()
+    policy_, _ = load_policy(s, telemetry)
+    rec = Recording(s, cache=cache, policy=policy_, telemetry=telemetry,
+                    thresholds=Runtime(settings=s, cache=cache, telemetry=telemetry, policy=policy_).thresholds)
+    watcher = IndexingWatcher(None, cache, s, store=None, telemetry=telemetry, index=PodIndex(selector={}, port=1),
+                              observer=rec.observe_pod if shadow else None)
+    rec.start()
+    events = pods(n, names, "shadow" if shadow else "plain")
+    start = time.process_time()
+    for pending, bound in events:
+        watcher._apply("pods", "ADDED", pending)
+        watcher._apply("pods", "MODIFIED", bound)
+    rec.log and rec.log.stop()  # the writer's encoding counts: it is extender CPU too
+    per_pod = (time.process_time() - start) / n
+    return per_pod, rec.summary()
+
+
+def timed(fn, sink: list[float]):
+    """``fn`` that appends its wall time to ``sink`` on each call."""
+    def wrapper(**kw):
+        t0 = time.perf_counter()
+        out = fn(**kw)
+        sink.append(time.perf_counter() - t0)
+        return out
+    return wrapper
+
+
+def request_path(cluster: Path, names: list[str], n: int, tmp: Path, policy: str) -> dict[str, float]:
+    """prioritize with the log off and on, calls interleaved (so both arms see the same machine load), back to
+    back and paced; Recording.serve alone; the log's rows."""
+    arms, serve_times = {}, []
+    for arm in ("off", "on"):
+        s = build_settings(static_cluster=str(cluster), policy=policy, log_level="WARNING",
+                           decision_log_dir=str(tmp / arm) if arm == "on" else None)
+        cache, telemetry = cache_for(cluster), Telemetry()
+        rt = Runtime(settings=s, cache=cache, telemetry=telemetry, policy=load_policy(s, telemetry)[0])
+        rt.recording = Recording(s, cache=cache, policy=rt.policy, telemetry=telemetry, thresholds=rt.thresholds)
+        rt.recording.start()
+        arms[arm] = rt
+    args = ExtenderArgs.model_construct(Pod=POD, Nodes=None, NodeNames=list(names))
+    for rt in arms.values():
+        for _ in range(20):
+            rt.prioritize(args)
+    arms["on"].recording.serve = timed(arms["on"].recording.serve, serve_times)
+    out: dict[str, float] = {}
+    for label, pace in (("back_to_back", 0.0), ("paced", PACE_S)):
+        wall: dict[str, list[float]] = {"off": [], "on": []}
+        for _ in range(n):
+            for arm, rt in arms.items():
+                if pace:
+                    time.sleep(pace)
+                t0 = time.perf_counter()
+                rt.prioritize(args)
+                wall[arm].append(time.perf_counter() - t0)
+        for arm, xs in wall.items():
+            out[f"{label}_p50_ms_log_{arm}"] = statistics.median(xs) * 1e3
+            out[f"{label}_p99_ms_log_{arm}"] = float(np.percentile(xs, 99)) * 1e3
+    cpu = {}
+    for arm, rt in arms.items():  # process CPU per call, the writer's share included (it runs after each call)
+        t0 = time.process_time()
+        for _ in range(n):
+            rt.prioritize(args)
+        if rt.recording.log is not None:
+            rt.recording.log.stop()
+        cpu[arm] = (time.process_time() - t0) / n * 1e3
+    out["cpu_ms_log_off"], out["cpu_ms_log_on"] = cpu["off"], cpu["on"]
+    log = arms["on"].recording.log
+    out["serve_p50_ms"] = statistics.median(serve_times) * 1e3
+    out["serve_p99_ms"] = float(np.percentile(serve_times, 99)) * 1e3
+    out["rows"] = arms["on"].telemetry.metrics.decision_log_rows._value.get()
+    out["bytes_per_row"] = log.path.stat().st_size / max(out["rows"], 1)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--nodes", type=int, default=1000, help="nodes in the cluster (default 1000)")
+    p.add_argument("--pods", type=int, default=300, help="bound pods / prioritize calls timed (default 300)")
+    p.add_argument("--log-nodes", type=int, default=20, help="decision_log_nodes of the shorter-row shadow arm")
+    p.add_argument("--policy", default="model", help="served policy: model (the shipped DQN) or a heuristic")
+    a = p.parse_args(argv)
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        cluster = tmp / "cluster.yaml"
+        names = [x["metadata"]["name"] for x in write_cluster(cluster, a.nodes)]
+        print(f"nodes={a.nodes} pods={a.pods} policy={a.policy} load={os.getloadavg()[0]:.1f} cpus={os.cpu_count()}")
+        base, _ = watch_cpu(cluster, names, a.pods, tmp / "w0", shadow=False, policy=a.policy)
+        shad, summary = watch_cpu(cluster, names, a.pods, tmp / "w1", shadow=True, policy=a.policy)
+        short, _ = watch_cpu(cluster, names, a.pods, tmp / "w2", shadow=True, policy=a.policy, log_nodes=a.log_nodes)
+        r = request_path(cluster, names, a.pods, tmp, a.policy)
+        cost, prio = (shad - base) * 1e3, r["cpu_ms_log_off"]
+        print(f"watch events per bound pod, CPU ms: baseline {base * 1e3:.3f}  shadow+log {shad * 1e3:.3f}  "
+              f"shadow cost {cost:.3f} (target <= 1); one prioritize in this run: {prio:.3f} CPU ms "
+              f"(ratio {cost / prio:.2f})")
+        print(f"  shadow recorded {summary['bindings']}, agreement {summary['agreement_rate']}; with "
+              f"decision_log_nodes {a.log_nodes}: shadow cost {(short - base) * 1e3:.3f}")
+        for label in ("back_to_back", "paced"):
+            off, on = r[f"{label}_p50_ms_log_off"], r[f"{label}_p50_ms_log_on"]
+            print(f"prioritize {label.replace('_', ' ')}{f' ({PACE_S * 1e3:.0f} ms apart)' if label == 'paced' else ''}"
+                  f", interleaved, p50 / p99 ms: log off {off:.3f} / {r[f'{label}_p99_ms_log_off']:.3f}  "
+                  f"log on {on:.3f} / {r[f'{label}_p99_ms_log_on']:.3f}  p50 difference {on - off:+.3f}")
+        print(f"  process CPU per prioritize: log off {r['cpu_ms_log_off']:.3f}  on {r['cpu_ms_log_on']:.3f} ms "
+              "(the writer's share included)")
+        print(f"  Recording.serve alone (the log's cost on the request path; target <= 0.1 ms): "
+              f"p50 {r['serve_p50_ms']:.4f} ms  p99 {r['serve_p99_ms']:.4f} ms; {r['rows']:.0f} rows, "
+              f"{r['bytes_per_row']:.0f} bytes/row")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""Shadow mode: at each binding made by another scheduler, what drsched would have chosen, and the gap.
+
+The watch (``extender.kube_index``) calls ``ShadowRecorder.on_binding`` with the pod's event *before*
+applying it to the cache, so the decision is made on the snapshot the other scheduler decided on (the pod
+pending, on no node). A binding is an ADDED/MODIFIED event whose pod names a node while the cache still
+holds it unbound, and whose pod the selector picks (scheduler name, namespaces, labels). The recorder
+scores every cached node with the served policy, applies drsched's filter (``extender.decide``'s checks,
+as ``/debug/explain`` does), and records: the actual node, drsched's choice (the actual node when it ties
+for best), the full score vector, the model version, and the pod's predicted slowdown on both nodes from
+the contention model on current usage (``policy.baselines.lookahead.predicted_slowdowns``). When a
+shadowed pod ends, its JCT joins the mean of the pods where drsched agreed or differed (``on_outcome``).
+It binds nothing and writes nothing to the cluster.
+
+Once per binding with several replicas: every replica watches every pod, so each records only the pods
+whose UID hashes to its own index (``crc32(uid) mod shadow_replicas == shadow_replica_index``). No lease,
+no coordination: a StatefulSet's ordinals are the indexes; while a replica is down its share is missed,
+never doubled (the others count it as ``not_owner``). Replica count and index are settings.
+
+Limits: drsched's choice ignores constraints only kube-scheduler knows (affinity, taints, topology
+spread): it may name a node the pod could not go to. A binding made while the watch was disconnected
+is shadowed with the snapshot at reconnection.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import zlib
+from collections import OrderedDict, deque
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from extender.decide import ServedPolicy, Thresholds, passes_filter, score
+from extender.selection import PodSelector
+from extender.telemetry import Telemetry
+from kube.cache import ClusterCache, PodRecord
+from kube.logs import kv
+from kube.objects import pod_key, pod_terminated
+from policy.baselines.lookahead import predicted_slowdowns
+from policy.decisionlog import decision_row
+from policy.served import to_extender_scores
+from policy.state import PodView
+
+log = logging.getLogger(__name__)
+MAX_COMPARED = 100_000
+"""Shadowed pods remembered until they end, for the observed JCT by agreement (the oldest are forgotten)."""
+
+
+def owner(uid: str, replicas: int) -> int:
+    """The replica index that records the pod with ``uid``."""
+    return zlib.crc32(uid.encode()) % replicas
+
+
+class ShadowRecorder:
+    def __init__(self, *, cache: ClusterCache, policy: ServedPolicy, telemetry: Telemetry, selector: PodSelector,
+                 thresholds: Thresholds, max_usage_age: float, replicas: int = 1, index: int = 0,
+                 replica: str = "", submit: Callable[..., Any] | None = None,
+                 track: Callable[[str], None] | None = None, recent: int = 50, keep: int = 0) -> None:
+        self.cache, self.policy, self.telemetry, self.selector = cache, policy, telemetry, selector
+        self.thresholds, self.max_usage_age = thresholds, max_usage_age
+        self.replicas, self.index, self.replica = replicas, index, replica
+        self.submit, self.track, self.keep = submit, track, keep
+        self._lock = threading.Lock()
+        self._recent: deque[dict] = deque(maxlen=recent)
+        self._agree = self._differ = 0
+        self._gain_sum = 0.0
+        self._counts = dict.fromkeys(("recorded", "not_owner", "unknown_node", "no_node_allowed"), 0)
+        self._compared: OrderedDict[str, bool] = OrderedDict()  # uid -> agreed, until the pod ends (bounded)
+        self._jct = {True: [0, 0.0], False: [0, 0.0]}            # agreed -> [pods ended, sum of their JCT]
+
+    # -- the watch thread ---------------------------------------------------------------------------------
+    def is_binding(self, event_type: str, pod: Mapping, prior: PodRecord | None) -> bool:
+        """Whether this event is a selected pod's binding (module doc)."""
+        spec = pod.get("spec")
+        node = spec.get("nodeName") if isinstance(spec, Mapping) else None
+        return (event_type in ("ADDED", "MODIFIED") and bool(node) and prior is not None and prior.node is None
+                and not pod_terminated(pod) and self.selector.matches(pod))
+
+    def on_binding(self, pod: Mapping, prior: PodRecord) -> dict | None:
+        """Shadow one binding (the pod's object naming its node; ``prior``: its pending cache record). Returns
+        the comparison recorded (None when another replica owns the pod or the node is unknown)."""
+        key = pod_key(pod)
+        uid = key[2] or f"{key[0]}/{key[1]}"
+        if self.replicas > 1 and owner(uid, self.replicas) != self.index:
+            return self._count("not_owner")
+        start = time.thread_time()
+        actual = str(pod["spec"]["nodeName"])
+        view, now = self.cache.view(), time.time()
+        row = view.index.get(actual)
+        if row is None:
+            return self._count("unknown_node")
+        snap = view.snapshot(now)
+        view_ = PodView(requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
+                        name=key[1])
+        scored = score(snap, view_, self.policy, max_usage_age=self.max_usage_age)
+        allowed = scored.enc.mask & np.isfinite(scored.raw) & \
+            passes_filter(snap, view_, self.thresholds, self.max_usage_age)
+        final = to_extender_scores(scored.raw, allowed)
+        chosen = None
+        if allowed.any():
+            best = int(np.argmax(np.where(allowed, scored.raw, -np.inf)))
+            tie = allowed[row] and scored.raw[row] >= scored.raw[best]
+            chosen = row if tie else best
+        spec = pod.get("spec") or {}
+        result: dict[str, Any] = {"pod": f"{key[0]}/{key[1]}",
+                                  "scheduler": spec.get("schedulerName") or "default-scheduler",
+                                  "actual": actual, "chosen": None if chosen is None else snap.names[chosen],
+                                  "at": round(now, 3)}
+        slowdown, gain = None, None
+        if chosen is not None:
+            s_actual, s_own = predicted_slowdowns(snap, view_, [row, chosen], max_usage_age=self.max_usage_age)
+            slowdown, gain = {actual: s_actual, snap.names[chosen]: s_own}, s_actual - s_own
+            result.update(agree=chosen == row, slowdown=slowdown, predicted_gain=round(gain, 6))
+        if self.submit is not None:
+            self.submit(partial(
+                decision_row, ts=now, replica=self.replica, mode="shadow", pod=(key[0], key[1], uid),
+                requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
+                policy=self.policy.name, model_version=self.policy.version, nodes=snap.names, scores=final,
+                raw=scored.raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
+                slowdown=slowdown, predicted_gain=gain, keep=self.keep))
+        if self.track is not None:
+            self.track(uid)
+        self._record(result, gain, uid)
+        self.telemetry.metrics.shadow_seconds.observe(time.thread_time() - start)
+        log.debug("shadowed binding", extra=kv(pod=result["pod"], actual=actual, chosen=result["chosen"],
+                                               gain=result.get("predicted_gain")))
+        return result
+
+    def _count(self, outcome: str) -> None:
+        self.telemetry.metrics.shadow_bindings.labels(outcome=outcome).inc()
+        with self._lock:
+            self._counts[outcome] += 1
+        return None
+
+    def on_outcome(self, ended: Mapping[str, Any]) -> None:
+        """A shadowed pod ended (``extender.outcomes``): its JCT joins the agreed or the differed mean."""
+        created, finished = ended.get("created"), ended.get("finished")
+        with self._lock:
+            agreed = self._compared.pop(ended["pod"][2], None)
+            if agreed is not None and ended.get("phase") == "Succeeded" and created is not None \
+                    and finished is not None:
+                self._jct[agreed][0] += 1
+                self._jct[agreed][1] += finished - created
+
+    def _record(self, result: dict, gain: float | None, uid: str) -> None:
+        m = self.telemetry.metrics
+        outcome = "recorded" if gain is not None else "no_node_allowed"
+        m.shadow_bindings.labels(outcome=outcome).inc()
+        if gain is not None:
+            m.shadow_agreement.labels(result="agree" if result["agree"] else "differ").inc()
+            m.shadow_gain.observe(gain)
+        with self._lock:
+            self._counts[outcome] += 1
+            if gain is not None:
+                self._agree += result["agree"]
+                self._differ += not result["agree"]
+                self._gain_sum += gain
+                self._compared[uid] = result["agree"]
+                while len(self._compared) > MAX_COMPARED:
+                    self._compared.popitem(last=False)
+            self._recent.append(result)
+
+    # -- /debug/shadow --------------------------------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        with self._lock:
+            compared = self._agree + self._differ
+            return {
+                "enabled": True, "policy": self.policy.name, "model_version": self.policy.version,
+                "replica_index": self.index, "replicas": self.replicas,
+                "selector": {"scheduler_names": sorted(self.selector.scheduler_names),
+                             "namespaces": sorted(self.selector.namespaces), "labels": dict(self.selector.labels)},
+                "bindings": dict(self._counts), "compared": compared, "agree": self._agree, "differ": self._differ,
+                "agreement_rate": round(self._agree / compared, 4) if compared else None,
+                "mean_predicted_gain": round(self._gain_sum / compared, 6) if compared else None,
+                "observed_mean_jct_s": {  # pods that succeeded, where drsched agreed / differed (not causal)
+                    k: {"pods": n, "mean": round(t / n, 3) if n else None}
+                    for k, (n, t) in (("agreed", self._jct[True]), ("differed", self._jct[False]))},
+                "recent": list(self._recent)[::-1],
+            }

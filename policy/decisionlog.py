@@ -1,0 +1,232 @@
+"""The decision log's schema, described once as data, and its reader. Pure apart from reading files.
+
+Why it exists: drsched learns from what it did and what happened (shadow comparisons, offline evaluation,
+fitting the contention model), and all of that reads one log that the extender writes. The extender's
+writer (``extender.decision_log``) builds its rows with ``decision_row`` / ``outcome_row`` here, and every
+reader goes through ``read_log``, so the two cannot drift apart. It owns no state.
+
+Format: JSON lines, one row per line, in segment files ``decisions-<UTC start>.jsonl`` that the writer
+creates exclusively (never appends to an old file) and rotates by size. Why JSON lines and not Parquet:
+an append of one line is crash-safe (a ``kill -9`` can tear at most the last line, which the reader
+recognises and skips, and the rows before it stay readable, where a Parquet file without its footer is
+lost whole); the serving path has no pyarrow; rows vary (a shadow row has fields a serving row lacks);
+and ``jq``/``grep`` read it. A row is small (names, numbers), so the size cost over columnar is fine.
+
+Rows, schema version ``SCHEMA_VERSION`` (field ``v``; a reader refuses any other version):
+
+    kind=decision   one per scoring decision: mode serve (prioritize) or shadow (a binding by another
+                    scheduler, with the actual node, drsched's own choice and the predicted slowdowns)
+    kind=outcome    one per pod that ended after a decision: phase, node and times (``jct_s``)
+
+The log is append-only, so an outcome cannot be written into its decision's row: ``LogContents.joined``
+joins them by pod UID when read. Rows hold names and resource figures only -- never env, args, images,
+annotations or secrets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SCHEMA_VERSION = 1
+SEGMENT_GLOB = "decisions-*.jsonl"
+MODES = ("serve", "shadow")
+
+_NUM = (int, float)
+_OPT_NUM = (int, float, type(None))
+_OPT_STR = (str, type(None))
+COMMON_FIELDS: dict[str, tuple[type, ...]] = {"v": (int,), "kind": (str,), "ts": _NUM, "replica": (str,)}
+"""Every row: schema version, row kind, epoch seconds written, the extender replica that wrote it."""
+DECISION_FIELDS: dict[str, tuple[type, ...]] = {
+    "mode": (str,), "namespace": (str,), "name": (str,), "uid": (str,), "requests": (list,), "demand": (list,),
+    "demand_source": (str,), "policy": (str,), "model_version": (str,), "nodes": (list,), "scores": (list,),
+    "raw": (list,), "nodes_total": (int,), "chosen": _OPT_STR, "propensity": _NUM, "explored": (list, type(None)),
+    "actual": _OPT_STR, "scheduler": _OPT_STR, "slowdown": (dict, type(None)), "predicted_gain": _OPT_NUM,
+}
+"""A decision: the pod (names and resource figures only), the policy, the full score vector over ``nodes``
+(``scores`` 0-10 as served, ``raw`` the policy's values, null where refused; with ``decision_log_nodes`` only
+the best nodes and the chosen and actual ones, of ``nodes_total``), drsched's ``chosen`` node and
+the probability it had of being chosen (``propensity``, 1 unless exploring; ``explored``: the near-tied nodes
+it was drawn from). Shadow rows add the ``actual`` node the other ``scheduler`` bound, the predicted
+slowdown of the pod on both nodes (node -> slowdown, 1 = as fast as alone) and ``predicted_gain`` (slowdown
+on the actual node minus on drsched's; > 0: drsched's choice predicted better)."""
+OUTCOME_FIELDS: dict[str, tuple[type, ...]] = {
+    "namespace": (str,), "name": (str,), "uid": (str,), "node": _OPT_STR, "phase": (str,),
+    "created": _OPT_NUM, "started": _OPT_NUM, "finished": _OPT_NUM, "jct_s": _OPT_NUM, "run_s": _OPT_NUM,
+}
+"""An outcome: how the pod ended (Succeeded, Failed, or deleted before it ended) and its epoch-second times;
+``jct_s`` = finished - created (what a user waits for), ``run_s`` = finished - started."""
+KINDS = {"decision": DECISION_FIELDS, "outcome": OUTCOME_FIELDS}
+
+
+class LogError(ValueError):
+    """A log that cannot be read as written by this schema: names the file, the row (1-based line) and field."""
+
+    def __init__(self, path: Path | str, row: int, field_name: str, problem: str) -> None:
+        super().__init__(f"{path}:{row}: {field_name}: {problem}")
+        self.path, self.row, self.field, self.problem = str(path), row, field_name, problem
+
+
+class LogSchemaError(LogError):
+    """A well-formed row of another schema version (read it with the drsched that wrote it)."""
+
+
+def _round(x: float) -> float | None:
+    x = float(x)
+    return round(x, 6) if x == x and abs(x) != float("inf") else None
+
+
+def _floats(values: Sequence[float] | np.ndarray) -> list[float | None]:
+    """Rounded to 6 decimals, None where not finite; in numpy (a shadow row has one value per node)."""
+    a = np.round(np.asarray(values, dtype=np.float64), 6)
+    out = a.tolist()
+    for i in np.flatnonzero(~np.isfinite(a)).tolist():
+        out[i] = None
+    return out
+
+
+def decision_row(*, ts: float, replica: str, mode: str, pod: tuple[str, str, str], requests: Sequence[float],
+                 demand: Sequence[float], demand_source: str, policy: str, model_version: str,
+                 nodes: Sequence[str], scores: Sequence[int], raw: Sequence[float], chosen: str | None,
+                 propensity: float = 1.0, explored: Sequence[str] | None = None, actual: str | None = None,
+                 scheduler: str | None = None, slowdown: dict[str, float] | None = None,
+                 predicted_gain: float | None = None, keep: int = 0) -> dict[str, Any]:
+    """One decision row (see ``DECISION_FIELDS``), plain JSON values only. ``keep`` > 0: the score vector
+    holds only the ``keep`` best nodes (by score, then raw value) and the chosen and actual nodes."""
+    total = len(nodes)
+    if 0 < keep < total:
+        nodes, scores, raw = _best(nodes, scores, raw, keep=keep, also=(chosen, actual))
+    return {"v": SCHEMA_VERSION, "kind": "decision", "ts": round(ts, 6), "replica": replica, "mode": mode,
+            "namespace": pod[0], "name": pod[1], "uid": pod[2], "requests": [_round(x) for x in requests],
+            "demand": [_round(x) for x in demand], "demand_source": demand_source, "policy": policy,
+            "model_version": model_version, "nodes": list(nodes),
+            "scores": np.asarray(scores, dtype=np.int64).tolist(), "raw": _floats(raw), "nodes_total": total,
+            "chosen": chosen, "propensity": round(float(propensity), 9),
+            "explored": None if explored is None else list(explored), "actual": actual, "scheduler": scheduler,
+            "slowdown": None if slowdown is None else {k: _round(v) for k, v in slowdown.items()},
+            "predicted_gain": None if predicted_gain is None else _round(predicted_gain)}
+
+
+def _best(nodes: Sequence[str], scores, raw, *, keep: int, also: Sequence[str | None]) -> tuple[list, list, list]:
+    """The ``keep`` best entries (score, then raw value) and those named in ``also``, in their original order."""
+    s = np.asarray(scores, dtype=np.float64)
+    r = np.nan_to_num(np.asarray(raw, dtype=np.float64), nan=-np.inf)
+    rows = set(np.lexsort((-r, -s))[:keep].tolist())
+    names = list(nodes)
+    rows.update(names.index(n) for n in also if n is not None and n in names)
+    idx = sorted(rows)
+    return [names[i] for i in idx], s[idx].astype(np.int64), np.asarray(raw, dtype=np.float64)[idx]
+
+
+def outcome_row(*, ts: float, replica: str, pod: tuple[str, str, str], node: str | None, phase: str,
+                created: float | None, started: float | None, finished: float | None) -> dict[str, Any]:
+    """One outcome row (see ``OUTCOME_FIELDS``)."""
+    jct = finished - created if finished is not None and created is not None else None
+    run = finished - started if finished is not None and started is not None else None
+    return {"v": SCHEMA_VERSION, "kind": "outcome", "ts": round(ts, 6), "replica": replica, "namespace": pod[0],
+            "name": pod[1], "uid": pod[2], "node": node, "phase": phase, "created": created, "started": started,
+            "finished": finished, "jct_s": None if jct is None else round(jct, 3),
+            "run_s": None if run is None else round(run, 3)}
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One row as read, with where it came from (for messages)."""
+
+    path: str
+    line: int
+    data: dict[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+
+@dataclass(slots=True)
+class LogContents:
+    """Every row of a log, in file then line order; ``torn``: (file, line) of torn last lines skipped."""
+
+    decisions: list[Row] = field(default_factory=list)
+    outcomes: dict[str, Row] = field(default_factory=dict)   # pod uid -> its (first) outcome
+    torn: list[tuple[str, int]] = field(default_factory=list)
+
+    def joined(self) -> list[tuple[Row, Row | None]]:
+        """Each decision with its pod's outcome (None while the pod has not ended, or it ended unseen)."""
+        return [(d, self.outcomes.get(d["uid"])) for d in self.decisions]
+
+
+def check_row(data: Any, *, path: Path | str, line: int) -> dict[str, Any]:
+    """``data`` if it is a row of this schema; else ``LogError`` / ``LogSchemaError`` naming the field."""
+    if not isinstance(data, dict):
+        raise LogError(path, line, "<row>", f"a row is a JSON object, got {type(data).__name__}")
+    if "v" not in data:
+        raise LogError(path, line, "v", "missing: not a drsched decision log row")
+    if data["v"] != SCHEMA_VERSION:
+        raise LogSchemaError(path, line, "v", f"schema version {data['v']!r}; this reader reads {SCHEMA_VERSION}")
+    kind = data.get("kind")
+    if kind not in KINDS:
+        raise LogError(path, line, "kind", f"{kind!r} is not one of {', '.join(KINDS)}")
+    for name, types in {**COMMON_FIELDS, **KINDS[kind]}.items():
+        if name not in data:
+            raise LogError(path, line, name, "missing")
+        value = data[name]
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise LogError(path, line, name, f"expected {' or '.join(t.__name__ for t in types)}, "
+                                             f"got {type(value).__name__}")
+    if kind == "decision":
+        if data["mode"] not in MODES:
+            raise LogError(path, line, "mode", f"{data['mode']!r} is not one of {', '.join(MODES)}")
+        n = len(data["nodes"])
+        for name in ("scores", "raw"):
+            if len(data[name]) != n:
+                raise LogError(path, line, name, f"{len(data[name])} values for {n} nodes")
+    return data
+
+
+def segments(path: Path | str) -> list[Path]:
+    """The log's segment files: ``path`` itself if a file, else its ``decisions-*.jsonl`` in name (= time) order."""
+    p = Path(path)
+    if p.is_dir():
+        return sorted(p.glob(SEGMENT_GLOB))
+    if not p.exists():
+        raise LogError(p, 0, "<file>", "no such file or directory")
+    return [p]
+
+
+def read_log(paths: Path | str | Iterable[Path | str], *, strict: bool = False) -> LogContents:
+    """Read a log (a directory of segments, one segment, or several) into ``LogContents``.
+
+    A last line without its newline that does not parse is the tear a ``kill -9`` leaves: skipped and listed
+    in ``torn`` (``strict``: an error). Any other bad line is a ``LogError`` naming file, line and field.
+    Reading never writes."""
+    files = [s for p in ([paths] if isinstance(paths, str | Path) else paths) for s in segments(p)]
+    out = LogContents()
+    for path in files:
+        try:
+            text = path.read_bytes()
+        except OSError as exc:
+            raise LogError(path, 0, "<file>", f"cannot read: {exc.strerror}") from None
+        lines = text.split(b"\n")
+        complete = text.endswith(b"\n") or not text
+        last = len(lines) - (1 if complete else 0)  # lines[-1] is '' after a final newline
+        for i, raw in enumerate(lines[:last], start=1):
+            if not raw.strip():
+                continue
+            try:
+                data = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                if i == last and not complete and not strict:
+                    out.torn.append((str(path), i))
+                    continue
+                what = "truncated row" if i == last and not complete else "not JSON (truncated or foreign file?)"
+                raise LogError(path, i, "<row>", f"{what}: {exc}") from None
+            row = Row(path=str(path), line=i, data=check_row(data, path=path, line=i))
+            if data["kind"] == "decision":
+                out.decisions.append(row)
+            else:
+                out.outcomes.setdefault(data["uid"], row)
+    return out

@@ -1,0 +1,136 @@
+"""Shadow mode on watch events: a binding by another scheduler is compared with drsched's choice on the
+snapshot before the binding, recorded once across replicas, its outcome joined; nothing is changed."""
+
+import time
+
+import numpy as np
+import pytest
+
+from extender.decide import Thresholds, heuristic_policy
+from extender.kube_index import IndexingWatcher
+from extender.pod_index import PodIndex
+from extender.recording import Recording
+from extender.settings import build_settings
+from extender.shadow import owner
+from extender.telemetry import Telemetry
+from kube.cache import ClusterCache, NodeUsage
+from kube.objects import NodeInfo
+from policy.baselines import make_scorer
+from policy.decisionlog import read_log
+
+
+def kpod(name, node=None, *, scheduler="default-scheduler", namespace="team", phase="Pending", cpu="2", uid=None):
+    pod = {"metadata": {"name": name, "namespace": namespace, "uid": uid or f"uid-{name}",
+                        "creationTimestamp": "2026-12-01T10:00:00Z", "labels": {"app": "x"}},
+           "spec": {"schedulerName": scheduler, "containers": [
+               {"name": "main", "env": [{"name": "SECRET", "value": "hunter2"}], "args": ["--token=hunter2"],
+                "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]},
+           "status": {"phase": phase}}
+    if node:
+        pod["spec"]["nodeName"] = node
+    if phase == "Succeeded":
+        pod["status"]["containerStatuses"] = [{"name": "main", "state": {"terminated": {
+            "startedAt": "2026-12-01T10:00:05Z", "finishedAt": "2026-12-01T10:01:05Z", "exitCode": 0}}}]
+    return pod
+
+
+def cluster() -> ClusterCache:
+    cache = ClusterCache(assume_grace_s=0.0)
+    for name in ("cool", "hot"):
+        cache.upsert_node(NodeInfo(name=name, capacity=(8.0, 32.0, 1000.0, 500.0), max_pods=110, ready=True))
+    now = time.time()
+    cache.apply_usage({"cool": NodeUsage(0.5, 2.0, 0.0, 0.0, now), "hot": NodeUsage(7.0, 2.0, 0.0, 0.0, now)})
+    return cache
+
+
+def recording(tmp_path, cache, **over):
+    settings = build_settings(shadow=True, decision_log_dir=tmp_path, decision_log_flush_ms=10, policy="demand-aware",
+                              **over)
+    telemetry = Telemetry()
+    rec = Recording(settings, cache=cache, policy=heuristic_policy(make_scorer("demand-aware")),
+                    telemetry=telemetry, thresholds=Thresholds())
+    watcher = IndexingWatcher(None, cache, settings, store=None, telemetry=telemetry,  # no API client: it binds
+                              index=PodIndex(selector={}, port=1), observer=rec.observe_pod)  # and writes nothing
+    rec.start()
+    return rec, watcher
+
+
+def test_a_binding_elsewhere_is_recorded_with_drsched_choice_slowdowns_and_its_outcome(tmp_path):
+    cache = cluster()
+    rec, watcher = recording(tmp_path, cache)
+    watcher._apply("pods", "ADDED", kpod("p"))
+    watcher._apply("pods", "MODIFIED", kpod("p", "hot"))
+    assert cache.pod("team", "p").node == "hot"  # the binding itself is applied as without shadow mode
+    summary = rec.summary()
+    assert summary["bindings"]["recorded"] == 1 and summary["differ"] == 1 and summary["agreement_rate"] == 0.0
+    last = summary["recent"][0]
+    assert last["actual"] == "hot" and last["chosen"] == "cool" and not last["agree"]
+    # 7 + 2 cores on 8: the pod runs at 8/9 -> slowdown 1.125; alone-fast on the cool node
+    assert last["slowdown"] == pytest.approx({"hot": 1.125, "cool": 1.0}) and last["predicted_gain"] > 0.12
+    watcher._apply("pods", "MODIFIED", kpod("p", "hot", phase="Succeeded"))
+    assert rec.summary()["observed_mean_jct_s"] == {"agreed": {"pods": 0, "mean": None},
+                                                    "differed": {"pods": 1, "mean": 65.0}}
+    rec.log.stop()
+    log = read_log(tmp_path)
+    (decision, outcome), = log.joined()
+    assert decision["mode"] == "shadow" and decision["actual"] == "hot" and decision["chosen"] == "cool"
+    assert decision["nodes"] == ["cool", "hot"] and decision["scores"] == [10, 0] and decision["raw"][0] is not None
+    assert decision["model_version"] == "heuristic:demand-aware" and decision["scheduler"] == "default-scheduler"
+    assert outcome["phase"] == "Succeeded" and outcome["node"] == "hot" and outcome["jct_s"] == 65.0
+    text = "".join(p.read_text() for p in tmp_path.iterdir())
+    assert "hunter2" not in text and "SECRET" not in text  # names and resource figures only
+
+
+def test_agreement_when_the_other_scheduler_picks_drsched_node(tmp_path):
+    rec, watcher = recording(tmp_path, cluster())
+    watcher._apply("pods", "ADDED", kpod("p"))
+    watcher._apply("pods", "MODIFIED", kpod("p", "cool"))
+    s = rec.summary()
+    assert s["agree"] == 1 and s["agreement_rate"] == 1.0 and s["mean_predicted_gain"] == 0.0
+    assert rec.telemetry.metrics.shadow_agreement.labels(result="agree")._value.get() == 1
+
+
+@pytest.mark.parametrize(("events", "why"), [
+    ([("ADDED", kpod("p", scheduler="drsched")), ("MODIFIED", kpod("p", "hot", scheduler="drsched"))],
+     "drsched's own pods are not shadowed"),
+    ([("ADDED", kpod("p", namespace="other")), ("MODIFIED", kpod("p", "hot", namespace="other"))],
+     "outside shadow_namespaces"),
+    ([("ADDED", kpod("p", "hot"))], "never seen pending: bound before the watch saw it"),
+    ([("ADDED", kpod("p")), ("MODIFIED", kpod("p")), ("DELETED", kpod("p"))], "never bound"),
+])
+def test_only_selected_bindings_are_shadowed(tmp_path, events, why):
+    rec, watcher = recording(tmp_path, cluster(), shadow_namespaces="team")
+    for event_type, pod in events:
+        watcher._apply("pods", event_type, pod)
+    assert sum(rec.summary()["bindings"].values()) == 0, why
+
+
+def test_with_two_replicas_each_binding_is_recorded_exactly_once(tmp_path):
+    cache_a, cache_b = cluster(), cluster()
+    a, wa = recording(tmp_path / "a", cache_a, shadow_replicas=2, shadow_replica_index=0)
+    b, wb = recording(tmp_path / "b", cache_b, shadow_replicas=2, shadow_replica_index=1)
+    for i in range(60):
+        for w in (wa, wb):  # both replicas watch every event
+            w._apply("pods", "ADDED", kpod(f"p{i}", cpu="100m"))
+            w._apply("pods", "MODIFIED", kpod(f"p{i}", "cool", cpu="100m"))
+    a.log.stop()
+    b.log.stop()
+    rows = {r: {d["uid"] for d in read_log(tmp_path / r).decisions} for r in ("a", "b")}
+    assert rows["a"] | rows["b"] == {f"uid-p{i}" for i in range(60)} and not rows["a"] & rows["b"]
+    assert rows["a"] and rows["b"] and all(owner(u, 2) == 0 for u in rows["a"])
+    assert a.summary()["bindings"]["not_owner"] == len(rows["b"])
+
+
+def test_shadow_mode_leaves_the_cache_as_the_watch_alone_would(tmp_path):
+    plain = cluster()
+    bare = IndexingWatcher(None, plain, build_settings(), store=None, telemetry=Telemetry(),
+                           index=PodIndex(selector={}, port=1))
+    shadowed = cluster()
+    _, watcher = recording(tmp_path, shadowed)
+    for w in (bare, watcher):
+        for i in range(5):
+            w._apply("pods", "ADDED", kpod(f"p{i}"))
+            w._apply("pods", "MODIFIED", kpod(f"p{i}", "hot" if i % 2 else "cool"))
+    va, vb = plain.view(), shadowed.view()
+    assert va.names == vb.names and np.array_equal(va.requested, vb.requested) and np.array_equal(va.pods, vb.pods)
+    assert np.array_equal(va.assumed, vb.assumed)

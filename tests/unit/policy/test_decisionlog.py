@@ -1,0 +1,97 @@
+"""The decision log's reader: rows round-trip, outcomes join by UID, bad input names file, row and field."""
+
+import json
+
+import pytest
+
+from policy.decisionlog import (
+    SCHEMA_VERSION,
+    LogError,
+    LogSchemaError,
+    check_row,
+    decision_row,
+    outcome_row,
+    read_log,
+)
+
+
+def decision(uid="u1", **over):
+    row = decision_row(ts=100.0, replica="r0", mode="shadow", pod=("ns", "p", uid), requests=[1, 2],
+                       demand=[1, 2, 0, 0], demand_source="requests", policy="demand-aware",
+                       model_version="heuristic:demand-aware", nodes=["n1", "n2"], scores=[10, 0],
+                       raw=[-0.1, float("-inf")], chosen="n1", actual="n2", scheduler="default-scheduler",
+                       slowdown={"n1": 1.0, "n2": 1.5}, predicted_gain=0.5)
+    return {**row, **over}
+
+
+def outcome(uid="u1"):
+    return outcome_row(ts=200.0, replica="r0", pod=("ns", "p", uid), node="n2", phase="Succeeded", created=100.0,
+                       started=101.0, finished=161.0)
+
+
+def write(path, rows, tail=b""):
+    path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in rows) + tail)
+    return path
+
+
+def test_rows_round_trip_and_outcomes_join_by_uid(tmp_path):
+    write(tmp_path / "decisions-1.jsonl", [decision("u1"), decision("u2")])
+    write(tmp_path / "decisions-2.jsonl", [outcome("u1")])
+    log = read_log(tmp_path)
+    joined = log.joined()
+    assert [d["uid"] for d, _ in joined] == ["u1", "u2"]
+    assert joined[0][1]["jct_s"] == 61.0 and joined[0][1]["run_s"] == 60.0 and joined[1][1] is None
+    assert joined[0][0]["raw"] == [-0.1, None] and joined[0][0]["propensity"] == 1.0
+
+
+def test_a_torn_last_line_is_skipped_and_listed_but_strict_refuses_it(tmp_path):
+    path = write(tmp_path / "decisions-1.jsonl", [decision()], tail=b'{"v": 1, "kind": "deci')
+    log = read_log(path)
+    assert len(log.decisions) == 1 and log.torn == [(str(path), 2)]
+    with pytest.raises(LogError, match=r"decisions-1.jsonl:2: <row>: truncated row"):
+        read_log(path, strict=True)
+
+
+@pytest.mark.parametrize(("content", "where", "cls"), [
+    # a line cut in the middle of the file (not the crash's last line): an error, not skipped
+    (b'{"v": 1, "kind": "deci\n' + json.dumps(decision()).encode() + b"\n", ":1: <row>: not JSON", LogError),
+    (b"pod,node\np1,n1\n", ":1: <row>: not JSON", LogError),                          # a foreign file
+    (json.dumps({"pod": "p"}).encode() + b"\n", ":1: v: missing", LogError),             # foreign JSON lines
+    (json.dumps(decision(v=SCHEMA_VERSION + 1)).encode() + b"\n", ":1: v: schema version 2", LogSchemaError),
+    (json.dumps(decision(kind="guess")).encode() + b"\n", ":1: kind:", LogError),
+    (json.dumps(decision(scores=[1])).encode() + b"\n", ":1: scores: 1 values for 2 nodes", LogError),
+    (json.dumps(decision(propensity="1")).encode() + b"\n", ":1: propensity: expected int or float, got str",
+     LogError),
+    (json.dumps(decision()).encode() + b"\n" + json.dumps({k: v for k, v in outcome().items() if k != "phase"})
+     .encode() + b"\n", ":2: phase: missing", LogError),
+])
+def test_bad_input_names_file_row_and_field_and_changes_nothing(tmp_path, content, where, cls):
+    path = tmp_path / "decisions-x.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(cls) as err:
+        read_log(path)
+    assert type(err.value) is cls and f"decisions-x.jsonl{where}" in str(err.value)
+    assert path.read_bytes() == content and [p.name for p in tmp_path.iterdir()] == ["decisions-x.jsonl"]
+
+
+def test_a_missing_log_is_an_error_naming_it(tmp_path):
+    with pytest.raises(LogError, match="nope.jsonl:0: <file>: no such file"):
+        read_log(tmp_path / "nope.jsonl")
+
+
+def test_a_boolean_is_not_a_number():
+    with pytest.raises(LogError, match="propensity"):
+        check_row(decision(propensity=True), path="f", line=1)
+
+
+def test_keep_holds_the_best_nodes_and_the_chosen_and_actual_ones_in_order():
+    row = decision_row(ts=1.0, replica="r", mode="shadow", pod=("ns", "p", "u"), requests=[1, 1], demand=[1, 1, 0, 0],
+                       demand_source="requests", policy="p", model_version="v", nodes=["a", "b", "c", "d", "e"],
+                       scores=[3, 10, 0, 10, 7], raw=[0.3, 0.9, float("-inf"), 1.0, 0.7], chosen="d", actual="c",
+                       keep=2)
+    assert row["nodes"] == ["b", "c", "d"] and row["scores"] == [10, 0, 10] and row["raw"] == [0.9, None, 1.0]
+    assert row["nodes_total"] == 5
+    check_row(row, path="f", line=1)
+    assert decision_row(**{**{k: row[k] for k in ("ts", "replica", "mode", "demand_source", "policy", "chosen")},
+                           "pod": ("ns", "p", "u"), "requests": [1, 1], "demand": [1, 1, 0, 0], "model_version": "v",
+                           "nodes": ["a"], "scores": [10], "raw": [1.0], "keep": 2})["nodes_total"] == 1
