@@ -79,7 +79,7 @@ class Recording:
             try:
                 self.log.start()
             except OSError as exc:
-                raise ConfigError(f"decision_log_dir {self.log.directory}: cannot write: "
+                raise ConfigError(None, f"decision_log_dir {self.log.directory}: cannot write: "
                                   f"{exc.strerror or exc}") from None
 
     async def stop(self) -> None:

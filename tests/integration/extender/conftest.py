@@ -39,7 +39,7 @@ def server():
     port = free_port()
     env = {**os.environ, "DRSCHED_LOG_FORMAT": "json"}
     proc = subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port", str(port),
-                             "--url-prefix", "/scheduler",
+                             "--url-prefix", "/scheduler", "--debug-port", "0",
                              "--bind-enabled", "true", "--insecure-bind-without-client-ca", "true"], cwd=REPO, env=env,
                             stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)

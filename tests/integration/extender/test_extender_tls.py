@@ -64,7 +64,8 @@ def pki(tmp_path_factory) -> Path:
 def _start(args: list[str]) -> tuple[subprocess.Popen, int]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(EXAMPLE), "--port", str(port),
-                             *args], cwd=REPO, env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                             "--debug-port", "0", *args], cwd=REPO, env=os.environ.copy(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
     return proc, port
 
 
