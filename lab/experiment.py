@@ -173,7 +173,7 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
         return None if found is None else (found.seconds, found.cpu_m)
 
     rows = job_rows(result, jobs, seed=seed, arm=arm, variant=plan.variant, node_type=lambda n: types.get(n, ""),
-                    solo=solo_of)
+                    solo=solo_of, node_types=sorted(set(types.values())))
     report.append_rows(plan.out, "jobs.csv", rows)
     report.append_rows(plan.out, "usage.csv", usage_rows(result, seed=seed, arm=arm, variant=plan.variant))
     report.append_rows(plan.out, "events.csv", event_rows(result, seed=seed, arm=arm))

@@ -26,7 +26,7 @@ from policy.report import with_ci
 ARM_ORDER = tuple(arm_names.BASES)
 """Base arms in report order; ``model@prefer-fit`` and the like follow their base (``lab.arms.sort_key``)."""
 LABELS = {"mean_jct_s": "mean JCT", "p95_jct_s": "p95 JCT", "makespan_s": "makespan", "mean_slowdown": "slowdown",
-          "utilisation": "utilisation", "imbalance": "imbalance"}
+          "mean_best_slowdown": "slowdown vs best node", "utilisation": "utilisation", "imbalance": "imbalance"}
 
 
 class ReportError(LabError, ValueError):
@@ -137,10 +137,11 @@ def _tables(variant: str, per_run: dict) -> list[str]:
              "| arm | runs | " + " | ".join(LABELS[m] for m in stats.METRICS) + " |",
              "|---|---:|" + "---:|" * len(stats.METRICS)]
     fmt = {"mean_jct_s": ".1f", "p95_jct_s": ".1f", "makespan_s": ".1f", "mean_slowdown": ".2f",
-           "utilisation": ".3f", "imbalance": ".3f"}
+           "mean_best_slowdown": ".2f", "utilisation": ".3f", "imbalance": ".3f"}
     absolute = stats.means(per_run)
     for arm in arms:
-        cells = [with_ci(*absolute[arm][m][:2], fmt[m]) for m in stats.METRICS]
+        cells = [with_ci(*absolute[arm][m][:2], fmt[m]) if math.isfinite(absolute[arm][m][0]) else "n/a"
+                 for m in stats.METRICS]
         lines.append(f"| {arm} | {absolute[arm]['mean_jct_s'][2]} | " + " | ".join(cells) + " |")
     lines += ["", "Times in seconds; ± is the 95 % interval over seeds.", ""]
     if "default" in arms and len(arms) > 1:
