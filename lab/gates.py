@@ -230,8 +230,9 @@ def gate_rows(*, seed: int, arm: str, variant: str, host: Interference | None = 
         nodes = ", ".join(f"{n} {s}/{b}" for n, (b, s) in host.per_node.items() if b)
         rows.append({"seed": seed, "arm": arm, "variant": variant, "gate": "host-interference",
                      "flagged": int(host.flagged), "value": round(host.share, 4),
-                     "detail": f"{host.starved} of {host.busy} busy samples below {BELOW_SHARE:.0%} of quota "
-                               f"without throttling (limit {host.max_share:.0%}); {nodes or 'no busy samples'}"})
+                     "detail": f"{host.starved} of {host.busy} busy samples below {100 * BELOW_SHARE:.0f} % of "
+                               f"quota without throttling (limit {100 * host.max_share:g} %); "
+                               f"{nodes or 'no busy samples'}"})
     if missing is not None:
         rows.append({"seed": seed, "arm": arm, "variant": variant, "gate": "scored", "flagged": int(bool(missing)),
                      "value": len(missing), "detail": (f"{len(missing)} of {pods} pods not scored: "
