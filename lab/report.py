@@ -3,8 +3,11 @@
 Why it exists: a run of many arms takes long and other tools read its CSVs while it goes on, so every arm's
 rows are appended as soon as it ends, and the summary can be rebuilt from the files alone
 (``python -m lab report DIR``). Files: jobs.csv, nodes.csv, events.csv, usage.csv, host.csv (the machine's
-1-min load average during each arm: how noisy the run was), summary.md, jct-cdf.png, usage-<arm>.png
-(``@`` written ``+``).
+1-min load average during each arm: how noisy the run was), order.csv and gates.csv (``policy.labworld``),
+protocol.yaml (the protocol the run was started under, ``lab.protocol``), summary.md, jct-cdf.png,
+usage-<arm>.png (``@`` written ``+``, ``#`` written ``_``). A run that ``gates.csv`` flags is left out of every
+table and listed as "flagged, rerun"; with a protocol the summary opens with its pre-registered section
+(``lab.verdict``).
 """
 
 from __future__ import annotations
@@ -17,14 +20,18 @@ from pathlib import Path
 import numpy as np
 
 from lab import arms as arm_names
-from lab import stats
+from lab import stats, verdict
 from lab.errors import LabError
+from lab.gates import flagged_runs
+from lab.protocol import Protocol, load_protocol
 from lab.schedule import variant_text
 from policy.labworld import FILES, VARIANTS
 from policy.report import with_ci
 
 ARM_ORDER = tuple(arm_names.BASES)
 """Base arms in report order; ``model@prefer-fit`` and the like follow their base (``lab.arms.sort_key``)."""
+PROTOCOL_FILE = "protocol.yaml"
+"""The copy of its protocol a run keeps in its output directory."""
 LABELS = {"mean_jct_s": "mean JCT", "p95_jct_s": "p95 JCT", "makespan_s": "makespan", "mean_slowdown": "slowdown",
           "mean_best_slowdown": "slowdown vs best node", "utilisation": "utilisation", "imbalance": "imbalance"}
 
@@ -84,14 +91,29 @@ def runs(jobs: list[dict], usage: list[dict], nodes: dict[str, dict]) -> dict[st
     return out
 
 
-def summarise(out: Path) -> str:
-    """Write summary.md and the plots from the CSV files in ``out``; returns the markdown."""
+def _run_key(row: dict) -> tuple[int, str, str]:
+    return int(row["seed"]), row["arm"], row["variant"]
+
+
+def summarise(out: Path, protocol: Protocol | None = None) -> str:
+    """Write summary.md and the plots from the CSV files in ``out``; returns the markdown. ``protocol``: judge
+    the runs against it (default: the run's own ``protocol.yaml``, if it has one)."""
     jobs, usage, host = read_rows(out / "jobs.csv"), read_rows(out / "usage.csv"), read_rows(out / "host.csv")
     nodes = {r["node"]: r for r in read_rows(out / "nodes.csv")}
     if not jobs or not nodes:
         raise ReportError(f"{out}: no jobs.csv or nodes.csv rows yet")
+    if protocol is None and (out / PROTOCOL_FILE).exists():
+        protocol = load_protocol(out / PROTOCOL_FILE)
+    flagged = flagged_runs(read_rows(out / "gates.csv"))
+    jobs = [r for r in jobs if _run_key(r) not in flagged]
+    usage = [r for r in usage if _run_key(r) not in flagged]
+    per_variant = runs(jobs, usage, nodes)
     lines = []
-    for variant, per_run in runs(jobs, usage, nodes).items():
+    if protocol is not None:
+        lines += verdict.lines(protocol, per_variant.get(protocol.scenario.variant, {}), flagged)
+    else:
+        lines += verdict.flagged_lines(flagged)
+    for variant, per_run in per_variant.items():
         lines += _tables(variant, per_run)
     loads = [float(r["load1"]) for r in host]
     if loads:
