@@ -2,8 +2,11 @@
 
 Why it exists: the order of work matters for fairness and cost. Arms are interleaved seed by seed (so a
 slow spell of the shared machine hits every arm, not one), ordered to need one extender rollout per extender
-setting (``lab.arms.run_order``), and every arm's rows are appended to the output directory as soon as it
-ends; an arm already in jobs.csv is skipped, so an interrupted or extended experiment resumes where it stopped.
+setting (``lab.arms.run_order``) or, under a protocol (``Plan.order_key``), in a seeded random order per seed
+(``lab.arms.random_order``, written to order.csv before the first arm runs), and every arm's rows are appended
+to the output directory as soon as it ends; an arm already in jobs.csv is skipped, so an interrupted or
+extended experiment resumes where it stopped, in the same order. A protocol run keeps a copy of its protocol
+as ``protocol.yaml`` and refuses to continue a directory started under a different one.
 
 Arms (``lab.arms``): ``default`` (the stock default-scheduler), ``model`` (drsched, shipped model),
 ``demand-aware`` (drsched with that heuristic), ``migration`` (drsched model + the migration controller, which
@@ -29,6 +32,7 @@ from harness.deploy import IMAGES, find_images
 from harness.images import ensure_images
 from harness.realcluster import RealCluster, ensure_node_binaries
 from lab import arms, report, solo
+from lab.errors import RunError
 from lab.kube import Lab
 from lab.records import controller_rows, event_rows, job_rows, node_rows, usage_rows
 from lab.runner import run_arm
@@ -52,6 +56,14 @@ class Plan:
     straggler_at_s: float = 20.0
     straggler_quota_m: int = 200
     workdir: Path | None = None
+    order_key: str | None = None
+    """None: the order that needs fewest rollouts; a key: a seeded random order per seed (a protocol's)."""
+    solo_runs: int = 1
+    """Solo runs per job shape and node; the median is used."""
+    protocol: Path | None = None
+    """The protocol file this plan came from, copied into ``out`` as protocol.yaml."""
+    registration: str = ""
+    """The commit that registered the protocol (``lab.cli.registration``), logged per start in protocol-runs.txt."""
     schedules: dict[int, list[Job]] = field(default_factory=dict)
 
 
@@ -69,10 +81,36 @@ def done_runs(out: Path) -> set[tuple[int, str, str]]:
     return {(int(r["seed"]), r["arm"], r["variant"]) for r in report.read_rows(out / "jobs.csv")}
 
 
+def keep_protocol(out: Path, protocol: Path, registration: str = "") -> None:
+    """Copy ``protocol`` into ``out`` as protocol.yaml and log this start and its registration in
+    protocol-runs.txt; a directory started under another protocol is refused (that one governs its runs)."""
+    kept, text = out / report.PROTOCOL_FILE, protocol.read_bytes()
+    if kept.exists() and kept.read_bytes() != text:
+        raise RunError(f"{out} was started under another protocol ({kept} differs from {protocol}): use a new "
+                       "output directory, or the protocol the directory was started with")
+    kept.write_bytes(text)
+    with (out / report.PROTOCOL_RUNS_FILE).open("a") as fh:
+        fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} started {protocol}, registered at "
+                 f"commit {registration or 'unknown'}\n")
+
+
+def record_order(out: Path, seeds: list[int], arm_list: list[str], key: str) -> dict[int, list[str]]:
+    """Each seed's arms in their random order, appended to order.csv for seeds it does not hold yet."""
+    orders = {seed: arms.random_order(arm_list, seed=seed, key=key) for seed in seeds}
+    have = {int(r["seed"]) for r in report.read_rows(out / "order.csv")}
+    report.append_rows(out, "order.csv", [{"seed": seed, "position": i, "arm": arm, "order_key": key}
+                                          for seed in seeds if seed not in have
+                                          for i, arm in enumerate(orders[seed], start=1)])
+    return orders
+
+
 def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | None = None) -> Path:
     """Run every (seed, arm) not yet in ``plan.out``. Starts its own real-node cluster unless ``cluster`` is
     given (a running one: drsched is deployed on it and removed again, the cluster is left running)."""
     plan.out.mkdir(parents=True, exist_ok=True)
+    if plan.protocol is not None:
+        keep_protocol(plan.out, plan.protocol, plan.registration)
+    orders = None if plan.order_key is None else record_order(plan.out, plan.seeds, plan.arms, plan.order_key)
     for seed in plan.seeds:
         plan.schedules[seed] = make_schedule(seed=seed, jobs=plan.jobs, window_s=plan.window_s, regime=plan.regime,
                                              variant=plan.variant, scale=plan.scale, shape=plan.shape)
@@ -107,12 +145,14 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
             report.append_rows(plan.out, "nodes.csv", node_rows(cluster.shapes))
         all_jobs = [j for s in plan.seeds for j in plan.schedules[s]]
         solos = solo.measure(lab, all_jobs, shapes=cluster.shapes, image=image, image_digest=digest,
-                             progress=progress)
+                             progress=progress, runs=plan.solo_runs)
         types = {s.name: s.node_type for s in cluster.shapes}
         largest = max(cluster.shapes, key=lambda s: s.cpu_millis).node_type
         for seed in plan.seeds:
-            for arm in arms.run_order([a for s, a in todo if s == seed], (lab.policy, lab.hot_filter),
-                                      lab.migration_on):
+            left = [a for s, a in todo if s == seed]
+            order = (arms.run_order(left, (lab.policy, lab.hot_filter), lab.migration_on) if orders is None
+                     else [a for a in orders[seed] if a in left])
+            for arm in order:
                 _one(plan, lab, cluster, seed=seed, arm=arm, image=image, solos=solos, types=types, largest=largest,
                      progress=progress)
                 report.summarise(plan.out)

@@ -32,6 +32,8 @@ ARM_ORDER = tuple(arm_names.BASES)
 """Base arms in report order; ``model@prefer-fit`` and the like follow their base (``lab.arms.sort_key``)."""
 PROTOCOL_FILE = "protocol.yaml"
 """The copy of its protocol a run keeps in its output directory."""
+PROTOCOL_RUNS_FILE = "protocol-runs.txt"
+"""One line per start of a protocol run: when, and the commit that registered the protocol."""
 LABELS = {"mean_jct_s": "mean JCT", "p95_jct_s": "p95 JCT", "makespan_s": "makespan", "mean_slowdown": "slowdown",
           "mean_best_slowdown": "slowdown vs best node", "utilisation": "utilisation", "imbalance": "imbalance"}
 
@@ -110,7 +112,8 @@ def summarise(out: Path, protocol: Protocol | None = None) -> str:
     per_variant = runs(jobs, usage, nodes)
     lines = []
     if protocol is not None:
-        lines += verdict.lines(protocol, per_variant.get(protocol.scenario.variant, {}), flagged)
+        starts = (out / PROTOCOL_RUNS_FILE).read_text().splitlines() if (out / PROTOCOL_RUNS_FILE).exists() else []
+        lines += verdict.lines(protocol, per_variant.get(protocol.scenario.variant, {}), flagged, starts=starts)
     else:
         lines += verdict.flagged_lines(flagged)
     for variant, per_run in per_variant.items():

@@ -37,13 +37,15 @@ def _fmt(iv: endpoint.Interval) -> tuple[str, str]:
 
 
 def lines(p: Protocol, per_run: Mapping[tuple[int, str], Mapping[str, float]],
-          flagged: Mapping[tuple[int, str, str], list[str]]) -> list[str]:
+          flagged: Mapping[tuple[int, str, str], list[str]], *, starts: list[str] = ()) -> list[str]:
     """The section for ``p``: ``per_run`` maps (seed, arm) -> metrics of the protocol's variant with flagged
-    runs already left out; ``flagged`` maps (seed, arm, variant) -> reasons."""
+    runs already left out; ``flagged`` maps (seed, arm, variant) -> reasons; ``starts`` the run's
+    protocol-runs.txt lines (when each start ran and under which registration)."""
     s = p.scenario
     metric = p.metric.removesuffix("_s").replace("_", " ")
     out = [f"## Pre-registered protocol `{p.name}` ({p.kind})", "",
            f"Protocol file `{p.path}`, sha256 `{p.sha256[:12]}`. " + (p.note + "." if p.note else ""),
+           *(f"Run start: {line}." for line in starts),
            f"Scenario: variant `{s.variant}` ({variant_text(s.variant)}), regime `{s.regime}`, job shape "
            f"`{s.job_shape}`, {s.jobs} jobs a seed over about {s.window_s:g} s, work x{s.scale:g}."
            + (f" {s.note}." if s.note else ""),
