@@ -153,7 +153,7 @@ def plan_from_args(args: argparse.Namespace):
                 jobs=s.jobs, window_s=s.window_s, scale=s.scale, shape=s.job_shape,
                 arm_timeout_s=args.arm_timeout_s if p.arm_timeout_s is None else p.arm_timeout_s,
                 order_key=p.order_key if p.order == "random" else None, solo_runs=p.solo_runs,
-                protocol=args.protocol,
+                protocol=args.protocol, interference_max=p.interference_max,
                 registration="unregistered (--unregistered)" if args.unregistered else registration(args.protocol),
                 **straggler)
 

@@ -31,10 +31,11 @@ from harness.cluster import ensure_binaries
 from harness.deploy import IMAGES, find_images
 from harness.images import ensure_images
 from harness.realcluster import RealCluster, ensure_node_binaries
-from lab import arms, report, solo
+from lab import arms, counters, report, solo
 from lab.errors import RunError
+from lab.gates import MAX_SHARE, demand_from_jobs, flagged_runs, gate_rows, interference
 from lab.kube import Lab
-from lab.records import controller_rows, event_rows, job_rows, node_rows, usage_rows
+from lab.records import controller_rows, counter_rows, event_rows, job_rows, node_rows, usage_rows
 from lab.runner import run_arm
 from lab.schedule import Job, make_schedule, schedule_csv
 
@@ -63,6 +64,8 @@ class Plan:
     protocol: Path | None = None
     """The protocol file this plan came from, copied into ``out`` as protocol.yaml."""
     registration: str = ""
+    interference_max: float = MAX_SHARE
+    """The host-interference gate's limit: the most starved / busy samples an arm may have."""
     """The commit that registered the protocol (``lab.cli.registration``), logged per start in protocol-runs.txt."""
     schedules: dict[int, list[Job]] = field(default_factory=dict)
 
@@ -117,6 +120,11 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
         shape = "" if plan.shape == "core" else f"-{plan.shape}"
         (plan.out / f"schedule-{plan.regime}{shape}-{plan.variant}-{seed}.csv").write_text(
             schedule_csv(plan.schedules[seed]))
+    for key in flagged_runs(report.read_rows(plan.out / "gates.csv")):
+        if key[0] in plan.seeds and key[1] in plan.arms and key[2] == plan.variant:
+            moved = report.retire_run(plan.out, key)
+            progress(f"seed {key[0]} arm {key[1]}: flagged by a gate; its {moved} rows moved to "
+                     f"{plan.out / report.RETIRED_DIR}, rerunning it")
     done = done_runs(plan.out)
     todo = [(s, a) for s in plan.seeds for a in plan.arms if (s, a, plan.variant) not in done]
     if not todo:
@@ -204,7 +212,9 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
     try:
         result = run_arm(lab, jobs, run_id=run_id, image=image, scheduler=scheduler,
                          expected_s=lambda j: solos[(j.template, j.units, largest)].seconds,
-                         timeout_s=plan.arm_timeout_s, actions=actions, progress=progress)
+                         timeout_s=plan.arm_timeout_s, actions=actions, progress=progress,
+                         counters=counters.sampler({s.name: cluster.node(s.name).cgroup_root
+                                                    for s in cluster.shapes}))
     finally:
         if plan.regime == "straggler":
             cluster.node(plan.straggler_node).set_cpu_quota(cluster.node(plan.straggler_node).shape.cpu_millis)
@@ -224,6 +234,14 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
         (plan.out / f"controller-{arms.file_part(arm)}-{plan.variant}-{seed}.log").write_text(logs)
     report.append_rows(plan.out, "host.csv", [{"seed": seed, "arm": arm, "variant": plan.variant, "t_s": t,
                                                "load1": round(v, 2)} for t, v in result.load])
+    if result.counters:  # no counters (no cgroup files): the gate is not checked, and no row says it passed
+        report.append_rows(plan.out, "counters.csv", counter_rows(result, seed=seed, arm=arm, variant=plan.variant))
+        host = interference(result.counters, quota_m={s.name: s.cpu_millis for s in cluster.shapes},
+                            demand_m=demand_from_jobs(rows), max_share=plan.interference_max)
+        report.append_rows(plan.out, "gates.csv", gate_rows(seed=seed, arm=arm, variant=plan.variant, host=host))
+        if host.flagged:
+            progress(f"seed {seed} arm {arm}: FLAGGED host interference, {host.starved} of {host.busy} busy "
+                     "samples starved; it is left out of the summary and rerun by the next `lab run`")
     failed = [r["job"] for r in rows if r["exit_code"] != 0]
     progress(f"seed {seed} arm {arm}: done in {time.monotonic() - started:.0f} s"
              + (" (TIMED OUT)" if result.timed_out else "") + (f"; not exit 0: {failed}" if failed else ""))

@@ -119,3 +119,10 @@ def controller_rows(samples: list[tuple[str, str, float]], *, seed: int, arm: st
     """The migration controller's counters at the end of an arm (skip reasons, verdicts, steps, outcomes)."""
     return [{"seed": seed, "arm": arm, "variant": variant, "metric": name.removeprefix("drsched_migration_"),
              "labels": labels, "value": round(value, 3)} for name, labels, value in samples]
+
+
+def counter_rows(result: ArmResult, *, seed: int, arm: str, variant: str) -> list[dict]:
+    """``counters.csv``: each node's cgroup cpu counters as sampled during the arm."""
+    return [{"seed": seed, "arm": arm, "variant": variant, "t_s": s.t_s, "node": s.node,
+             "nr_periods": s.stat.nr_periods, "nr_throttled": s.stat.nr_throttled,
+             "throttled_ns": s.stat.throttled_ns, "usage_ns": s.usage_ns} for s in result.counters]

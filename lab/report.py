@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 from collections import defaultdict
 from pathlib import Path
 
@@ -32,6 +33,8 @@ ARM_ORDER = tuple(arm_names.BASES)
 """Base arms in report order; ``model@prefer-fit`` and the like follow their base (``lab.arms.sort_key``)."""
 PROTOCOL_FILE = "protocol.yaml"
 """The copy of its protocol a run keeps in its output directory."""
+RETIRED_DIR = "flagged"
+"""Where a flagged run's rows go before it is rerun (same file names): kept, out of every table."""
 PROTOCOL_RUNS_FILE = "protocol-runs.txt"
 """One line per start of a protocol run: when, and the commit that registered the protocol."""
 LABELS = {"mean_jct_s": "mean JCT", "p95_jct_s": "p95 JCT", "makespan_s": "makespan", "mean_slowdown": "slowdown",
@@ -76,6 +79,32 @@ def read_rows(path: Path) -> list[dict]:
     return [{**row, **missing} for row in rows]
 
 
+def retire_run(out: Path, key: tuple[int, str, str]) -> int:
+    """Move every row of run ``key`` (seed, arm, variant) out of ``out``'s CSV files into ``out/flagged/``, so
+    the run can be rerun without mixing two attempts; returns the rows moved. Files without a variant column
+    (events.csv) match on seed and arm."""
+    seed, arm, variant = key
+    moved = 0
+    for name in FILES:
+        path = out / name
+        if not path.exists() or "seed" not in (header := _header(path)) or "arm" not in header:
+            continue
+        rows = read_rows(path)
+        mine = [int(r["seed"]) == seed and r["arm"] == arm and r.get("variant", variant) == variant for r in rows]
+        if not any(mine):
+            continue
+        (out / RETIRED_DIR).mkdir(exist_ok=True)
+        append_rows(out / RETIRED_DIR, name, [r for r, m in zip(rows, mine, strict=True) if m])
+        tmp = path.with_suffix(".csv.tmp")  # the file is replaced whole: a reader never sees half of it
+        with tmp.open("w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=header, lineterminator="\n", extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(r for r, m in zip(rows, mine, strict=True) if not m)
+        os.replace(tmp, path)
+        moved += sum(mine)
+    return moved
+
+
 def sorted_arms(arms) -> list[str]:
     return sorted(arms, key=arm_names.sort_key)
 
@@ -107,10 +136,11 @@ def summarise(out: Path, protocol: Protocol | None = None) -> str:
     if protocol is None and (out / PROTOCOL_FILE).exists():
         protocol = load_protocol(out / PROTOCOL_FILE)
     flagged = flagged_runs(read_rows(out / "gates.csv"))
+    rerun = flagged_runs(read_rows(out / RETIRED_DIR / "gates.csv"))
     jobs = [r for r in jobs if _run_key(r) not in flagged]
     usage = [r for r in usage if _run_key(r) not in flagged]
     per_variant = runs(jobs, usage, nodes)
-    lines = []
+    lines = verdict.retired_lines(rerun, RETIRED_DIR)
     if protocol is not None:
         starts = (out / PROTOCOL_RUNS_FILE).read_text().splitlines() if (out / PROTOCOL_RUNS_FILE).exists() else []
         lines += verdict.lines(protocol, per_variant.get(protocol.scenario.variant, {}), flagged, starts=starts)

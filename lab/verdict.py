@@ -125,3 +125,13 @@ def flagged_lines(flagged: Mapping[tuple[int, str, str], list[str]]) -> list[str
     for (seed, arm, variant), why in sorted(flagged.items()):
         out.append(f"- seed {seed}, arm `{arm}`, variant `{variant}`: flagged, rerun -- " + "; ".join(why))
     return [*out, ""]
+
+
+def retired_lines(retired: Mapping[tuple[int, str, str], list[str]], where: str) -> list[str]:
+    """Runs a gate flagged whose rows were moved to ``where``/ before they were rerun."""
+    if not retired:
+        return []
+    out = [f"Flagged and rerun (the flagged attempt's rows are in `{where}/`, out of every table):", ""]
+    for (seed, arm, variant), why in sorted(retired.items()):
+        out.append(f"- seed {seed}, arm `{arm}`, variant `{variant}`: " + "; ".join(why))
+    return [*out, ""]

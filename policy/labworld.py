@@ -178,7 +178,10 @@ ORDER_COLUMNS = ("seed", "position", "arm", "order_key")
 GATE_COLUMNS = ("seed", "arm", "variant", "gate", "flagged", "value", "detail")
 """``gates.csv``: per run, each check that it measured what it claims (``lab.gates``); a flagged run is left
 out of the summary and rerun."""
+COUNTER_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "nr_periods", "nr_throttled", "throttled_ns", "usage_ns")
+"""``counters.csv``: each node's cgroup cpu counters about once a second (``lab.counters``), what the
+host-interference gate judges."""
 FILES = {"jobs.csv": JOB_COLUMNS, "nodes.csv": NODE_COLUMNS, "events.csv": EVENT_COLUMNS,
          "usage.csv": USAGE_COLUMNS, "host.csv": HOST_COLUMNS, "controller.csv": CONTROLLER_COLUMNS,
-         "order.csv": ORDER_COLUMNS, "gates.csv": GATE_COLUMNS}
+         "order.csv": ORDER_COLUMNS, "gates.csv": GATE_COLUMNS, "counters.csv": COUNTER_COLUMNS}
 """Every CSV file of a results directory and its columns, in order."""

@@ -76,3 +76,19 @@ def test_an_aa_check_that_fails_says_so(aa, says) -> None:
     per_run = {(s, "default"): {"mean_jct_s": 100.0} for s in range(1, 5)}
     per_run.update({(s, "default#2"): {"mean_jct_s": 100.0 * r} for s, r in enumerate(aa, start=1)})
     assert says in "\n".join(verdict.lines(p, per_run, {}))
+
+
+def test_a_retired_run_leaves_every_file_and_is_listed_as_flagged_and_rerun(tmp_path: Path) -> None:
+    from lab.report import RETIRED_DIR, read_rows, retire_run
+
+    gate = {"seed": 2, "arm": "model", "variant": "under", "gate": "host-interference", "flagged": 1,
+            "value": 0.2, "detail": "8 of 40 busy samples ..."}
+    out = _dir(tmp_path, gates=[gate])
+    append_rows(out, "events.csv", [{"seed": 2, "arm": "model", "t_s": 1, "node": "n", "event": "e", "value": 1},
+                                    {"seed": 2, "arm": "default", "t_s": 1, "node": "n", "event": "e", "value": 1}])
+    assert retire_run(out, (2, "model", "under")) == 2 + 1 + 1  # two jobs, one gate row, one event
+    assert not [r for r in read_rows(out / "jobs.csv") if (r["seed"], r["arm"]) == ("2", "model")]
+    assert len(read_rows(out / "events.csv")) == 1 and len(read_rows(out / RETIRED_DIR / "jobs.csv")) == 2
+    text = summarise(out)
+    assert "Flagged and rerun" in text and "- seed 2, arm `model`, variant `under`: host-interference" in text
+    assert "flagged, rerun --" not in text  # nothing is flagged in the current files any more
