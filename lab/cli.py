@@ -76,9 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", type=Path, required=True, help="output directory (CSV files, summary.md, plots)")
     r.add_argument("--seeds", type=_int_list, default=[1, 2, 3, 4, 5], help="comma-separated seeds [1,2,3,4,5]")
     r.add_argument("--arms", type=_arms, default=["default", "model", "demand-aware", "migration"],
-                   help="comma-separated arms: default, model, demand-aware, migration, each drsched one "
-                        "optionally with @HOT_FILTER (the extender's --hot-filter for that arm: "
-                        f"{', '.join(HOT_FILTERS)}; without: the shipped one), e.g. model,model@prefer-fit "
+                   help=f"comma-separated arms: {', '.join(arms.BASES)} (worst-fit: the positive control), "
+                        "each drsched one optionally with @HOT_FILTER (the extender's --hot-filter for that arm: "
+                        f"{', '.join(HOT_FILTERS)}; without: the shipped one), any of them with #N for a "
+                        "replicate (default#2: the A/A arm), e.g. model,model@prefer-fit "
                         "[default,model,demand-aware,migration]")
     _schedule_args(r)
     r.add_argument("--arm-timeout-s", type=float, default=600.0, help="give up on an arm after this long [600]")
