@@ -138,8 +138,8 @@ class _Doc:
             value = self.loader.construct_object(node, deep=True)
         except yaml.YAMLError as exc:
             raise self.fail(node, where, f"cannot be read: {exc}") from None
-        if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)) \
-                or not isinstance(value, kind):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):  # YAML's true is an int
             raise self.fail(node, where, f"{value!r} is not {what}")
         return value
 

@@ -74,6 +74,8 @@ def _with(old: str, new: str) -> str:
 @pytest.mark.parametrize("text, says", [
     ("protocol: [unclosed\n", "x.yaml:2: not valid YAML"),
     ("- a\n- b\n", "x.yaml:1: field '(top)': must be a mapping"),
+    ("", "x.yaml: field '(top)': must be a mapping"),
+    ("protocol: a\n---\nprotocol: b\n", "x.yaml:2: not valid YAML"),
     (_with("kind: main\n", "kind: main\ncolour: blue\n"), "x.yaml:3: field 'colour': unknown key"),
     (_with("kind: main\n", "kind: main\nkind: pilot\n"), "x.yaml:3: field 'kind': given twice"),
     (_with("kind: main\n", ""), "x.yaml:1: field 'kind': missing"),
