@@ -143,7 +143,8 @@ def summarise(out: Path, protocol: Protocol | None = None) -> str:
     lines = verdict.retired_lines(rerun, RETIRED_DIR)
     if protocol is not None:
         starts = (out / PROTOCOL_RUNS_FILE).read_text().splitlines() if (out / PROTOCOL_RUNS_FILE).exists() else []
-        lines += verdict.lines(protocol, per_variant.get(protocol.scenario.variant, {}), flagged, starts=starts)
+        lines += verdict.lines(protocol, per_variant.get(protocol.scenario.variant, {}), flagged, starts=starts,
+                               label=LABELS.get(protocol.metric, ""))
     else:
         lines += verdict.flagged_lines(flagged)
     for variant, per_run in per_variant.items():

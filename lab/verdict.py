@@ -37,12 +37,13 @@ def _fmt(iv: endpoint.Interval) -> tuple[str, str]:
 
 
 def lines(p: Protocol, per_run: Mapping[tuple[int, str], Mapping[str, float]],
-          flagged: Mapping[tuple[int, str, str], list[str]], *, starts: list[str] = ()) -> list[str]:
+          flagged: Mapping[tuple[int, str, str], list[str]], *, starts: list[str] = (), label: str = "") -> list[str]:
     """The section for ``p``: ``per_run`` maps (seed, arm) -> metrics of the protocol's variant with flagged
     runs already left out; ``flagged`` maps (seed, arm, variant) -> reasons; ``starts`` the run's
-    protocol-runs.txt lines (when each start ran and under which registration)."""
+    protocol-runs.txt lines (when each start ran and under which registration); ``label`` names the metric
+    (default: its column name)."""
     s = p.scenario
-    metric = p.metric.removesuffix("_s").replace("_", " ")
+    metric = label or p.metric
     out = [f"## Pre-registered protocol `{p.name}` ({p.kind})", "",
            f"Protocol file `{p.path}`, sha256 `{p.sha256[:12]}`. " + (p.note + "." if p.note else ""),
            *(f"Run start: {line}." for line in starts),
@@ -79,7 +80,9 @@ def lines(p: Protocol, per_run: Mapping[tuple[int, str], Mapping[str, float]],
     if p.positive_control is not None:
         iv = rows[p.positive_control]
         verdict = ("not judged: fewer than two seeds" if iv.seeds < 2 else
-                   f"detected (interval {_fmt(iv)[1]} excludes 1)" if iv.excludes_one else
+                   f"detected (interval {_fmt(iv)[1]} excludes 1)" if iv.excludes_one and iv.ratio > 1 else
+                   f"detected, but BETTER than `{p.baseline}` (interval {_fmt(iv)[1]}): the control is not the bad "
+                   "policy it should be; check what it ran" if iv.excludes_one else
                    f"NOT detected (interval {_fmt(iv)[1]} contains 1): this lab cannot tell a deliberately bad "
                    "policy from the default here, so no 'no difference' above is evidence of anything")
         out.append(f"Positive control (`{p.positive_control}`): {verdict}.")
