@@ -44,17 +44,18 @@ def lines(p: Protocol, per_run: Mapping[tuple[int, str], Mapping[str, float]],
     (default: its column name)."""
     s = p.scenario
     metric = label or p.metric
+    per_run = {(seed, arm): m for (seed, arm), m in per_run.items() if seed in p.seeds}  # the registered seeds only
     out = [f"## Pre-registered protocol `{p.name}` ({p.kind})", "",
-           f"Protocol file `{p.path}`, sha256 `{p.sha256[:12]}`. " + (p.note + "." if p.note else ""),
+           f"Protocol file `{p.path}`, sha256 `{p.sha256[:12]}`." + (f" Note: {p.note}." if p.note else ""),
            *(f"Run start: {line}." for line in starts),
            f"Scenario: variant `{s.variant}` ({variant_text(s.variant)}), regime `{s.regime}`, job shape "
            f"`{s.job_shape}`, {s.jobs} jobs a seed over about {s.window_s:g} s, work x{s.scale:g}."
-           + (f" {s.note}." if s.note else ""),
+           + (f" Scenario note: {s.note}." if s.note else ""),
            f"Primary endpoint, fixed in advance: the per-seed log {metric} ratio to `{p.baseline}`, paired over "
            f"seeds, with its 95 % t-interval, reported as exp (a ratio and its interval). Arm order: "
            + (f"randomised per seed (key `{p.order_key}`, recorded in order.csv)." if p.order == "random"
               else "fewest extender rollouts (not randomised)."), ""]
-    done = sorted({seed for seed, _ in per_run})
+    done = sorted({seed for seed, arm in per_run if arm == p.baseline})
     missing = [x for x in p.seeds if x not in done]
     out += [f"Seeds planned: {len(p.seeds)}; with results: {len(done)}"
             + (f" (still to run or rerun: {', '.join(map(str, missing))})" if missing else "") + ".", ""]

@@ -40,6 +40,7 @@ def test_the_report_judges_the_run_against_its_protocol(tmp_path: Path) -> None:
     assert "## Pre-registered protocol `under-main` (main)" in head
     assert "per-seed log mean JCT ratio to `default`, paired over seeds, with its 95 % t-interval" in head
     assert "Seeds planned: 5; with results: 4 (still to run or rerun: 5)." in head
+    assert "Protocol file" in head and "Note:" not in head
     aa = interval([math.log(x) for x in RATIOS["default#2"]])
     assert f"A/A check (`default#2` against `default`, interval {aa.low:.3f}-{aa.high:.3f}): within +-5 %: yes." \
         in head
@@ -71,6 +72,14 @@ def test_a_positive_control_not_detected_or_better_says_what_that_means(control,
     per_run = {(s, a): {"mean_jct_s": 100.0 * (r if a != "worst-fit@off" else control[s - 1])}
                for a, rs in RATIOS.items() for s, r in enumerate(rs, start=1)}
     assert says in "\n".join(verdict.lines(p, per_run, {}))
+
+
+def test_only_the_registered_seeds_count() -> None:
+    p = parse_protocol(MAIN, path="m.yaml")  # seeds 1..7
+    per_run = {(s, a): {"mean_jct_s": 100.0 * (1.5 if a == "model" and s > 7 else 1.0)}
+               for a in ("default", "model") for s in range(1, 12)}
+    text = "\n".join(verdict.lines(p, per_run, {}))
+    assert "Seeds planned: 7; with results: 7." in text and "| `model` | compared | 7 | 1.000 |" in text
 
 
 @pytest.mark.parametrize("aa, says", [([1.1, 0.9, 1.12, 0.88], "within +-5 %: NO"), ([1.0], "fewer than two")])
