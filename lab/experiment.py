@@ -64,9 +64,9 @@ class Plan:
     protocol: Path | None = None
     """The protocol file this plan came from, copied into ``out`` as protocol.yaml."""
     registration: str = ""
+    """The commit that registered the protocol (``lab.cli.registration``), logged per start in protocol-runs.txt."""
     interference_max: float = MAX_SHARE
     """The host-interference gate's limit: the most starved / busy samples an arm may have."""
-    """The commit that registered the protocol (``lab.cli.registration``), logged per start in protocol-runs.txt."""
     schedules: dict[int, list[Job]] = field(default_factory=dict)
 
 
