@@ -2,9 +2,16 @@
 
     schedule.py  the seeded job schedule and its CSV file (pure); the nodes, job templates, request variants
                  and CSV columns it draws on are the lab's world, ``policy.labworld``
-    solo.py      each job template's runtime alone on each node type, measured once and cached
+    arms.py      arm names (base, @hot-filter, #replicate), report order, run order (pure)
+    solo.py      each job template's runtime alone on each node type, the median of N runs, cached
     stats.py     per-run metrics, ratios to the default scheduler, intervals over seeds (pure)
-    report.py    jobs.csv / nodes.csv / events.csv / usage.csv, summary.md and plots
+    protocol.py  the pre-registered protocol file (lab/protocols/*.yaml) and its parser (pure)
+    endpoint.py  the primary endpoint: a paired t-interval on per-seed log ratios, claims worded by it (pure)
+    power.py     seeds for 80 % power at a 15 % effect from an A/A pilot's sd (pure)
+    gates.py     host-interference and scored-pod gates, parsers for cpu.stat / cpuacct.usage / /proc/stat (pure)
+    counters.py  reads each node's cgroup cpu counters for the gate, where they exist
+    verdict.py   the report's pre-registered section: a run judged against its protocol (pure)
+    report.py    jobs.csv / nodes.csv / events.csv / usage.csv / gates.csv ..., summary.md and plots
     kube.py      the only module that talks to the cluster: deploy drsched, switch arms, submit, observe
     runner.py    one arm on one schedule: submit on time, record every pod, sample usage
     cli.py       ``python -m lab run | report | schedule | demo``

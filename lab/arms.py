@@ -2,13 +2,17 @@
 
 Why it exists: an arm is a base -- ``default`` (the stock default-scheduler), ``model`` (drsched, shipped
 model), ``demand-aware`` (drsched with that heuristic), ``migration`` (drsched model + the migration
-controller) -- optionally followed by ``@<mode>``, the extender's hot-node filter for that arm
-(``model@prefer-fit``, ``demand-aware@off``); a plain base keeps the shipped filter. The runner, the CLI and
-the report all read arm names, so they are parsed and ordered here once. Pure: no cluster, no files.
+controller), ``worst-fit`` (drsched serving ``policy.baselines.worst_fit``: the positive control, a policy
+the lab must tell from the default) -- optionally followed by ``@<mode>``, the extender's hot-node filter for
+that arm (``model@prefer-fit``, ``demand-aware@off``; a plain base keeps the shipped filter), and then by
+``#<n>``, a replicate: ``default#2`` runs exactly what ``default`` runs, as a second arm of its own (the A/A
+check: two arms that differ in nothing must come out equal within the interval). The runner, the CLI and the
+report all read arm names, so they are parsed and ordered here once. Pure: no cluster, no files.
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 from lab.errors import LabError
@@ -19,12 +23,15 @@ BASES = {  # base arm -> (schedulerName, extender policy, migration controller o
     "model": ("drsched", "model", False),
     "demand-aware": ("drsched", "demand-aware", False),
     "migration": ("drsched", "model", True),
+    "worst-fit": ("drsched", "worst-fit", False),
 }
 SEPARATOR = "@"
+REPLICATE = "#"
 
 
 class ArmError(LabError, ValueError):
-    """An arm name that is not a base, or a mode that is not a hot-filter mode (the message says which)."""
+    """An arm name that is not a base, a mode that is not a hot-filter mode, or a replicate that is not an
+    integer >= 2 (the message says which)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +44,8 @@ class Arm:
     migration: bool
     hot_filter: str | None
     """The extender's --hot-filter; None: the shipped default (no flag)."""
+    replicate: int = 1
+    """1 for the arm itself, n for its n-th copy (``default#2``): the same settings, recorded apart."""
 
     @property
     def extender(self) -> tuple[str, str | None] | None:
@@ -45,7 +54,11 @@ class Arm:
 
 
 def parse(name: str) -> Arm:
-    base, sep, mode = name.partition(SEPARATOR)
+    setting, hash_, copy = name.partition(REPLICATE)
+    if hash_ and not (copy.isdigit() and int(copy) >= 2):
+        raise ArmError(f"arm {name!r}: the replicate after {REPLICATE!r} must be an integer >= 2 "
+                       f"(e.g. default{REPLICATE}2)")
+    base, sep, mode = setting.partition(SEPARATOR)
     if base not in BASES:
         raise ArmError(f"unknown arm {name!r}: the part before {SEPARATOR!r} must be one of {', '.join(BASES)}")
     scheduler, policy, migration = BASES[base]
@@ -54,14 +67,16 @@ def parse(name: str) -> Arm:
     if sep and policy is None:
         raise ArmError(f"arm {name!r}: the {base} arm runs without the extender, so it has no hot filter")
     return Arm(name=name, base=base, scheduler=scheduler, policy=policy, migration=migration,
-               hot_filter=mode if sep else None)
+               hot_filter=mode if sep else None, replicate=int(copy) if hash_ else 1)
 
 
 def sort_key(name: str) -> tuple:
-    """Report order: bases in ``BASES`` order, each plain base before its ``@mode`` arms; unknown names last."""
-    base, _, mode = name.partition(SEPARATOR)
+    """Report order: bases in ``BASES`` order, each plain base before its ``@mode`` arms, each arm before its
+    replicates; unknown names last."""
+    setting, _, copy = name.partition(REPLICATE)
+    base, _, mode = setting.partition(SEPARATOR)
     rank = list(BASES).index(base) if base in BASES else len(BASES)
-    return (rank, mode, name)
+    return (rank, mode, int(copy) if copy.isdigit() else 1, name)
 
 
 def run_order(names: list[str], current: tuple[str, str | None], migration_on: bool = False) -> list[str]:
@@ -78,7 +93,18 @@ def run_order(names: list[str], current: tuple[str, str | None], migration_on: b
     return sorted(names, key=key)
 
 
+def random_order(names: list[str], *, seed: int, key: str) -> list[str]:
+    """A seed's arms in a seeded random order, the same for the same ``key`` (a protocol's ``order_key``) and
+    seed whatever order ``names`` come in, so a resumed run keeps it. A protocol runs arms this way: a slow
+    spell of the shared machine, or an arm that leaves the cluster warm, then favours no arm systematically
+    (at the cost of more extender rollouts than ``run_order``)."""
+    order = sorted(dict.fromkeys(names), key=sort_key)
+    random.Random(f"drsched-lab-order:{key}:{seed}").shuffle(order)
+    return order
+
+
 def file_part(name: str) -> str:
     """The arm as part of a file name: ``@`` becomes ``+`` (``usage-model+prefer-fit.png``), because a name
-    like ``usage-model@prefer-fit.png`` is autolinked as an e-mail address by GitHub's markdown."""
-    return name.replace(SEPARATOR, "+")
+    like ``usage-model@prefer-fit.png`` is autolinked as an e-mail address by GitHub's markdown, and ``#``
+    becomes ``_`` (a ``#`` in a link starts its fragment)."""
+    return name.replace(SEPARATOR, "+").replace(REPLICATE, "_")

@@ -1,7 +1,9 @@
 """``python -m lab``: the real-node experiment's one command.
 
-    run       run seeds x arms on a real-node cluster into an output directory (resumable)
-    report    rebuild summary.md and the plots from an output directory's CSV files
+    run       run seeds x arms on a real-node cluster into an output directory (resumable), or what a
+              pre-registered protocol file fixes (--protocol lab/protocols/NAME.yaml)
+    report    rebuild summary.md and the plots from an output directory's CSV files (judged against its
+              protocol when it has one)
     compare   a rerun against a reference run: same schedules? same placements? ratios inside the intervals?
     schedule  print a seed's schedule (schedule.csv format), or check a schedule file
     demo      `make demo`: a short default vs drsched run on real nodes, or the KWOK demo (--kwok)
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from harness.procs import interrupt_on_signals
 from kube.logs import setup_logging
 from lab import arms, demo
 from lab.errors import LabError
+from lab.protocol import Protocol, ProtocolError, load_protocol
 from lab.schedule import SHAPES, VARIANTS, make_schedule, parse_schedule, schedule_csv, variant_text
 from policy.errors import ConfigError
 from policy.served import HOT_FILTERS
@@ -72,18 +76,26 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", type=Path, required=True, help="output directory (CSV files, summary.md, plots)")
     r.add_argument("--seeds", type=_int_list, default=[1, 2, 3, 4, 5], help="comma-separated seeds [1,2,3,4,5]")
     r.add_argument("--arms", type=_arms, default=["default", "model", "demand-aware", "migration"],
-                   help="comma-separated arms: default, model, demand-aware, migration, each drsched one "
-                        "optionally with @HOT_FILTER (the extender's --hot-filter for that arm: "
-                        f"{', '.join(HOT_FILTERS)}; without: the shipped one), e.g. model,model@prefer-fit "
+                   help=f"comma-separated arms: {', '.join(arms.BASES)} (worst-fit: the positive control), "
+                        "each drsched one optionally with @HOT_FILTER (the extender's --hot-filter for that arm: "
+                        f"{', '.join(HOT_FILTERS)}; without: the shipped one), any of them with #N for a "
+                        "replicate (default#2: the A/A arm), e.g. model,model@prefer-fit "
                         "[default,model,demand-aware,migration]")
     _schedule_args(r)
     r.add_argument("--arm-timeout-s", type=float, default=600.0, help="give up on an arm after this long [600]")
     r.add_argument("--straggler-node", default="rn-large", help="node whose quota is cut (--straggler) [rn-large]")
     r.add_argument("--straggler-at-s", type=float, default=20.0, help="seconds into the arm of the cut [20]")
     r.add_argument("--straggler-quota-m", type=int, default=200, help="the node's cpu quota after the cut [200]")
-    r.set_defaults(func=cmd_run)
+    r.add_argument("--protocol", type=Path, default=None,
+                   help="run what this pre-registered protocol file fixes (seeds, arms, schedule, arm order, solo "
+                        "runs); the flags it fixes may not be given too. The file must be committed, unchanged")
+    r.add_argument("--unregistered", action="store_true",
+                   help="allow a --protocol file that is not committed (a trial: the report says so)")
+    r.set_defaults(func=cmd_run, fixed_by_protocol={d: r.get_default(d) for d in (*FIXED_BY_PROTOCOL, "arm_timeout_s")})
     rep = sub.add_parser("report", help="rebuild summary.md and the plots from a run's CSV files")
     rep.add_argument("out", type=Path, help="output directory of a run")
+    rep.add_argument("--protocol", type=Path, default=None,
+                     help="judge the runs against this protocol file (default: the run's own protocol.yaml)")
     rep.set_defaults(func=cmd_report)
     c = sub.add_parser("compare", help="a rerun against a reference run: schedules, placements, ratio intervals")
     c.add_argument("reference", type=Path, help="output directory of the reference run")
@@ -99,14 +111,61 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from lab.experiment import Plan, run
+FIXED_BY_PROTOCOL = ("seeds", "arms", "jobs", "window_s", "scale", "variant", "job_shape", "straggler")
+"""``run`` flags whose values a protocol file fixes (``--arm-timeout-s`` too where the protocol sets one)."""
 
-    plan = Plan(out=args.out, seeds=args.seeds, arms=args.arms, variant=args.variant,
-                regime="straggler" if args.straggler else "drs", jobs=args.jobs, window_s=args.window_s,
-                scale=args.scale, shape=args.job_shape, arm_timeout_s=args.arm_timeout_s,
-                straggler_node=args.straggler_node, straggler_at_s=args.straggler_at_s,
-                straggler_quota_m=args.straggler_quota_m)
+
+def registration(path: Path) -> str:
+    """The commit that last changed the protocol file, as ``<hash> <date>``; a ``ProtocolError`` when the file
+    is not committed or differs from its commit (it would not be the pre-registered one)."""
+    where = path.resolve().parent
+    try:
+        changed = subprocess.run(["git", "-C", str(where), "status", "--porcelain", "--", path.name],
+                                 capture_output=True, text=True, timeout=30)
+        last = subprocess.run(["git", "-C", str(where), "log", "-1", "--format=%h %cI", "--", path.name],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise ProtocolError(f"{path}: cannot ask git whether the protocol is committed ({exc}); "
+                            "--unregistered runs it anyway") from None
+    if changed.returncode != 0 or last.returncode != 0 or changed.stdout.strip() or not last.stdout.strip():
+        raise ProtocolError(f"{path}: not committed as it is, so not pre-registered: commit it before the runs it "
+                            "governs (or pass --unregistered for a trial)")
+    return last.stdout.strip()
+
+
+def plan_from_args(args: argparse.Namespace):
+    """The run's ``Plan``: from the flags, or from ``--protocol`` (refusing flags the protocol fixes)."""
+    from lab.experiment import Plan
+
+    straggler = {"straggler_node": args.straggler_node, "straggler_at_s": args.straggler_at_s,
+                 "straggler_quota_m": args.straggler_quota_m}
+    if args.protocol is None:
+        return Plan(out=args.out, seeds=args.seeds, arms=args.arms, variant=args.variant,
+                    regime="straggler" if args.straggler else "drs", jobs=args.jobs, window_s=args.window_s,
+                    scale=args.scale, shape=args.job_shape, arm_timeout_s=args.arm_timeout_s, **straggler)
+    p: Protocol = load_protocol(args.protocol)
+    fixed = {k: v for k, v in args.fixed_by_protocol.items() if k != "arm_timeout_s" or p.arm_timeout_s is not None}
+    given = [name for name, default in fixed.items() if getattr(args, name) != default]
+    if given:
+        raise ProtocolError(f"{args.protocol}: the protocol fixes " + ", ".join(
+            "--" + name.replace("_", "-") for name in given) + "; drop them (the file is the one record of what runs)")
+    s = p.scenario
+    return Plan(out=args.out, seeds=list(p.seeds), arms=list(p.arms), variant=s.variant, regime=s.regime,
+                jobs=s.jobs, window_s=s.window_s, scale=s.scale, shape=s.job_shape,
+                arm_timeout_s=args.arm_timeout_s if p.arm_timeout_s is None else p.arm_timeout_s,
+                order_key=p.order_key if p.order == "random" else None, solo_runs=p.solo_runs,
+                protocol=args.protocol, interference_max=p.interference_max,
+                registration="unregistered (--unregistered)" if args.unregistered else registration(args.protocol),
+                **straggler)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from lab.experiment import run
+
+    plan = plan_from_args(args)
+    if plan.protocol is not None:
+        _say(f"protocol {plan.protocol}: registered at commit {plan.registration}; {len(plan.seeds)} seeds x "
+             f"{len(plan.arms)} arms, {plan.jobs} jobs a seed, {plan.solo_runs} solo runs")
     run(plan, _say)
     _say((args.out / "summary.md").read_text() if (args.out / "summary.md").exists() else "no summary")
     return 0
@@ -115,7 +174,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from lab.report import summarise
 
-    _say(summarise(args.out))
+    _say(summarise(args.out, None if args.protocol is None else load_protocol(args.protocol)))
     return 0
 
 

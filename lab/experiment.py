@@ -2,8 +2,11 @@
 
 Why it exists: the order of work matters for fairness and cost. Arms are interleaved seed by seed (so a
 slow spell of the shared machine hits every arm, not one), ordered to need one extender rollout per extender
-setting (``lab.arms.run_order``), and every arm's rows are appended to the output directory as soon as it
-ends; an arm already in jobs.csv is skipped, so an interrupted or extended experiment resumes where it stopped.
+setting (``lab.arms.run_order``) or, under a protocol (``Plan.order_key``), in a seeded random order per seed
+(``lab.arms.random_order``, written to order.csv before the first arm runs), and every arm's rows are appended
+to the output directory as soon as it ends; an arm already in jobs.csv is skipped, so an interrupted or
+extended experiment resumes where it stopped, in the same order. A protocol run keeps a copy of its protocol
+as ``protocol.yaml`` and refuses to continue a directory started under a different one.
 
 Arms (``lab.arms``): ``default`` (the stock default-scheduler), ``model`` (drsched, shipped model),
 ``demand-aware`` (drsched with that heuristic), ``migration`` (drsched model + the migration controller, which
@@ -28,9 +31,11 @@ from harness.cluster import ensure_binaries
 from harness.deploy import IMAGES, find_images
 from harness.images import ensure_images
 from harness.realcluster import RealCluster, ensure_node_binaries
-from lab import arms, report, solo
+from lab import arms, counters, report, solo
+from lab.errors import RunError
+from lab.gates import MAX_SHARE, demand_from_jobs, flagged_runs, gate_rows, interference
 from lab.kube import Lab
-from lab.records import controller_rows, event_rows, job_rows, node_rows, usage_rows
+from lab.records import controller_rows, counter_rows, event_rows, job_rows, node_rows, usage_rows
 from lab.runner import run_arm
 from lab.schedule import Job, make_schedule, schedule_csv
 
@@ -52,6 +57,16 @@ class Plan:
     straggler_at_s: float = 20.0
     straggler_quota_m: int = 200
     workdir: Path | None = None
+    order_key: str | None = None
+    """None: the order that needs fewest rollouts; a key: a seeded random order per seed (a protocol's)."""
+    solo_runs: int = 1
+    """Solo runs per job shape and node; the median is used."""
+    protocol: Path | None = None
+    """The protocol file this plan came from, copied into ``out`` as protocol.yaml."""
+    registration: str = ""
+    """The commit that registered the protocol (``lab.cli.registration``), logged per start in protocol-runs.txt."""
+    interference_max: float = MAX_SHARE
+    """The host-interference gate's limit: the most starved / busy samples an arm may have."""
     schedules: dict[int, list[Job]] = field(default_factory=dict)
 
 
@@ -69,16 +84,47 @@ def done_runs(out: Path) -> set[tuple[int, str, str]]:
     return {(int(r["seed"]), r["arm"], r["variant"]) for r in report.read_rows(out / "jobs.csv")}
 
 
+def keep_protocol(out: Path, protocol: Path, registration: str = "") -> None:
+    """Copy ``protocol`` into ``out`` as protocol.yaml and log this start and its registration in
+    protocol-runs.txt; a directory started under another protocol is refused (that one governs its runs)."""
+    kept, text = out / report.PROTOCOL_FILE, protocol.read_bytes()
+    if kept.exists() and kept.read_bytes() != text:
+        raise RunError(f"{out} was started under another protocol ({kept} differs from {protocol}): use a new "
+                       "output directory, or the protocol the directory was started with")
+    kept.write_bytes(text)
+    with (out / report.PROTOCOL_RUNS_FILE).open("a") as fh:
+        fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} started {protocol}, registered at "
+                 f"commit {registration or 'unknown'}\n")
+
+
+def record_order(out: Path, seeds: list[int], arm_list: list[str], key: str) -> dict[int, list[str]]:
+    """Each seed's arms in their random order, appended to order.csv for seeds it does not hold yet."""
+    orders = {seed: arms.random_order(arm_list, seed=seed, key=key) for seed in seeds}
+    have = {int(r["seed"]) for r in report.read_rows(out / "order.csv")}
+    report.append_rows(out, "order.csv", [{"seed": seed, "position": i, "arm": arm, "order_key": key}
+                                          for seed in seeds if seed not in have
+                                          for i, arm in enumerate(orders[seed], start=1)])
+    return orders
+
+
 def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | None = None) -> Path:
     """Run every (seed, arm) not yet in ``plan.out``. Starts its own real-node cluster unless ``cluster`` is
     given (a running one: drsched is deployed on it and removed again, the cluster is left running)."""
     plan.out.mkdir(parents=True, exist_ok=True)
+    if plan.protocol is not None:
+        keep_protocol(plan.out, plan.protocol, plan.registration)
+    orders = None if plan.order_key is None else record_order(plan.out, plan.seeds, plan.arms, plan.order_key)
     for seed in plan.seeds:
         plan.schedules[seed] = make_schedule(seed=seed, jobs=plan.jobs, window_s=plan.window_s, regime=plan.regime,
                                              variant=plan.variant, scale=plan.scale, shape=plan.shape)
         shape = "" if plan.shape == "core" else f"-{plan.shape}"
         (plan.out / f"schedule-{plan.regime}{shape}-{plan.variant}-{seed}.csv").write_text(
             schedule_csv(plan.schedules[seed]))
+    for key in flagged_runs(report.read_rows(plan.out / "gates.csv")):
+        if key[0] in plan.seeds and key[1] in plan.arms and key[2] == plan.variant:
+            moved = report.retire_run(plan.out, key)
+            progress(f"seed {key[0]} arm {key[1]}: flagged by a gate; its {moved} rows moved to "
+                     f"{plan.out / report.RETIRED_DIR}, rerunning it")
     done = done_runs(plan.out)
     todo = [(s, a) for s in plan.seeds for a in plan.arms if (s, a, plan.variant) not in done]
     if not todo:
@@ -107,12 +153,14 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
             report.append_rows(plan.out, "nodes.csv", node_rows(cluster.shapes))
         all_jobs = [j for s in plan.seeds for j in plan.schedules[s]]
         solos = solo.measure(lab, all_jobs, shapes=cluster.shapes, image=image, image_digest=digest,
-                             progress=progress)
+                             progress=progress, runs=plan.solo_runs)
         types = {s.name: s.node_type for s in cluster.shapes}
         largest = max(cluster.shapes, key=lambda s: s.cpu_millis).node_type
         for seed in plan.seeds:
-            for arm in arms.run_order([a for s, a in todo if s == seed], (lab.policy, lab.hot_filter),
-                                      lab.migration_on):
+            left = [a for s, a in todo if s == seed]
+            order = (arms.run_order(left, (lab.policy, lab.hot_filter), lab.migration_on) if orders is None
+                     else [a for a in orders[seed] if a in left])
+            for arm in order:
                 _one(plan, lab, cluster, seed=seed, arm=arm, image=image, solos=solos, types=types, largest=largest,
                      progress=progress)
                 report.summarise(plan.out)
@@ -164,7 +212,9 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
     try:
         result = run_arm(lab, jobs, run_id=run_id, image=image, scheduler=scheduler,
                          expected_s=lambda j: solos[(j.template, j.units, largest)].seconds,
-                         timeout_s=plan.arm_timeout_s, actions=actions, progress=progress)
+                         timeout_s=plan.arm_timeout_s, actions=actions, progress=progress,
+                         counters=counters.sampler({s.name: cluster.node(s.name).cgroup_root
+                                                    for s in cluster.shapes}))
     finally:
         if plan.regime == "straggler":
             cluster.node(plan.straggler_node).set_cpu_quota(cluster.node(plan.straggler_node).shape.cpu_millis)
@@ -173,7 +223,7 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
         return None if found is None else (found.seconds, found.cpu_m)
 
     rows = job_rows(result, jobs, seed=seed, arm=arm, variant=plan.variant, node_type=lambda n: types.get(n, ""),
-                    solo=solo_of)
+                    solo=solo_of, node_types=sorted(set(types.values())))
     report.append_rows(plan.out, "jobs.csv", rows)
     report.append_rows(plan.out, "usage.csv", usage_rows(result, seed=seed, arm=arm, variant=plan.variant))
     report.append_rows(plan.out, "events.csv", event_rows(result, seed=seed, arm=arm))
@@ -184,6 +234,14 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
         (plan.out / f"controller-{arms.file_part(arm)}-{plan.variant}-{seed}.log").write_text(logs)
     report.append_rows(plan.out, "host.csv", [{"seed": seed, "arm": arm, "variant": plan.variant, "t_s": t,
                                                "load1": round(v, 2)} for t, v in result.load])
+    if result.counters:  # no counters (no cgroup files): the gate is not checked, and no row says it passed
+        report.append_rows(plan.out, "counters.csv", counter_rows(result, seed=seed, arm=arm, variant=plan.variant))
+        host = interference(result.counters, quota_m={s.name: s.cpu_millis for s in cluster.shapes},
+                            demand_m=demand_from_jobs(rows), max_share=plan.interference_max)
+        report.append_rows(plan.out, "gates.csv", gate_rows(seed=seed, arm=arm, variant=plan.variant, host=host))
+        if host.flagged:
+            progress(f"seed {seed} arm {arm}: FLAGGED host interference, {host.starved} of {host.busy} busy "
+                     "samples starved; it is left out of the summary and rerun by the next `lab run`")
     failed = [r["job"] for r in rows if r["exit_code"] != 0]
     progress(f"seed {seed} arm {arm}: done in {time.monotonic() - started:.0f} s"
              + (" (TIMED OUT)" if result.timed_out else "") + (f"; not exit 0: {failed}" if failed else ""))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from lab.gates import NodeSample
+
 
 @dataclass(frozen=True)
 class PodObs:
@@ -38,6 +40,7 @@ class ArmResult:
     proc_start: dict[str, float] = field(default_factory=dict)  # job -> unix start of its first process
     proc_done: dict[str, float] = field(default_factory=dict)   # job -> unix time its progress said "done"
     costs: dict[str, dict[tuple, dict]] = field(default_factory=dict)  # job -> (pid, start) -> measured costs
+    counters: list[NodeSample] = field(default_factory=list)  # each node's cgroup cpu counters, t_s from t0
     timed_out: bool = False
 
     def see_progress(self, job: str, doc: dict | None) -> None:

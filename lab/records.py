@@ -1,21 +1,24 @@
 """Rows of the lab's CSV files, made from what an arm observed. Pure: no cluster, no files.
 
-Why it exists: ``jobs.csv`` is read by other tools (the simulator's calibration), so every row is built the
-same way, here; the files' columns are part of the lab's world (``policy.labworld.FILES``), fixed there once
-for writers and readers alike. Times are seconds from the arm's t0: start is when the job's first process
-started and finish when its progress said done (``progress.json``, sub-second), falling back to the pod's
-container times (whole seconds) where no progress was seen. ``solo_s`` is the job's
-template measured alone on the node type where the job finished; ``run_slowdown`` = (finish - start) / solo,
-``slowdown`` = (finish - submit) / solo; ``jct_s`` = finish - submit. The job's own measured migration
-costs (``progress.json``): ``ckpt_writes`` and ``ckpt_write_mean_s`` / ``ckpt_write_last_s`` over all its
-processes, ``restore_s`` the seconds its resumed processes took to load and apply their checkpoints. usage.csv:
-the job pods' usage per node, and the node's own cpu in use and measured capacity as its agent reports them
-(``node_cpu_m``, ``capacity_m``): capacity below the node's quota is what the extender counts as used.
+Why it exists: ``jobs.csv`` is read by other tools (the simulator's calibration), so every row is built the same
+way, here; the files' columns are part of the lab's world (``policy.labworld.FILES``), fixed there once for
+writers and readers alike. Times are seconds from the arm's t0: start is when the job's first process started
+and finish when its progress said done (``progress.json``, sub-second), falling back to the pod's container
+times (whole seconds) where no progress was seen. ``solo_s`` is the job's template measured alone on the node
+type where the job finished; ``run_slowdown`` = (finish - start) / solo, ``slowdown`` = (finish - submit) /
+solo; ``jct_s`` = finish - submit. Those two never penalise a slow node (a job on the smallest node is compared
+with itself there), so ``best_solo_s`` is the job's template alone on its fastest node type and
+``best_slowdown`` = (finish - submit) / best_solo_s: what placement cost the job. The job's own measured
+migration costs (``progress.json``): ``ckpt_writes`` and ``ckpt_write_mean_s`` / ``ckpt_write_last_s`` over all
+its processes, ``restore_s`` the seconds its resumed processes took to load and apply their checkpoints.
+usage.csv: the job pods' usage per node, and the node's own cpu in use and measured capacity as its agent
+reports them (``node_cpu_m``, ``capacity_m``): capacity below the node's quota is what the extender counts as
+used.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from lab.observed import ArmResult
 from lab.schedule import Job
@@ -30,10 +33,20 @@ def _ratio(num: float | None, den: float | None) -> float | str:
     return round(num / den, 4) if num is not None and den else ""
 
 
+def best_solo_s(job: Job, node_types: Iterable[str],
+                solo: Callable[[Job, str], tuple[float, float] | None]) -> float | None:
+    """The job's shortest solo time over ``node_types`` (None when none was measured)."""
+    times = [found[0] for t in node_types if (found := solo(job, t)) is not None and found[0] > 0]
+    return min(times) if times else None
+
+
 def job_rows(result: ArmResult, jobs: list[Job], *, seed: int, arm: str, variant: str,
-             node_type: Callable[[str], str], solo: Callable[[Job, str], tuple[float, float] | None]) -> list[dict]:
+             node_type: Callable[[str], str], solo: Callable[[Job, str], tuple[float, float] | None],
+             node_types: Iterable[str] = ()) -> list[dict]:
     """One row per job. ``solo(job, node_type)`` is (seconds, cpu millicores) of the job alone on that node
-    type, from the solo cache; a job that never ran has empty times and ratios."""
+    type, from the solo cache; ``node_types`` are the cluster's, for ``best_solo_s`` (none: left empty); a
+    job that never ran has empty times and ratios."""
+    node_types = tuple(node_types)
     rows = []
     for job in jobs:
         pods = result.job_pods(job.job)
@@ -46,6 +59,8 @@ def job_rows(result: ArmResult, jobs: list[Job], *, seed: int, arm: str, variant
         if last is not None and last.phase == "Succeeded":
             finish = _rel(result.proc_done.get(job.job) or last.finished, result.t0)
         solo_s, used = (solo(job, ntype) if ntype else None) or (None, None)
+        best = best_solo_s(job, node_types, solo)
+        jct = None if finish is None or submit is None else finish - submit
         rows.append({
             "seed": seed, "arm": arm, "variant": variant, "job": job.job, "kind": job.kind, "node": node,
             "node_type": ntype, "cpu_request_m": job.cpu_request_m, "mem_request_mi": job.mem_request_mi,
@@ -60,6 +75,7 @@ def job_rows(result: ArmResult, jobs: list[Job], *, seed: int, arm: str, variant
             "slowdown": _ratio(None if finish is None or submit is None else finish - submit, solo_s),
             "migrations": max(len(pods) - 1, 0),
             **_costs(result, job.job),
+            "best_solo_s": "" if best is None else round(best, 3), "best_slowdown": _ratio(jct, best),
         })  # fmt: skip
     return rows
 
@@ -103,3 +119,10 @@ def controller_rows(samples: list[tuple[str, str, float]], *, seed: int, arm: st
     """The migration controller's counters at the end of an arm (skip reasons, verdicts, steps, outcomes)."""
     return [{"seed": seed, "arm": arm, "variant": variant, "metric": name.removeprefix("drsched_migration_"),
              "labels": labels, "value": round(value, 3)} for name, labels, value in samples]
+
+
+def counter_rows(result: ArmResult, *, seed: int, arm: str, variant: str) -> list[dict]:
+    """``counters.csv``: each node's cgroup cpu counters as sampled during the arm."""
+    return [{"seed": seed, "arm": arm, "variant": variant, "t_s": s.t_s, "node": s.node,
+             "nr_periods": s.stat.nr_periods, "nr_throttled": s.stat.nr_throttled,
+             "throttled_ns": s.stat.throttled_ns, "usage_ns": s.usage_ns} for s in result.counters]

@@ -3,30 +3,42 @@
 Why it exists: a run of many arms takes long and other tools read its CSVs while it goes on, so every arm's
 rows are appended as soon as it ends, and the summary can be rebuilt from the files alone
 (``python -m lab report DIR``). Files: jobs.csv, nodes.csv, events.csv, usage.csv, host.csv (the machine's
-1-min load average during each arm: how noisy the run was), summary.md, jct-cdf.png, usage-<arm>.png
-(``@`` written ``+``).
+1-min load average during each arm: how noisy the run was), order.csv and gates.csv (``policy.labworld``),
+protocol.yaml (the protocol the run was started under, ``lab.protocol``), summary.md, jct-cdf.png,
+usage-<arm>.png (``@`` written ``+``, ``#`` written ``_``). A run that ``gates.csv`` flags is left out of every
+table and listed as "flagged, rerun"; with a protocol the summary opens with its pre-registered section
+(``lab.verdict``).
 """
 
 from __future__ import annotations
 
 import csv
 import math
+import os
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
 from lab import arms as arm_names
-from lab import stats
+from lab import stats, verdict
 from lab.errors import LabError
+from lab.gates import flagged_runs
+from lab.protocol import Protocol, load_protocol
 from lab.schedule import variant_text
 from policy.labworld import FILES, VARIANTS
 from policy.report import with_ci
 
 ARM_ORDER = tuple(arm_names.BASES)
 """Base arms in report order; ``model@prefer-fit`` and the like follow their base (``lab.arms.sort_key``)."""
+PROTOCOL_FILE = "protocol.yaml"
+"""The copy of its protocol a run keeps in its output directory."""
+RETIRED_DIR = "flagged"
+"""Where a flagged run's rows go before it is rerun (same file names): kept, out of every table."""
+PROTOCOL_RUNS_FILE = "protocol-runs.txt"
+"""One line per start of a protocol run: when, and the commit that registered the protocol."""
 LABELS = {"mean_jct_s": "mean JCT", "p95_jct_s": "p95 JCT", "makespan_s": "makespan", "mean_slowdown": "slowdown",
-          "utilisation": "utilisation", "imbalance": "imbalance"}
+          "mean_best_slowdown": "slowdown vs best node", "utilisation": "utilisation", "imbalance": "imbalance"}
 
 
 class ReportError(LabError, ValueError):
@@ -67,6 +79,32 @@ def read_rows(path: Path) -> list[dict]:
     return [{**row, **missing} for row in rows]
 
 
+def retire_run(out: Path, key: tuple[int, str, str]) -> int:
+    """Move every row of run ``key`` (seed, arm, variant) out of ``out``'s CSV files into ``out/flagged/``, so
+    the run can be rerun without mixing two attempts; returns the rows moved. Files without a variant column
+    (events.csv) match on seed and arm."""
+    seed, arm, variant = key
+    moved = 0
+    for name in FILES:
+        path = out / name
+        if not path.exists() or "seed" not in (header := _header(path)) or "arm" not in header:
+            continue
+        rows = read_rows(path)
+        mine = [int(r["seed"]) == seed and r["arm"] == arm and r.get("variant", variant) == variant for r in rows]
+        if not any(mine):
+            continue
+        (out / RETIRED_DIR).mkdir(exist_ok=True)
+        append_rows(out / RETIRED_DIR, name, [r for r, m in zip(rows, mine, strict=True) if m])
+        tmp = path.with_suffix(".csv.tmp")  # the file is replaced whole: a reader never sees half of it
+        with tmp.open("w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=header, lineterminator="\n", extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(r for r, m in zip(rows, mine, strict=True) if not m)
+        os.replace(tmp, path)
+        moved += sum(mine)
+    return moved
+
+
 def sorted_arms(arms) -> list[str]:
     return sorted(arms, key=arm_names.sort_key)
 
@@ -84,14 +122,32 @@ def runs(jobs: list[dict], usage: list[dict], nodes: dict[str, dict]) -> dict[st
     return out
 
 
-def summarise(out: Path) -> str:
-    """Write summary.md and the plots from the CSV files in ``out``; returns the markdown."""
+def _run_key(row: dict) -> tuple[int, str, str]:
+    return int(row["seed"]), row["arm"], row["variant"]
+
+
+def summarise(out: Path, protocol: Protocol | None = None) -> str:
+    """Write summary.md and the plots from the CSV files in ``out``; returns the markdown. ``protocol``: judge
+    the runs against it (default: the run's own ``protocol.yaml``, if it has one)."""
     jobs, usage, host = read_rows(out / "jobs.csv"), read_rows(out / "usage.csv"), read_rows(out / "host.csv")
     nodes = {r["node"]: r for r in read_rows(out / "nodes.csv")}
     if not jobs or not nodes:
         raise ReportError(f"{out}: no jobs.csv or nodes.csv rows yet")
-    lines = []
-    for variant, per_run in runs(jobs, usage, nodes).items():
+    if protocol is None and (out / PROTOCOL_FILE).exists():
+        protocol = load_protocol(out / PROTOCOL_FILE)
+    flagged = flagged_runs(read_rows(out / "gates.csv"))
+    rerun = flagged_runs(read_rows(out / RETIRED_DIR / "gates.csv"))
+    jobs = [r for r in jobs if _run_key(r) not in flagged]
+    usage = [r for r in usage if _run_key(r) not in flagged]
+    per_variant = runs(jobs, usage, nodes)
+    lines = verdict.retired_lines(rerun, RETIRED_DIR)
+    if protocol is not None:
+        starts = (out / PROTOCOL_RUNS_FILE).read_text().splitlines() if (out / PROTOCOL_RUNS_FILE).exists() else []
+        lines += verdict.lines(protocol, per_variant.get(protocol.scenario.variant, {}), flagged, starts=starts,
+                               label=LABELS.get(protocol.metric, ""))
+    else:
+        lines += verdict.flagged_lines(flagged)
+    for variant, per_run in per_variant.items():
         lines += _tables(variant, per_run)
     loads = [float(r["load1"]) for r in host]
     if loads:
@@ -137,10 +193,11 @@ def _tables(variant: str, per_run: dict) -> list[str]:
              "| arm | runs | " + " | ".join(LABELS[m] for m in stats.METRICS) + " |",
              "|---|---:|" + "---:|" * len(stats.METRICS)]
     fmt = {"mean_jct_s": ".1f", "p95_jct_s": ".1f", "makespan_s": ".1f", "mean_slowdown": ".2f",
-           "utilisation": ".3f", "imbalance": ".3f"}
+           "mean_best_slowdown": ".2f", "utilisation": ".3f", "imbalance": ".3f"}
     absolute = stats.means(per_run)
     for arm in arms:
-        cells = [with_ci(*absolute[arm][m][:2], fmt[m]) for m in stats.METRICS]
+        cells = [with_ci(*absolute[arm][m][:2], fmt[m]) if math.isfinite(absolute[arm][m][0]) else "n/a"
+                 for m in stats.METRICS]
         lines.append(f"| {arm} | {absolute[arm]['mean_jct_s'][2]} | " + " | ".join(cells) + " |")
     lines += ["", "Times in seconds; ± is the 95 % interval over seeds.", ""]
     if "default" in arms and len(arms) > 1:

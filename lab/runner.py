@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
+from lab.gates import NodeSample
 from lab.kube import Lab
 from lab.observed import ArmResult
 from lab.schedule import Job
@@ -35,8 +36,10 @@ def _ended(result: ArmResult, jobs: list[Job]) -> bool:
 def run_arm(lab: Lab, jobs: list[Job], *, run_id: str, image: str, scheduler: str | None,
             expected_s: Callable[[Job], float], timeout_s: float,
             actions: list[tuple[float, Callable[[], tuple[str, str, str]]]] = (),
-            progress: Callable[[str], None] = lambda _: None) -> ArmResult:
-    """Run the schedule; ``actions`` are (offset, fn) fired once at their offset (fn returns an event row)."""
+            progress: Callable[[str], None] = lambda _: None,
+            counters: Callable[[float], list[NodeSample]] | None = None) -> ArmResult:
+    """Run the schedule; ``actions`` are (offset, fn) fired once at their offset (fn returns an event row);
+    ``counters`` (``lab.counters.sampler``), where given, reads every node's cgroup counters each poll."""
     pending = sorted(jobs, key=lambda j: j.submit_s)
     todo = sorted(actions, key=lambda a: a[0])
     result = ArmResult(t0=time.time())
@@ -70,6 +73,8 @@ def run_arm(lab: Lab, jobs: list[Job], *, run_id: str, image: str, scheduler: st
         result.pods.update(listed)
         for job in {p.job for p in result.pods.values()} - set(result.proc_done):
             result.see_progress(job, lab.progress(run_id, job))
+        if counters is not None:
+            result.counters += counters(round(time.time() - result.t0, 3))
         if now - last_usage >= USAGE_EVERY_S:
             last_usage = now
             uids = {p.uid for p in result.pods.values() if p.phase == "Running"}

@@ -7,7 +7,10 @@ node's shape and the job's arguments: a rebuilt image, a resized node or a diffe
 again, anything else is reused. The nodes measure in
 one job at a time on one node at a time by default, since the nodes share two cores (``parallel`` > 1 is
 faster and noisier). Measured: from the job's first process start to its progress saying done
-(``progress.json``), and the CPU the job's cgroup used over it.
+(``progress.json``), and the CPU the job's cgroup used over it. ``runs`` > 1 measures each pair that many
+times and uses the median (identical quotas were measured 11 % apart in single runs, issue #21); the cache
+file keeps every run (``runs``) beside their median (``seconds``, ``cpu_m``: what a one-run reader sees), and a
+file from before keeps counting as one run.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,30 +50,52 @@ def cache_path(*, image_digest: str, shape: RealNodeShape, argv: list[str]) -> P
     return lab_dir() / f"solo-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
 
 
-def load(path: Path) -> Solo | None:
+def median_solo(runs: list[Solo]) -> Solo:
+    """The median of each of seconds and cpu over the runs (the mean of the middle two for an even count)."""
+    if not runs:
+        raise ValueError("median_solo needs at least one run")
+    return Solo(seconds=statistics.median(r.seconds for r in runs), cpu_m=statistics.median(r.cpu_m for r in runs))
+
+
+def load_runs(path: Path) -> list[Solo]:
+    """Every run the cache file holds (a file from before ``runs`` existed: its one run); [] if none reads."""
     try:
         doc = json.loads(path.read_text())
-        return Solo(seconds=float(doc["seconds"]), cpu_m=float(doc["cpu_m"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        runs = doc.get("runs") or [doc]
+        return [Solo(seconds=float(r["seconds"]), cpu_m=float(r["cpu_m"])) for r in runs]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
+
+
+def load(path: Path) -> Solo | None:
+    runs = load_runs(path)
+    return median_solo(runs) if runs else None
+
+
+def _store(path: Path, runs: list[Solo], *, node: str, argv: list[str], image_digest: str) -> Solo:
+    median = median_solo(runs)
+    path.write_text(json.dumps({"seconds": median.seconds, "cpu_m": round(median.cpu_m, 1), "node": node,
+                                "argv": argv, "image": image_digest, "measured_at": time.time(),
+                                "runs": [{"seconds": r.seconds, "cpu_m": round(r.cpu_m, 1)} for r in runs]}))
+    return median
 
 
 def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[RealNodeShape, ...], image: str, image_digest: str,
-            progress: Callable[[str], None] = lambda _: None, timeout_s: float = 1800.0, parallel: int = 1
-            ) -> dict[tuple[str, int, str], Solo]:
-    """(template, units, node type) -> Solo for every job shape in ``jobs`` on every node; measures what the
-    cache lacks, ``parallel`` nodes at a time (1: alone on the machine too, the default)."""
+            progress: Callable[[str], None] = lambda _: None, timeout_s: float = 1800.0, parallel: int = 1,
+            runs: int = 1) -> dict[tuple[str, int, str], Solo]:
+    """(template, units, node type) -> Solo (the median of ``runs`` runs) for every job shape in ``jobs`` on
+    every node; measures the runs the cache lacks, ``parallel`` nodes at a time (1: alone on the machine too,
+    the default)."""
     shapes_by_node = {s.name: s for s in shapes}
     out: dict[tuple[str, int, str], Solo] = {}
     queue: dict[str, list[Job]] = {s.name: [] for s in shapes}
     examples = {solo_key(j): j for j in jobs}
     for key, job in sorted(examples.items()):
         for shape in shapes:
-            found = load(cache_path(image_digest=image_digest, shape=shape, argv=job.argv()))
-            if found is None:
-                queue[shape.name].append(job)
-            else:
-                out[(*key, shape.node_type)] = found
+            found = load_runs(cache_path(image_digest=image_digest, shape=shape, argv=job.argv()))
+            queue[shape.name] += [job] * max(runs - len(found), 0)
+            if len(found) >= runs:
+                out[(*key, shape.node_type)] = median_solo(found)
     missing = sum(map(len, queue.values()))
     if not missing:
         return out
@@ -104,12 +130,13 @@ def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[RealNodeShape, ...], ima
                 seconds = max(times.proc_done.get(job.job, obs.finished) - begin, 0.1)
                 solo = Solo(seconds=seconds, cpu_m=1000 * cpu_seen.get(pod, 0.0) / seconds)
                 shape = shapes_by_node[node]
-                cache_path(image_digest=image_digest, shape=shape, argv=job.argv()).write_text(json.dumps(
-                    {"seconds": solo.seconds, "cpu_m": round(solo.cpu_m, 1), "node": node, "argv": job.argv(),
-                     "image": image_digest, "measured_at": time.time()}))
-                out[(*solo_key(job), shape.node_type)] = solo
-                progress(f"  solo {job.template} units={job.units} on {node}: {seconds:.0f} s, "
-                         f"{solo.cpu_m:.0f} m cpu")
+                path = cache_path(image_digest=image_digest, shape=shape, argv=job.argv())
+                done = [*load_runs(path), solo]
+                median = _store(path, done, node=node, argv=job.argv(), image_digest=image_digest)
+                if len(done) >= runs:
+                    out[(*solo_key(job), shape.node_type)] = median
+                progress(f"  solo {job.template} units={job.units} on {node} (run {len(done)} of {runs}): "
+                         f"{seconds:.0f} s, {solo.cpu_m:.0f} m cpu")
                 lab.delete_run(run_id)
                 del running[node]
         if time.monotonic() > deadline:

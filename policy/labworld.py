@@ -156,7 +156,10 @@ without checkpoints, such as ``bench/cgroup_contention.py``'s, writes only these
 JOB_COST_COLUMNS = ("ckpt_writes", "ckpt_write_mean_s", "ckpt_write_last_s", "restore_s")
 """``jobs.csv``'s columns for the job's measured migration costs, after the run columns (files written before
 they existed end at ``migrations``)."""
-JOB_COLUMNS = JOB_RUN_COLUMNS + JOB_COST_COLUMNS
+JOB_SOLO_COLUMNS = ("best_solo_s", "best_slowdown")
+"""``jobs.csv``'s columns for the job against its best solo node type, last (files written before they existed
+end at the cost columns, and read them as empty)."""
+JOB_COLUMNS = JOB_RUN_COLUMNS + JOB_COST_COLUMNS + JOB_SOLO_COLUMNS
 """``jobs.csv``: one row per job of a run (``lab.records`` says what each column means)."""
 NODE_COLUMNS = ("node", "node_type", "cpu_quota_m", "mem_mi", "net_mbit")
 """``nodes.csv``: one row per node, its ``RealNodeShape``."""
@@ -170,6 +173,15 @@ HOST_COLUMNS = ("seed", "arm", "variant", "t_s", "load1")
 """``host.csv``: the machine's load average during a run."""
 CONTROLLER_COLUMNS = ("seed", "arm", "variant", "metric", "labels", "value")
 """``controller.csv``: the migration controller's counters at the end of a run."""
+ORDER_COLUMNS = ("seed", "position", "arm", "order_key")
+"""``order.csv``: the order a protocol ran each seed's arms in (randomised per seed, ``lab.arms.random_order``)."""
+GATE_COLUMNS = ("seed", "arm", "variant", "gate", "flagged", "value", "detail")
+"""``gates.csv``: per run, each check that it measured what it claims (``lab.gates``); a flagged run is left
+out of the summary and rerun."""
+COUNTER_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "nr_periods", "nr_throttled", "throttled_ns", "usage_ns")
+"""``counters.csv``: each node's cgroup cpu counters about once a second (``lab.counters``), what the
+host-interference gate judges."""
 FILES = {"jobs.csv": JOB_COLUMNS, "nodes.csv": NODE_COLUMNS, "events.csv": EVENT_COLUMNS,
-         "usage.csv": USAGE_COLUMNS, "host.csv": HOST_COLUMNS, "controller.csv": CONTROLLER_COLUMNS}
+         "usage.csv": USAGE_COLUMNS, "host.csv": HOST_COLUMNS, "controller.csv": CONTROLLER_COLUMNS,
+         "order.csv": ORDER_COLUMNS, "gates.csv": GATE_COLUMNS, "counters.csv": COUNTER_COLUMNS}
 """Every CSV file of a results directory and its columns, in order."""

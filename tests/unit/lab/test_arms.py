@@ -80,3 +80,28 @@ def test_the_summary_tables_and_plots_carry_arms_with_a_mode(tmp_path: Path) -> 
     assert ratios.index("| model | 1 |") < ratios.index("| model@prefer-fit | 1 |")
     assert sorted(p.name for p in tmp_path.glob("usage-*.png")) == ["usage-default.png", "usage-model+prefer-fit.png",
                                                                     "usage-model.png"]
+
+
+def test_a_replicate_runs_what_its_arm_runs_and_sorts_after_it() -> None:
+    copy, arm = arms.parse("default#2"), arms.parse("default")
+    assert (copy.scheduler, copy.policy, copy.extender, copy.replicate) == (arm.scheduler, arm.policy, None, 2)
+    assert arms.parse("model@off#3").extender == ("model", "off") and arms.parse("model").replicate == 1
+    assert sorted(["model", "default#2", "worst-fit", "default"], key=arms.sort_key) == [
+        "default", "default#2", "model", "worst-fit"]
+    assert arms.file_part("default#2") == "default_2"
+    assert arms.parse("worst-fit").policy == "worst-fit"
+
+
+@pytest.mark.parametrize("name", ["default#1", "default#", "default#x", "nope#2"])
+def test_bad_replicates_are_refused(name) -> None:
+    with pytest.raises(arms.ArmError):
+        arms.parse(name)
+
+
+def test_the_random_order_is_seeded_by_key_and_seed_and_ignores_the_input_order() -> None:
+    names = ["default", "model", "demand-aware", "default#2", "worst-fit@off"]
+    first = arms.random_order(names, seed=1, key="p")
+    assert first == arms.random_order(list(reversed(names)), seed=1, key="p")
+    assert sorted(first) == sorted(names)
+    orders = {tuple(arms.random_order(names, seed=s, key="p")) for s in range(1, 9)}
+    assert len(orders) > 1  # it does vary from seed to seed

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lab.observed import ArmResult, PodObs
-from lab.records import controller_rows, event_rows, job_rows
+from lab.records import best_solo_s, controller_rows, event_rows, job_rows
 from lab.report import ReportError, append_rows, controller_lines, read_rows, summarise
 from lab.schedule import make_schedule
 from policy.labworld import JOB_COLUMNS, JOB_RUN_COLUMNS
@@ -15,7 +15,7 @@ from policy.labworld import JOB_COLUMNS, JOB_RUN_COLUMNS
 T0 = 1000.0
 EXPECTED = ("seed,arm,variant,job,kind,node,node_type,cpu_request_m,mem_request_mi,cpu_use_m,mem_use_mi,net_mbit,"
             "io_mbps,work,submit_s,start_s,finish_s,exit_code,solo_s,jct_s,run_slowdown,slowdown,migrations,"
-            "ckpt_writes,ckpt_write_mean_s,ckpt_write_last_s,restore_s")
+            "ckpt_writes,ckpt_write_mean_s,ckpt_write_last_s,restore_s,best_solo_s,best_slowdown")
 
 
 def _result(jobs):
@@ -133,3 +133,35 @@ def test_controller_counters_become_rows_and_a_line_per_migration_arm(tmp_path: 
     (line,) = [x for x in controller_lines(read_rows(tmp_path / "controller.csv"), events) if x.startswith("| 2 ")]
     assert line == ("| 2 | migration | 1 | 1 | completed: 1 | allowed: 1 | too-young: 30, not-worth: 12 | 3.0 |")
     assert controller_lines([], events) == []
+
+
+SOLOS = {("large", 5.0), ("small", 20.0), ("medium", 10.0)}
+
+
+@pytest.mark.parametrize("types, best", [
+    (("large", "small", "medium"), 5.0),   # the fastest type, wherever the job ran
+    (("small", "medium"), 10.0),
+    (("small", "unmeasured"), 20.0),
+    ((), None),
+    (("unmeasured",), None),
+])
+def test_best_solo_is_the_fastest_measured_node_type(types, best) -> None:
+    solos = dict(SOLOS)
+    job = make_schedule(seed=1, jobs=1)[0]
+    assert best_solo_s(job, types, lambda j, t: (solos[t], 900.0) if t in solos else None) == best
+
+
+@pytest.mark.parametrize("node, slowdown, best_slowdown", [
+    # job a: submitted 0.5, finished 11 (jct 10.5); solo 20 s on small, 10 s on medium, 5 s on large
+    ("rn-large", 2.1, 2.1),
+    ("rn-small", 0.525, 2.1),    # the old slowdown calls a slow node fast; the best-solo one does not
+    ("rn-medium", 1.05, 2.1),
+])
+def test_best_slowdown_divides_by_the_best_solo_node_type(node, slowdown, best_slowdown) -> None:
+    solos = dict(SOLOS)
+    jobs = make_schedule(seed=1, jobs=2)
+    result = _result(jobs)
+    result.pods["x-a"] = PodObs("x-a", jobs[0].job, "u1", node, "Succeeded", T0 + 1, T0 + 11, 0)
+    (row, _) = job_rows(result, jobs, seed=1, arm="model", variant="under", node_type=lambda n: n.removeprefix("rn-"),
+                        solo=lambda j, t: (solos[t], 900.0), node_types=("small", "medium", "large"))
+    assert (row["slowdown"], row["best_solo_s"], row["best_slowdown"]) == (slowdown, 5.0, best_slowdown)

@@ -29,6 +29,13 @@ def test_run_metrics_jct_makespan_slowdown() -> None:
     assert m["makespan_s"] == pytest.approx(25.0)
     assert m["mean_slowdown"] == pytest.approx(2.0)
     assert math.isnan(m["utilisation"])
+    assert math.isnan(m["mean_best_slowdown"])  # a file from before best_slowdown: no value, not zero
+
+
+def test_mean_best_slowdown_reads_its_column() -> None:
+    jobs = [{**_job(0, 10, 10), "best_slowdown": 2.0}, {**_job(0, 10, 10), "best_slowdown": 4.0},
+            {**_job(0, 10, 10), "best_slowdown": ""}]
+    assert stats.run_metrics(jobs, [], NODES)["mean_best_slowdown"] == pytest.approx(3.0)
 
 
 def test_utilisation_and_imbalance_from_complete_samples_only() -> None:

@@ -1,0 +1,59 @@
+"""Reads each node's cgroup cpu counters once a poll, for the host-interference gate (``lab.gates``).
+
+Why it exists: the gate needs ``cpu.stat`` and ``cpuacct.usage`` of every node's cgroup about once a second,
+and only this module (and ``lab.experiment``, which knows the nodes' cgroup roots) touches those files. Where
+they do not exist -- no real nodes, a cgroup layout this does not know -- ``sampler`` returns None and the arm
+runs without the gate (no gates.csv row: not checked, rather than passed). cgroup v1 keeps the counters under
+``/sys/fs/cgroup/cpu/<root>/cpu.stat`` and ``/sys/fs/cgroup/cpuacct/<root>/cpuacct.usage``; cgroup v2 under
+``/sys/fs/cgroup/<root>/cpu.stat`` alone (its ``usage_usec``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from lab.gates import GateError, NodeSample, parse_cpu_stat, parse_cpuacct_usage
+
+log = logging.getLogger(__name__)
+CGROUP_FS = Path("/sys/fs/cgroup")
+
+
+def counter_paths(cgroup_root: str, *, fs: Path = CGROUP_FS) -> tuple[Path, Path | None] | None:
+    """(cpu.stat, cpuacct.usage or None for v2) of a cgroup, or None where neither layout has them."""
+    root = cgroup_root.strip("/")
+    v1_stat, v1_usage = fs / "cpu" / root / "cpu.stat", fs / "cpuacct" / root / "cpuacct.usage"
+    if v1_stat.exists() and v1_usage.exists():
+        return v1_stat, v1_usage
+    if (fs / root / "cpu.stat").exists():
+        return fs / root / "cpu.stat", None
+    return None
+
+
+def read_sample(t_s: float, node: str, paths: tuple[Path, Path | None]) -> NodeSample | None:
+    """One node's counters now; None (logged) when a file vanished or does not parse."""
+    stat_path, usage_path = paths
+    try:
+        stat = parse_cpu_stat(stat_path.read_text(), path=str(stat_path))
+        usage = (parse_cpuacct_usage(usage_path.read_text(), path=str(usage_path)) if usage_path is not None
+                 else stat.usage_ns)
+    except (OSError, GateError) as exc:
+        log.debug("counter read failed node=%s error=%s", node, exc)
+        return None
+    return None if usage is None else NodeSample(t_s=t_s, node=node, stat=stat, usage_ns=usage)
+
+
+def sampler(cgroup_roots: Mapping[str, str], *, fs: Path = CGROUP_FS
+            ) -> Callable[[float], list[NodeSample]] | None:
+    """A function t_s -> every node's sample, over the nodes whose counters exist; None if no node has them."""
+    paths = {node: p for node, root in cgroup_roots.items() if (p := counter_paths(root, fs=fs)) is not None}
+    if not paths:
+        log.info("no cgroup cpu counters found: the host-interference gate is not checked nodes=%s",
+                 ",".join(cgroup_roots))
+        return None
+
+    def sample(t_s: float) -> list[NodeSample]:
+        return [s for node, p in sorted(paths.items()) if (s := read_sample(t_s, node, p)) is not None]
+
+    return sample
