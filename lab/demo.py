@@ -77,5 +77,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
              f"{r['finish_s']:>7} {r['solo_s']:>6} {r['slowdown']:>8} {r['exit_code']}")
     _say("")
     _say((args.out / "summary.md").read_text())
+    _say(f"What one seed can tell: where each of {args.jobs} pods went and how long it took, measured. What it "
+         "cannot: whether drsched is faster -- one seed has no interval, and an arm flagged above ran on a host "
+         "that starved its nodes. The experiment that can tell is pre-registered: lab/README.md, "
+         "`python -m lab run --protocol lab/protocols/aa-pilot.yaml`.")
     _say(f"demo wall time: {time.monotonic() - started:.0f} s (output: {args.out})")
     return 0
