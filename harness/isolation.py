@@ -19,6 +19,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.errors import HarnessError, HostError
 from policy.labworld import RealNodeShape
@@ -107,8 +108,9 @@ class Isolation:
         object.__setattr__(self, "node_cpus", format_cpu_list(nodes))
 
     @classmethod
-    def for_cpus(cls, cpus: Sequence[int], **options: object) -> Isolation:
-        """The default split of ``cpus``: the first quarter (at least one) for the system, the rest for the nodes.
+    def for_cpus(cls, cpus: Sequence[int], **options: Any) -> Isolation:
+        """The default split of ``cpus``: the first quarter (at least one) for the system, the rest for the nodes;
+        ``options`` are the other fields (``headroom``, ``system_node``, ``pin_caller``).
         Raises ``IsolationUnavailable`` with fewer than 2 CPUs."""
         ordered = sorted(set(cpus))
         if len(ordered) < 2:
@@ -117,10 +119,10 @@ class Isolation:
                 f"offers {len(ordered)} ({format_cpu_list(ordered) or 'none'} in {CPUSET_ROOT}/cpuset.cpus)")
         system = max(1, len(ordered) // 4)
         return cls(system_cpus=format_cpu_list(ordered[:system]), node_cpus=format_cpu_list(ordered[system:]),
-                   **options)  # type: ignore[arg-type]  # fmt: skip
+                   **options)  # fmt: skip
 
     @classmethod
-    def for_this_machine(cls, **options: object) -> Isolation:
+    def for_this_machine(cls, **options: Any) -> Isolation:
         """``for_cpus`` of the CPUs this machine's cpuset root offers (raises ``IsolationUnavailable``)."""
         return cls.for_cpus(machine_cpus(), **options)
 
