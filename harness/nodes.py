@@ -253,6 +253,9 @@ class RealNode:
         if self.cpus is not None:  # before any process joins: pods inherit the node root's cpuset
             place_cgroup(self.cgroup_root, cpus=self.cpus.pods, cpu_shares=self.cpus.shares)
             place_cgroup(self.runtime_cgroup, cpus=self.cpus.runtime)
+            # kubelet 1.35 (CPU manager "none") creates kubepods with cpuset = every CPU of the machine, which
+            # cgroup v1 refuses below a smaller parent; it skips the create when kubepods exists, so make it here.
+            make_cgroup(f"{self.cgroup_root}/kubepods")
         nodenet.make_shaped_bridge(bridge=self.bridge, mbit=self.shape.net_mbit)
         (self.dir / "containerd.toml").write_text(self._containerd_config())
         (self.dir / "cni/net.d/10-node.conflist").write_text(json.dumps(self._cni_config(), indent=2))
