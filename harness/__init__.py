@@ -8,7 +8,9 @@ shipped scheduler configurations; `harness.extender_proc` runs the real extender
 `harness.extender_double` records the raw payloads kube-scheduler sends (one test only).
 `harness.realcluster.RealCluster` is the same control plane with real kubelet + containerd nodes instead of
 KWOK (node setup in `harness.nodes`, their sizes in `policy.labworld`, host cleanup in `harness.hostres`, CLI
-`python -m harness.realnodes`). `harness.cache` says where everything outliving a checkout is kept.
+`python -m harness.realnodes`); opt-in host isolation (system and nodes on separate CPU sets) is decided in
+`harness.isolation` and checked with `harness.placement`'s report. `harness.cache` says where everything
+outliving a checkout is kept.
 
 Tests (`tests/e2e`), benchmarks (`bench/`) and the demo (`scripts/demo.py`) import it as a normal package.
 """

@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 from kubernetes import client
 
+from harness import nodes
 from harness.errors import HarnessError
 from harness.imagecache import find_image
 from harness.images.store import BuiltImage
@@ -38,6 +39,7 @@ IMAGES = ("extender", "monitor", "migration")
 RENDERED = "drsched-local-images.yaml"  # under the cluster's workdir; undeploy deletes what it lists
 # The pod templates that mount the token: a changed token must restart their pods (each reads it once).
 _TOKEN_READERS = {("DaemonSet", "drsched-monitor"), ("Deployment", "drsched-extender")}
+_SYSTEM_PODS = {("Deployment", "drsched-extender"), ("Deployment", "drsched-migration")}
 
 
 class DeployError(HarnessError, RuntimeError):
@@ -87,9 +89,27 @@ def render_overlay(cluster: RealCluster, *, token: str = "", customize: Callable
             meta.setdefault("annotations", {})["drsched.io/monitor-token-sha256"] = token_hash
     if customize is not None:
         customize(docs)
+    if cluster.system_node is not None:
+        place_on_system_node(docs)
     path = cluster.workdir / RENDERED
     path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
     return path
+
+
+def place_on_system_node(docs: list[dict]) -> None:
+    """Under host isolation: the extender and the migration controller on the system node (its taint tolerated,
+    its role selected), so neither takes a job node's CPU or allocatable; the controller only moves jobs to job
+    nodes. The monitor agents stay on the job nodes: each reads its own node and is found by its node name."""
+    for doc in docs:
+        if (doc["kind"], doc["metadata"]["name"]) not in _SYSTEM_PODS:
+            continue
+        spec = doc["spec"]["template"]["spec"]
+        spec.setdefault("nodeSelector", {})[nodes.ROLE_LABEL] = nodes.SYSTEM_ROLE
+        spec.setdefault("tolerations", []).append({**nodes.SYSTEM_TAINT, "operator": "Equal"})
+        if doc["metadata"]["name"] == "drsched-migration":
+            args = spec["containers"][0].setdefault("args", [])
+            if not any(a.startswith("--node-selector") for a in args):
+                args.append(f"--node-selector={nodes.ROLE_LABEL}={nodes.JOB_ROLE}")
 
 
 def deploy(cluster: RealCluster, *, archives: Iterable[Path], token: str,

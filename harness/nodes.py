@@ -51,6 +51,12 @@ CFS_PERIOD_US = 100_000
 KILL_TIMEOUT_S = 15.0
 EVICTION_HARD_MIB = 100  # the memory.available hard threshold; allocatable also excludes it
 NODE_TYPE_LABEL = "drsched.io/node-type"  # each node's RealNodeShape.node_type, the name results group nodes by
+# Under host isolation (harness.isolation) every node says its role: `job` nodes run the work, the `system`
+# node only pods that tolerate its taint and select its role (harness.deploy puts the extender and the
+# migration controller there).
+ROLE_LABEL = "drsched.io/role"
+JOB_ROLE, SYSTEM_ROLE = "job", "system"
+SYSTEM_TAINT = {"key": "drsched.io/system", "value": "true", "effect": "NoSchedule"}
 
 
 def unavailable_reason() -> str | None:
@@ -106,6 +112,13 @@ def limit_cgroup(path: str, *, cpu_millis: int, memory_bytes: int) -> None:
     (cpu / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
     (cpu / "cpu.cfs_quota_us").write_text(str(cpu_millis * CFS_PERIOD_US // 1000))
     (CGROUP_FS / "memory" / path.strip("/") / "memory.limit_in_bytes").write_text(str(memory_bytes))
+
+
+def place_cgroup(path: str, *, cpus: str, cpu_shares: int | None = None) -> None:
+    """Confine the cgroup `path` to the CPU list `cpus` (its cpuset), and set its `cpu.shares` when given."""
+    (CGROUP_FS / "cpuset" / path.strip("/") / "cpuset.cpus").write_text(cpus)
+    if cpu_shares is not None:
+        (CGROUP_FS / "cpu" / path.strip("/") / "cpu.shares").write_text(str(cpu_shares))
 
 
 def cgroup_pids(path: str) -> set[int]:
@@ -178,12 +191,26 @@ class NodeEnv:
     index: int  # 0-based slot: picks the bridge, subnet and ports
 
 
+@dataclass(frozen=True)
+class CpuPlacement:
+    """Where a node's processes may run (host isolation): its pods on `pods`, its kubelet, containerd and shims
+    on `runtime`; `shares` is the node cgroup's cpu.shares (None: the default, 1024). Without a placement both
+    use every CPU at default shares."""
+
+    pods: str
+    runtime: str
+    shares: int | None
+
+
 class RealNode:
     """One kubelet + containerd pair with its cgroup root, CNI bridge, configs under `workdir` and state under
     `DATA_ROOT/<node>`."""
 
-    def __init__(self, shape: RealNodeShape, *, env: NodeEnv, workdir: Path, logs: Path):
+    def __init__(self, shape: RealNodeShape, *, env: NodeEnv, workdir: Path, logs: Path,
+                 cpus: CpuPlacement | None = None, role: str | None = None):  # fmt: skip
         self.shape = shape
+        self.cpus = cpus
+        self.role = role  # ROLE_LABEL's value (None: no label); SYSTEM_ROLE: tainted, only drsched's own pods
         self.env = env
         self.dir = workdir
         self.data = DATA_ROOT / shape.name / "run"
@@ -223,6 +250,12 @@ class RealNode:
         make_cgroup(self.cgroup_root)
         make_cgroup(self.runtime_cgroup)
         limit_cgroup(self.cgroup_root, cpu_millis=self.shape.cpu_millis, memory_bytes=self.shape.memory_mib << 20)
+        if self.cpus is not None:  # before any process joins: pods inherit the node root's cpuset
+            place_cgroup(self.cgroup_root, cpus=self.cpus.pods, cpu_shares=self.cpus.shares)
+            place_cgroup(self.runtime_cgroup, cpus=self.cpus.runtime)
+            # kubelet 1.35 (CPU manager "none") creates kubepods with cpuset = every CPU of the machine, which
+            # cgroup v1 refuses below a smaller parent; it skips the create when kubepods exists, so make it here.
+            make_cgroup(f"{self.cgroup_root}/kubepods")
         nodenet.make_shaped_bridge(bridge=self.bridge, mbit=self.shape.net_mbit)
         (self.dir / "containerd.toml").write_text(self._containerd_config())
         (self.dir / "cni/net.d/10-node.conflist").write_text(json.dumps(self._cni_config(), indent=2))
@@ -256,7 +289,7 @@ class RealNode:
             self.env.kubelet_bin, f"--config={self.dir / 'kubelet.yaml'}",
             f"--kubeconfig={self.dir / 'kubelet.kubeconfig'}", f"--root-dir={self.data / 'kubelet'}",
             f"--hostname-override={self.name}", f"--node-ip={self.env.node_ip}",
-            f"--node-labels={NODE_TYPE_LABEL}={self.shape.node_type}",
+            f"--node-labels={','.join(f'{k}={v}' for k, v in self.labels().items())}",
             "--v=1",
         ])  # fmt: skip
         self.kubelet = Component(
@@ -264,6 +297,13 @@ class RealNode:
         )
         self.kubelet.start()
         return self.kubelet
+
+    @property
+    def system(self) -> bool:
+        return self.role == SYSTEM_ROLE
+
+    def labels(self) -> dict[str, str]:
+        return {NODE_TYPE_LABEL: self.shape.node_type, **({ROLE_LABEL: self.role} if self.role else {})}
 
     def ctr(self, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -369,6 +409,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
                 "x509": {"clientCAFile": str(self.env.ca_cert)},
             },
             "authorization": {"mode": "Webhook"},
+            **({"registerWithTaints": [SYSTEM_TAINT]} if self.system else {}),
         }
 
     def _kubeconfig(self) -> dict[str, object]:

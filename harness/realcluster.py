@@ -10,6 +10,13 @@ Only one real cluster can run on a machine at a time (the node names, bridges, p
 fixed): a machine-wide lock says so clearly. `close()` deletes every pod through its kubelet, stops
 everything, then removes what is left (processes by cgroup, mounts, netns, bridges, iptables entries)
 against a snapshot taken before start; it runs on any failure, on SIGINT, and from the CLI.
+
+Host isolation is opt-in (``RealCluster(..., isolation=Isolation.for_this_machine())``, ``harness.isolation``):
+the control plane then runs in the cgroup ``/drsched-system`` on the system CPUs, so do each node's kubelet,
+containerd and shims (``/<node>.runtime``), the caller and a fifth, tainted node ``rn-system`` for the drsched
+pods; the job nodes' pods share the node CPUs, their quotas scaled to fit and their ``cpu.shares`` in
+proportion. ``placement()`` / ``write_placement()`` record where every process runs. Without an isolation the
+cluster is exactly what it was before the option existed.
 """
 
 from __future__ import annotations
@@ -32,8 +39,9 @@ from kubernetes import client
 
 from policy.labworld import REAL_NODES, RealNodeShape
 
-from . import hostres, nodenet, nodes
+from . import hostres, nodenet, nodes, placement
 from .cluster import Binaries, ControlPlane, _http_get, _ready_node
+from .isolation import SYSTEM_CGROUP, SYSTEM_NODE, Isolation, check_fits, cpu_shares, machine_cpus, scale_shapes
 from .ociimage import write_single_binary_image
 from .procs import Component, ComponentError, free_port, run_to_completion, tail
 
@@ -105,12 +113,18 @@ class RealCluster(ControlPlane):
         node_binaries: NodeBinaries,
         shapes: Sequence[RealNodeShape] = REAL_NODES,
         images: Sequence[Path] = (),
+        isolation: Isolation | None = None,
     ):
         super().__init__(workdir=workdir, binaries=binaries)
         self.node_bins = node_binaries
-        self.shapes = tuple(shapes)
+        self.isolation = isolation
+        # Under isolation the job nodes' quotas are scaled to fit the node CPU set (ratios kept): these are the
+        # shapes the nodes really get, and what allocatable says.
+        self.shapes = tuple(shapes) if isolation is None else scale_shapes(shapes, isolation.node_budget_millis)
         self.images = tuple(images)  # extra OCI/docker archives imported into every node
-        self.nodes: list[nodes.RealNode] = []
+        self.nodes: list[nodes.RealNode] = []  # the job nodes (self.shapes), never the system node
+        self.system_node: nodes.RealNode | None = None
+        self._caller_cpuset: str | None = None  # the caller's cpuset cgroup before it was pinned
         self.baseline: hostres.Snapshot | None = None
         self._lock: IO[str] | None = None
         self._closed = False
@@ -121,11 +135,15 @@ class RealCluster(ControlPlane):
         reason = nodes.unavailable_reason()
         if reason is not None:
             raise RealNodesUnavailable(reason)
+        if self.isolation is not None:
+            check_fits(self.isolation, machine_cpus())
         self._take_lock()
         try:
             self.api_host = nodes.host_ip()
             self._remove_stale()
             self.baseline = hostres.snapshot()
+            if self.isolation is not None:
+                self._isolate_system()
             self._make_pki()
             self._start_etcd()
             self._start_apiserver()
@@ -169,19 +187,89 @@ class RealCluster(ControlPlane):
 
     def _remove_stale(self) -> None:
         """A cluster killed with SIGKILL leaves containers, shims and cgroups; we hold the lock, so they are stale."""
-        for index, shape in enumerate(self.shapes):
-            for path in (f"/{shape.name}", f"/{shape.name}.runtime"):
+        names = [*(s.name for s in self.shapes), SYSTEM_NODE]
+        for index, name in enumerate(names):
+            for path in (f"/{name}", f"/{name}.runtime"):
                 if (nodes.CGROUP_FS / "pids" / path.strip("/")).exists():
                     log.warning("removing stale cgroup=%s", path)
                     nodes.kill_cgroup(path)
                     nodes.remove_cgroup(path)
             nodenet.remove_links(f"drs{index}")
+        if (nodes.CGROUP_FS / "pids" / SYSTEM_CGROUP.strip("/")).exists():
+            log.warning("removing stale cgroup=%s", SYSTEM_CGROUP)
+            nodes.kill_cgroup(SYSTEM_CGROUP)
+            nodes.remove_cgroup(SYSTEM_CGROUP)
         stale = sorted(nodes.DATA_ROOT.glob("*/run"))
         if stale:
             log.warning("removing stale node state dirs=%s", ",".join(map(str, stale)))
             hostres.unmount_under([nodes.DATA_ROOT], baseline=hostres.snapshot())
             for directory in stale:
                 shutil.rmtree(directory, ignore_errors=True)
+
+    # ---- host isolation -------------------------------------------------------------------------
+
+    def _isolate_system(self) -> None:
+        """The system cgroup on the system CPUs, and the caller in its cpuset (only there: the caller's other
+        cgroups, memory above all, are its own business, and teardown kills by the pids hierarchy)."""
+        iso = self.isolation
+        if iso is None:
+            return
+        nodes.make_cgroup(SYSTEM_CGROUP)
+        nodes.place_cgroup(SYSTEM_CGROUP, cpus=iso.system_cpus)
+        log.info("host isolation system_cpus=%s node_cpus=%s node_quotas=%s system_node=%s",
+                 iso.system_cpus, iso.node_cpus,
+                 ",".join(f"{s.name}={s.cpu_millis}m" for s in self.shapes), iso.system_node)
+        if iso.pin_caller:
+            self._caller_cpuset = placement.parse_proc_cgroup(Path("/proc/self/cgroup").read_text()).get("cpuset", "/")
+            (nodes.CGROUP_FS / "cpuset" / SYSTEM_CGROUP.strip("/") / "cgroup.procs").write_text(str(os.getpid()))
+
+    def _unpin_caller(self) -> None:
+        if self._caller_cpuset is None:
+            return
+        target = nodes.CGROUP_FS / "cpuset" / self._caller_cpuset.strip("/")
+        if not (target / "cgroup.procs").exists():
+            target = nodes.CGROUP_FS / "cpuset"
+        (target / "cgroup.procs").write_text(str(os.getpid()))
+        self._caller_cpuset = None
+
+    def _release_system(self) -> None:
+        self._unpin_caller()
+        if (nodes.CGROUP_FS / "pids" / SYSTEM_CGROUP.strip("/")).exists():
+            nodes.kill_cgroup(SYSTEM_CGROUP)
+            nodes.remove_cgroup(SYSTEM_CGROUP)
+
+    def _add(self, name: str, argv: list[str], *, env: dict[str, str] | None = None) -> Component:
+        # Under isolation every control-plane process (etcd, apiserver, schedulers, controller-manager,
+        # kube-proxy) starts inside the system cgroup; its children follow it there.
+        if self.isolation is not None:
+            argv = nodes.cgroup_join_argv(SYSTEM_CGROUP, argv)
+        return super()._add(name, argv, env=env)
+
+    def _node_cpus(self, shape: RealNodeShape, *, system: bool) -> nodes.CpuPlacement | None:
+        iso = self.isolation
+        if iso is None:
+            return None
+        if system:  # default shares: the drsched pods must not outweigh the control plane on the system CPUs
+            return nodes.CpuPlacement(pods=iso.system_cpus, runtime=iso.system_cpus, shares=None)
+        return nodes.CpuPlacement(pods=iso.node_cpus, runtime=iso.system_cpus, shares=cpu_shares(shape.cpu_millis))
+
+    def placement(self) -> list[placement.Row]:
+        """Where every process of this cluster runs now (``harness.placement.collect``)."""
+        running = {name: c.proc.pid for name, c in self.components.items() if c.running and c.proc is not None}
+        return placement.collect(components=running, nodes=self.all_nodes(),
+                                 pods=self.core.list_pod_for_all_namespaces().items)  # fmt: skip
+
+    def write_placement(self, path: Path) -> list[str]:
+        """Write ``placement()`` as JSON to ``path``; returns what is misplaced (always empty without isolation:
+        there is nothing to break)."""
+        rows = self.placement()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(placement.to_json(rows, isolation=self.isolation) + "\n")
+        return placement.misplaced(rows, self.isolation) if self.isolation is not None else []
+
+    def all_nodes(self) -> list[nodes.RealNode]:
+        """The job nodes and, under isolation, the system node."""
+        return [*self.nodes, *([self.system_node] if self.system_node is not None else [])]
 
     def _apiserver_ips(self) -> tuple[str, ...]:
         return ("127.0.0.1", self.api_host, SERVICE_IP)
@@ -229,7 +317,10 @@ class RealCluster(ControlPlane):
         proxy.wait_ready(lambda: b"lastUpdated" in _http_get(f"http://127.0.0.1:{healthz}/healthz"), timeout=60)
 
     def _start_nodes(self) -> None:
-        for index, shape in enumerate(self.shapes):
+        wanted = [(shape, False) for shape in self.shapes]
+        if self.isolation is not None and self.isolation.system_node:
+            wanted.append((self.isolation.system_shape(), True))
+        for index, (shape, system) in enumerate(wanted):
             cert = self.pki.issue(
                 f"kubelet-{shape.name}",
                 common_name=f"system:node:{shape.name}",
@@ -240,14 +331,20 @@ class RealCluster(ControlPlane):
                 kubelet_bin=self.node_bins["kubelet"], api_url=self.api_url, ca_cert=self.pki.ca.cert,
                 client_cert=cert.cert, client_key=cert.key, node_ip=self.api_host, index=index,
             )  # fmt: skip
-            node = nodes.RealNode(shape, env=env, workdir=self.workdir / "nodes" / shape.name, logs=self.logs)
-            self.nodes.append(node)
+            node = nodes.RealNode(shape, env=env, workdir=self.workdir / "nodes" / shape.name, logs=self.logs,
+                                  cpus=self._node_cpus(shape, system=system),
+                                  role=None if self.isolation is None else (
+                                      nodes.SYSTEM_ROLE if system else nodes.JOB_ROLE))  # fmt: skip
+            if system:
+                self.system_node = node
+            else:
+                self.nodes.append(node)
             node.prepare()
             self._register(node.start_containerd())
         self.import_images([*self.node_bins.images, *self.images])
-        for node in self.nodes:
+        for node in self.all_nodes():
             self._register(node.start_kubelet())
-        for node in self.nodes:
+        for node in self.all_nodes():
             self.poll(lambda n=node: self.node_ready(n.name), timeout=NODE_READY_TIMEOUT_S,
                       what=f"node {node.name} Ready")
 
@@ -261,9 +358,10 @@ class RealCluster(ControlPlane):
             raise
 
     def import_images(self, archives: Sequence[Path]) -> None:
-        """Import image archives into every node's containerd, the nodes in parallel."""
-        with ThreadPoolExecutor(max_workers=len(self.nodes) or 1) as pool:
-            for future in [pool.submit(n.import_image, a) for n in self.nodes for a in archives]:
+        """Import image archives into every node's containerd (the system node's too), the nodes in parallel."""
+        every = self.all_nodes()
+        with ThreadPoolExecutor(max_workers=len(every) or 1) as pool:
+            for future in [pool.submit(n.import_image, a) for n in every for a in archives]:
                 future.result()
 
     def _register(self, component: Component) -> None:
@@ -289,11 +387,12 @@ class RealCluster(ControlPlane):
         steps = [
             ("stop schedulers and controllers", self._stop_controllers),
             ("drain pods", self._drain_pods),
-            *((f"stop node {n.name}", n.stop) for n in self.nodes),
+            *((f"stop node {n.name}", n.stop) for n in self.all_nodes()),
             ("stop kube-proxy", self._stop_kube_proxy),
             ("host cleanup", self._host_cleanup),
-            *((f"release node {n.name}", n.release) for n in self.nodes),
+            *((f"release node {n.name}", n.release) for n in self.all_nodes()),
             ("stop control plane", super().close),
+            ("release the system cgroup", self._release_system),
         ]
         for what, step in steps:
             try:
@@ -317,7 +416,7 @@ class RealCluster(ControlPlane):
     def _host_cleanup(self) -> None:
         if self.baseline is None:
             return
-        hostres.unmount_under([nodes.DATA_ROOT, *(n.dir for n in self.nodes)], baseline=self.baseline)
+        hostres.unmount_under([nodes.DATA_ROOT, *(n.dir for n in self.all_nodes())], baseline=self.baseline)
         hostres.remove_iptables_added(self.baseline)
 
     # ---- helpers for tests ----------------------------------------------------------------------

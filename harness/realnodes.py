@@ -2,6 +2,7 @@
 
     python -m harness.realnodes check      # exit 0 when this machine can run real nodes, else say why
     python -m harness.realnodes up         # start, print the kubeconfig, run until SIGINT/SIGTERM
+    python -m harness.realnodes up --isolate   # the same with host isolation (harness.isolation)
 
 `up` tears everything down on SIGINT or SIGTERM (a second signal during teardown is ignored, so the
 cleanup always finishes). The teardown test drives it exactly that way.
@@ -20,6 +21,7 @@ from pathlib import Path
 from . import nodes, procs
 from .cluster import ensure_binaries
 from .errors import HarnessError
+from .isolation import Isolation
 from .realcluster import RealCluster, ensure_node_binaries
 
 log = logging.getLogger(__name__)
@@ -39,6 +41,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     up.add_argument(
         "--ready-file", type=Path, default=None, help="write the kubeconfig path here once the cluster is up"
     )
+    up.add_argument("--isolate", action="store_true",
+                    help="host isolation: system on its own CPUs, nodes on the rest (writes <workdir>/placement.json)")
     return parser.parse_args(argv)
 
 
@@ -46,13 +50,17 @@ def _up(args: argparse.Namespace) -> int:
     with procs.interrupt_on_signals(signal.SIGINT, signal.SIGTERM):  # interrupts a start-up in progress too
         workdir = args.workdir or Path(tempfile.mkdtemp(prefix="drsched-realnodes-"))
         cluster = RealCluster(
-            workdir=workdir, binaries=ensure_binaries(), node_binaries=ensure_node_binaries(), images=args.image
+            workdir=workdir, binaries=ensure_binaries(), node_binaries=ensure_node_binaries(), images=args.image,
+            isolation=Isolation.for_this_machine() if args.isolate else None,
         )
         try:
             started = time.monotonic()
             cluster.start()
             log.info("cluster up seconds=%.1f kubeconfig=%s nodes=%s", time.monotonic() - started,
                      cluster.kubeconfig, ",".join(n.name for n in cluster.nodes))  # fmt: skip
+            if args.isolate:
+                misplaced = cluster.write_placement(workdir / "placement.json")
+                log.info("placement written path=%s misplaced=%d", workdir / "placement.json", len(misplaced))
             if args.ready_file is not None:
                 args.ready_file.write_text(f"{cluster.kubeconfig}\n")
             while True:

@@ -51,11 +51,18 @@ def _realnode_items(session: pytest.Session) -> list[pytest.Item]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that deploy drsched themselves (the lab run deploys and removes it) before those on the
-    package's `deployed` one, which must stay deployed until the package ends; file order otherwise. Only
-this package's items move, in their own slots (the package's cluster must not be set up twice)."""
+    """Tests that start their own cluster (no `real_cluster`: the teardown and isolation tests) first, while
+    the machine's real-node lock is free; then tests that deploy drsched themselves (the lab run deploys and
+    removes it) before those on the package's `deployed` one, which must stay deployed until the package
+    ends; file order otherwise. Only this package's items move, in their own slots (the package's cluster
+    must not be set up twice)."""
     slots = [i for i, item in enumerate(items) if Path(__file__).parent in item.path.parents]
-    ours = sorted((items[i] for i in slots), key=lambda item: "deployed" in getattr(item, "fixturenames", ()))
+
+    def order(item: pytest.Item) -> tuple[bool, bool]:
+        fixtures = getattr(item, "fixturenames", ())
+        return "real_cluster" in fixtures, "deployed" in fixtures
+
+    ours = sorted((items[i] for i in slots), key=order)
     for slot, item in zip(slots, ours, strict=True):
         items[slot] = item
 

@@ -85,3 +85,16 @@ def test_unavailable_reason_names_what_is_missing(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(nodes.shutil, "which", lambda tool: None if tool == "runc" else f"/usr/bin/{tool}")
     reason = nodes.unavailable_reason()
     assert reason is not None and reason.startswith("real nodes need runc")
+
+
+def test_nodes_carry_a_role_only_when_asked_and_the_system_node_is_tainted() -> None:
+    shape = REAL_NODES[0]
+    plain = _node(0, shape)
+    assert plain.labels() == {nodes.NODE_TYPE_LABEL: shape.node_type}
+    assert "registerWithTaints" not in plain._kubelet_config()
+    job = nodes.RealNode(shape, env=plain.env, workdir=plain.dir, logs=plain.logs, role=nodes.JOB_ROLE)
+    assert job.labels()[nodes.ROLE_LABEL] == nodes.JOB_ROLE and not job.system
+    assert "registerWithTaints" not in job._kubelet_config()
+    system = nodes.RealNode(shape, env=plain.env, workdir=plain.dir, logs=plain.logs, role=nodes.SYSTEM_ROLE)
+    assert system.system and system.labels()[nodes.ROLE_LABEL] == nodes.SYSTEM_ROLE
+    assert system._kubelet_config()["registerWithTaints"] == [nodes.SYSTEM_TAINT]
