@@ -174,10 +174,9 @@ class FastVerbs:
         except (_Slow, NotParsed):
             return await self.app(scope, replay_body(body, receive), send)
         except RecursionError as exc:  # msgspec's depth limit: bad input, answered as the pydantic path's 400s
-            args, refused = None, ("bad_request", *error_reply(400, too_deep(exc)))
+            outcome, (status, payload) = "bad_request", error_reply(400, too_deep(exc))
         else:
-            refused = None
-        outcome, status, payload = refused or answer(rt, verb, args)
+            outcome, status, payload = answer(rt, verb, args)
         m = rt.telemetry.metrics
         m.latency.labels(verb=verb).observe(time.perf_counter() - start)
         m.requests.labels(verb=verb, outcome=outcome).inc()
