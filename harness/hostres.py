@@ -104,11 +104,13 @@ def unmount_under(directories: list[Path], *, baseline: Snapshot) -> None:
         Path(path).unlink(missing_ok=True)
 
 
-def remove_iptables_added(baseline: Snapshot, *, passes: int = 3) -> None:
+def remove_iptables_added(baseline: Snapshot, *, passes: int = 3, copies: int = 32) -> None:
     """Delete rules, then chains, that name a KUBE- chain and were not there at `baseline`.
 
-    Several passes: a delete can fail while another tool on the machine (podman, buildah) holds the
-    ruleset, and a chain can only go once nothing jumps to it.
+    A rule can be there more than once (several kubelets starting together each check, then prepend, the
+    same jump), and a snapshot lists it once, so each is deleted until `-D` finds no copy left. Several
+    passes: a delete can fail while another tool on the machine (podman, buildah) holds the ruleset, and a
+    chain can only go once nothing jumps to it.
     """
     for _ in range(passes):
         added = sorted(line for line in snapshot().iptables - baseline.iptables if OUR_CHAIN.search(line))
@@ -119,11 +121,14 @@ def remove_iptables_added(baseline: Snapshot, *, passes: int = 3) -> None:
         for line in rules:
             tool, table, rule = line.split(" ", 2)
             spec = shlex.split(rule)[1:]  # drop "-A"; comments are quoted
-            subprocess.run([tool, "-t", table, "-D", *spec], capture_output=True, check=False)
+            for _copy in range(copies):
+                done = subprocess.run([tool, "-w", "5", "-t", table, "-D", *spec], capture_output=True, check=False)
+                if done.returncode != 0:
+                    break
         for flag in ("-F", "-X"):  # flush all first: a chain cannot be deleted while another jumps to it
             for line in chains:
                 tool, table, chain = line.split()
-                subprocess.run([tool, "-t", table, flag, chain], capture_output=True, check=False)
+                subprocess.run([tool, "-w", "5", "-t", table, flag, chain], capture_output=True, check=False)
     left = [line for line in sorted(snapshot().iptables - baseline.iptables) if OUR_CHAIN.search(line)]
     if left:
         log.warning("iptables entries left after cleanup count=%d first=%s", len(left), left[0])

@@ -35,3 +35,45 @@ def test_rules_and_user_chains_are_leftovers_and_counters_do_not_matter() -> Non
     after = _snap(parse_iptables_save("iptables", LEFTOVER))
     assert after.added_since(before) == {"iptables": [
         'iptables filter -A OUTPUT -m comment --comment "kube" -j KUBE-SERVICES', "iptables filter KUBE-SERVICES"]}
+
+
+class _FakeIptables:
+    """A ruleset as a list, so the same rule can be there twice (two kubelets prepending one jump at once)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = list(lines)
+
+    def snapshot(self) -> Snapshot:
+        return _snap(self.lines)
+
+    def run(self, argv: list[str], **_: object) -> object:
+        tool, table, flag, *rest = [a for i, a in enumerate(argv) if a not in ("-w", "-t") and argv[i - 1] != "-w"]
+        if flag == "-D":
+            rule = f"{tool} {table} -A " + " ".join(rest)
+            found = rule in self.lines
+            if found:
+                self.lines.remove(rule)
+        elif flag == "-F":
+            prefix = f"{tool} {table} -A {rest[0]} "
+            self.lines = [line for line in self.lines if not line.startswith(prefix)]
+            found = True
+        else:  # -X: only once nothing jumps to it
+            chain = rest[0]
+            found = not any(line.endswith(f"-j {chain}") for line in self.lines)
+            if found:
+                self.lines.remove(f"{tool} {table} {chain}")
+        return type("Done", (), {"returncode": 0 if found else 1, "stderr": ""})()
+
+
+def test_cleanup_removes_every_copy_of_a_rule_several_kubelets_added(monkeypatch) -> None:
+    from harness import hostres
+
+    jump = "iptables filter -A INPUT -j KUBE-FIREWALL"
+    fake = _FakeIptables(["iptables filter -A INPUT -j ACCEPT"])
+    baseline = fake.snapshot()
+    fake.lines += ["iptables filter KUBE-FIREWALL", *[jump] * 5, "iptables filter -A OUTPUT -j KUBE-FIREWALL",
+                   "iptables filter -A KUBE-FIREWALL -d 127.0.0.0/8 -j DROP"]
+    monkeypatch.setattr(hostres, "snapshot", fake.snapshot)
+    monkeypatch.setattr(hostres.subprocess, "run", fake.run)
+    hostres.remove_iptables_added(baseline)
+    assert fake.lines == ["iptables filter -A INPUT -j ACCEPT"]
