@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The README's result tables, generated from the committed results in ``policy/results/`` and ``bench/results/``.
+"""The docs' result tables (README.md and docs/*.md), generated from the committed results in ``policy/results/``,
+``bench/results/`` and ``lab/results/``.
 
 Why it exists: tables typed by hand drift from what the code measures. ``make evaluate`` writes each
 evaluation's CSV and markdown into ``policy/results/``, and every benchmark its figures into
@@ -13,8 +14,10 @@ result file into the README block that names it::
     ...
     <!-- END generated -->
 
-    python scripts/readme_tables.py            # derive the comparison files, then rewrite the README blocks
+    python scripts/readme_tables.py            # derive the comparison files, then rewrite every doc's blocks
     python scripts/readme_tables.py --check    # exit 1 when a block or a derived file is out of date
+
+The README keeps the headline; the long tables live in ``docs/*.md`` (``DOCS``), filled the same way.
 """
 
 from __future__ import annotations
@@ -276,12 +279,17 @@ def derived(root: Path) -> dict[Path, str]:
     return out
 
 
+def docs(root: Path) -> list[Path]:
+    """Every file whose generated blocks this script fills: README.md, then docs/*.md."""
+    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+
+
 def render(readme: str, root: Path) -> str:
-    """The README with every generated block replaced by the current content of the file it names."""
+    """A doc with every generated block replaced by the current content of the file it names."""
     def fill(m: re.Match) -> str:
         path = root / m["path"]
         if not path.is_file():
-            raise FileNotFoundError(f"README block names {m['path']}, which does not exist")
+            raise FileNotFoundError(f"generated block names {m['path']}, which does not exist")
         return m.group(1) + path.read_text().rstrip("\n") + "\n" + m.group(4)
     return BLOCK.sub(fill, readme)
 
@@ -292,26 +300,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything is out of date")
     p.add_argument("--root", type=Path, default=ROOT,
                    help="the checkout whose policy/results/ to read (default: this one)")
-    p.add_argument("--readme", type=Path, help="the README to fill (default: ROOT/README.md)")
+    p.add_argument("--readme", type=Path, action="append",
+                   help="a doc to fill (repeatable; default: ROOT/README.md and ROOT/docs/*.md)")
     args = p.parse_args(argv)
     root = args.root
-    args.readme = args.readme or root / "README.md"
     stale = []
     for rel, text in derived(root).items():
         if not (root / rel).is_file() or (root / rel).read_text() != text:
             stale.append(str(rel))
             if not args.check:
                 (root / rel).write_text(text)
-    try:
-        before = args.readme.read_text()
-        after = render(before, root)
-    except (OSError, FileNotFoundError) as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
-    if after != before:
-        stale.append(str(args.readme))
-        if not args.check:
-            args.readme.write_text(after)
+    for doc in args.readme or docs(root):
+        try:
+            before = doc.read_text()
+            after = render(before, root)
+        except (OSError, FileNotFoundError) as exc:
+            sys.stderr.write(f"error: {doc}: {exc}\n")
+            return 2
+        if after != before:
+            stale.append(str(doc))
+            if not args.check:
+                doc.write_text(after)
     if args.check and stale:
         sys.stderr.write("out of date (run `python scripts/readme_tables.py`): " + ", ".join(stale) + "\n")
         return 1

@@ -16,13 +16,25 @@ _spec.loader.exec_module(readme_tables)
 
 
 def test_readme_blocks_match_committed_results():
-    readme = (ROOT / "README.md").read_text()
-    named = [m["path"] for m in readme_tables.BLOCK.finditer(readme)]
-    assert "policy/results/test/summary.md" in named and "policy/results/migration/migration.md" in named
-    assert "bench/results/benchmarks.md" in named
-    # the headline is the test split scored as served, and it comes before the argmax tables
-    assert named.index("policy/results/test-served/comparison.md") < named.index("policy/results/test/summary.md")
-    assert readme_tables.render(readme, ROOT) == readme, "run `python scripts/readme_tables.py`"
+    docs = readme_tables.docs(ROOT)
+    named = {doc.name: [m["path"] for m in readme_tables.BLOCK.finditer(doc.read_text())] for doc in docs}
+    everywhere = [path for paths in named.values() for path in paths]
+    assert "policy/results/test/summary.md" in everywhere and "policy/results/migration/migration.md" in everywhere
+    assert "bench/results/benchmarks.md" in everywhere
+    # the README's headline is the test split scored as served; the argmax tables live in the docs
+    assert named["README.md"][0] == "policy/results/test-served/comparison.md"
+    assert named["evaluation.md"].index("policy/results/test-served/comparison.md") < named["evaluation.md"].index(
+        "policy/results/test/summary.md")
+    for doc in docs:
+        assert readme_tables.render(doc.read_text(), ROOT) == doc.read_text(), f"{doc}: run `python scripts/readme_tables.py`"
+
+
+def test_docs_links_resolve():
+    """Every relative link in the README and docs/ names a file or folder of the checkout (moved text keeps working)."""
+    import re
+    for doc in readme_tables.docs(ROOT):
+        for target in re.findall(r"\]\((?!https?:|#)([^)#]+)(?:#[^)]*)?\)", doc.read_text()):
+            assert (doc.parent / target).exists(), f"{doc.relative_to(ROOT)} links to {target}, which does not exist"
 
 
 def test_derived_files_match_their_csvs():
@@ -37,19 +49,20 @@ def test_derived_files_match_their_csvs():
 
 def _copy_results(dest: Path) -> None:
     """Every committed result tree a README block reads (the simulator's, the benchmarks' and the real-node lab's)."""
-    for tree in ("policy/results", "bench/results", "lab/results"):
+    for tree in ("policy/results", "bench/results", "lab/results", "docs"):
         shutil.copytree(ROOT / tree, dest / tree)
 
 
 def test_check_fails_on_a_hand_edited_block(tmp_path, capsys):
     _copy_results(tmp_path)
-    readme = tmp_path / "README.md"
-    text = (ROOT / "README.md").read_text()
+    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    readme = tmp_path / "docs" / "evaluation.md"
+    text = readme.read_text()
     start = text.index("<!-- BEGIN generated: policy/results/test/summary.md -->")
     end = text.index("<!-- END generated -->", start)
     readme.write_text(text[:end] + "| typed | by | hand |\n" + text[end:])
     assert readme_tables.main(["--check", "--root", str(tmp_path)]) == 1
-    assert "README.md" in capsys.readouterr().err
+    assert "evaluation.md" in capsys.readouterr().err
     assert readme_tables.main(["--root", str(tmp_path)]) == 0  # regenerating restores the committed table
     assert readme.read_text() == text
 
@@ -71,7 +84,7 @@ def test_missing_result_file_is_named(tmp_path):
     _copy_results(tmp_path)
     (tmp_path / "policy" / "results" / "test" / "summary.md").unlink()
     with pytest.raises(FileNotFoundError, match="policy/results/test/summary.md"):
-        readme_tables.render((ROOT / "README.md").read_text(), tmp_path)
+        readme_tables.render((ROOT / "docs" / "evaluation.md").read_text(), tmp_path)
 
 
 def test_each_comparison_says_how_the_policies_were_scored():
