@@ -41,7 +41,7 @@ from record import write as write_results
 
 from harness.cluster import ControlPlane, ensure_binaries
 from harness.extender_proc import ExtenderProcess, histogram_quantile, sum_samples
-from harness.objects import NodeShape, fake_node, small_pod
+from harness.objects import KwokNodeShape, fake_node, small_pod
 from harness.procs import Component, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,7 +77,7 @@ def render_config(cp: ControlPlane, *, extender_url: str | None, qps: int) -> Pa
 
 
 def create_nodes(cp: ControlPlane, n: int, threads: int) -> None:
-    shapes = [NodeShape(f"bench-{i:04d}", cpu=str((8, 16, 32)[i % 3]), memory=f"{(8, 16, 32)[i % 3] * 4}Gi")
+    shapes = [KwokNodeShape(f"bench-{i:04d}", cpu=str((8, 16, 32)[i % 3]), memory=f"{(8, 16, 32)[i % 3] * 4}Gi")
               for i in range(n)]
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(lambda s: cp.create_node(fake_node(s), timeout=120), shapes))

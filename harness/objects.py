@@ -19,7 +19,10 @@ FAKE_IMAGE = "registry.invalid/drsched/fake:1"
 
 
 @dataclass(frozen=True)
-class NodeShape:
+class KwokNodeShape:
+    """A KWOK node's size as Kubernetes quantities (no process runs on it); a real node's is
+    ``policy.labworld.RealNodeShape``."""
+
     name: str
     cpu: str
     memory: str
@@ -28,13 +31,13 @@ class NodeShape:
 
 # Deliberately unequal, so load-aware choices are visible in tests.
 HETEROGENEOUS_NODES = (
-    NodeShape("kwok-small", cpu="2", memory="4Gi"),
-    NodeShape("kwok-medium", cpu="4", memory="16Gi"),
-    NodeShape("kwok-large", cpu="16", memory="64Gi"),
+    KwokNodeShape("kwok-small", cpu="2", memory="4Gi"),
+    KwokNodeShape("kwok-medium", cpu="4", memory="16Gi"),
+    KwokNodeShape("kwok-large", cpu="16", memory="64Gi"),
 )
 
 
-def fake_node(shape: NodeShape, *, labels: dict[str, str] | None = None) -> client.V1Node:
+def fake_node(shape: KwokNodeShape, *, labels: dict[str, str] | None = None) -> client.V1Node:
     """A v1.Node for KWOK to manage; it stays NotReady until KWOK's node-initialize stage runs."""
     resources = {"cpu": shape.cpu, "memory": shape.memory, "pods": str(shape.pods)}
     key, value = KWOK_NODE_ANNOTATION

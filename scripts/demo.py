@@ -39,7 +39,7 @@ from demo_watch import NAMESPACES, PodWatch
 from demo_workload import POOLS, DemoNode, DemoPod, busiest_moment, make_nodes, make_schedule, summarize
 
 from harness.cluster import BUILD_SCRIPT, Binaries, ControlPlane, cached_bin_dir, ensure_binaries
-from harness.objects import NodeShape, fake_node, small_pod
+from harness.objects import KwokNodeShape, fake_node, small_pod
 from harness.procs import Component, ComponentError, free_port, tail
 
 REPO = Path(__file__).resolve().parents[1]
@@ -163,7 +163,7 @@ class Demo:
     @staticmethod
     def _node_object(node: DemoNode, pool: str):
         cpu, mem, net, disk = node.capacity
-        obj = fake_node(NodeShape(node.name(pool), cpu=f"{cpu:g}", memory=f"{mem:g}Gi", pods=node.max_pods),
+        obj = fake_node(KwokNodeShape(node.name(pool), cpu=f"{cpu:g}", memory=f"{mem:g}Gi", pods=node.max_pods),
                         labels={POOL_LABEL: pool, "drsched.io/demo-type": node.kind})
         # The extender reads bandwidth from these annotations (extender/settings.py net_/disk_annotation).
         obj.metadata.annotations.update({"drsched.io/net-mbps": f"{net:g}", "drsched.io/disk-mbps": f"{disk:g}"})

@@ -22,7 +22,7 @@ from kubernetes import client
 
 from harness.cluster import ControlPlane
 from harness.extender_proc import ExtenderProcess, Extenders, mtls, sum_samples, variant
-from harness.objects import NodeShape, fake_node, small_pod
+from harness.objects import KwokNodeShape, fake_node, small_pod
 from tests.helpers import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
@@ -151,7 +151,7 @@ def test_nodes_the_filter_finds_hot_are_never_chosen(
 def test_cache_follows_the_watch_and_tracks_allocations(cluster: ControlPlane, extenders: Extenders, unique) -> None:
     ext = extenders.start()
     node = unique("tiny")
-    body = fake_node(NodeShape(node, cpu="1", memory="2Gi"))
+    body = fake_node(KwokNodeShape(node, cpu="1", memory="2Gi"))
     body.spec = client.V1NodeSpec(taints=[client.V1Taint(key="drsched.io/e2e", value="only", effect="NoSchedule")])
     cluster.create_node(body)  # tainted: no other test's pod lands here
 

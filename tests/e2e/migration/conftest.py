@@ -11,7 +11,7 @@ import pytest
 from kubernetes import client
 
 from harness.cluster import ControlPlane
-from harness.objects import NodeShape, fake_node
+from harness.objects import KwokNodeShape, fake_node
 
 from .helpers import ControllerProcess, FakeJobs, base_of, live
 
@@ -32,7 +32,7 @@ class MigrationEnv:
 
     def node(self, short: str, *, cpu: str, memory: str = "32Gi") -> str:
         name = f"mig-{self.tag}-{short}"
-        self.cluster.create_node(fake_node(NodeShape(name, cpu=cpu, memory=memory), labels={"drsched-e2e": self.tag}))
+        self.cluster.create_node(fake_node(KwokNodeShape(name, cpu=cpu, memory=memory), labels={"drsched-e2e": self.tag}))
         self.nodes.append(name)
         return name
 
