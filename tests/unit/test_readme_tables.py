@@ -26,7 +26,8 @@ def test_readme_blocks_match_committed_results():
     assert named["evaluation.md"].index("policy/results/test-served/comparison.md") < named["evaluation.md"].index(
         "policy/results/test/summary.md")
     for doc in docs:
-        assert readme_tables.render(doc.read_text(), ROOT) == doc.read_text(), f"{doc}: run `python scripts/readme_tables.py`"
+        text = doc.read_text()
+        assert readme_tables.render(text, ROOT) == text, f"{doc}: run `python scripts/readme_tables.py`"
 
 
 def test_docs_links_resolve():

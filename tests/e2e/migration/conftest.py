@@ -32,7 +32,8 @@ class MigrationEnv:
 
     def node(self, short: str, *, cpu: str, memory: str = "32Gi") -> str:
         name = f"mig-{self.tag}-{short}"
-        self.cluster.create_node(fake_node(KwokNodeShape(name, cpu=cpu, memory=memory), labels={"drsched-e2e": self.tag}))
+        shape = KwokNodeShape(name, cpu=cpu, memory=memory)
+        self.cluster.create_node(fake_node(shape, labels={"drsched-e2e": self.tag}))
         self.nodes.append(name)
         return name
 
