@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -26,7 +27,7 @@ from migration.app import serve_metrics
 from migration.telemetry import Telemetry
 from tests.helpers import REPO, free_port, wait_for
 
-from .rules import RUNBOOK, RUNBOOK_LINK, load_rules, metric_names, runbook_anchors, slug
+from .rules import RULES, RUNBOOK, RUNBOOK_LINK, load_rules, metric_names, runbook_anchors, slug
 
 pytestmark = pytest.mark.timeout(180)
 SUFFIXES = {"counter": ("_total", "_created"), "histogram": ("_bucket", "_sum", "_count", "_created"),
@@ -175,3 +176,16 @@ def test_metric_names_ignores_functions_labels_and_keywords():
     expr = ('sum by (namespace, le) (rate(a_total{verb=~"x|y", le!="1"}[5m])) / on (pod) b '
             'unless c offset 5m > 1e3 and time() - d[1h:5m] > bool 0.5 or vector(0)')
     assert metric_names(expr) == {"a_total", "b", "c", "d"}
+
+
+def test_the_monitoring_kustomization_renders_the_rule_in_drsched_system():
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("no kubectl on PATH to render manifests/monitoring with (kubectl kustomize)")
+    done = subprocess.run([kubectl, "kustomize", str(RULES.parent)], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    (rendered,) = list(yaml.safe_load_all(done.stdout))
+    assert (rendered["apiVersion"], rendered["kind"]) == ("monitoring.coreos.com/v1", "PrometheusRule")
+    assert rendered["metadata"]["namespace"] == "drsched-system"
+    assert rendered["spec"] == yaml.safe_load(RULES.read_text())["spec"]
