@@ -24,12 +24,13 @@ from harness.procs import run_to_completion
 
 from .rules import RULES, load_rules
 
-pytestmark = pytest.mark.slow
 HERE = Path(__file__).resolve().parent
 BUILD = HERE / "build-promtool.sh"
 CASES = HERE / "alerts_test.yaml"
 log = logging.getLogger(__name__)
 BUILD_TIMEOUT_S = float(os.environ.get("DRSCHED_PROMTOOL_BUILD_TIMEOUT", "2400"))
+# the first test's setup may build promtool cold: the suite's 600 s per test would cut that build short
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(int(BUILD_TIMEOUT_S) + 300)]
 
 
 @pytest.fixture(scope="module")
