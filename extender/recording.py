@@ -88,8 +88,11 @@ class Recording:
 
     # -- the request path -------------------------------------------------------------------------------------
     def decides_for(self, pod: Mapping | None) -> bool:
-        """Whether drsched decides for this pod (the canary); a request without a pod is refused as usual."""
-        return pod is None or self.canary.everything or self.canary.matches(pod)
+        """Whether drsched decides for this pod (the canary; none with ``pass_through``); a request without a pod
+        is refused as usual."""
+        if pod is None:
+            return True
+        return not self.settings.pass_through and (self.canary.everything or self.canary.matches(pod))
 
     def serve(self, *, key: tuple[str, str, str], pod: PodView, names: list[str], scores: np.ndarray,
               known: np.ndarray, raw: np.ndarray, now: float) -> np.ndarray:

@@ -36,7 +36,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from extender.annotation_trust import AnnotationTrust
 from extender.errors import BadRequest, BindError
 from extender.fastwire import FastVerbs, replay_body
-from extender.guard import LastResort, http_error
+from extender.guard import LastResort, http_error, verb_of
 from extender.listeners import ClientCertGate, Refusals, peer_of
 from extender.pod_index import PodIndex
 from extender.profile_store import JsonFileBackend, LearnedProfileStore, ProfileLearner, ProfileMetrics
@@ -95,6 +95,7 @@ class BodyLimit:
             except ValueError:
                 too_big = True
             if too_big:
+                count_bad_request(scope.get("app"), scope.get("path", ""))
                 return await _error(400, f"request body over the {self.limit}-byte limit")(scope, receive, send)
             return await self.app(scope, receive, send)
         chunks, size = [], 0  # chunked: read it all here (bounded), then replay
@@ -104,6 +105,7 @@ class BodyLimit:
                 return None
             size += len(msg.get("body", b""))
             if size > self.limit:
+                count_bad_request(scope.get("app"), scope.get("path", ""))
                 return await _error(400, f"request body over the {self.limit}-byte limit")(scope, receive, send)
             chunks.append(msg.get("body", b""))
             if not msg.get("more_body"):
@@ -132,6 +134,15 @@ def count_internal_error(app: FastAPI, verb: str) -> None:
     rt = getattr(app.state, "runtime", None)
     if rt is not None:
         rt.telemetry.metrics.internal_errors.labels(verb=verb).inc()
+
+
+def count_bad_request(app: FastAPI | None, path: str) -> None:
+    """One more ``requests_total{verb, outcome="bad_request"}`` for a verb's body refused before its route ran
+    (too large, not JSON, wrong types, nested too deeply): the routes count only the requests they handle."""
+    rt = getattr(getattr(app, "state", None), "runtime", None)
+    verb = verb_of(path)
+    if rt is not None and verb != "other":
+        rt.telemetry.metrics.requests.labels(verb=verb, outcome="bad_request").inc()
 
 
 def describe_invalid(exc: RequestValidationError) -> str:
@@ -257,10 +268,16 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
         verbs = frozenset(f"{prefix}/{verb}" for verb in ("filter", "prioritize", "bind", "preempt"))
         app.add_middleware(ClientCertGate, protected=verbs, refusals=refusals)
     app.add_middleware(LastResort, count=lambda verb: count_internal_error(app, verb))  # outermost
-    app.add_exception_handler(StarletteHTTPException, http_error)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 400:  # FastAPI could not parse the body (a 404 / 405 names no verb's request)
+            count_bad_request(request.app, request.url.path)
+        return await http_error(request, exc)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        count_bad_request(request.app, request.url.path)
         return _error(400, describe_invalid(exc))
 
     def rt_of(request: Request) -> Runtime:

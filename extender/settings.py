@@ -176,6 +176,8 @@ class Settings(BaseSettings):
                         "canary_selector both must match); others get neutral answers. Empty: every namespace.")
     canary_selector: str = Field("", description="Canary: drsched decides only for pods with these labels "
                                                  "(k=v,k2=v2); empty: any labels.")
+    pass_through: bool = Field(False, description="Rollback switch: drsched decides for no pod; every pod gets the "
+                                                  "canary's neutral answers, so kube-scheduler decides alone.")
 
     @field_validator("monitor_agents", "prometheus_queries", "prometheus_instance_map", "pod_workloads",
                      mode="before")

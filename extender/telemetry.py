@@ -87,7 +87,8 @@ class Metrics:
         self.explored = Counter("drsched_extender_explored_total",
                                 "Prioritize decisions whose top node was drawn among near-tied nodes", registry=r)
         self.canary_neutral = Counter("drsched_extender_canary_neutral_total",
-                                      "Requests answered neutrally because the pod is outside the canary selector",
+                                      "Requests answered neutrally: the pod is outside the canary selector, or "
+                                      "pass_through is on",
                                       ["verb"], registry=r)
 
 
