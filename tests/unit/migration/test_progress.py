@@ -116,6 +116,9 @@ def test_running_job_rates_and_checkpoint():
     job = running_job(job="default/j", pod=p, node="a", progress=progress, view=PodView.from_requests(0.5, 0.25),
                       now=NOW, rates=rates, default_restore_cost_s=9)
     assert job.expected_rate == pytest.approx(0.004), "the highest rate seen"
+    scratch = running_job(job="default/j", pod=p, node="a", progress=progress, view=PodView.from_requests(0.5, 0.25),
+                          now=NOW, rates=rates, default_restore_cost_s=9, checkpointed=False)
+    assert scratch.checkpoint_progress == 0.0, "resume scratch: a move loses all the work done"
 
 
 def test_cycle_counts_every_skip_reason_and_proposes_the_slow_job():
