@@ -37,6 +37,7 @@ from typing import Any
 
 from kube.errors import ApiError, Conflict, PermanentError, TemporaryError
 from kube.objects import pod_key
+from kube.selectors import matches
 from migration.degraded import TaintState, decide_taints, tainted_nodes, with_taint
 from migration.errors import RecordError
 from migration.executor import Candidate, Executor, Window, budget_state, parse_window
@@ -196,7 +197,7 @@ class Controller:
 
     def _taint(self, nodes: list[Mapping[str, Any]], jobs: list[RunningJob], snap: ClusterSnapshot) -> None:
         """The taint baseline's step 5: decide on this cycle's jobs and snapshot, then apply each intent."""
-        tainted = tainted_nodes(nodes)
+        tainted = tainted_nodes(nodes) & set(snap.names)  # only nodes within --node-selector are ours to change
         result = decide_taints(jobs, snap, self.params, self.taint_state, tainted)
         self.taint_state = result.state
         listed = {str((n.get("metadata") or {}).get("name")): n for n in nodes}
@@ -218,18 +219,35 @@ class Controller:
         self.telemetry.metrics.tainted.set(len(tainted))
 
     def clear_taints(self) -> None:
-        """Remove the degraded taint from every node (mode taint, on a clean stop of a replica that acted), so a
-        stopped baseline leaves no node shut. Best effort: an API error is logged, not raised."""
+        """Remove the degraded taint from every node within ``node_selector`` (mode taint, on a clean stop of a
+        replica that acted), so a stopped baseline leaves no node shut. Best effort: a node changed under us
+        is listed again (three rounds); an API error is logged, not raised."""
         if self.config.mode != "taint" or self.config.dry_run or not self.acted:
             return
+        left: list[str] = []
         try:
-            nodes = [n for n in self.kube.list_nodes() if str(n["metadata"]["name"]) in tainted_nodes([n])]
-            for node in nodes:
-                self.kube.set_node_taints(node=node, taints=with_taint((node.get("spec") or {}).get("taints") or [],
-                                                                       on=False))
-                self.telemetry.report(Kind.TAINT, "removed", "the controller stops", node=node["metadata"]["name"])
+            for _ in range(3):
+                nodes = [n for n in self.kube.list_nodes() if tainted_nodes([n])
+                         and matches((n.get("metadata") or {}).get("labels"), self.config.node_selector)]
+                left = []
+                for node in nodes:
+                    name = str(node["metadata"]["name"])
+                    try:
+                        self.kube.set_node_taints(node=node, taints=with_taint(
+                            (node.get("spec") or {}).get("taints") or [], on=False))
+                    except Conflict:
+                        left.append(name)
+                        continue
+                    self.telemetry.report(Kind.TAINT, "removed", "the controller stops", node=name)
+                if not left:
+                    break
         except ApiError as exc:
             self.telemetry.report(Kind.ERROR, "permanent", f"taints left on nodes at stop: {exc}", warning=True)
+            return
+        if left:
+            self.telemetry.report(Kind.ERROR, "permanent", f"taints left on nodes at stop: {','.join(left)}",
+                                  warning=True)
+            return
         self.telemetry.metrics.tainted.set(0)
 
 

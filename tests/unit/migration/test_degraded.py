@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -132,3 +133,14 @@ def test_taint_mode_dry_run_and_clear_on_stop():
     ctl.cycle()
     ctl.clear_taints()
     assert tainted_nodes(kube.nodes) == set() and _sample(tele, "drsched_migration_tainted_nodes") == 0
+
+
+def test_taint_mode_leaves_nodes_outside_the_selector_alone():
+    kube, tele, ctl = _cycle_setup(slow=False)
+    for n in kube.nodes:
+        n["metadata"]["labels"] = {"pool": "batch"}
+    kube.nodes.append({**node("other"), "spec": {"taints": with_taint([], on=True)}})
+    ctl.config = replace(ctl.config, node_selector={"pool": "batch"})
+    ctl.cycle()
+    ctl.clear_taints()
+    assert tainted_nodes(kube.nodes) == {"other"} and not [c for c in kube.calls if c[0] == "taint"]
