@@ -35,8 +35,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kube.errors import ApiError, Conflict, PermanentError, TemporaryError
-from kube.objects import pod_key
+from kube.errors import ApiError, Conflict, PermanentError, QuantityError, TemporaryError
+from kube.objects import pod_key, pod_requests
+from kube.profiles import PROFILE_ANNOTATION, pod_view_for
 from kube.selectors import matches
 from migration.degraded import TaintState, decide_taints, tainted_nodes, with_taint
 from migration.errors import RecordError
@@ -46,7 +47,7 @@ from migration.podspec import MIGRATE_LABEL, job_base
 from migration.progress import ExpectedRates, ProgressSource, SkipReason, read_or_skip, running_job
 from migration.protocol import PodState
 from migration.record import Resume, Step
-from migration.snapshot import build_picture
+from migration.snapshot import build_picture, fits
 from migration.telemetry import Kind, PodRef, Telemetry
 from policy.baselines import Scorer, make_scorer
 from policy.migrate import RuleParams, RuleState, RunningJob, decide
@@ -95,6 +96,12 @@ def not_ready_nodes(nodes: list[Mapping[str, Any]]) -> set[str]:
     return out
 
 
+def _template_pod(window: Window) -> dict[str, Any]:
+    """A window's pod template as pod JSON, for requests and the demand profile."""
+    template = window.template
+    return {"metadata": {"annotations": template.get("annotations", {})}, "spec": template.get("spec", {})}
+
+
 def _has_controller(pod: Mapping[str, Any]) -> bool:
     return any(o.get("controller") for o in (pod.get("metadata") or {}).get("ownerReferences") or [])
 
@@ -132,10 +139,10 @@ class Controller:
         pods = self.kube.list_pods(namespace=cfg.namespace)
         windows = self._windows()
         if not cfg.dry_run:
-            windows = [w for w in (self.executor.advance(w) for w in windows) if w is not None]
+            room = self._room(nodes, pods, windows)
+            windows = [w for w in (self.executor.advance(w, room=room(w)) for w in windows) if w is not None]
         now = self.clock()
-        reservations = [(w.record.placement, {"metadata": {"annotations": w.template.get("annotations", {})},
-                                              "spec": w.template.get("spec", {})})
+        reservations = [(w.record.placement, _template_pod(w))
                         for w in windows if w.record.step in (Step.RESERVED, Step.EVICTING, Step.SOURCE_GONE)
                         and w.record.placement]
         picture = build_picture(nodes=nodes, pods=pods, now=now, node_selector=cfg.node_selector,
@@ -194,6 +201,28 @@ class Controller:
         started = self.executor.submit(result.intents, candidates=candidates, state=state)
         self.telemetry.metrics.in_flight.set(len(windows) + len(started))
 
+
+    def _room(self, nodes: list[Mapping[str, Any]], pods: list[Mapping[str, Any]],
+              windows: list[Window]) -> Callable[[Window], bool]:
+        """Per window whose source still runs: does its pod fit a node other than the source now? (A snapshot
+        without the windows' reservations; built only when such a window exists.) True for every other window."""
+        waiting = [w for w in windows if w.record.step in (Step.RESERVED, Step.EVICTING)]
+        if not waiting:
+            return lambda _w: True
+        snap = build_picture(nodes=nodes, pods=pods, now=self.clock(), node_selector=self.config.node_selector).snapshot
+
+        def room(w: Window) -> bool:
+            if w.record.step not in (Step.RESERVED, Step.EVICTING):
+                return True
+            template = _template_pod(w)
+            try:
+                view, _ = pod_view_for(template, requests=pod_requests(template), annotation_key=PROFILE_ANNOTATION,
+                                       store=None)
+            except QuantityError:
+                return True  # cannot tell: let the scheduler decide, as before
+            return any(fits(snap, n, view) for n in snap.names if n != w.record.source_node)
+
+        return room
 
     def _taint(self, nodes: list[Mapping[str, Any]], jobs: list[RunningJob], snap: ClusterSnapshot) -> None:
         """The taint baseline's step 5: decide on this cycle's jobs and snapshot, then apply each intent."""

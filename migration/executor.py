@@ -153,12 +153,14 @@ class Executor:
         except (ProgressError, ProgressUnavailable):
             return None
 
-    def advance(self, window: Window) -> Window | None:
-        """Drive one window as far as it goes now; None once released (its Lease deleted)."""
+    def advance(self, window: Window, *, room: bool = True) -> Window | None:
+        """Drive one window as far as it goes now; None once released (its Lease deleted). ``room``: some node
+        but the source fits the job now (``protocol.plan``; the caller's snapshot says)."""
         for _ in range(_MAX_STEPS):
             record = window.record
             source, successor = self._observe(record)
-            step = plan(record, source=source, successor=successor, now=self.clock(), timeouts=self.timeouts)
+            step = plan(record, source=source, successor=successor, now=self.clock(), timeouts=self.timeouts,
+                        room=room)
             if step.record != record:
                 window = self._store(window, step.record)
                 self._test_pause(window.record, window.record.step.value)

@@ -92,9 +92,15 @@ def _checkpoint_seen(record: MigrationRecord, progress: Progress | None) -> Migr
                                checkpoint_final=record.checkpoint_final or progress.state == "checkpointing")
 
 
+_NO_ROOM = "no node but the source fits it now: not moved, it keeps running where it is"
+
+
 def plan(record: MigrationRecord, *, source: PodState | None, successor: PodState | None, now: float,
-         timeouts: Timeouts = Timeouts()) -> Plan:
-    """The next record and effect (module docstring). ``source``/``successor``: None when the pod is absent."""
+         timeouts: Timeouts = Timeouts(), room: bool = True) -> Plan:
+    """The next record and effect (module docstring). ``source``/``successor``: None when the pod is absent.
+
+    ``room``: whether some node other than the source fits the job now (the controller's snapshot). Until
+    the source is stopping, no room means roll back: a move never restarts the job where it was."""
     step = record.step
     if step is Step.RELEASED:
         return Plan(record, Effect.RELEASE)
@@ -104,6 +110,8 @@ def plan(record: MigrationRecord, *, source: PodState | None, successor: PodStat
             return _release(record, now, Outcome.POD_GONE, "the pod was deleted before it was stopped")
         if source.phase in TERMINAL_PHASES and not source.deleting:
             return _release(record, now, Outcome.FINISHED, f"the pod ended {source.phase} before it was stopped")
+        if not room and not source.deleting:
+            return _release(record, now, Outcome.ROLLED_BACK, _NO_ROOM)
         return Plan(record.with_outcome(Step.EVICTING, now=now), Effect.EVICT)
 
     if step is Step.EVICTING:
@@ -125,6 +133,8 @@ def plan(record: MigrationRecord, *, source: PodState | None, successor: PodStat
         if now - record.step_since > timeouts.evict_s:
             return _release(record, now, Outcome.ROLLED_BACK,
                             f"eviction refused for {now - record.step_since:.0f}s (PodDisruptionBudget?)")
+        if not room:  # e.g. the targets filled while a PDB held the eviction
+            return _release(record, now, Outcome.ROLLED_BACK, _NO_ROOM)
         return Plan(record, Effect.EVICT)
 
     if step is Step.SOURCE_GONE:

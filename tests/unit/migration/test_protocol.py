@@ -150,3 +150,15 @@ def test_no_checkpoint_resume_from_zero_is_complete():
     r = rec(Step.RUNNING, successor_uid="s1", checkpoint_units=None)
     p = plan(r, source=None, successor=succ(phase="Running", progress=prog(ckpt=None)), now=1, timeouts=T)
     assert p.record.outcome is Outcome.COMPLETED
+
+
+@pytest.mark.parametrize(("record", "source", "step", "effect", "outcome"), [
+    (rec(), SRC, Step.RELEASED, Effect.NONE, Outcome.ROLLED_BACK),                    # before the first eviction
+    (rec(Step.EVICTING), SRC, Step.RELEASED, Effect.NONE, Outcome.ROLLED_BACK),       # a PDB still holds it
+    (rec(Step.EVICTING), PodState(uid="src", phase="Running", deleting=True), Step.EVICTING, Effect.NONE, None),
+], ids=["reserved", "evicting", "already-stopping"])
+def test_no_room_but_the_source_rolls_back_until_the_source_is_stopping(record, source, step, effect, outcome):
+    p = plan(record, source=source, successor=None, now=1, timeouts=T, room=False)
+    assert (p.record.step, p.effect, p.record.outcome) == (step, effect, outcome)
+    if outcome is not None:
+        assert "keeps running where it is" in p.record.detail
