@@ -74,8 +74,8 @@ def decide_taints(jobs: Sequence[RunningJob], snap: ClusterSnapshot, params: Rul
         elif node in tainted and node not in degraded and now - last[node] >= params.blocklist_for:
             intents.append(TaintIntent(node, False, f"not judged degraded for {now - last[node]:.0f}s "
                                                     f">= {params.blocklist_for:g}s"))
-    keep = set(degraded) | set(tainted)  # forget nodes that are neither degraded nor tainted any more
-    last = {n: t for n, t in last.items() if n in keep and not any(i.node == n and not i.taint for i in intents)}
+    keep = set(degraded) | set(tainted)  # forget nodes neither degraded nor tainted (an untaint that failed is
+    last = {n: t for n, t in last.items() if n in keep}  # still tainted next check: tried again at once)
     return TaintResult(tuple(intents), TaintState(streak=streak, last_degraded=last), degraded)
 
 

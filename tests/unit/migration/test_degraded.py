@@ -144,3 +144,11 @@ def test_taint_mode_leaves_nodes_outside_the_selector_alone():
     ctl.cycle()
     ctl.clear_taints()
     assert tainted_nodes(kube.nodes) == {"other"} and not [c for c in kube.calls if c[0] == "taint"]
+
+
+def test_an_untaint_that_did_not_happen_is_tried_again_at_once():
+    state = TaintState(last_degraded={"a": NOW - 121})
+    first = decide_taints([], snap(), P, state, {"a"})
+    again = decide_taints([], snap(NOW + 5), P, first.state, {"a"})  # the patch met a Conflict: still tainted
+    assert [(i.node, i.taint) for i in again.intents] == [("a", False)]
+    assert decide_taints([], snap(NOW + 10), P, again.state, set()).state.last_degraded == {}, "then forgotten"
