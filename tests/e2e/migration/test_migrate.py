@@ -165,7 +165,7 @@ def test_resume_scratch_hands_over_no_state(mig, dump):
     successor = wait_for(lambda: next((p for p in mig.pods() if p.metadata.name == "job-m1"
                                        and p.status.phase == "Running"), None),
                          timeout=60, what="job-m1 Running", on_timeout=dump)
-    (volume,) = successor.spec.volumes
+    (volume,) = [v for v in successor.spec.volumes if v.name == "state"]  # admission adds the token volume
     assert volume.name == "state" and volume.host_path is None and volume.empty_dir is not None, volume
     assert successor.spec.containers[0].volume_mounts[0].mount_path == "/state"
     lineage = json.loads(successor.metadata.annotations["drsched.io/migration"])
