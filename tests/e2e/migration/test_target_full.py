@@ -97,9 +97,11 @@ def test_every_other_node_full_once_the_source_is_gone_the_successor_waits_and_n
         policy.delete_namespaced_pod_disruption_budget("job-pdb", mig.namespace)
 
         # the chain reaches its last candidate, any node but the source, and waits there Pending
-        wait_for(lambda: (r := _record(mig)) and r["step"] == "placing" and r["candidate"] == 2 and _successor(mig),
-                 timeout=90, what="job-m1 at the last candidate", on_timeout=dump)
+        rec = wait_for(lambda: (r := _record(mig)) and r["step"] == "placing" and r["candidate"] == 2
+                       and r["retiring_uid"] is None and r["successor_uid"] and r,
+                       timeout=90, what="job-m1 created for the last candidate", on_timeout=dump)
         pending = _successor(mig)
+        assert pending.metadata.uid == rec["successor_uid"], dump()
         assert required_fields(pending) == [[(NAME, "NotIn", (nodes["src"],))]], dump()
         assert pending.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution \
             .node_selector_terms[0].match_expressions[0].values == [mig.tag], "the job's own term, merged into"
