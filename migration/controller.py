@@ -35,9 +35,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kube.errors import ApiError, Conflict, PermanentError, QuantityError, TemporaryError
-from kube.objects import pod_key, pod_requests
-from kube.profiles import PROFILE_ANNOTATION, pod_view_for
+from kube.errors import ApiError, Conflict, PermanentError, TemporaryError
+from kube.objects import pod_key
 from kube.selectors import matches
 from migration.degraded import TaintState, decide_taints, tainted_nodes, with_taint
 from migration.errors import RecordError
@@ -47,7 +46,7 @@ from migration.podspec import MIGRATE_LABEL, job_base
 from migration.progress import ExpectedRates, ProgressSource, SkipReason, read_or_skip, running_job
 from migration.protocol import PodState
 from migration.record import Resume, Step
-from migration.snapshot import build_picture, fits
+from migration.snapshot import build_picture, fits, view_of
 from migration.telemetry import Kind, PodRef, Telemetry
 from policy.baselines import Scorer, make_scorer
 from policy.migrate import RuleParams, RuleState, RunningJob, decide
@@ -201,7 +200,6 @@ class Controller:
         started = self.executor.submit(result.intents, candidates=candidates, state=state)
         self.telemetry.metrics.in_flight.set(len(windows) + len(started))
 
-
     def _room(self, nodes: list[Mapping[str, Any]], pods: list[Mapping[str, Any]],
               windows: list[Window]) -> Callable[[Window], bool]:
         """Per window whose source still runs: does its pod fit a node other than the source now? (A snapshot
@@ -214,11 +212,8 @@ class Controller:
         def room(w: Window) -> bool:
             if w.record.step not in (Step.RESERVED, Step.EVICTING):
                 return True
-            template = _template_pod(w)
-            try:
-                view, _ = pod_view_for(template, requests=pod_requests(template), annotation_key=PROFILE_ANNOTATION,
-                                       store=None)
-            except QuantityError:
+            view = view_of(_template_pod(w))
+            if view is None:
                 return True  # cannot tell: let the scheduler decide, as before
             return any(fits(snap, n, view) for n in snap.names if n != w.record.source_node)
 
