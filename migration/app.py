@@ -18,6 +18,7 @@ from migration.executor import Executor
 from migration.kube import Kube, LeaderElector
 from migration.progress import make_source
 from migration.protocol import Timeouts
+from migration.record import Resume
 from migration.settings import Settings
 from migration.telemetry import Metrics, Telemetry
 from policy.migrate import Budget, RuleParams
@@ -48,13 +49,18 @@ class App:
         if s.once or not s.leader_elect:
             self.telemetry.metrics.leader.set(1)
             run_loop(self.controller, interval_s=s.interval_s, stop=stop, once=s.once)
+            if not s.once:
+                self.controller.clear_taints()
             return 0
-        lost = threading.Event()
+        lost, done = threading.Event(), threading.Event()
 
         def lead() -> None:
             self.telemetry.metrics.leader.set(1)
             log.info("leading", extra=kv(identity=s.identity, lease=f"{s.lease_namespace}/{s.lease_name}"))
-            run_loop(self.controller, interval_s=s.interval_s, stop=stop)
+            try:
+                run_loop(self.controller, interval_s=s.interval_s, stop=stop)
+            finally:
+                done.set()
 
         def on_lost() -> None:
             self.telemetry.metrics.leader.set(0)
@@ -65,7 +71,11 @@ class App:
         LeaderElector(self.api_client, namespace=s.lease_namespace, name=s.lease_name, identity=s.identity,
                       lease_s=s.lease_s, renew_s=s.renew_s, retry_s=s.retry_s, lead=lead, on_lost=on_lost).start()
         stop.wait()
-        return 1 if lost.is_set() else 0
+        if lost.is_set():
+            return 1  # another replica leads now: its taints are its own
+        if self.controller.acted and done.wait(timeout=s.interval_s + 30.0):  # the cycle in progress ends first
+            self.controller.clear_taints()
+        return 0
 
 
 def build_app(settings: Settings) -> App:
@@ -83,11 +93,11 @@ def build_app(settings: Settings) -> App:
     params = RuleParams(margin=s.margin, slow_checks=s.slow_checks, slow_ratio=s.slow_ratio,
                         min_running=s.min_running_s, blocklist_for=s.blocklist_s)
     executor = Executor(kube, telemetry, budget=budget, source=source, grace_period_s=s.grace_period_s,
-                        identity=s.identity, test_pause_at=s.test_pause_at,
+                        identity=s.identity, test_pause_at=s.test_pause_at, resume=Resume(s.resume),
                         timeouts=Timeouts(evict_s=s.evict_timeout_s, place_s=s.place_timeout_s,
                                           resume_s=s.resume_timeout_s))
     controller = Controller(kube, executor, telemetry, scorer=scorer, params=params, source=source,
                             config=CycleConfig(namespace=s.namespace, node_selector=s.selector,
                                                stale_after_s=s.stale_after_s, restore_cost_s=s.restore_cost_s,
-                                               dry_run=s.dry_run))
+                                               dry_run=s.dry_run, mode=s.mode, resume=Resume(s.resume)))
     return App(settings=s, controller=controller, telemetry=telemetry, api_client=api_client)

@@ -16,8 +16,14 @@ A pod on a node whose Ready condition is not True (its kubelet died or lost the 
 would never finish (nobody stops the container) and its progress says nothing about a target. Such pods are
 neither running jobs for the budget nor lost ones; they are looked at again once the node is back.
 
-State owned: the rule's ``RuleState`` (slow-check counts, blocklisted nodes) and the highest rate seen per job,
-both in memory; a restarted controller re-learns them (the hysteresis restarts, which only delays a move).
+With ``mode=taint`` (a baseline) step 5 is replaced: ``migration.degraded.decide_taints`` on the same jobs and
+snapshot → taint / untaint intents, applied here through ``Kube.set_node_taints``; no job is moved (windows
+left by a migrate-mode life are still advanced to their end). ``clear_taints`` removes every degraded taint
+when the process stops, so the next experiment arm starts on untainted nodes.
+
+State owned: the rule's ``RuleState`` (slow-check counts, blocklisted nodes), the taint baseline's
+``TaintState`` and the highest rate seen per job, all in memory; a restarted controller re-learns them (the
+hysteresis restarts, which only delays a move or a taint; taints already set are read back from the nodes).
 """
 
 from __future__ import annotations
@@ -29,19 +35,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kube.errors import PermanentError, TemporaryError
+from kube.errors import ApiError, Conflict, PermanentError, TemporaryError
 from kube.objects import pod_key
+from kube.selectors import matches
+from migration.degraded import TaintState, decide_taints, tainted_nodes, with_taint
 from migration.errors import RecordError
 from migration.executor import Candidate, Executor, Window, budget_state, parse_window
 from migration.kube import Kube
 from migration.podspec import MIGRATE_LABEL, job_base
 from migration.progress import ExpectedRates, ProgressSource, SkipReason, read_or_skip, running_job
 from migration.protocol import PodState
-from migration.record import Step
-from migration.snapshot import build_picture
+from migration.record import Resume, Step
+from migration.snapshot import build_picture, fits, view_of
 from migration.telemetry import Kind, PodRef, Telemetry
 from policy.baselines import Scorer, make_scorer
-from policy.migrate import RuleParams, RuleState, decide
+from policy.migrate import RuleParams, RuleState, RunningJob, decide
+from policy.state import ClusterSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +73,10 @@ class CycleConfig:
     restore_cost_s: float
     dry_run: bool = False
     """Dry run: windows left by an earlier run are not advanced either (that could stop a pod)."""
+    mode: str = "migrate"
+    """``migrate`` or the baseline ``taint`` (settings ``mode``)."""
+    resume: Resume = Resume.CHECKPOINT
+    """How a successor starts; ``scratch``: the rule counts every unit done as lost by a move."""
 
 
 def _ref(pod: Mapping[str, Any]) -> PodRef:
@@ -82,6 +95,12 @@ def not_ready_nodes(nodes: list[Mapping[str, Any]]) -> set[str]:
     return out
 
 
+def _template_pod(window: Window) -> dict[str, Any]:
+    """A window's pod template as pod JSON, for requests and the demand profile."""
+    template = window.template
+    return {"metadata": {"annotations": template.get("annotations", {})}, "spec": template.get("spec", {})}
+
+
 def _has_controller(pod: Mapping[str, Any]) -> bool:
     return any(o.get("controller") for o in (pod.get("metadata") or {}).get("ownerReferences") or [])
 
@@ -93,7 +112,9 @@ class Controller:
         self.scorer, self.params, self.source, self.config = scorer, params, source, config
         self.clock = clock
         self.rule_state = RuleState()
+        self.taint_state = TaintState()
         self.rates = ExpectedRates()
+        self.acted = False  # a cycle ran: this replica may have tainted nodes (``clear_taints``)
 
     def _windows(self) -> list[Window]:
         out = []
@@ -112,14 +133,15 @@ class Controller:
     def cycle(self) -> None:
         """One cycle (module docstring). API trouble raises ``TemporaryError`` / ``PermanentError``."""
         cfg = self.config
+        self.acted = True
         nodes = self.kube.list_nodes()
         pods = self.kube.list_pods(namespace=cfg.namespace)
         windows = self._windows()
         if not cfg.dry_run:
-            windows = [w for w in (self.executor.advance(w) for w in windows) if w is not None]
+            room = self._room(nodes, pods, windows)
+            windows = [w for w in (self.executor.advance(w, room=room(w)) for w in windows) if w is not None]
         now = self.clock()
-        reservations = [(w.record.placement, {"metadata": {"annotations": w.template.get("annotations", {})},
-                                              "spec": w.template.get("spec", {})})
+        reservations = [(w.record.placement, _template_pod(w))
                         for w in windows if w.record.step in (Step.RESERVED, Step.EVICTING, Step.SOURCE_GONE)
                         and w.record.placement]
         picture = build_picture(nodes=nodes, pods=pods, now=now, node_selector=cfg.node_selector,
@@ -162,9 +184,14 @@ class Controller:
                 self._skip(pod, reason or SkipReason.NO_PROGRESS, detail)
                 continue
             jobs.append(running_job(job=job, pod=pod, node=state.node, progress=progress, view=view, now=now,
-                                    rates=self.rates, default_restore_cost_s=cfg.restore_cost_s))
+                                    rates=self.rates, default_restore_cost_s=cfg.restore_cost_s,
+                                    checkpointed=cfg.resume is Resume.CHECKPOINT))
             candidates[job] = Candidate(pod=pod, base=job_base(pod), progress=progress, history=state.lineage)
         self.rates.forget(set(candidates) | flying)
+        if cfg.mode == "taint":
+            self._taint(nodes, jobs, picture.snapshot)
+            self.telemetry.metrics.in_flight.set(len(windows))
+            return
         result = decide(jobs, picture.snapshot, self.scorer, self.params, self.rule_state)
         self.rule_state = result.state
         for job, skip in result.skipped.items():
@@ -172,6 +199,80 @@ class Controller:
         state = budget_state(now=now, running=running, windows=windows, histories=histories)
         started = self.executor.submit(result.intents, candidates=candidates, state=state)
         self.telemetry.metrics.in_flight.set(len(windows) + len(started))
+
+    def _room(self, nodes: list[Mapping[str, Any]], pods: list[Mapping[str, Any]],
+              windows: list[Window]) -> Callable[[Window], bool]:
+        """Per window whose source still runs: does its pod fit a node other than the source now? (A snapshot
+        without the windows' reservations; built only when such a window exists.) True for every other window."""
+        waiting = [w for w in windows if w.record.step in (Step.RESERVED, Step.EVICTING)]
+        if not waiting:
+            return lambda _w: True
+        snap = build_picture(nodes=nodes, pods=pods, now=self.clock(), node_selector=self.config.node_selector).snapshot
+
+        def room(w: Window) -> bool:
+            if w.record.step not in (Step.RESERVED, Step.EVICTING):
+                return True
+            view = view_of(_template_pod(w))
+            if view is None:
+                return True  # cannot tell: let the scheduler decide, as before
+            return any(fits(snap, n, view) for n in snap.names if n != w.record.source_node)
+
+        return room
+
+    def _taint(self, nodes: list[Mapping[str, Any]], jobs: list[RunningJob], snap: ClusterSnapshot) -> None:
+        """The taint baseline's step 5: decide on this cycle's jobs and snapshot, then apply each intent."""
+        tainted = tainted_nodes(nodes) & set(snap.names)  # only nodes within --node-selector are ours to change
+        result = decide_taints(jobs, snap, self.params, self.taint_state, tainted)
+        self.taint_state = result.state
+        listed = {str((n.get("metadata") or {}).get("name")): n for n in nodes}
+        for it in result.intents:
+            action = "added" if it.taint else "removed"
+            if self.config.dry_run:
+                self.telemetry.report(Kind.TAINT, "dry-run", f"would have {action} it: {it.reason}", node=it.node)
+                continue
+            node = listed[it.node]
+            try:
+                self.kube.set_node_taints(node=node, taints=with_taint((node.get("spec") or {}).get("taints") or [],
+                                                                       on=it.taint))
+            except Conflict:  # the node changed since the list: decided again next cycle on a fresh one
+                self.telemetry.report(Kind.ERROR, "temporary", f"node {it.node} changed under us; taint "
+                                      f"{action} next cycle", warning=True, node=it.node)
+                continue
+            (tainted.add if it.taint else tainted.discard)(it.node)
+            self.telemetry.report(Kind.TAINT, action, it.reason, node=it.node, taint="drsched.io/degraded:NoSchedule")
+        self.telemetry.metrics.tainted.set(len(tainted))
+
+    def clear_taints(self) -> None:
+        """Remove the degraded taint from every node within ``node_selector`` (mode taint, on a clean stop of a
+        replica that acted), so a stopped baseline leaves no node shut. Best effort: a node changed under us
+        is listed again (three rounds); an API error is logged, not raised."""
+        if self.config.mode != "taint" or self.config.dry_run or not self.acted:
+            return
+        left: list[str] = []
+        try:
+            for _ in range(3):
+                nodes = [n for n in self.kube.list_nodes() if tainted_nodes([n])
+                         and matches((n.get("metadata") or {}).get("labels"), self.config.node_selector)]
+                left = []
+                for node in nodes:
+                    name = str(node["metadata"]["name"])
+                    try:
+                        self.kube.set_node_taints(node=node, taints=with_taint(
+                            (node.get("spec") or {}).get("taints") or [], on=False))
+                    except Conflict:
+                        left.append(name)
+                        continue
+                    self.telemetry.report(Kind.TAINT, "removed", "the controller stops", node=name)
+                if not left:
+                    break
+        except ApiError as exc:
+            self.telemetry.report(Kind.ERROR, "permanent", f"taints left on nodes at stop: {exc}", warning=True)
+            return
+        if left:
+            self.telemetry.report(Kind.ERROR, "permanent", f"taints left on nodes at stop: {','.join(left)}",
+                                  warning=True)
+            return
+        self.telemetry.metrics.tainted.set(0)
 
 
 def run_loop(controller: Controller, *, interval_s: float, stop: threading.Event, once: bool = False) -> None:

@@ -26,7 +26,7 @@ from migration.kube import TEMPLATE_ANNOTATION, Kube
 from migration.podspec import successor_body, template_of
 from migration.progress import ProgressSource, ProgressUnavailable
 from migration.protocol import Effect, PodState, Timeouts, plan
-from migration.record import MigrationRecord, Outcome, Step, new_record
+from migration.record import MigrationRecord, Outcome, Resume, Step, new_record
 from migration.telemetry import Kind, PodRef, Telemetry
 from policy.migrate import Budget, BudgetState, MigrationIntent, apply_budget
 from workloads.progress import Progress, ProgressError
@@ -81,8 +81,10 @@ def budget_state(*, now: float, running: int, windows: Sequence[Window],
 class Executor:
     def __init__(self, kube: Kube, telemetry: Telemetry, *, budget: Budget, timeouts: Timeouts,
                  source: ProgressSource, grace_period_s: int | None, identity: str, test_pause_at: str = "",
-                 pause: Callable[[], object] | None = None, clock: Callable[[], float] = time.time) -> None:
+                 pause: Callable[[], object] | None = None, clock: Callable[[], float] = time.time,
+                 resume: Resume = Resume.CHECKPOINT) -> None:
         self.kube, self.telemetry, self.budget, self.timeouts = kube, telemetry, budget, timeouts
+        self.resume = resume
         self.source, self.grace_period_s, self.identity = source, grace_period_s, identity
         self.clock = clock
         self.test_pause_at, self._pause = test_pause_at, pause or threading.Event().wait  # waits for good
@@ -116,8 +118,9 @@ class Executor:
                             source_uid=meta.get("uid", ""), source_node=intent.source, target=intent.target,
                             fallbacks=intent.fallbacks, now=self.clock(), reason=intent.reason,
                             units_total=cand.progress.units_total,
-                            checkpoint_units=ckpt.units_done if ckpt is not None else None)
-        annotations = {**record.for_storage(), TEMPLATE_ANNOTATION: json.dumps(template_of(cand.pod))}
+                            checkpoint_units=ckpt.units_done if ckpt is not None else None, resume=self.resume)
+        template = template_of(cand.pod, resume=self.resume)
+        annotations = {**record.for_storage(), TEMPLATE_ANNOTATION: json.dumps(template)}
         try:
             lease = self.kube.create_window(namespace=record.namespace, name=record.window, annotations=annotations,
                                             holder=self.identity)
@@ -127,7 +130,7 @@ class Executor:
                               pod=_ref(cand.pod), job=record.job, attempt=record.attempt,
                               candidates=",".join(c or "*" for c in record.candidates))
         self._test_pause(record, record.step.value)
-        return self.advance(Window(lease=lease, record=record, template=template_of(cand.pod)))
+        return self.advance(Window(lease=lease, record=record, template=template))
 
     # -- the protocol ------------------------------------------------------------------------------
     def _observe(self, record: MigrationRecord) -> tuple[PodState | None, PodState | None]:
@@ -150,12 +153,14 @@ class Executor:
         except (ProgressError, ProgressUnavailable):
             return None
 
-    def advance(self, window: Window) -> Window | None:
-        """Drive one window as far as it goes now; None once released (its Lease deleted)."""
+    def advance(self, window: Window, *, room: bool = True) -> Window | None:
+        """Drive one window as far as it goes now; None once released (its Lease deleted). ``room``: some node
+        but the source fits the job now (``protocol.plan``; the caller's snapshot says)."""
         for _ in range(_MAX_STEPS):
             record = window.record
             source, successor = self._observe(record)
-            step = plan(record, source=source, successor=successor, now=self.clock(), timeouts=self.timeouts)
+            step = plan(record, source=source, successor=successor, now=self.clock(), timeouts=self.timeouts,
+                        room=room)
             if step.record != record:
                 window = self._store(window, step.record)
                 self._test_pause(window.record, window.record.step.value)

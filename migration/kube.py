@@ -10,6 +10,7 @@ What it does:
 * nodes and pods: list (one fetch per cycle), read one pod, create, delete (uid precondition), evict
   (policy/v1 Eviction, so PodDisruptionBudgets apply; a 429 means "not now" and returns False);
 * window Leases (``coordination.k8s.io/v1``): the per-job record store while a migration is in flight;
+* node taints (the ``mode=taint`` baseline): replace a node's ``spec.taints``, guarded by its resourceVersion;
 * Events through the shared ``kube.client.KubeEventSink`` (posted from a small thread pool);
 * leader election through the client library's ``kubernetes.leaderelection`` with a ``LeaseLock``.
 """
@@ -104,6 +105,17 @@ class Kube:
             if exc.status == 429:
                 return False
             raise
+
+    # -- node taints (mode taint) ----------------------------------------------------------------
+    def set_node_taints(self, *, node: Mapping[str, Any], taints: list[dict]) -> None:
+        """Replace ``spec.taints`` of ``node`` (as listed this cycle). A merge patch replaces the whole list, so
+        it carries the listed resourceVersion: a node changed since (another taint, a status update) is a
+        ``Conflict``, retried next cycle on a fresh list."""
+        meta = node["metadata"]
+        body = {"metadata": {"resourceVersion": meta["resourceVersion"]}, "spec": {"taints": taints or None}}
+        with api_errors(f"taint node {meta['name']}"):
+            self.core.patch_node(meta["name"], body, _content_type="application/merge-patch+json",
+                                 _preload_content=False, _request_timeout=_TIMEOUT)
 
     # -- window Leases ---------------------------------------------------------------------------
     def list_windows(self, *, namespace: str | None) -> list[dict]:

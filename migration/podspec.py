@@ -8,10 +8,20 @@ What changes from the source:
 * name ``<base>-m<attempt>``; label ``drsched.io/job=<base>`` (the job's identity across moves);
   annotations ``drsched.io/migrated-from=<source pod>`` and the migration record (lineage, budget history);
   the job's progress annotation and controller-owned keys are dropped (they describe the old process).
-* ``spec.nodeName`` is removed: the successor goes through the scheduler (and the extender) with a
-  *required* node affinity ``metadata.name In [node]`` added to every existing node-selector term, so the
-  scheduler still validates the fit; the last placement candidate has no added affinity at all.
+* ``spec.nodeName`` is removed: the successor goes through the scheduler (and the extender) with *required*
+  node affinity added to every existing node-selector term (terms are ORed, so each must carry it):
+  ``metadata.name NotIn [source node]`` on every attempt, so a move never lands the job back on the node it
+  left, and ``metadata.name In [node]`` for a named candidate (the last candidate has only the ``NotIn``).
+  The scheduler still validates the fit.
+* a source that is itself a successor carries the affinity its own move added; it is removed first (found
+  through its lineage record), so a second move is pinned to its new target and excluded from the node it
+  just left only. Nodes it left earlier may take it again (a transient cut is over; the rule's blocklist
+  and its time test decide), which keeps a job from running out of nodes in a small cluster.
 * the auto-mounted service-account token volume is dropped (admission adds a fresh one).
+* with ``resume=scratch`` (the no-checkpoint baseline) every volume that could carry the source's state
+  (anything but configMap, secret, projected, downwardAPI, emptyDir and ephemeral volumes) is replaced by an
+  empty ``emptyDir`` of the same name: the successor finds no checkpoint and starts from zero. No env var
+  or argument names a checkpoint in this project, so nothing else is changed.
 Everything else (containers, volumes, tolerations, scheduler name, priority) is kept as it was.
 """
 
@@ -22,13 +32,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from migration.record import ANY_NODE, MigrationRecord
+from migration.errors import RecordError
+from migration.record import ANY_NODE, MigrationRecord, Resume
 
 JOB_LABEL = "drsched.io/job"
 MIGRATE_LABEL = "drsched.io/migrate"
 MIGRATED_FROM_ANNOTATION = "drsched.io/migrated-from"
 _DROPPED_ANNOTATIONS = ("drsched.io/migration", "drsched.io/progress",
                         "kubectl.kubernetes.io/last-applied-configuration")
+_STATELESS_VOLUMES = ("configMap", "secret", "projected", "downwardAPI", "emptyDir", "ephemeral")
+"""Volume kinds that cannot hand the source's state to a successor (fresh per pod, or read-only config)."""
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _SA_VOLUME = re.compile(r"^kube-api-access-[a-z0-9]+$")
 _SUCCESSOR = re.compile(r"^(?P<base>.+)-m(?P<k>\d+)$")
 
@@ -39,7 +53,7 @@ def job_base(pod: Mapping) -> str:
     return str((meta.get("labels") or {}).get(JOB_LABEL) or meta.get("name") or "")
 
 
-def template_of(pod: Mapping) -> dict[str, Any]:
+def template_of(pod: Mapping, *, resume: Resume = Resume.CHECKPOINT) -> dict[str, Any]:
     """The parts of a v1.Pod (camelCase JSON) a successor is made from: labels, annotations, spec."""
     meta = pod.get("metadata") or {}
     spec = copy.deepcopy(dict(pod.get("spec") or {}))
@@ -54,22 +68,58 @@ def template_of(pod: Mapping) -> dict[str, Any]:
                     c["volumeMounts"] = mounts
                 else:
                     c.pop("volumeMounts", None)
+    if resume is Resume.SCRATCH:
+        spec["volumes"] = [v if any(k in v for k in _STATELESS_VOLUMES) else {"name": v.get("name"), "emptyDir": {}}
+                           for v in spec.get("volumes") or []]
+        if not spec["volumes"]:
+            del spec["volumes"]
+    try:
+        lineage = MigrationRecord.from_storage(meta.get("annotations"))
+    except RecordError:
+        lineage = None
+    if lineage is not None:
+        spec = _without_requirements(spec, _requirements(lineage.placement, lineage.source_node))
     annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in _DROPPED_ANNOTATIONS}
     return {"labels": dict(meta.get("labels") or {}), "annotations": annotations, "spec": spec}
 
 
-def _with_node_affinity(spec: dict[str, Any], node: str) -> dict[str, Any]:
+def _requirements(placement: str, source: str) -> list[dict[str, Any]]:
+    """The matchFields a move adds: never the source; the named candidate unless it is ``ANY_NODE``."""
+    out = [{"key": "metadata.name", "operator": "NotIn", "values": [source]}]
+    if placement != ANY_NODE:
+        out.insert(0, {"key": "metadata.name", "operator": "In", "values": [placement]})
+    return out
+
+
+def _with_node_affinity(spec: dict[str, Any], placement: str, source: str) -> dict[str, Any]:
     spec = copy.deepcopy(spec)
-    if node == ANY_NODE:
-        return spec
-    requirement = {"key": "metadata.name", "operator": "In", "values": [node]}
-    affinity = spec.setdefault("affinity", {})
-    node_affinity = affinity.setdefault("nodeAffinity", {})
-    required = node_affinity.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
+    added = _requirements(placement, source)
+    required = spec.setdefault("affinity", {}).setdefault("nodeAffinity", {}).setdefault(_REQUIRED, {})
     terms = required.get("nodeSelectorTerms") or [{}]
-    for term in terms:  # terms are ORed: the node must be added to each of them
-        term["matchFields"] = [*(term.get("matchFields") or []), requirement]
+    for term in terms:  # terms are ORed: the requirements must be added to each of them
+        term["matchFields"] = [*(term.get("matchFields") or []), *copy.deepcopy(added)]
     required["nodeSelectorTerms"] = terms
+    return spec
+
+
+def _without_requirements(spec: dict[str, Any], added: list[dict[str, Any]]) -> dict[str, Any]:
+    """``spec`` without the matchFields an earlier move added; the affinity it created is removed whole."""
+    spec = copy.deepcopy(spec)
+    affinity = spec.get("affinity") or {}
+    required = (affinity.get("nodeAffinity") or {}).get(_REQUIRED) or {}
+    terms = required.get("nodeSelectorTerms") or []
+    for term in terms:
+        kept = [f for f in term.get("matchFields") or [] if f not in added]
+        if kept:
+            term["matchFields"] = kept
+        else:
+            term.pop("matchFields", None)
+    if terms and all(not t for t in terms):  # the move created the whole required block: take it away again
+        del affinity["nodeAffinity"][_REQUIRED]
+        if not affinity["nodeAffinity"]:
+            del affinity["nodeAffinity"]
+        if not affinity:
+            del spec["affinity"]
     return spec
 
 
@@ -81,7 +131,7 @@ def successor_body(template: Mapping[str, Any], record: MigrationRecord) -> dict
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": record.successor, "namespace": record.namespace, "labels": labels,
                          "annotations": annotations},
-            "spec": _with_node_affinity(dict(template.get("spec") or {}), record.placement)}
+            "spec": _with_node_affinity(dict(template.get("spec") or {}), record.placement, record.source_node)}
 
 
 def is_successor_name(name: str, base: str) -> bool:

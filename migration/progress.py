@@ -217,19 +217,20 @@ def _annotation_float(pod: Mapping, key: str) -> float | None:
 
 
 def running_job(*, job: str, pod: Mapping, node: str, progress: Progress, view: PodView, now: float,
-                rates: ExpectedRates, default_restore_cost_s: float) -> RunningJob:
+                rates: ExpectedRates, default_restore_cost_s: float, checkpointed: bool = True) -> RunningJob:
     """The rule's record of one job from its progress report (rates in progress fraction per second).
 
     expected rate: 1 / ``drsched.io/expected-duration`` when annotated, else the highest rate seen for the job
     (a job slow from its first report is then never "slow": annotate it). The checkpoint's share is
-    ``checkpoint.units_done / units_total``; no checkpoint means a move loses everything since the start.
+    ``checkpoint.units_done / units_total``; no checkpoint (or ``checkpointed=False``: the successor starts
+    from scratch, setting ``resume``) means a move loses everything since the start.
     """
     total = float(progress.units_total)
     rate = progress.rate / total
     duration = _annotation_float(pod, EXPECTED_DURATION_ANNOTATION)
     seen = rates.observe(job, rate)
     expected = 1.0 / duration if duration else seen
-    ckpt = progress.checkpoint.units_done / total if progress.checkpoint is not None else 0.0
+    ckpt = progress.checkpoint.units_done / total if checkpointed and progress.checkpoint is not None else 0.0
     restore = _annotation_float(pod, RESTORE_COST_ANNOTATION) or default_restore_cost_s
     return RunningJob(job_id=job, node=node, progress=progress.progress, rate=rate,
                       expected_rate=max(expected, 1e-12), running_for=max(now - progress.started_at, 0.0),

@@ -19,7 +19,7 @@ from enum import StrEnum
 
 from kube.objects import TERMINAL_PHASES
 from migration.errors import RecordError
-from migration.record import MigrationRecord, Outcome, Step
+from migration.record import MigrationRecord, Outcome, Resume, Step
 from workloads.progress import Progress
 
 
@@ -92,9 +92,15 @@ def _checkpoint_seen(record: MigrationRecord, progress: Progress | None) -> Migr
                                checkpoint_final=record.checkpoint_final or progress.state == "checkpointing")
 
 
+_NO_ROOM = "no node but the source fits it now: not moved, it keeps running where it is"
+
+
 def plan(record: MigrationRecord, *, source: PodState | None, successor: PodState | None, now: float,
-         timeouts: Timeouts = Timeouts()) -> Plan:
-    """The next record and effect (module docstring). ``source``/``successor``: None when the pod is absent."""
+         timeouts: Timeouts = Timeouts(), room: bool = True) -> Plan:
+    """The next record and effect (module docstring). ``source``/``successor``: None when the pod is absent.
+
+    ``room``: whether some node other than the source fits the job now (the controller's snapshot). Until
+    the source is stopping, no room means roll back: a move never restarts the job where it was."""
     step = record.step
     if step is Step.RELEASED:
         return Plan(record, Effect.RELEASE)
@@ -104,12 +110,16 @@ def plan(record: MigrationRecord, *, source: PodState | None, successor: PodStat
             return _release(record, now, Outcome.POD_GONE, "the pod was deleted before it was stopped")
         if source.phase in TERMINAL_PHASES and not source.deleting:
             return _release(record, now, Outcome.FINISHED, f"the pod ended {source.phase} before it was stopped")
+        if not room and not source.deleting:
+            return _release(record, now, Outcome.ROLLED_BACK, _NO_ROOM)
         return Plan(record.with_outcome(Step.EVICTING, now=now), Effect.EVICT)
 
     if step is Step.EVICTING:
         if source is None:
             detail = ("final checkpoint at units " if record.checkpoint_final else "newest checkpoint seen at units ")
             detail += str(record.checkpoint_units) if record.checkpoint_units is not None else "none (restart from 0)"
+            if record.resume is Resume.SCRATCH:
+                detail += "; not handed over (resume: scratch), the successor starts from 0"
             return Plan(record.with_outcome(Step.SOURCE_GONE, now=now, detail=detail), Effect.NONE)
         if source.uid != record.source_uid:
             return _release(record, now, Outcome.POD_GONE, "the pod was replaced by someone else")
@@ -123,10 +133,14 @@ def plan(record: MigrationRecord, *, source: PodState | None, successor: PodStat
         if now - record.step_since > timeouts.evict_s:
             return _release(record, now, Outcome.ROLLED_BACK,
                             f"eviction refused for {now - record.step_since:.0f}s (PodDisruptionBudget?)")
+        if not room:  # e.g. the targets filled while a PDB held the eviction
+            return _release(record, now, Outcome.ROLLED_BACK, _NO_ROOM)
         return Plan(record, Effect.EVICT)
 
     if step is Step.SOURCE_GONE:
-        return Plan(record.with_outcome(Step.PLACING, now=now, candidate=0), Effect.CREATE)
+        first = record.next_candidate()
+        return Plan(record.with_outcome(Step.PLACING, now=now, candidate=first if first is not None else 0),
+                    Effect.CREATE)
 
     if step is Step.PLACING:
         if successor is None:
@@ -149,13 +163,15 @@ def plan(record: MigrationRecord, *, source: PodState | None, successor: PodStat
         if successor.node or successor.deleting:
             return Plan(record, Effect.NONE)  # bound, starting
         stuck = successor.unschedulable or now - record.step_since > timeouts.place_s
-        if stuck and record.candidate + 1 < len(record.candidates):
-            next_node = record.candidates[record.candidate + 1]
-            why = f"{record.placement or 'any node'} cannot take it; trying {next_node or 'any node'}"
-            return Plan(record.with_outcome(Step.PLACING, now=now, candidate=record.candidate + 1,
+        following = record.next_candidate(record.candidate)  # the source is never tried: no restart in place
+        if stuck and following is not None:
+            next_node = record.candidates[following]
+            why = (f"{record.placement or 'any node but ' + record.source_node} cannot take it; "
+                   f"trying {next_node or 'any node but ' + record.source_node}")
+            return Plan(record.with_outcome(Step.PLACING, now=now, candidate=following,
                                             retiring_uid=successor.uid, successor_uid=None, detail=why),
                         Effect.DELETE_SUCCESSOR)
-        return Plan(record, Effect.NONE)  # last candidate: it waits Pending, never lost
+        return Plan(record, Effect.NONE)  # last candidate: it waits Pending for another node, never lost
 
     # Step.RUNNING
     if successor is None or (record.successor_uid is not None and successor.uid != record.successor_uid):
@@ -163,6 +179,12 @@ def plan(record: MigrationRecord, *, source: PodState | None, successor: PodStat
     if successor.phase == "Failed":
         return _release(record, now, Outcome.SUCCESSOR_FAILED, "the successor failed")
     progress = successor.progress
+    if progress is not None and record.resume is Resume.SCRATCH:  # the baseline: it must start from zero
+        if progress.resumed_from == 0:
+            return _release(record, now, Outcome.COMPLETED, "started from scratch as asked", resumed_from=0)
+        return _release(record, now, Outcome.UNCONFIRMED,
+                        f"resumed from units {progress.resumed_from}, not from scratch: its state reached it",
+                        resumed_from=progress.resumed_from)
     wanted = record.checkpoint_units or 0
     if progress is not None:
         if progress.resumed_from >= wanted:

@@ -45,8 +45,15 @@ class Step(StrEnum):
     RELEASED = "released"        # done; ``outcome`` says how. The window Lease is deleted next.
 
 
+class Resume(StrEnum):
+    """How a successor starts (setting ``resume``)."""
+
+    CHECKPOINT = "checkpoint"    # from the source's newest checkpoint (its state volumes are handed over)
+    SCRATCH = "scratch"          # the baseline: from zero (state volumes replaced by empty ones)
+
+
 class Outcome(StrEnum):
-    COMPLETED = "completed"                # the successor runs and resumed from the confirmed checkpoint
+    COMPLETED = "completed"                # the successor runs and resumed as asked (the confirmed checkpoint, or 0)
     UNCONFIRMED = "unconfirmed"            # the successor runs, but its resume was not confirmed in time
     ROLLED_BACK = "rolled-back"            # nothing was stopped (eviction refused until the deadline)
     POD_GONE = "pod-gone"                  # the job's pod was deleted by someone else mid-migration
@@ -73,7 +80,7 @@ OUTCOMES_FROM: Mapping[Step, frozenset[Outcome]] = {
 """Which outcomes a release from each step may carry: once the source is gone, never 'rolled back'."""
 
 ANY_NODE = ""
-"""The last placement candidate: no affinity at all, wherever the scheduler finds room (never lost)."""
+"""The last placement candidate: any node but the source, wherever the scheduler finds room (never lost)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +94,12 @@ class MigrationRecord:
     source_pod: str
     source_uid: str
     source_node: str
-    candidates: tuple[str, ...]       # target, fallbacks, the source, ANY_NODE
+    candidates: tuple[str, ...]       # target, fallbacks, ANY_NODE; never the source
     step: Step
     started_at: float
     step_since: float
     reason: str = ""                  # the rule's reason, for Events and the log
+    resume: Resume = Resume.CHECKPOINT    # how the successor starts (a record without it: from the checkpoint)
     candidate: int = 0                # index into candidates of the current placement attempt
     units_total: int = 0
     checkpoint_units: int | None = None   # newest checkpoint seen on the source (None: none seen)
@@ -126,6 +134,12 @@ class MigrationRecord:
     def placement(self) -> str:
         """The node of the current placement attempt (``ANY_NODE``: anywhere)."""
         return self.candidates[self.candidate]
+
+    def next_candidate(self, after: int = -1) -> int | None:
+        """Index of the first candidate after ``after`` that is not the source node (a record written before
+        the source was dropped from the list may still name it), or None when there is none."""
+        return next((i for i in range(after + 1, len(self.candidates)) if self.candidates[i] != self.source_node),
+                    None)
 
     @property
     def window(self) -> str:
@@ -176,6 +190,7 @@ class MigrationRecord:
         try:
             doc["step"] = Step(doc["step"])
             doc["outcome"] = Outcome(doc["outcome"]) if doc.get("outcome") is not None else None
+            doc["resume"] = Resume(doc.get("resume", Resume.CHECKPOINT))
             doc["candidates"] = tuple(str(c) for c in doc["candidates"])
             for key in ("attempt", "candidate", "units_total"):
                 if key in doc and (isinstance(doc[key], bool) or not isinstance(doc[key], int)):
@@ -200,13 +215,18 @@ def window_name(base: str) -> str:
 
 def new_record(*, namespace: str, base: str, attempt: int, source_pod: str, source_uid: str, source_node: str,
                target: str, fallbacks: tuple[str, ...], now: float, reason: str, units_total: int,
-               checkpoint_units: int | None) -> MigrationRecord:
-    """The first record of a migration: target, then the fallbacks, then back to the source, then anywhere."""
+               checkpoint_units: int | None, resume: Resume = Resume.CHECKPOINT) -> MigrationRecord:
+    """The first record of a migration: target, then the fallbacks, then any node but the source.
+
+    A candidate equal to the source is dropped: a move never lands the job back on the node it left (the
+    successor's affinity also says ``NotIn [source]``, ``migration.podspec``). With none left but ``ANY_NODE``
+    the successor waits Pending for room elsewhere rather than restart in place."""
     candidates: list[str] = []
-    for node in (target, *fallbacks, source_node, ANY_NODE):
-        if node not in candidates:
+    for node in (target, *fallbacks, ANY_NODE):
+        if node != source_node and node not in candidates:
             candidates.append(node)
     return MigrationRecord(job=f"{namespace}/{base}", namespace=namespace, base=base, attempt=attempt,
                            source_pod=source_pod, source_uid=source_uid, source_node=source_node,
                            candidates=tuple(candidates), step=Step.RESERVED, started_at=now, step_since=now,
-                           reason=reason, units_total=units_total, checkpoint_units=checkpoint_units)
+                           reason=reason, units_total=units_total, checkpoint_units=checkpoint_units,
+                           resume=resume)

@@ -50,6 +50,13 @@ class Settings(BaseSettings):
     progress_timeout_s: float = Field(2.0, gt=0, description="Timeout of one GET /progress.")
     stale_after_s: float = Field(120.0, gt=0, description="Progress older than this is stale: the job is skipped.")
     restore_cost_s: float = Field(20.0, ge=0, description="Default seconds from stop to progress on the target.")
+    # the baselines (migration/README.md, "Baselines")
+    mode: Literal["migrate", "taint"] = Field(
+        "migrate", description="migrate: move slow jobs to other nodes; taint: move nothing, taint the nodes the "
+                               "rule judges degraded NoSchedule drsched.io/degraded and untaint them on recovery.")
+    resume: Literal["checkpoint", "scratch"] = Field(
+        "checkpoint", description="How a moved job starts: from its checkpoint, or from zero (the baseline: its "
+                                  "state volumes are replaced by empty ones and the rule counts all work as lost).")
     # the rule (policy.migrate.RuleParams)
     margin: float = Field(0.25, ge=0, description="Safety margin on the target's predicted time left.")
     slow_checks: int = Field(3, ge=1, description="Consecutive slow cycles before a job is moved (hysteresis).")
@@ -89,6 +96,8 @@ class Settings(BaseSettings):
     def _check(self) -> Settings:
         if self.policy != "model" and self.policy not in SCORERS:
             raise ValueError(f"policy {self.policy!r} is neither 'model' nor a heuristic ({', '.join(SCORERS)})")
+        if self.mode == "taint" and self.resume == "scratch":
+            raise ValueError("resume 'scratch' needs mode 'migrate': mode 'taint' moves no job")
         if self.leader_elect and not (self.lease_s > self.renew_s > 1.2 * self.retry_s):
             raise ValueError("leader election needs lease_s > renew_s > 1.2 * retry_s")
         try:

@@ -84,12 +84,19 @@ def build_picture(*, nodes: Iterable[Mapping], pods: Iterable[Mapping], now: flo
         cache.apply_usage(dict(usage))
     snap = cache.view().snapshot(now)
     for node, pod in reservations:
-        try:
-            view, _ = pod_view_for(pod, requests=pod_requests(pod), annotation_key=profile_annotation, store=None)
-        except QuantityError:
-            continue
-        snap = reserve(snap, node, view)
+        view = view_of(pod, profile_annotation=profile_annotation)
+        if view is not None:
+            snap = reserve(snap, node, view)
     return Picture(snapshot=snap, views=views, bad_pods=bad)
+
+
+def view_of(pod: Mapping, *, profile_annotation: str = PROFILE_ANNOTATION) -> PodView | None:
+    """The ``PodView`` of one pod JSON (a window's template will do); None when its requests do not parse."""
+    try:
+        view, _ = pod_view_for(pod, requests=pod_requests(pod), annotation_key=profile_annotation, store=None)
+    except QuantityError:
+        return None
+    return view
 
 
 def reserve(snap: ClusterSnapshot, node: str, pod: PodView) -> ClusterSnapshot:

@@ -18,6 +18,8 @@ Metrics (one registry per ``Metrics``, so tests build many):
 | ``drsched_migration_skipped_total`` | reason | jobs not offered or proposed: ``progress.SkipReason``, ``rule.Skip`` |
 | ``drsched_migration_steps_total`` | step | protocol steps entered |
 | ``drsched_migration_errors_total`` | kind | temporary / permanent API errors |
+| ``drsched_migration_taints_total`` | action | ``mode=taint``: degraded taints ``added`` / ``removed`` |
+| ``drsched_migration_tainted_nodes`` | | ``mode=taint``: nodes carrying the degraded taint after the last cycle |
 | ``drsched_migration_in_flight`` | | window Leases at the end of the last cycle |
 | ``drsched_migration_leader`` | | 1 while this replica holds the leader Lease |
 | ``drsched_migration_cycle_seconds`` | | duration of one cycle |
@@ -51,6 +53,8 @@ class Metrics:
         self.skipped = Counter("drsched_migration_skipped_total", "Jobs skipped by reason", ["reason"], registry=r)
         self.steps = Counter("drsched_migration_steps_total", "Protocol steps entered", ["step"], registry=r)
         self.errors = Counter("drsched_migration_errors_total", "API errors by kind", ["kind"], registry=r)
+        self.taints = Counter("drsched_migration_taints_total", "Degraded taints by action", ["action"], registry=r)
+        self.tainted = Gauge("drsched_migration_tainted_nodes", "Nodes with the degraded taint", registry=r)
         self.in_flight = Gauge("drsched_migration_in_flight", "Migrations in flight", registry=r)
         self.leader = Gauge("drsched_migration_leader", "1 while this replica leads", registry=r)
         self.cycle = Histogram("drsched_migration_cycle_seconds", "Duration of one cycle", registry=r,
@@ -64,6 +68,7 @@ class Kind(StrEnum):
     STEP = "step"           # reason: the step entered
     RELEASED = "released"   # reason: the Outcome
     ERROR = "error"         # reason: "temporary" / "permanent"
+    TAINT = "taint"         # reason: "added" / "removed" (mode taint; a node, so no pod Event)
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,8 @@ class Telemetry:
                 m.completed.inc()
             elif reason == Outcome.ROLLED_BACK:
                 m.rolled_back.inc()
+        elif kind is Kind.TAINT:
+            m.taints.labels(action=reason).inc()
         else:
             m.errors.labels(kind=reason).inc()
         prefix = f"[{pod.namespace}/{pod.name}] " if pod is not None else ""

@@ -135,6 +135,38 @@ def _estimate(job: RunningJob, snap: ClusterSnapshot, est: np.ndarray, node: int
     return rate, lost, left
 
 
+def _slowness(job: RunningJob, snap: ClusterSnapshot, index: Mapping[str, int],
+              params: RuleParams) -> tuple[Skip | None, str]:
+    """Steps 1-2 for one job: (None, "") when it is eligible and slow, else the skip reason and its numbers."""
+    if job.node not in index:
+        return Skip.UNKNOWN_NODE, ""
+    if job.rate is None or job.running_for < params.min_running:
+        return Skip.TOO_YOUNG, ""
+    bar = params.slow_ratio * job.expected_rate * _alone_speed(job, snap, index[job.node])
+    if job.rate >= bar:
+        return Skip.NOT_SLOW, f"rate {job.rate:.4g}/s >= {bar:.4g}/s"
+    return None, ""
+
+
+def _straggles(job: RunningJob, snap: ClusterSnapshot, est: np.ndarray, node: int, params: RuleParams) -> bool:
+    """Step 2's node judgement for a slow job: slow against the speed model's prediction for it there too, so
+    its node, not its neighbours, is to blame (the node is blocklisted; the taint baseline taints it)."""
+    return job.rate is not None and job.rate < params.slow_ratio * job.expected_rate * _speed_here(job, snap, est, node)
+
+
+def straggler_nodes(jobs: Sequence[RunningJob], snap: ClusterSnapshot,
+                    params: RuleParams | None = None) -> dict[str, tuple[str, ...]]:
+    """Nodes judged degraded on this snapshot (the judgement ``decide`` blocklists by) → the jobs that show it."""
+    params = params or RuleParams()
+    index = {name: i for i, name in enumerate(snap.names)}
+    est = estimated_usage(snap)
+    out: dict[str, tuple[str, ...]] = {}
+    for job in jobs:
+        if _slowness(job, snap, index, params)[0] is None and _straggles(job, snap, est, index[job.node], params):
+            out[job.node] = (*out.get(job.node, ()), job.job_id)
+    return out
+
+
 def decide(jobs: Sequence[RunningJob], snap: ClusterSnapshot, scorer: Scorer, params: RuleParams | None = None,
            state: RuleState | None = None) -> RuleResult:
     """Intents for the jobs worth moving now, longest time left first (module docstring)."""
@@ -149,17 +181,15 @@ def decide(jobs: Sequence[RunningJob], snap: ClusterSnapshot, scorer: Scorer, pa
     est0 = estimated_usage(snap)
     candidates: list[tuple[float, RunningJob]] = []
     for job in jobs:
-        if job.node not in index:
-            skipped[job.job_id] = Skip.UNKNOWN_NODE
-        elif job.rate is None or job.running_for < params.min_running:
-            skipped[job.job_id] = Skip.TOO_YOUNG
-        elif job.rate >= (bar := params.slow_ratio * job.expected_rate * _alone_speed(job, snap, index[job.node])):
-            skipped[job.job_id] = Skip.NOT_SLOW
-            details[job.job_id] = f"rate {job.rate:.4g}/s >= {bar:.4g}/s"
-        else:
-            if job.rate < params.slow_ratio * job.expected_rate * _speed_here(job, snap, est0, index[job.node]):
-                blocked[job.node] = now + params.blocklist_for
-            candidates.append((time_left(job.progress, job.rate), job))
+        skip, detail = _slowness(job, snap, index, params)
+        if skip is not None:
+            skipped[job.job_id] = skip
+            if detail:
+                details[job.job_id] = detail
+            continue
+        if _straggles(job, snap, est0, index[job.node], params):
+            blocked[job.node] = now + params.blocklist_for
+        candidates.append((time_left(job.progress, job.rate), job))
     candidates.sort(key=lambda c: -c[0])
     blocked_mask = np.array([n in blocked for n in snap.names], dtype=bool)
     intents: list[MigrationIntent] = []

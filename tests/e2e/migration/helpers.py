@@ -35,16 +35,34 @@ def progress_doc(*, units_done: int, rate: float, started_at: float, resumed_fro
                        "state": state, "pid": 42})
 
 
-def job_pod(name: str, *, node: str, cpu: str = "500m", labels: dict | None = None) -> client.V1Pod:
-    """A bare, opted-in job pod pinned to ``node``, slow unless its progress says otherwise."""
+def job_pod(name: str, *, node: str, cpu: str = "500m", labels: dict | None = None, tag: str | None = None,
+            volumes: list[client.V1Volume] | None = None) -> client.V1Pod:
+    """A bare, opted-in job pod pinned to ``node``, slow unless its progress says otherwise. ``tag``: its own
+    required node affinity ``drsched-e2e In [tag]`` (keeps its successors on the test's nodes, and is a term
+    the controller's affinity must be merged into)."""
+    affinity = None if tag is None else client.V1Affinity(node_affinity=client.V1NodeAffinity(
+        required_during_scheduling_ignored_during_execution=client.V1NodeSelector(node_selector_terms=[
+            client.V1NodeSelectorTerm(match_expressions=[client.V1NodeSelectorRequirement(
+                key="drsched-e2e", operator="In", values=[tag])])])))
+    mounts = [client.V1VolumeMount(name=v.name, mount_path=f"/{v.name}") for v in volumes or []] or None
     return client.V1Pod(
         metadata=client.V1ObjectMeta(
             name=name, labels={"drsched.io/migrate": "true", "app": name, **(labels or {})},
             annotations={"drsched.io/expected-duration": "100", "drsched.io/restore-cost": "1"}),
         spec=client.V1PodSpec(
-            node_name=node, termination_grace_period_seconds=5,
-            containers=[client.V1Container(name="main", image=FAKE_IMAGE, resources=client.V1ResourceRequirements(
-                requests={"cpu": cpu, "memory": "256Mi"}))]))
+            node_name=node, termination_grace_period_seconds=5, affinity=affinity, volumes=volumes,
+            containers=[client.V1Container(name="main", image=FAKE_IMAGE, volume_mounts=mounts,
+                                           resources=client.V1ResourceRequirements(
+                                               requests={"cpu": cpu, "memory": "256Mi"}))]))
+
+
+def required_fields(pod: client.V1Pod) -> list[list[tuple[str, str, tuple[str, ...]]]]:
+    """Per node-selector term of ``pod``'s required node affinity: its matchFields as (key, operator, values)."""
+    affinity = pod.spec.affinity
+    required = affinity and affinity.node_affinity and \
+        affinity.node_affinity.required_during_scheduling_ignored_during_execution
+    return [[(f.key, f.operator, tuple(f.values or ())) for f in t.match_fields or []]
+            for t in (required.node_selector_terms if required else [])]
 
 
 def filler_pod(name: str, *, node: str, cpu: str) -> client.V1Pod:
@@ -73,14 +91,18 @@ def live(pod: client.V1Pod) -> bool:
 class FakeJobs:
     """Plays the jobs: writes a progress document on every Running job pod of ``namespace`` every ``period_s``.
 
-    The original pod (no ``-m<k>``) is slow (1 unit/s, expected 10); a successor reports a fast rate and that
-    it resumed from the checkpoint, ``resume_delay_s`` after it became Running (so the 'running' step lasts).
+    The original pod (no ``-m<k>``) is slow (1 unit/s, expected 10); a successor reports a fast rate (10) and
+    that it resumed from ``successor_resumes_from`` (the checkpoint; 0 plays a restart from scratch),
+    ``resume_delay_s`` after it became Running (so the 'running' step lasts). ``rate_of`` overrides the rate of
+    a pod by name (a test makes a job fast, or a successor slow, mid-test).
     """
 
     core: client.CoreV1Api
     namespace: str
     period_s: float = 0.4
     resume_delay_s: float = 1.0
+    successor_resumes_from: int = CHECKPOINT
+    rate_of: dict[str, float] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
     _seen_running: dict[str, float] = field(default_factory=dict)
     _thread: threading.Thread | None = None
@@ -113,9 +135,10 @@ class FakeJobs:
                 first = self._seen_running.setdefault(pod.metadata.uid, now)
                 if now - first < self.resume_delay_s:
                     continue
-                doc = progress_doc(units_done=CHECKPOINT + 50, rate=10.0, started_at=first, resumed_from=CHECKPOINT)
+                doc = progress_doc(units_done=CHECKPOINT + 50, rate=self.rate_of.get(name, 10.0), started_at=first,
+                                   resumed_from=self.successor_resumes_from)
             else:
-                doc = progress_doc(units_done=CHECKPOINT, rate=1.0, started_at=now - 100)
+                doc = progress_doc(units_done=CHECKPOINT, rate=self.rate_of.get(name, 1.0), started_at=now - 100)
             try:
                 self.core.patch_namespaced_pod(name, self.namespace,
                                                {"metadata": {"annotations": {"drsched.io/progress": doc}}})

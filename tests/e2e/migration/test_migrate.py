@@ -11,7 +11,7 @@ import pytest
 from harness.procs import free_port
 from tests.helpers import REPO, wait_for
 
-from .helpers import job_pod
+from .helpers import CHECKPOINT, job_pod, required_fields
 
 pytestmark = pytest.mark.e2e
 
@@ -43,8 +43,7 @@ def test_slow_job_is_migrated_end_to_end(mig, dump):
     assert (lineage["source_node"], lineage["candidates"][0], lineage["attempt"]) == (src, big, 1)
     assert successor.metadata.labels["drsched.io/job"] == "job"
     assert "drsched.io/progress" not in ann or json.loads(ann["drsched.io/progress"])["resumed_from"] == 200
-    affinity = successor.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution
-    assert affinity.node_selector_terms[0].match_fields[0].values == [big]
+    assert required_fields(successor) == [[("metadata.name", "In", (big,)), ("metadata.name", "NotIn", (src,))]]
 
     assert wait_for(lambda: _metric(port, "drsched_migration_completed_total") == 1.0, timeout=10,
                     what="completed metric", on_timeout=dump)
@@ -124,3 +123,53 @@ def test_least_privilege_rbac_is_enough(mig, dump, tmp_path):
     finally:
         rbac.delete_cluster_role_binding(binding["metadata"]["name"])
         rbac.delete_cluster_role(role["metadata"]["name"])
+
+
+def test_a_second_move_goes_to_a_third_node_never_back_where_it_just_was(mig, dump):
+    """The lab's rn-large -> rn-large: the first move's 'In [b]' stayed on the template, the second successor
+    needed 'In [b]' and 'In [c]', fit nowhere, and the chain ended on its source b."""
+    a, b, c = mig.node("a", cpu="2"), mig.node("b", cpu="16"), mig.node("c", cpu="8")
+    mig.core.create_namespaced_pod(mig.namespace, job_pod("job", node=a, tag=mig.tag))
+    fake = mig.start_fake_jobs()
+    ctl = mig.controller().start()
+    first = wait_for(lambda: next((p for p in mig.pods() if p.metadata.name == "job-m1"
+                                   and p.status.phase == "Running"), None),
+                     timeout=60, what="job-m1 Running", on_timeout=dump)
+    assert first.spec.node_name == b, dump()
+    wait_for(lambda: not mig.windows(), timeout=30, what="the first window released", on_timeout=dump)
+    fake.rate_of["job-m1"] = 1.0  # b turns slow for it: a straggler
+
+    second = wait_for(lambda: next((p for p in mig.pods() if p.metadata.name == "job-m2"
+                                    and p.status.phase == "Running"), None),
+                      timeout=60, what="job-m2 Running", on_timeout=dump)
+    assert second.spec.node_name in (a, c), dump()
+    (fields,) = required_fields(second)
+    assert fields == [("metadata.name", "In", (second.spec.node_name,)), ("metadata.name", "NotIn", (b,))], fields
+    assert json.loads(second.metadata.annotations["drsched.io/migration"])["attempt"] == 2
+    wait_for(lambda: not mig.windows(), timeout=30, what="the second window released", on_timeout=dump)
+    assert mig.live_copies() == {"job": ["job-m2"]}, dump()
+    assert "cannot take it" not in ctl.log_text(), "pinned to a node it can go to at the first try"
+
+
+def test_resume_scratch_hands_over_no_state(mig, dump):
+    """The no-checkpoint baseline: the successor's state volume is an empty emptyDir; resumed from 0 is complete."""
+    from kubernetes import client
+
+    src = mig.node("src", cpu="2")
+    mig.node("big", cpu="16")
+    state = client.V1Volume(name="state", host_path=client.V1HostPathVolumeSource(path="/srv/job", type="Directory"))
+    mig.core.create_namespaced_pod(mig.namespace, job_pod("job", node=src, volumes=[state]))
+    mig.start_fake_jobs(successor_resumes_from=0)
+    port = free_port()
+    ctl = mig.controller("--resume=scratch", f"--metrics-port={port}").start()
+    successor = wait_for(lambda: next((p for p in mig.pods() if p.metadata.name == "job-m1"
+                                       and p.status.phase == "Running"), None),
+                         timeout=60, what="job-m1 Running", on_timeout=dump)
+    (volume,) = [v for v in successor.spec.volumes if v.name == "state"]  # admission adds the token volume
+    assert volume.name == "state" and volume.host_path is None and volume.empty_dir is not None, volume
+    assert successor.spec.containers[0].volume_mounts[0].mount_path == "/state"
+    lineage = json.loads(successor.metadata.annotations["drsched.io/migration"])
+    assert lineage["resume"] == "scratch" and lineage["checkpoint_units"] == CHECKPOINT
+    assert wait_for(lambda: _metric(port, 'drsched_migration_released_total{outcome="completed"}') == 1.0,
+                    timeout=20, what="outcome completed (resumed from 0)", on_timeout=dump)
+    assert "started from scratch as asked" in ctl.log_text()

@@ -26,8 +26,8 @@ def progress_doc(*, units_done: int = 200, rate: float = 1.0, started_at: float 
 
 
 def node(name: str, cpu: str = "4", memory: str = "16Gi") -> dict:
-    return {"metadata": {"name": name, "labels": {}}, "status": {"allocatable": {"cpu": cpu, "memory": memory,
-                                                                               "pods": "110"}}}
+    return {"metadata": {"name": name, "labels": {}, "resourceVersion": "0"},
+            "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"}}}
 
 
 def pod(name: str, *, node: str | None, cpu: str = "500m", ns: str = "default", phase: str = "Running",
@@ -92,6 +92,14 @@ class FakeKube:
             del self.pods[(namespace, name)]  # KWOK-like: gone at once
         return True
 
+    def set_node_taints(self, *, node: dict, taints: list[dict]) -> None:
+        self.calls.append(("taint", node["metadata"]["name"]))
+        current = next(n for n in self.nodes if n["metadata"]["name"] == node["metadata"]["name"])
+        if current["metadata"].get("resourceVersion") != node["metadata"].get("resourceVersion"):
+            raise Conflict("node changed")
+        current.setdefault("spec", {})["taints"] = copy.deepcopy(taints)
+        current["metadata"]["resourceVersion"] = str(next(self.rv))
+
     def list_windows(self, *, namespace: str | None) -> list[dict]:
         return [copy.deepcopy(v) for (ns, _), v in self.leases.items() if namespace in (None, ns)]
 
@@ -126,5 +134,10 @@ class FakeKube:
         if not fits:
             p["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]
             return
-        p["spec"]["nodeName"] = terms[0]["matchFields"][-1]["values"][0] if terms else "anywhere"
+        fields = terms[0].get("matchFields") or [] if terms else []
+        pinned = [f["values"][0] for f in fields if f["operator"] == "In"]
+        excluded = {v for f in fields if f["operator"] == "NotIn" for v in f["values"]}
+        free = [n["metadata"]["name"] for n in self.nodes if n["metadata"]["name"] not in excluded]
+        p["spec"]["nodeName"] = pinned[0] if pinned else (free[0] if free else "anywhere")
+        assert p["spec"]["nodeName"] not in excluded, "the fake scheduler honours NotIn"
         p["status"] = {"phase": "Running"}

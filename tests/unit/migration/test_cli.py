@@ -14,12 +14,14 @@ from migration.settings import build_settings
 
 def test_help_lists_the_options():
     out = subprocess.run([sys.executable, "-m", "migration", "--help"], capture_output=True, text=True, check=True)
-    for flag in ("--dry-run", "--kubeconfig", "--progress-source", "--max-per-job", "--lease-namespace"):
+    for flag in ("--dry-run", "--kubeconfig", "--progress-source", "--max-per-job", "--lease-namespace", "--mode",
+                 "--resume"):
         assert flag in out.stdout
 
 
 @pytest.mark.parametrize("argv", [["--policy", "nope"], ["--lease-s", "3", "--renew-s", "3"],
-                                  ["--node-selector", "novalue"], ["--interval-s", "0"]])
+                                  ["--node-selector", "novalue"], ["--interval-s", "0"],
+                                  ["--mode", "taint", "--resume", "scratch"]])
 def test_bad_options_exit_2(argv, capsys):
     assert main(argv) == 2
     assert capsys.readouterr().err.startswith("migration: ")
@@ -32,3 +34,10 @@ def test_settings_defaults_and_selector():
         build_settings(slow_ratio=2)
     with pytest.raises(ConfigError, match="node_selector: selector term 'zone!=a' is not key=value"):
         build_settings(node_selector="pool=batch,zone!=a")  # the extender's monitor_selector reads the same
+
+
+def test_baseline_settings():
+    assert (build_settings().mode, build_settings().resume) == ("migrate", "checkpoint")
+    assert build_settings(mode="taint").mode == "taint" and build_settings(resume="scratch").resume == "scratch"
+    with pytest.raises(ConfigError, match="resume 'scratch' needs mode 'migrate'"):
+        build_settings(mode="taint", resume="scratch")

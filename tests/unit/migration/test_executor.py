@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -10,7 +11,7 @@ from migration.executor import Candidate, Executor, budget_state, parse_window
 from migration.kube import TEMPLATE_ANNOTATION
 from migration.progress import AnnotationSource
 from migration.protocol import Timeouts
-from migration.record import ANNOTATION, MigrationRecord, Outcome, Step
+from migration.record import ANNOTATION, MigrationRecord, Outcome, Resume, Step
 from migration.telemetry import Metrics, Telemetry
 from policy.migrate import Budget, BudgetState, MigrationIntent
 from workloads.progress import parse_progress
@@ -219,3 +220,32 @@ def test_test_pause_points_at_the_end_of_the_protocol(point, step):
     leases = [parse_window(lease).record.step for lease in kube.leases.values()]
     assert leases == ([step] if step else [])
 
+
+
+def test_scratch_successor_gets_empty_state_volumes_and_the_record_says_scratch():
+    kube, _, tele, _, clock, cands = setup()
+    src = kube.pods[("default", "job0")]
+    src["spec"]["volumes"] = [{"name": "state", "hostPath": {"path": "/srv/job0", "type": "Directory"}}]
+    cands["default/job0"] = Candidate(pod=copy.deepcopy(src), base="job0", progress=cands["default/job0"].progress,
+                                      history=None)
+    ex = Executor(kube, tele, budget=Budget(cooldown=0, max_fraction=1), timeouts=Timeouts(evict_s=30),
+                  source=AnnotationSource(), grace_period_s=None, identity="me", clock=clock, resume=Resume.SCRATCH)
+    (window,) = ex.submit([intent("default/job0")], candidates=cands, state=BudgetState(now=0, running=1))
+    created = kube.pods[("default", "job0-m1")]
+    assert created["spec"]["volumes"] == [{"name": "state", "emptyDir": {}}]
+    assert window.record.resume is Resume.SCRATCH and parse_window(
+        kube.leases[("default", "drsched-migration-job0")]).template["spec"]["volumes"][0] == {"name": "state",
+                                                                                                "emptyDir": {}}
+
+
+def test_a_successor_never_lands_on_the_source_even_when_every_named_node_is_full():
+    kube, ex, _, _, _, cands = setup()
+    (window,) = ex.submit([intent("default/job0", fallbacks=("a",))], candidates=cands,
+                          state=BudgetState(now=0, running=1))
+    assert window.record.candidates == ("b", "")
+    kube.schedule("job0-m1", fits=False)
+    window = ex.advance(window)
+    assert window.record.placement == "" and ("create", "job0-m1") == kube.calls[-1]
+    kube.schedule("job0-m1")
+    window = ex.advance(window)
+    assert window.record.node not in (None, "a"), "any node but the one it left"

@@ -116,6 +116,9 @@ def test_running_job_rates_and_checkpoint():
     job = running_job(job="default/j", pod=p, node="a", progress=progress, view=PodView.from_requests(0.5, 0.25),
                       now=NOW, rates=rates, default_restore_cost_s=9)
     assert job.expected_rate == pytest.approx(0.004), "the highest rate seen"
+    scratch = running_job(job="default/j", pod=p, node="a", progress=progress, view=PodView.from_requests(0.5, 0.25),
+                          now=NOW, rates=rates, default_restore_cost_s=9, checkpointed=False)
+    assert scratch.checkpoint_progress == 0.0, "resume scratch: a move loses all the work done"
 
 
 def test_cycle_counts_every_skip_reason_and_proposes_the_slow_job():
@@ -171,3 +174,27 @@ def test_slow_jobs_on_a_not_ready_node_are_skipped_not_moved_nor_lost():
     dead["status"]["conditions"][0]["status"] = "True"
     ctl.cycle()
     assert [c for c in kube.calls if c[0] == "evict"]
+
+
+def test_a_window_held_by_a_pdb_rolls_back_once_only_the_source_fits():
+    kube = FakeKube([node("a", cpu="2"), node("b", cpu="16")], [pod("job", node="a", progress=progress_doc())])
+    kube.evict_refusals = 99  # a PodDisruptionBudget says not yet
+    tele = Telemetry(Metrics())
+    ex = Executor(kube, tele, budget=Budget(cooldown=0, max_fraction=1), timeouts=Timeouts(),
+                  source=AnnotationSource(), grace_period_s=None, identity="t")
+    ctl = Controller(kube, ex, tele, scorer=make_scorer("default-k8s"), params=RuleParams(slow_checks=1,
+                     min_running=0), source=AnnotationSource(),
+                     config=CycleConfig(namespace=None, node_selector={}, stale_after_s=120, restore_cost_s=1))
+    ctl.cycle()
+    assert len(kube.leases) == 1 and kube.calls == [("evict", "job")]
+    ctl.cycle()
+    assert len(kube.leases) == 1 and kube.calls[-1] == ("evict", "job"), "still room on b: it keeps trying"
+    filler = pod("fill", node="b", cpu="15.8")
+    filler["metadata"]["labels"] = {}
+    kube.pods[("default", "fill")] = filler
+    evictions = kube.calls.count(("evict", "job"))
+    ctl.cycle()
+    assert kube.leases == {} and kube.calls.count(("evict", "job")) == evictions, "rolled back, not evicted again"
+    assert tele.metrics.registry.get_sample_value("drsched_migration_released_total",
+                                                  {"outcome": "rolled-back"}) == 1
+    assert kube.pods[("default", "job")]["spec"]["nodeName"] == "a", "it keeps running where it is"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pytest
 
 from migration.protocol import Effect, PodState, Timeouts, plan
-from migration.record import Outcome, Step, new_record
+from migration.record import MigrationRecord, Outcome, Resume, Step, new_record
 from workloads.progress import CheckpointRef, Progress
 
 T = Timeouts(evict_s=100, place_s=50, resume_s=200)
@@ -99,7 +101,7 @@ def test_a_stopping_source_confirms_its_final_checkpoint():
     assert gone.step is Step.SOURCE_GONE and "final checkpoint at units 230" in gone.detail
 
 
-def test_unplaceable_successor_moves_to_the_next_candidate_then_source_then_anywhere():
+def test_unplaceable_successor_moves_to_the_next_candidate_then_anywhere_but_the_source():
     r = rec(Step.PLACING, successor_uid="s1")
     seen = [r.placement]
     for i in range(len(r.candidates) - 1):
@@ -109,12 +111,54 @@ def test_unplaceable_successor_moves_to_the_next_candidate_then_source_then_anyw
         assert p.effect is Effect.CREATE and p.record.retiring_uid is None
         r = p.record.with_outcome(Step.PLACING, now=1, successor_uid=f"s{i + 2}")
         seen.append(r.placement)
-    assert seen == ["b", "c", "a", ""]
+    assert seen == ["b", "c", ""], "the source 'a' is never tried"
     last = plan(r, source=None, successor=succ(uid=r.successor_uid, unschedulable=True), now=1000, timeouts=T)
     assert last.effect is Effect.NONE and last.record == r, "the last candidate waits Pending: never lost"
+
+
+def test_a_record_that_still_names_the_source_skips_it():
+    """A window written before the source was dropped from the candidates (an upgrade mid-flight)."""
+    old = MigrationRecord(**{**asdict(rec(Step.SOURCE_GONE)), "candidates": ("a", "b", "a", "")})
+    p = plan(old, source=None, successor=None, now=1, timeouts=T)
+    assert (p.record.placement, p.effect) == ("b", Effect.CREATE)
+    r = p.record.with_outcome(Step.PLACING, now=1, successor_uid="s1")
+    p = plan(r, source=None, successor=succ(uid="s1", unschedulable=True), now=2, timeouts=T)
+    assert p.record.placement == "" and p.record.candidate == 3, "index 2 names the source: dropped"
+
+
+@pytest.mark.parametrize(("resumed_from", "outcome"), [(0, Outcome.COMPLETED), (200, Outcome.UNCONFIRMED)])
+def test_scratch_resume_is_complete_only_from_zero(resumed_from, outcome):
+    r = new_record(namespace="ns", base="job", attempt=1, source_pod="job", source_uid="src", source_node="a",
+                   target="b", fallbacks=(), now=0.0, reason="slow", units_total=1000, checkpoint_units=200,
+                   resume=Resume.SCRATCH)
+    for s in (Step.EVICTING, Step.SOURCE_GONE, Step.PLACING, Step.RUNNING):
+        r = r.with_outcome(s, now=0.0)
+    p = plan(r, source=None, successor=succ(phase="Running", progress=prog(resumed_from=resumed_from)), now=1,
+             timeouts=T)
+    assert p.record.outcome is outcome and p.record.resumed_from == resumed_from
+
+
+def test_scratch_says_so_when_the_source_is_gone():
+    r = new_record(namespace="ns", base="job", attempt=1, source_pod="job", source_uid="src", source_node="a",
+                   target="b", fallbacks=(), now=0.0, reason="slow", units_total=1000, checkpoint_units=200,
+                   resume=Resume.SCRATCH).with_outcome(Step.EVICTING, now=0.0)
+    assert "starts from 0" in plan(r, source=None, successor=None, now=1, timeouts=T).record.detail
+    assert "starts from 0" not in plan(rec(Step.EVICTING), source=None, successor=None, now=1, timeouts=T).record.detail
 
 
 def test_no_checkpoint_resume_from_zero_is_complete():
     r = rec(Step.RUNNING, successor_uid="s1", checkpoint_units=None)
     p = plan(r, source=None, successor=succ(phase="Running", progress=prog(ckpt=None)), now=1, timeouts=T)
     assert p.record.outcome is Outcome.COMPLETED
+
+
+@pytest.mark.parametrize(("record", "source", "step", "effect", "outcome"), [
+    (rec(), SRC, Step.RELEASED, Effect.NONE, Outcome.ROLLED_BACK),                    # before the first eviction
+    (rec(Step.EVICTING), SRC, Step.RELEASED, Effect.NONE, Outcome.ROLLED_BACK),       # a PDB still holds it
+    (rec(Step.EVICTING), PodState(uid="src", phase="Running", deleting=True), Step.EVICTING, Effect.NONE, None),
+], ids=["reserved", "evicting", "already-stopping"])
+def test_no_room_but_the_source_rolls_back_until_the_source_is_stopping(record, source, step, effect, outcome):
+    p = plan(record, source=source, successor=None, now=1, timeouts=T, room=False)
+    assert (p.record.step, p.effect, p.record.outcome) == (step, effect, outcome)
+    if outcome is not None:
+        assert "keeps running where it is" in p.record.detail

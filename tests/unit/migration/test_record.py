@@ -15,6 +15,7 @@ from migration.record import (
     TRANSITIONS,
     MigrationRecord,
     Outcome,
+    Resume,
     Step,
     new_record,
     window_name,
@@ -37,9 +38,11 @@ def at(step: Step) -> MigrationRecord:
     return r
 
 
-def test_new_record_candidates_are_target_fallbacks_source_then_anywhere():
+def test_new_record_candidates_are_target_fallbacks_then_anywhere_never_the_source():
     r = rec(fallbacks=("c", "b", "a"))
-    assert r.candidates == ("b", "c", "a", ANY_NODE)
+    assert r.candidates == ("b", "c", ANY_NODE), "the source 'a' is dropped"
+    assert rec(target="a", fallbacks=()).candidates == (ANY_NODE,)
+    assert r.next_candidate() == 0 and r.next_candidate(1) == 2 and r.next_candidate(2) is None
     assert (r.step, r.successor, r.target, r.placement, r.window) == (Step.RESERVED, "job-m1", "b", "b",
                                                                       "drsched-migration-job")
     assert rec(attempt=3).successor == "job-m3"
@@ -122,3 +125,13 @@ def test_unknown_fields_and_bad_types_are_refused():
     for bad in ({**good, "extra": 1}, {**good, "attempt": "1"}, {**good, "candidate": 9}, {**good, "attempt": 0}):
         with pytest.raises(RecordError):
             MigrationRecord.from_storage({ANNOTATION: json.dumps(bad)})
+
+
+def test_resume_round_trips_and_an_older_record_without_it_resumes_from_the_checkpoint():
+    scratch = rec(resume=Resume.SCRATCH)
+    assert MigrationRecord.from_storage(scratch.for_storage()) == scratch
+    doc = json.loads(rec().for_storage()[ANNOTATION])
+    del doc["resume"]
+    assert MigrationRecord.from_storage({ANNOTATION: json.dumps(doc)}).resume is Resume.CHECKPOINT
+    with pytest.raises(RecordError, match="resume|sideways"):
+        MigrationRecord.from_storage({ANNOTATION: json.dumps({**doc, "resume": "sideways"})})
