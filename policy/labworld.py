@@ -225,7 +225,12 @@ out of the summary and rerun."""
 COUNTER_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "nr_periods", "nr_throttled", "throttled_ns", "usage_ns")
 """``counters.csv``: each node's cgroup cpu counters about once a second (``lab.counters``), what the
 host-interference gate judges."""
+SYSTEM_COLUMNS = ("seed", "arm", "variant", "t_s", "source", "role", "usage_ns", "busy_ticks", "idle_ticks")
+"""``system.csv``: the system CPU set's use about once a second (``lab.counters.system_sampler``): per system
+cgroup (``role`` cgroup) its cpuacct usage, per CPU (``source`` cpuN, ``role`` its CPU set) its /proc/stat
+busy and idle ticks."""
 FILES = {"jobs.csv": JOB_COLUMNS, "nodes.csv": NODE_COLUMNS, "events.csv": EVENT_COLUMNS,
          "usage.csv": USAGE_COLUMNS, "host.csv": HOST_COLUMNS, "controller.csv": CONTROLLER_COLUMNS,
-         "order.csv": ORDER_COLUMNS, "gates.csv": GATE_COLUMNS, "counters.csv": COUNTER_COLUMNS}
+         "order.csv": ORDER_COLUMNS, "gates.csv": GATE_COLUMNS, "counters.csv": COUNTER_COLUMNS,
+         "system.csv": SYSTEM_COLUMNS}
 """Every CSV file of a results directory and its columns, in order."""
