@@ -131,7 +131,7 @@ def keep_isolation(out: Path, record: dict) -> None:
             if before.get(key) != record[key]:
                 raise RunError(f"{out} ran with {key}={before.get(key)}, this cluster has {record[key]}: use a new "
                                "output directory (or the same isolation: --no-isolate or not)")
-    path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    path.write_text(json.dumps(record, indent=1) + "\n")  # node quotas in the nodes' order
 
 
 def _images(progress: Callable[[str], None]) -> tuple[str, list, str]:

@@ -83,14 +83,8 @@ class Lab:
     # ---- what the gates read ----------------------------------------------------------------------
 
     def scored_uids(self) -> set[str]:
-        """UIDs of the pods the extender scored: its decision log's serve rows (one per prioritize it answered).
-        A log that does not read proves nothing: logged, and no pod counts as scored."""
-        try:
-            contents = read_log(self.decision_dir)
-        except LogError as exc:
-            log.warning("decision log unreadable: no pod counts as scored error=%s", exc)
-            return set()
-        return {r.data["uid"] for r in contents.decisions if r.data.get("mode") == "serve"}
+        """UIDs of the pods the extender scored since deploy (``scored_uids``)."""
+        return scored_uids(self.decision_dir)
 
     def placed_pods(self) -> list[tuple[str, str]]:
         """(``namespace/name``, node) of every pod bound to a node and not ended."""
@@ -247,6 +241,17 @@ class Lab:
             total["capacity_m"] = 1000 * float((report.get("node") or {}).get("capacity_cores") or 0.0)
             out[agent.spec.node_name] = total
         return out
+
+
+def scored_uids(directory: Path) -> set[str]:
+    """UIDs of the pods the extender scored: its decision log's serve rows in ``directory`` (one per prioritize
+    it answered). A log that does not read proves nothing: logged, and no pod counts as scored."""
+    try:
+        contents = read_log(directory)
+    except LogError as exc:
+        log.warning("decision log unreadable: no pod counts as scored error=%s", exc)
+        return set()
+    return {r.data["uid"] for r in contents.decisions if r.data.get("mode") == "serve"}
 
 
 def extender_args(args: list[str], *, policy: str, hot_filter: str | None) -> list[str]:
