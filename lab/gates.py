@@ -30,7 +30,8 @@ node by design) on a job node, and no process off its role's CPUs (``harness.pla
 The system CPU set's use (``SystemSample``, ``system_use``): the system cgroups' ``cpuacct.usage`` and every
 CPU's ``/proc/stat`` line, about once a second next to the node counters, for the report; no gate reads it.
 
-Files: cgroup v1 ``cpu.stat`` (``nr_periods``, ``nr_throttled``, ``throttled_time`` in ns) and
+Files: cgroup v1 ``cpu.stat`` (``nr_periods``, ``nr_throttled``, ``throttled_time`` in ns; ``nr_bursts``,
+``burst_time`` where the kernel has CFS burst) and
 ``cpuacct.usage`` (ns); cgroup v2 ``cpu.stat`` (``usage_usec``, ``nr_throttled``, ``throttled_usec``) is read
 too, its usage standing in for ``cpuacct.usage``.
 """
@@ -66,6 +67,10 @@ class CpuStat:
     nr_throttled: int
     throttled_ns: int
     usage_ns: int | None = None
+    nr_bursts: int | None = None
+    """Periods in which the cgroup ran past its quota on burst credit (``cpu.cfs_burst_us``; None: no field)."""
+    burst_ns: int | None = None
+    """CPU time run on burst credit, beyond the quota."""
 
 
 def _fields(text: str, *, path: str) -> dict[str, int]:
@@ -90,11 +95,13 @@ def parse_cpu_stat(text: str, *, path: str = "cpu.stat") -> CpuStat:
         if key not in f:
             raise GateError(f"{path}: field {key!r} missing")
     if "throttled_time" in f:
-        return CpuStat(f["nr_periods"], f["nr_throttled"], f["throttled_time"])
+        return CpuStat(f["nr_periods"], f["nr_throttled"], f["throttled_time"], nr_bursts=f.get("nr_bursts"),
+                       burst_ns=f.get("burst_time"))
     if "throttled_usec" in f:
-        usage = f.get("usage_usec")
+        usage, burst = f.get("usage_usec"), f.get("burst_usec")
         return CpuStat(f["nr_periods"], f["nr_throttled"], 1000 * f["throttled_usec"],
-                       None if usage is None else 1000 * usage)
+                       None if usage is None else 1000 * usage, nr_bursts=f.get("nr_bursts"),
+                       burst_ns=None if burst is None else 1000 * burst)
     raise GateError(f"{path}: field 'throttled_time' (v1) or 'throttled_usec' (v2) missing")
 
 

@@ -222,9 +222,11 @@ ORDER_COLUMNS = ("seed", "position", "arm", "order_key")
 GATE_COLUMNS = ("seed", "arm", "variant", "gate", "flagged", "value", "detail")
 """``gates.csv``: per run, each check that it measured what it claims (``lab.gates``); a flagged run is left
 out of the summary and rerun."""
-COUNTER_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "nr_periods", "nr_throttled", "throttled_ns", "usage_ns")
+COUNTER_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "nr_periods", "nr_throttled", "throttled_ns", "usage_ns",
+                   "nr_bursts", "burst_ns")
 """``counters.csv``: each node's cgroup cpu counters about once a second (``lab.counters``), what the
-host-interference gate judges."""
+host-interference gate judges; the CFS burst counters last, empty where the kernel has none (files written
+before they were recorded end at ``usage_ns``)."""
 SYSTEM_COLUMNS = ("seed", "arm", "variant", "t_s", "source", "role", "usage_ns", "busy_ticks", "idle_ticks")
 """``system.csv``: the system CPU set's use about once a second (``lab.counters.system_sampler``): per system
 cgroup (``role`` cgroup) its cpuacct usage, per CPU (``source`` cpuN, ``role`` its CPU set) its /proc/stat

@@ -170,3 +170,16 @@ def test_the_report_says_how_the_run_was_isolated_and_how_busy_the_cpu_sets_were
     text = "\n".join(report.isolation_lines(tmp_path))
     assert "Host isolation: on. System CPUs 0, node CPUs 1; node quotas 100/400 m" in text
     assert "| 3 | model | under | 10 % | n/a | /drsched-system 100 |" in text
+
+
+def test_counters_csv_keeps_every_cpu_stat_field_and_cpuacct_usage(tmp_path: Path) -> None:
+    from lab.gates import CpuStat, NodeSample
+    from lab.observed import ArmResult
+    from lab.records import counter_rows
+
+    result = ArmResult(t0=0.0, counters=[NodeSample(1.0, "rn-small", CpuStat(10, 4, 500, nr_bursts=2, burst_ns=70), 9),
+                                         NodeSample(2.0, "rn-small", CpuStat(20, 5, 600), 19)])
+    report.append_rows(tmp_path, "counters.csv", counter_rows(result, seed=1, arm="model", variant="under"))
+    got = report.read_rows(tmp_path / "counters.csv")
+    assert [(r["nr_periods"], r["nr_throttled"], r["throttled_ns"], r["usage_ns"], r["nr_bursts"], r["burst_ns"])
+            for r in got] == [("10", "4", "500", "9", "2", "70"), ("20", "5", "600", "19", "", "")]
