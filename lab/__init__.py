@@ -8,11 +8,14 @@
     protocol.py  the pre-registered protocol file (lab/protocols/*.yaml) and its parser (pure)
     endpoint.py  the primary endpoint: a paired t-interval on per-seed log ratios, claims worded by it (pure)
     power.py     seeds for 80 % power at a 15 % effect from an A/A pilot's sd (pure)
-    gates.py     host-interference and scored-pod gates, parsers for cpu.stat / cpuacct.usage / /proc/stat (pure)
-    counters.py  reads each node's cgroup cpu counters for the gate, where they exist
+    gates.py     host-interference, scored-pod and placement gates, the system CPU set's use, parsers for
+                 cpu.stat / cpuacct.usage / /proc/stat (pure)
+    counters.py  reads each node's cgroup cpu counters for the gate, and the system cgroups' and CPUs' use
     verdict.py   the report's pre-registered section: a run judged against its protocol (pure)
     report.py    jobs.csv / nodes.csv / events.csv / usage.csv / gates.csv ..., summary.md and plots
-    kube.py      the only module that talks to the cluster: deploy drsched, switch arms, submit, observe
+    kube.py      the only module that talks to the cluster: deploy drsched, switch arms, submit, observe, and
+                 read the extender's decision log (the scored gate)
     runner.py    one arm on one schedule: submit on time, record every pod, sample usage
+    experiment.py  one cluster (isolated by default), every seed x arm, the gates after each arm
     cli.py       ``python -m lab run | report | schedule | demo``
 """

@@ -54,6 +54,13 @@ def _arms(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def add_isolate_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-isolate", dest="isolate", action="store_false",
+                   help="start the cluster without host isolation even where this machine allows it (by default "
+                        "the system runs on its own CPUs and the nodes, their quotas and the jobs scaled to fit, "
+                        "on the others: harness/README.md); isolation.json records which")
+
+
 def _schedule_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, default=12, help="jobs per schedule [12]")
     p.add_argument("--window-s", type=float, default=60.0, help="jobs arrive over about this long [60]")
@@ -91,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "runs); the flags it fixes may not be given too. The file must be committed, unchanged")
     r.add_argument("--unregistered", action="store_true",
                    help="allow a --protocol file that is not committed (a trial: the report says so)")
+    add_isolate_flag(r)
     r.set_defaults(func=cmd_run, fixed_by_protocol={d: r.get_default(d) for d in (*FIXED_BY_PROTOCOL, "arm_timeout_s")})
     rep = sub.add_parser("report", help="rebuild summary.md and the plots from a run's CSV files")
     rep.add_argument("out", type=Path, help="output directory of a run")
@@ -108,11 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--check", type=Path, default=None, help="parse this schedule file and report the first error")
     s.set_defaults(func=cmd_schedule)
     demo.add_parser(sub)
+    add_isolate_flag(sub.choices["demo"])
     return p
 
 
-FIXED_BY_PROTOCOL = ("seeds", "arms", "jobs", "window_s", "scale", "variant", "job_shape", "straggler")
+FIXED_BY_PROTOCOL = ("seeds", "arms", "jobs", "window_s", "scale", "variant", "job_shape", "straggler", "isolate")
 """``run`` flags whose values a protocol file fixes (``--arm-timeout-s`` too where the protocol sets one)."""
+_FLAG_NAMES = {"isolate": "--no-isolate"}
 
 
 def registration(path: Path) -> str:
@@ -142,19 +152,22 @@ def plan_from_args(args: argparse.Namespace):
     if args.protocol is None:
         return Plan(out=args.out, seeds=args.seeds, arms=args.arms, variant=args.variant,
                     regime="straggler" if args.straggler else "drs", jobs=args.jobs, window_s=args.window_s,
-                    scale=args.scale, shape=args.job_shape, arm_timeout_s=args.arm_timeout_s, **straggler)
+                    scale=args.scale, shape=args.job_shape, arm_timeout_s=args.arm_timeout_s, isolate=args.isolate,
+                    **straggler)
     p: Protocol = load_protocol(args.protocol)
     fixed = {k: v for k, v in args.fixed_by_protocol.items() if k != "arm_timeout_s" or p.arm_timeout_s is not None}
     given = [name for name, default in fixed.items() if getattr(args, name) != default]
     if given:
         raise ProtocolError(f"{args.protocol}: the protocol fixes " + ", ".join(
-            "--" + name.replace("_", "-") for name in given) + "; drop them (the file is the one record of what runs)")
+            _FLAG_NAMES.get(name, "--" + name.replace("_", "-")) for name in given)
+            + "; drop them (the file is the one record of what runs)")
     s = p.scenario
     return Plan(out=args.out, seeds=list(p.seeds), arms=list(p.arms), variant=s.variant, regime=s.regime,
                 jobs=s.jobs, window_s=s.window_s, scale=s.scale, shape=s.job_shape,
                 arm_timeout_s=args.arm_timeout_s if p.arm_timeout_s is None else p.arm_timeout_s,
                 order_key=p.order_key if p.order == "random" else None, solo_runs=p.solo_runs,
-                protocol=args.protocol, interference_max=p.interference_max,
+                protocol=args.protocol, interference_max=p.interference_max, require_scored=p.require_scored,
+                isolate=p.isolate,
                 registration="unregistered (--unregistered)" if args.unregistered else registration(args.protocol),
                 **straggler)
 

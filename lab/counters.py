@@ -1,4 +1,6 @@
-"""Reads each node's cgroup cpu counters once a poll, for the host-interference gate (``lab.gates``).
+"""Reads each node's cgroup cpu counters once a poll, for the host-interference gate (``lab.gates``), and the
+system CPU set's use beside them (``system_sampler``: the system cgroups' ``cpuacct.usage`` and every CPU's
+``/proc/stat`` line, for ``system.csv`` and the report).
 
 Why it exists: the gate needs ``cpu.stat`` and ``cpuacct.usage`` of every node's cgroup about once a second,
 and only this module (and ``lab.experiment``, which knows the nodes' cgroup roots) touches those files. Where
@@ -11,13 +13,14 @@ runs without the gate (no gates.csv row: not checked, rather than passed). cgrou
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from lab.gates import GateError, NodeSample, parse_cpu_stat, parse_cpuacct_usage
+from lab.gates import GateError, NodeSample, SystemSample, parse_cpu_stat, parse_cpuacct_usage, parse_proc_stat
 
 log = logging.getLogger(__name__)
 CGROUP_FS = Path("/sys/fs/cgroup")
+PROC_STAT = Path("/proc/stat")
 
 
 def counter_paths(cgroup_root: str, *, fs: Path = CGROUP_FS) -> tuple[Path, Path | None] | None:
@@ -55,5 +58,37 @@ def sampler(cgroup_roots: Mapping[str, str], *, fs: Path = CGROUP_FS
 
     def sample(t_s: float) -> list[NodeSample]:
         return [s for node, p in sorted(paths.items()) if (s := read_sample(t_s, node, p)) is not None]
+
+    return sample
+
+
+def system_sampler(cgroups: Sequence[str], *, cpu_roles: Mapping[int, str], fs: Path = CGROUP_FS,
+                   proc_stat: Path = PROC_STAT) -> Callable[[float], list[SystemSample]]:
+    """A function t_s -> the ``cpuacct.usage`` of each of ``cgroups`` that exists (v1; v2's ``usage_usec``) and
+    one sample per CPU of ``proc_stat``, each CPU's role from ``cpu_roles`` (CPU -> "system" / "node"; "" for
+    a CPU in neither, or without isolation). A file that vanished or does not parse is left out (logged)."""
+    paths = {c: p for c in cgroups if (p := counter_paths(c, fs=fs)) is not None}
+    if len(paths) < len(cgroups):
+        log.info("system cgroups without cpu counters cgroups=%s", ",".join(sorted(set(cgroups) - set(paths))))
+
+    def sample(t_s: float) -> list[SystemSample]:
+        out = []
+        for cgroup, (stat_path, usage_path) in sorted(paths.items()):
+            try:
+                usage = (parse_cpuacct_usage(usage_path.read_text(), path=str(usage_path)) if usage_path is not None
+                         else parse_cpu_stat(stat_path.read_text(), path=str(stat_path)).usage_ns)
+            except (OSError, GateError) as exc:
+                log.debug("system counter read failed cgroup=%s error=%s", cgroup, exc)
+                continue
+            if usage is not None:
+                out.append(SystemSample(t_s=t_s, source=cgroup, role="cgroup", usage_ns=usage))
+        try:
+            cpus = parse_proc_stat(proc_stat.read_text(), path=str(proc_stat))
+        except (OSError, GateError) as exc:
+            log.debug("proc stat read failed error=%s", exc)
+            return out
+        for name, times in sorted(cpus.items(), key=lambda kv: int(kv[0][3:])):
+            out.append(SystemSample(t_s=t_s, source=name, role=cpu_roles.get(int(name[3:]), ""), times=times))
+        return out
 
     return sample

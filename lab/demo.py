@@ -66,7 +66,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     shutil.rmtree(args.out, ignore_errors=True)
     plan = Plan(out=args.out, seeds=[args.seed], arms=["default", "model"], jobs=args.jobs, window_s=20.0,
-                scale=args.scale, arm_timeout_s=300.0)
+                scale=args.scale, arm_timeout_s=300.0,
+                isolate=args.isolate)  # --no-isolate: lab.cli adds it to this parser as to `run`'s
     run(plan, progress)
     rows = read_rows(args.out / "jobs.csv")
     _say("")

@@ -14,10 +14,19 @@ is scaled to 0 in every other arm), each drsched arm optionally with ``@<hot-fil
 migration arm the controller's counters (why each job-cycle was skipped, verdicts, steps, outcomes) go to
 ``controller.csv`` and its log (every skip, at DEBUG) to ``controller-<arm>-<variant>-<seed>.log`` (``@``
 written ``+``), so a run says why jobs did or did not move.
+
+Isolation: a cluster this module starts is isolated (``harness.isolation``: the system on its own CPUs, the
+nodes' quotas scaled to the rest) wherever ``Isolation.for_this_machine()`` fits the machine, unless
+``Plan.isolate`` is off. The jobs follow the shapes the cluster really got (``lab.schedule.make_schedule``).
+``isolation.json`` records whether the run was isolated, why not, the CPU sets and the node quotas; a
+directory is only resumed with the same (nodes.csv, isolation.json). ``placement.json`` says where every
+process and pod ran after drsched was deployed, and ``placement/`` at the end of each arm, where the
+placement gate is checked; the scored gate reads the extender's decision log after each drsched arm.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -30,14 +39,24 @@ from pathlib import Path
 from harness.cluster import ensure_binaries
 from harness.deploy import IMAGES, find_images
 from harness.images import ensure_images
+from harness.isolation import SYSTEM_CGROUP, Isolation, IsolationUnavailable, parse_cpu_list
 from harness.realcluster import RealCluster, ensure_node_binaries
 from lab import arms, counters, report, solo
 from lab.errors import RunError
-from lab.gates import MAX_SHARE, demand_from_jobs, flagged_runs, gate_rows, interference
-from lab.kube import Lab
+from lab.gates import (
+    MAX_SHARE,
+    demand_from_jobs,
+    flagged_runs,
+    gate_rows,
+    interference,
+    system_pods_on_job_nodes,
+    system_rows,
+)
+from lab.kube import JOBS_NS, Lab
 from lab.records import controller_rows, counter_rows, event_rows, job_rows, node_rows, usage_rows
 from lab.runner import run_arm
 from lab.schedule import Job, make_schedule, schedule_csv
+from policy.labworld import node_scale
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +86,52 @@ class Plan:
     """The commit that registered the protocol (``lab.cli.registration``), logged per start in protocol-runs.txt."""
     interference_max: float = MAX_SHARE
     """The host-interference gate's limit: the most starved / busy samples an arm may have."""
+    require_scored: bool = True
+    """Check the scored gate: every pod of a drsched arm scored by the extender (its decision log)."""
+    isolate: bool = True
+    """Start the cluster isolated where this machine allows it (``Isolation.for_this_machine``); off: never."""
     schedules: dict[int, list[Job]] = field(default_factory=dict)
+
+
+ISOLATION_FILE = "isolation.json"
+"""The run's record of its host isolation: isolated or not (and why not), CPU sets, node quotas."""
+PLACEMENT_FILE = "placement.json"
+PLACEMENT_DIR = "placement"
+
+
+def choose_isolation(isolate: bool) -> tuple[Isolation | None, str]:
+    """The isolation a lab cluster starts with, and why there is none ("" when there is one)."""
+    if not isolate:
+        return None, "turned off (--no-isolate, or the protocol's isolate: false)"
+    try:
+        return Isolation.for_this_machine(), ""
+    except IsolationUnavailable as exc:
+        return None, str(exc)
+
+
+def isolation_record(cluster: RealCluster, why_not: str) -> dict:
+    """What ``isolation.json`` holds for a run on ``cluster``."""
+    iso = cluster.isolation
+    return {"isolated": iso is not None, "why_not": why_not or None,
+            "isolation": iso.describe() if iso is not None else None,
+            "node_quotas_m": {s.name: s.cpu_millis for s in cluster.shapes},
+            "node_scale": node_scale(cluster.shapes)}
+
+
+def keep_isolation(out: Path, record: dict) -> None:
+    """Write ``isolation.json``; a directory whose earlier arms ran isolated differently (or not) is refused,
+    so one results directory never mixes node sizes or isolations."""
+    path = out / ISOLATION_FILE
+    if path.exists():
+        try:
+            before = json.loads(path.read_text())
+        except ValueError:
+            raise RunError(f"{path}: not JSON; it records how the arms here ran, so it is not replaced") from None
+        for key in ("isolated", "node_quotas_m"):
+            if before.get(key) != record[key]:
+                raise RunError(f"{out} ran with {key}={before.get(key)}, this cluster has {record[key]}: use a new "
+                               "output directory (or the same isolation: --no-isolate or not)")
+    path.write_text(json.dumps(record, indent=1) + "\n")  # node quotas in the nodes' order
 
 
 def _images(progress: Callable[[str], None]) -> tuple[str, list, str]:
@@ -114,12 +178,6 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
     if plan.protocol is not None:
         keep_protocol(plan.out, plan.protocol, plan.registration)
     orders = None if plan.order_key is None else record_order(plan.out, plan.seeds, plan.arms, plan.order_key)
-    for seed in plan.seeds:
-        plan.schedules[seed] = make_schedule(seed=seed, jobs=plan.jobs, window_s=plan.window_s, regime=plan.regime,
-                                             variant=plan.variant, scale=plan.scale, shape=plan.shape)
-        shape = "" if plan.shape == "core" else f"-{plan.shape}"
-        (plan.out / f"schedule-{plan.regime}{shape}-{plan.variant}-{seed}.csv").write_text(
-            schedule_csv(plan.schedules[seed]))
     for key in flagged_runs(report.read_rows(plan.out / "gates.csv")):
         if key[0] in plan.seeds and key[1] in plan.arms and key[2] == plan.variant:
             moved = report.retire_run(plan.out, key)
@@ -134,14 +192,28 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
     pinned = archives[0].parent / f".lab-{os.getpid()}"
     archives = _pin(archives, pinned)
     own = cluster is None
+    why_not = ""
     if cluster is None:
-        progress("starting the real-node cluster (waits for the machine's real-node lock if another cluster runs)")
+        isolation, why_not = choose_isolation(plan.isolate)
+        progress("starting the real-node cluster (waits for the machine's real-node lock if another cluster runs); "
+                 + (f"isolated: system CPUs {isolation.system_cpus}, node CPUs {isolation.node_cpus}"
+                    if isolation is not None else f"NOT isolated: {why_not}"))
         workdir = plan.workdir or Path(tempfile.mkdtemp(prefix="drsched-lab-"))
         progress("checking the control-plane and node binaries (a cold build takes 20-30 min; a line every 30 s)")
         cluster = RealCluster(workdir=workdir, binaries=ensure_binaries(progress=progress),
-                              node_binaries=ensure_node_binaries(progress=progress))
+                              node_binaries=ensure_node_binaries(progress=progress), isolation=isolation)
+    elif cluster.isolation is None:
+        why_not = "the cluster was given to the lab without an isolation"
     lab: Lab | None = None
     try:
+        keep_isolation(plan.out, isolation_record(cluster, why_not))
+        for seed in plan.seeds:  # the jobs follow the nodes this cluster really has (scaled under isolation)
+            plan.schedules[seed] = make_schedule(seed=seed, jobs=plan.jobs, window_s=plan.window_s,
+                                                 regime=plan.regime, variant=plan.variant, scale=plan.scale,
+                                                 shape=plan.shape, shapes=cluster.shapes)
+            shape = "" if plan.shape == "core" else f"-{plan.shape}"
+            (plan.out / f"schedule-{plan.regime}{shape}-{plan.variant}-{seed}.csv").write_text(
+                schedule_csv(plan.schedules[seed]))
         started = time.monotonic()
         if own:
             cluster.start()
@@ -151,9 +223,16 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
         progress(f"drsched deployed; {time.monotonic() - started:.0f} s since start")
         if not (plan.out / "nodes.csv").exists():
             report.append_rows(plan.out, "nodes.csv", node_rows(cluster.shapes))
+        misplaced = cluster.write_placement(plan.out / PLACEMENT_FILE)
+        if misplaced:
+            progress(f"placement after deploy: {len(misplaced)} processes off their CPU set ({misplaced[0]}; "
+                     f"{plan.out / PLACEMENT_FILE}); every arm's placement gate checks again")
         all_jobs = [j for s in plan.seeds for j in plan.schedules[s]]
+        # Isolated, the nodes' quotas fit their CPU set, so measuring one job per node at once costs no node
+        # another's CPU (memory bandwidth, caches and the disk are still shared: harness/README.md).
         solos = solo.measure(lab, all_jobs, shapes=cluster.shapes, image=image, image_digest=digest,
-                             progress=progress, runs=plan.solo_runs)
+                             progress=progress, runs=plan.solo_runs,
+                             parallel=len(cluster.shapes) if cluster.isolation is not None else 1)
         types = {s.name: s.node_type for s in cluster.shapes}
         largest = max(cluster.shapes, key=lambda s: s.cpu_millis).node_type
         for seed in plan.seeds:
@@ -168,6 +247,8 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
         if own:
             progress("tearing the cluster down")
             cluster.close()
+            if lab is not None:
+                shutil.rmtree(lab.decision_dir, ignore_errors=True)
         elif lab is not None:
             lab.undeploy()
         shutil.rmtree(pinned, ignore_errors=True)
@@ -214,7 +295,8 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
                          expected_s=lambda j: solos[(j.template, j.units, largest)].seconds,
                          timeout_s=plan.arm_timeout_s, actions=actions, progress=progress,
                          counters=counters.sampler({s.name: cluster.node(s.name).cgroup_root
-                                                    for s in cluster.shapes}))
+                                                    for s in cluster.shapes}),
+                         system=_system_sampler(cluster))
     finally:
         if plan.regime == "straggler":
             cluster.node(plan.straggler_node).set_cpu_quota(cluster.node(plan.straggler_node).shape.cpu_millis)
@@ -234,15 +316,43 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
         (plan.out / f"controller-{arms.file_part(arm)}-{plan.variant}-{seed}.log").write_text(logs)
     report.append_rows(plan.out, "host.csv", [{"seed": seed, "arm": arm, "variant": plan.variant, "t_s": t,
                                                "load1": round(v, 2)} for t, v in result.load])
+    if result.system:
+        report.append_rows(plan.out, "system.csv", system_rows(result.system, seed=seed, arm=arm,
+                                                               variant=plan.variant))
+    host = None
     if result.counters:  # no counters (no cgroup files): the gate is not checked, and no row says it passed
         report.append_rows(plan.out, "counters.csv", counter_rows(result, seed=seed, arm=arm, variant=plan.variant))
         host = interference(result.counters, quota_m={s.name: s.cpu_millis for s in cluster.shapes},
                             demand_m=demand_from_jobs(rows), max_share=plan.interference_max)
-        report.append_rows(plan.out, "gates.csv", gate_rows(seed=seed, arm=arm, variant=plan.variant, host=host))
-        if host.flagged:
-            progress(f"seed {seed} arm {arm}: FLAGGED host interference, {host.starved} of {host.busy} busy "
-                     "samples starved; it is left out of the summary and rerun by the next `lab run`")
+    missing = None
+    if scheduler is not None and plan.require_scored:  # a drsched arm: each of its pods scored by the extender
+        scored = lab.scored_uids()
+        missing = sorted(p.name for p in result.pods.values() if p.uid not in scored)
+    misplaced = None
+    if cluster.isolation is not None:  # without one, system pods share the job nodes by design: nothing to check
+        where = plan.out / PLACEMENT_DIR / f"{arms.file_part(arm)}-{plan.variant}-{seed}.json"
+        misplaced = cluster.write_placement(where) + system_pods_on_job_nodes(
+            lab.placed_pods(), job_nodes=[n.name for n in cluster.nodes], jobs_namespace=JOBS_NS)
+    gates = gate_rows(seed=seed, arm=arm, variant=plan.variant, host=host, missing=missing,
+                      pods=len(result.pods), misplaced=misplaced)
+    if gates:
+        report.append_rows(plan.out, "gates.csv", gates)
+    for gate in gates:
+        if gate["flagged"]:
+            progress(f"seed {seed} arm {arm}: FLAGGED {gate['gate']}: {gate['detail']}; it is left out of the "
+                     "summary and rerun by the next `lab run`")
     failed = [r["job"] for r in rows if r["exit_code"] != 0]
     progress(f"seed {seed} arm {arm}: done in {time.monotonic() - started:.0f} s"
              + (" (TIMED OUT)" if result.timed_out else "") + (f"; not exit 0: {failed}" if failed else ""))
     lab.delete_run(run_id)
+
+
+def _system_sampler(cluster: RealCluster):
+    """The system CPU set's recorder for ``cluster``: the system cgroups (control plane, each node's runtime,
+    the system node) and every CPU, labelled with its CPU set under isolation."""
+    iso = cluster.isolation
+    cgroups = [*([SYSTEM_CGROUP] if iso is not None else []), *(n.runtime_cgroup for n in cluster.all_nodes()),
+               *([cluster.system_node.cgroup_root] if cluster.system_node is not None else [])]
+    roles = {} if iso is None else {**{c: "system" for c in parse_cpu_list(iso.system_cpus)},
+                                    **{c: "node" for c in parse_cpu_list(iso.node_cpus)}}
+    return counters.system_sampler(cgroups, cpu_roles=roles)

@@ -20,9 +20,18 @@ arm's own jobs.csv rows (``demand_from_jobs``): the solo cpu of each job between
 last node (a migrated job counts on its last node only). Counters that go backwards (a recreated cgroup) drop
 that interval. ``/proc/stat`` per CPU (``parse_proc_stat``, ``busy_share``) says how busy the host's CPUs were.
 
-Scored: every pod of a drsched arm must be in the extender's list of pods it scored (``unscored``).
+Scored: every pod of a drsched arm must be among the pods the extender scored (``unscored``): the UIDs of
+its decision log's serve rows (``lab.kube.Lab.scored_uids``; lab/README.md says why that log).
 
-Files: cgroup v1 ``cpu.stat`` (``nr_periods``, ``nr_throttled``, ``throttled_time`` in ns) and
+Placement: no system pod (anything outside the jobs' namespace but the monitor agents, which read their own
+node by design) on a job node, and no process off its role's CPUs (``harness.placement.misplaced``)
+(``system_pods_on_job_nodes``).
+
+The system CPU set's use (``SystemSample``, ``system_use``): the system cgroups' ``cpuacct.usage`` and every
+CPU's ``/proc/stat`` line, about once a second next to the node counters, for the report; no gate reads it.
+
+Files: cgroup v1 ``cpu.stat`` (``nr_periods``, ``nr_throttled``, ``throttled_time`` in ns; ``nr_bursts``,
+``burst_time`` where the kernel has CFS burst) and
 ``cpuacct.usage`` (ns); cgroup v2 ``cpu.stat`` (``usage_usec``, ``nr_throttled``, ``throttled_usec``) is read
 too, its usage standing in for ``cpuacct.usage``.
 """
@@ -58,6 +67,10 @@ class CpuStat:
     nr_throttled: int
     throttled_ns: int
     usage_ns: int | None = None
+    nr_bursts: int | None = None
+    """Periods in which the cgroup ran past its quota on burst credit (``cpu.cfs_burst_us``; None: no field)."""
+    burst_ns: int | None = None
+    """CPU time run on burst credit, beyond the quota."""
 
 
 def _fields(text: str, *, path: str) -> dict[str, int]:
@@ -82,11 +95,13 @@ def parse_cpu_stat(text: str, *, path: str = "cpu.stat") -> CpuStat:
         if key not in f:
             raise GateError(f"{path}: field {key!r} missing")
     if "throttled_time" in f:
-        return CpuStat(f["nr_periods"], f["nr_throttled"], f["throttled_time"])
+        return CpuStat(f["nr_periods"], f["nr_throttled"], f["throttled_time"], nr_bursts=f.get("nr_bursts"),
+                       burst_ns=f.get("burst_time"))
     if "throttled_usec" in f:
-        usage = f.get("usage_usec")
+        usage, burst = f.get("usage_usec"), f.get("burst_usec")
         return CpuStat(f["nr_periods"], f["nr_throttled"], 1000 * f["throttled_usec"],
-                       None if usage is None else 1000 * usage)
+                       None if usage is None else 1000 * usage, nr_bursts=f.get("nr_bursts"),
+                       burst_ns=None if burst is None else 1000 * burst)
     raise GateError(f"{path}: field 'throttled_time' (v1) or 'throttled_usec' (v2) missing")
 
 
@@ -211,6 +226,81 @@ def demand_from_jobs(rows: Iterable[Mapping]) -> Callable[[str, float], float]:
     return demand_m
 
 
+# ---- the system CPU set's use ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SystemSample:
+    """One read at ``t_s``: a system cgroup's ``usage_ns`` (``source`` its path, ``role`` "cgroup") or one CPU's
+    /proc/stat ticks (``source`` "cpu1", ``role`` "system" or "node": which CPU set it is in, "" when none)."""
+
+    t_s: float
+    source: str
+    role: str
+    usage_ns: int | None = None
+    times: CpuTimes | None = None
+
+
+@dataclass(frozen=True)
+class SystemUse:
+    """Over one arm: the mean busy share of the system CPUs and of the node CPUs (None: no interval), and the
+    system cgroups' mean use in millicores, per cgroup."""
+
+    system_busy: float | None
+    node_busy: float | None
+    cgroup_m: dict[str, float]
+
+
+def system_use(samples: Iterable[SystemSample]) -> SystemUse:
+    """First to last sample of each source: busy ticks / all ticks per CPU set, d(usage_ns)/dt per cgroup
+    (counters that went backwards are left out)."""
+    first: dict[str, SystemSample] = {}
+    last: dict[str, SystemSample] = {}
+    for s in sorted(samples, key=lambda s: s.t_s):
+        first.setdefault(s.source, s)
+        last[s.source] = s
+    busy = {"system": [0, 0], "node": [0, 0]}
+    cgroup_m: dict[str, float] = {}
+    for source, a in first.items():
+        b = last[source]
+        if a.times is not None and b.times is not None and a.role in busy:
+            d_busy, d_idle = b.times.busy - a.times.busy, b.times.idle - a.times.idle
+            if d_busy >= 0 and d_idle >= 0:
+                busy[a.role][0] += d_busy
+                busy[a.role][1] += d_busy + d_idle
+        elif a.usage_ns is not None and b.usage_ns is not None and b.t_s > a.t_s and b.usage_ns >= a.usage_ns:
+            cgroup_m[source] = round((b.usage_ns - a.usage_ns) / 1e6 / (b.t_s - a.t_s), 1)
+
+    def share(role: str) -> float | None:
+        done, total = busy[role]
+        return done / total if total else None
+
+    return SystemUse(system_busy=share("system"), node_busy=share("node"), cgroup_m=cgroup_m)
+
+
+def system_rows(samples: Iterable[SystemSample], *, seed: int, arm: str, variant: str) -> list[dict]:
+    """``system.csv``: the samples, one row each."""
+    return [{"seed": seed, "arm": arm, "variant": variant, "t_s": s.t_s, "source": s.source, "role": s.role,
+             "usage_ns": "" if s.usage_ns is None else s.usage_ns,
+             "busy_ticks": "" if s.times is None else s.times.busy,
+             "idle_ticks": "" if s.times is None else s.times.idle} for s in samples]
+
+
+def read_system_rows(rows: Iterable[Mapping]) -> list[SystemSample]:
+    """``system.csv`` rows back into samples; a row that does not parse is a ``GateError`` naming its field."""
+    out = []
+    for i, r in enumerate(rows, start=2):
+        try:
+            usage = int(r["usage_ns"]) if r.get("usage_ns") not in ("", None) else None
+            times = (CpuTimes(busy=int(r["busy_ticks"]), idle=int(r["idle_ticks"]))
+                     if r.get("busy_ticks") not in ("", None) else None)
+            out.append(SystemSample(t_s=float(r["t_s"]), source=r["source"], role=r.get("role") or "",
+                                    usage_ns=usage, times=times))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GateError(f"system.csv:{i}: a row that does not parse ({exc})") from None
+    return out
+
+
 # ---- scored ----------------------------------------------------------------------------------------------
 
 
@@ -219,11 +309,26 @@ def unscored(pods: Iterable[str], scored: Iterable[str]) -> list[str]:
     return sorted(set(pods) - set(scored))
 
 
+# ---- placement -------------------------------------------------------------------------------------------
+
+AGENT_PREFIX = "drsched-system/drsched-monitor-"
+"""The monitor agents' pods (a DaemonSet in drsched-system): node agents, on the job nodes by design."""
+
+
+def system_pods_on_job_nodes(pods: Iterable[tuple[str, str]], *, job_nodes: Iterable[str],
+                             jobs_namespace: str) -> list[str]:
+    """``"ns/name on node"`` for each (``ns/name``, node) pod that is neither a job (``jobs_namespace``) nor a
+    monitor agent and runs on a job node, sorted."""
+    nodes = set(job_nodes)
+    return sorted(f"{pod} on {node}" for pod, node in pods
+                  if node in nodes and not pod.startswith(f"{jobs_namespace}/") and not pod.startswith(AGENT_PREFIX))
+
+
 # ---- gates.csv -------------------------------------------------------------------------------------------
 
 
 def gate_rows(*, seed: int, arm: str, variant: str, host: Interference | None = None,
-              missing: list[str] | None = None, pods: int = 0) -> list[dict]:
+              missing: list[str] | None = None, pods: int = 0, misplaced: list[str] | None = None) -> list[dict]:
     """``gates.csv`` rows for one run: one per gate that was checked (None: not checked, no row)."""
     rows = []
     if host is not None:
@@ -235,9 +340,15 @@ def gate_rows(*, seed: int, arm: str, variant: str, host: Interference | None = 
                                f"{nodes or 'no busy samples'}"})
     if missing is not None:
         rows.append({"seed": seed, "arm": arm, "variant": variant, "gate": "scored", "flagged": int(bool(missing)),
-                     "value": len(missing), "detail": (f"{len(missing)} of {pods} pods not scored: "
+                     "value": len(missing), "detail": (f"unscored: {len(missing)} of {pods} pods not scored: "
                                                        + " ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
                                                        if missing else f"all {pods} pods scored")})
+    if misplaced is not None:
+        rows.append({"seed": seed, "arm": arm, "variant": variant, "gate": "placement",
+                     "flagged": int(bool(misplaced)), "value": len(misplaced),
+                     "detail": ("; ".join(misplaced[:3]) + (f"; and {len(misplaced) - 3} more" if len(misplaced) > 3
+                                                            else "") if misplaced
+                                else "no system pod on a job node, every process on its CPU set")})
     return rows
 
 

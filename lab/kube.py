@@ -4,7 +4,8 @@ observe them, read the monitor agents, clean up.
 Why it exists: the experiment's logic (``runner``) must read as submit / observe / record; the Kubernetes
 object shapes, patches and HTTP reads live here. drsched is deployed by ``harness.deploy``, as the real-node
 e2e tests deploy it (the local-images overlay, the drsched kube-scheduler on the host calling the extender
-through its Service); what is the lab's own (one extender replica, its migration settings) is set here.
+through its Service); what is the lab's own (one extender replica, its migration settings, its decision log
+on a host directory the lab reads for the scored gate) is set here.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from kubernetes import client
 from prometheus_client.parser import text_string_to_metric_families
 
 from harness import deploy as harness_deploy
-from harness.nodes import CGROUP_FS
+from harness.nodes import CGROUP_FS, JOB_ROLE, ROLE_LABEL
 from harness.realcluster import RealCluster
 from lab.errors import RunError
 from lab.observed import PodObs
 from lab.schedule import Job
+from policy.decisionlog import LogError, read_log
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +38,8 @@ STATE_ROOT = Path("/var/lib/drsched-lab")
 RUN_LABEL = "drsched.io/lab-run"
 JOB_LABEL = "drsched.io/lab-job"
 MIGRATION_METRICS_PORT = 9848
+DECISIONS_MOUNT = "/var/lib/drsched/decisions"  # in the extender's container
+EXTENDER_UID = 65534  # the extender manifest's runAsUser: it writes the decision log
 # The migration controller as the migration arm runs it: acting (no --dry-run), reading progress over HTTP,
 # tuned to jobs of tens of seconds instead of the shipped minutes.
 MIGRATION_ARGS = [
@@ -57,18 +61,37 @@ class Lab:
         self.policy = "model"  # the shipped extender's --policy
         self.hot_filter: str | None = None  # the extender's --hot-filter; None: none given, the shipped default
         self.migration_on = False  # `_lab_settings` deploys the controller scaled to 0
+        # The extender's decision log, on the host (every node is this machine): one directory per deploy.
+        self.decision_dir = STATE_ROOT / "decisions" / self.token[:12]
 
     # ---- deploy and switch arms -----------------------------------------------------------------
 
     def deploy(self, archives: list[Path]) -> None:
         """drsched deployed (`harness.deploy`) as the lab runs it: the arms start at policy model, no migration."""
-        harness_deploy.deploy(self.cluster, archives=archives, token=self.token, customize=_lab_settings)
+        self.decision_dir.mkdir(parents=True, exist_ok=True)
+        os.chown(self.decision_dir, EXTENDER_UID, EXTENDER_UID)
+        harness_deploy.deploy(self.cluster, archives=archives, token=self.token,
+                              customize=lambda docs: _lab_settings(docs, decision_dir=self.decision_dir,
+                                                                   job_nodes_only=self.cluster.system_node is not None))
         self.cluster.create_namespace(JOBS_NS)
 
     def undeploy(self) -> None:
         """Remove what deploy() made, waiting until it is gone, so a cluster shared with tests is left clean."""
         harness_deploy.undeploy(self.cluster)
         self.cluster.kubectl("delete", "namespace", JOBS_NS, "--wait=true", "--ignore-not-found", timeout=180)
+        shutil.rmtree(self.decision_dir, ignore_errors=True)
+
+    # ---- what the gates read ----------------------------------------------------------------------
+
+    def scored_uids(self) -> set[str]:
+        """UIDs of the pods the extender scored since deploy (``scored_uids``)."""
+        return scored_uids(self.decision_dir)
+
+    def placed_pods(self) -> list[tuple[str, str]]:
+        """(``namespace/name``, node) of every pod bound to a node and not ended."""
+        return [(f"{p.metadata.namespace}/{p.metadata.name}", p.spec.node_name)
+                for p in self.cluster.core.list_pod_for_all_namespaces().items
+                if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed")]
 
     def _patch_args(self, deployment: str, change) -> None:
         dep = self.apps.read_namespaced_deployment(deployment, harness_deploy.NS)
@@ -221,6 +244,17 @@ class Lab:
         return out
 
 
+def scored_uids(directory: Path) -> set[str]:
+    """UIDs of the pods the extender scored: its decision log's serve rows in ``directory`` (one per prioritize
+    it answered). A log that does not read proves nothing: logged, and no pod counts as scored."""
+    try:
+        contents = read_log(directory)
+    except LogError as exc:
+        log.warning("decision log unreadable: no pod counts as scored error=%s", exc)
+        return set()
+    return {r.data["uid"] for r in contents.decisions if r.data.get("mode") == "serve"}
+
+
 def extender_args(args: list[str], *, policy: str, hot_filter: str | None) -> list[str]:
     """The extender's container args with ``--policy`` replaced and ``--hot-filter`` set (None: removed)."""
     out = [f"--policy={policy}" if a.startswith("--policy=") else a for a in args
@@ -228,14 +262,25 @@ def extender_args(args: list[str], *, policy: str, hot_filter: str | None) -> li
     return out if hot_filter is None else [*out, f"--hot-filter={hot_filter}"]
 
 
-def _lab_settings(docs: list[dict]) -> None:
-    """One extender replica (on two shared cores a second one only adds noise inside the nodes' quotas); the
-    migration controller with the lab's settings, scaled to 0 until an arm turns it on."""
+def _lab_settings(docs: list[dict], *, decision_dir: Path, job_nodes_only: bool = False) -> None:
+    """One extender replica (on two shared cores a second one only adds noise inside the nodes' quotas), its
+    decision log in ``decision_dir`` on the host; the migration controller with the lab's settings, scaled to 0
+    until an arm turns it on. ``job_nodes_only`` (an isolated cluster): the monitor agents on the job nodes only.
+    Their manifest tolerates every taint, so without it a fifth agent runs on the system node, and
+    ``harness.deploy`` waits for one agent per job node (it counts ``cluster.nodes``) until it times out."""
     for doc in docs:
+        if job_nodes_only and (doc["kind"], doc["metadata"]["name"]) == ("DaemonSet", "drsched-monitor"):
+            doc["spec"]["template"]["spec"].setdefault("nodeSelector", {})[ROLE_LABEL] = JOB_ROLE
         if doc["kind"] != "Deployment":
             continue
         if doc["metadata"]["name"] == "drsched-extender":
             doc["spec"]["replicas"] = 1
+            spec = doc["spec"]["template"]["spec"]
+            container = spec["containers"][0]
+            container.setdefault("args", []).append(f"--decision-log-dir={DECISIONS_MOUNT}")
+            container.setdefault("volumeMounts", []).append({"name": "lab-decisions", "mountPath": DECISIONS_MOUNT})
+            spec.setdefault("volumes", []).append(
+                {"name": "lab-decisions", "hostPath": {"path": str(decision_dir), "type": "Directory"}})
         elif doc["metadata"]["name"] == "drsched-migration":
             doc["spec"]["replicas"] = 0
             doc["spec"]["template"]["spec"]["containers"][0]["args"] = list(MIGRATION_ARGS)

@@ -86,6 +86,8 @@ class Protocol:
     require_scored: bool = True
     arm_timeout_s: float | None = None
     """None: ``lab run``'s own default."""
+    isolate: bool = True
+    """Run on an isolated cluster where the machine allows it (``lab.experiment.choose_isolation``)."""
     note: str = ""
     path: str = ""
     sha256: str = ""
@@ -161,7 +163,8 @@ class _Doc:
 # ---- the protocol ----------------------------------------------------------------------------------------
 
 _TOP = ("protocol", "kind", "scenario", "seeds", "arms", "baseline", "order", "solo_runs", "endpoint")
-_TOP_OPTIONAL = ("aa_arm", "positive_control", "order_key", "pilot", "predicted", "gates", "arm_timeout_s", "note")
+_TOP_OPTIONAL = ("aa_arm", "positive_control", "order_key", "pilot", "predicted", "gates", "arm_timeout_s", "note",
+                 "isolate")
 
 
 def parse_protocol(text: str, *, path: str) -> Protocol:
@@ -218,6 +221,8 @@ def parse_protocol(text: str, *, path: str) -> Protocol:
             extra["require_scored"] = doc.value(gates["scored"], "gates.scored", bool, "true or false")
     if "arm_timeout_s" in top:
         extra["arm_timeout_s"] = doc.number(top["arm_timeout_s"], "arm_timeout_s", low=0)
+    if "isolate" in top:
+        extra["isolate"] = doc.value(top["isolate"], "isolate", bool, "true or false")
     if kind == "main":
         for need in ("pilot", "predicted"):
             if need not in top:

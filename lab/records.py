@@ -125,4 +125,6 @@ def counter_rows(result: ArmResult, *, seed: int, arm: str, variant: str) -> lis
     """``counters.csv``: each node's cgroup cpu counters as sampled during the arm."""
     return [{"seed": seed, "arm": arm, "variant": variant, "t_s": s.t_s, "node": s.node,
              "nr_periods": s.stat.nr_periods, "nr_throttled": s.stat.nr_throttled,
-             "throttled_ns": s.stat.throttled_ns, "usage_ns": s.usage_ns} for s in result.counters]
+             "throttled_ns": s.stat.throttled_ns, "usage_ns": s.usage_ns,
+             "nr_bursts": "" if s.stat.nr_bursts is None else s.stat.nr_bursts,
+             "burst_ns": "" if s.stat.burst_ns is None else s.stat.burst_ns} for s in result.counters]

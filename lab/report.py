@@ -13,6 +13,7 @@ table and listed as "flagged, rerun"; with a protocol the summary opens with its
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
 from collections import defaultdict
@@ -23,7 +24,7 @@ import numpy as np
 from lab import arms as arm_names
 from lab import stats, verdict
 from lab.errors import LabError
-from lab.gates import flagged_runs
+from lab.gates import GateError, flagged_runs, read_system_rows, system_use
 from lab.protocol import Protocol, load_protocol
 from lab.schedule import variant_text
 from policy.labworld import FILES, VARIANTS
@@ -154,6 +155,7 @@ def summarise(out: Path, protocol: Protocol | None = None) -> str:
         lines.append(f"Host 1-min load average during the arms (2 cores; the jobs and the cluster count too): mean "
                      f"{np.mean(loads):.2f}, p95 {np.percentile(loads, 95):.2f}, max {max(loads):.2f}.")
         lines.append("")
+    lines += isolation_lines(out)
     lines += placement_lines(jobs, nodes)
     lines += controller_lines(read_rows(out / "controller.csv"), read_rows(out / "events.csv"))
     lines += cost_lines(jobs)
@@ -161,6 +163,44 @@ def summarise(out: Path, protocol: Protocol | None = None) -> str:
     (out / "summary.md").write_text(text)
     _plots(out, jobs, usage)
     return text
+
+
+def _pct(share: float | None) -> str:
+    return "n/a" if share is None else f"{100 * share:.0f} %"
+
+
+def isolation_lines(out: Path) -> list[str]:
+    """How the run was isolated (``isolation.json``) and, per run, how busy the system and node CPU sets were
+    and what the system cgroups used (``system.csv``)."""
+    path = out / "isolation.json"
+    if not path.exists():
+        return []
+    try:
+        rec = json.loads(path.read_text())
+    except ValueError as exc:
+        raise ReportError(f"{path}: not JSON ({exc})") from None
+    quotas = "/".join(f"{m}" for m in (rec.get("node_quotas_m") or {}).values())
+    if rec.get("isolated"):
+        iso = rec.get("isolation") or {}
+        lines = [f"Host isolation: on. System CPUs {iso.get('system_cpus')}, node CPUs {iso.get('node_cpus')}; node "
+                 f"quotas {quotas} m (the jobs scaled by {rec.get('node_scale')}, `policy.labworld.node_scale`)."]
+    else:
+        lines = [f"Host isolation: OFF ({rec.get('why_not')}); node quotas {quotas} m share the machine's CPUs with "
+                 "the control plane."]
+    by_run: dict[tuple, list[dict]] = defaultdict(list)
+    for r in read_rows(out / "system.csv"):
+        by_run[_run_key(r)].append(r)
+    if by_run:
+        lines += ["", "| seed | arm | variant | system CPUs busy | node CPUs busy | system cgroups (m) |",
+                  "|---:|---|---|---:|---:|---|"]
+        for (seed, arm, variant), rows in sorted(by_run.items()):
+            try:
+                use = system_use(read_system_rows(rows))
+            except GateError as exc:
+                raise ReportError(f"{out / 'system.csv'}: {exc}") from None
+            groups = ", ".join(f"{g} {m:g}" for g, m in sorted(use.cgroup_m.items())) or "n/a"
+            lines.append(f"| {seed} | {arm} | {variant} | {_pct(use.system_busy)} | {_pct(use.node_busy)} | {groups} |")
+    return [*lines, ""]
 
 
 def placement_lines(jobs: list[dict], nodes: dict[str, dict]) -> list[str]:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from lab.gates import NodeSample
+from lab.gates import NodeSample, SystemSample
 from lab.kube import Lab
 from lab.observed import ArmResult
 from lab.schedule import Job
@@ -37,9 +37,11 @@ def run_arm(lab: Lab, jobs: list[Job], *, run_id: str, image: str, scheduler: st
             expected_s: Callable[[Job], float], timeout_s: float,
             actions: list[tuple[float, Callable[[], tuple[str, str, str]]]] = (),
             progress: Callable[[str], None] = lambda _: None,
-            counters: Callable[[float], list[NodeSample]] | None = None) -> ArmResult:
+            counters: Callable[[float], list[NodeSample]] | None = None,
+            system: Callable[[float], list[SystemSample]] | None = None) -> ArmResult:
     """Run the schedule; ``actions`` are (offset, fn) fired once at their offset (fn returns an event row);
-    ``counters`` (``lab.counters.sampler``), where given, reads every node's cgroup counters each poll."""
+    ``counters`` (``lab.counters.sampler``), where given, reads every node's cgroup counters each poll, and
+    ``system`` (``lab.counters.system_sampler``) the system CPU set's use."""
     pending = sorted(jobs, key=lambda j: j.submit_s)
     todo = sorted(actions, key=lambda a: a[0])
     result = ArmResult(t0=time.time())
@@ -75,6 +77,8 @@ def run_arm(lab: Lab, jobs: list[Job], *, run_id: str, image: str, scheduler: st
             result.see_progress(job, lab.progress(run_id, job))
         if counters is not None:
             result.counters += counters(round(time.time() - result.t0, 3))
+        if system is not None:
+            result.system += system(round(time.time() - result.t0, 3))
         if now - last_usage >= USAGE_EVERY_S:
             last_usage = now
             uids = {p.uid for p in result.pods.values() if p.phase == "Running"}

@@ -14,19 +14,26 @@ import csv
 import io
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 
 from lab.errors import LabError
 from policy.labworld import (
+    COMPUTE_KINDS,
     FLAT_REQUEST_M,
     HONEST_CAP_M,
     MIX,
+    REAL_NODES,
     REQUEST_RATIO,
     RUN_JOBS,
     SHAPES,
     TEMPLATES,
     VARIANTS,
+    RealNodeShape,
+    compute_args,
     cpu_request_m,
+    node_scale,
+    scaled_template,
     scaled_units,
 )
 
@@ -62,18 +69,25 @@ class Job:
     io_mbps: float
 
     def argv(self) -> list[str]:
+        """The job's ``python -m workloads`` arguments; a compute job's ``--cores`` cap follows its ``cpu_use_m``
+        (so a job scaled to smaller nodes, ``policy.labworld.scaled_template``, is capped to match)."""
         t = TEMPLATES[self.template]
-        return [t.kind, "--state-dir=/state", f"--units={self.units}", *t.args]
+        args = compute_args(t.args, cpu_use_m=self.cpu_use_m) if t.kind in COMPUTE_KINDS else t.args
+        return [t.kind, "--state-dir=/state", f"--units={self.units}", *args]
 
 
 def make_schedule(*, seed: int, jobs: int = RUN_JOBS, window_s: float = 60.0, regime: str = "drs",
-                  variant: str = "under", scale: float = 1.0, shape: str = "core") -> list[Job]:
+                  variant: str = "under", scale: float = 1.0, shape: str = "core",
+                  shapes: Sequence[RealNodeShape] = REAL_NODES) -> list[Job]:
     """``jobs`` jobs drawn from the DRS mix, arriving as a Poisson process over about ``window_s`` seconds.
 
     The straggler regime submits everything within 30 s and makes each job 2.5x longer, so jobs are still
     running when a node slows down. ``scale`` shrinks or grows every job (the demo uses < 1). ``shape``
     ``core`` runs cpu and train jobs on a whole core, ``fraction`` caps them at a fraction of one (same
-    draws, so the same seed gives the same kinds, sizes and times in both)."""
+    draws, so the same seed gives the same kinds, sizes and times in both). ``shapes`` are the nodes the cluster
+    really got: smaller than ``REAL_NODES`` (host isolation), every job follows by the same factor
+    (``policy.labworld.node_scale``, ``scaled_template``; the same draws again), and a job that would then not
+    fit where it fitted before is a ``ScheduleError`` (``check_fit``)."""
     if regime not in REGIMES:
         raise ScheduleError(f"regime {regime!r} is not one of {', '.join(REGIMES)}")
     if shape not in SHAPES:
@@ -86,19 +100,38 @@ def make_schedule(*, seed: int, jobs: int = RUN_JOBS, window_s: float = 60.0, re
     if regime == "straggler":
         window_s, scale = min(window_s, 30.0), scale * 2.5
     kinds, weights = zip(*MIX, strict=True)
+    factor = node_scale(shapes)
     out: list[Job] = []
     t = 0.0
     for i in range(jobs):
         kind = rng.choices(kinds, weights=weights)[0]
-        tpl = TEMPLATES[f"{kind}-{rng.choice(SHAPES[shape][kind])}"]
+        tpl = scaled_template(TEMPLATES[f"{kind}-{rng.choice(SHAPES[shape][kind])}"], factor)
         out.append(Job(
             job=f"j{i:03d}", template=tpl.key, kind=kind, submit_s=round(t, 2), units=scaled_units(tpl.units, scale),
             cpu_use_m=tpl.cpu_use_m, mem_use_mi=tpl.mem_use_mi,
-            cpu_request_m=cpu_request_m(tpl.cpu_use_m, variant), mem_request_mi=tpl.mem_use_mi,
+            cpu_request_m=cpu_request_m(tpl.cpu_use_m, variant, node_scale=factor), mem_request_mi=tpl.mem_use_mi,
             net_mbit=tpl.net_mbit, io_mbps=tpl.io_mbps,
         ))  # fmt: skip
         t += rng.expovariate(jobs / window_s)
+    check_fit(out, shapes, variant=variant)
     return out
+
+
+def check_fit(jobs: Sequence[Job], shapes: Sequence[RealNodeShape], *, variant: str) -> None:
+    """Every job must fit, by its cpu request, each node its template fits in the world as described (the same
+    template and variant on ``REAL_NODES``, matched by node type); the smallest such node, since quotas only
+    grow from there. Raises ``ScheduleError`` naming the job and the node."""
+    described = {s.node_type: s.cpu_millis for s in REAL_NODES}
+    for job in jobs:
+        asked = cpu_request_m(TEMPLATES[job.template].cpu_use_m, variant)
+        room = [s for s in shapes if s.node_type in described and asked <= described[s.node_type]]
+        if not room:
+            continue  # a job that fits no described node either: the world's own choice, not the scaling's
+        smallest = min(room, key=lambda s: s.cpu_millis)
+        if job.cpu_request_m > smallest.cpu_millis:
+            raise ScheduleError(f"job {job.job} ({job.template}) asks for {job.cpu_request_m} m cpu, more than node "
+                                f"{smallest.name} has ({smallest.cpu_millis} m), where it fits at the described "
+                                "sizes: the jobs were not scaled with the nodes")
 
 
 COLUMNS = tuple(f.name for f in fields(Job))

@@ -18,6 +18,7 @@ Units are the lab's: cpu in millicores, memory in MiB, network in Mbit/s, io in 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -133,17 +134,60 @@ class UnknownVariant(ValueError):
     """A request variant that is not one of ``VARIANTS``."""
 
 
-def cpu_request_m(cpu_use_m: int, variant: str) -> int:
-    """The cpu request, in millicores, of a job using ``cpu_use_m`` under ``variant``."""
+def cpu_request_m(cpu_use_m: int, variant: str, *, node_scale: float = 1.0) -> int:
+    """The cpu request, in millicores, of a job using ``cpu_use_m`` under ``variant``; ``node_scale`` (see
+    ``node_scale``) scales the variant's fixed figures (``FLAT_REQUEST_M``, ``HONEST_CAP_M``) with the nodes."""
     if variant == "under":
         request = cpu_use_m * REQUEST_RATIO
     elif variant == "flat":
-        request = FLAT_REQUEST_M
+        request = FLAT_REQUEST_M * node_scale
     elif variant == "honest":
-        request = min(cpu_use_m, HONEST_CAP_M)
+        request = min(cpu_use_m, HONEST_CAP_M * node_scale)
     else:
         raise UnknownVariant(f"request variant {variant!r} is not one of {', '.join(VARIANTS)}")
     return max(MIN_REQUEST_M, int(math.ceil(request)))
+
+
+# ---- the world on smaller nodes -------------------------------------------------------------------------
+# Host isolation (harness.isolation) scales the nodes' quotas down by one factor so they fit the node CPU set
+# (250/500/500/1000 m into 100/200/200/400 m). The jobs follow by the same factor, here and only here, so every
+# job keeps its share of each node: a compute job that used a whole core (the large node's quota) uses the large
+# node's quota, its request stays what it was against each node, and its work shrinks with its speed, so it
+# takes as long alone on the largest node as before. io and net jobs are paced by bandwidth, not CPU: their
+# work is left as it is.
+
+COMPUTE_KINDS = ("cpu", "train")
+"""Kinds whose speed is their CPU: their work and their ``--cores`` cap scale with the nodes."""
+
+
+def node_scale(shapes) -> float:
+    """How much smaller the nodes the cluster really got are than ``REAL_NODES``: the largest quota over the
+    largest of ``REAL_NODES`` (1.0 for the world as described; never above 1: nodes are never scaled up)."""
+    largest = max(s.cpu_millis for s in shapes)
+    return min(1.0, largest / max(s.cpu_millis for s in REAL_NODES))
+
+
+def scaled_template(t: Template, factor: float) -> Template:
+    """``t`` on nodes ``factor`` times the size: cpu use scaled (at least ``MIN_REQUEST_M``); for compute kinds
+    the work scaled too and the ``--cores`` cap set to the new use; unchanged at 1.0."""
+    if factor == 1.0:
+        return t
+    cpu = max(MIN_REQUEST_M, int(round(t.cpu_use_m * factor)))
+    if t.kind not in COMPUTE_KINDS:
+        return dataclasses.replace(t, cpu_use_m=cpu)
+    return dataclasses.replace(t, cpu_use_m=cpu, units=scaled_units(t.units, factor),
+                               args=compute_args(t.args, cpu_use_m=cpu))
+
+
+def compute_args(args: tuple[str, ...], *, cpu_use_m: int) -> tuple[str, ...]:
+    """A compute job's arguments with its ``--cores`` cap at ``cpu_use_m`` (none at a whole core or more), in
+    the place the template had it: ``("--work=20000", "--cores=0.3")`` stays as it is at 300 m."""
+    rest = [a for a in args if not a.startswith("--cores=")]
+    if cpu_use_m >= 1000:
+        return tuple(rest)
+    cap = f"--cores={cpu_use_m / 1000:g}"
+    at = next((i for i, a in enumerate(args) if a.startswith("--cores=")), len(rest))
+    return (*rest[:at], cap, *rest[at:])
 
 
 # ---- the CSV files an experiment writes (lab.records builds the rows, policy.calibrate.labdata reads them) --
@@ -178,10 +222,17 @@ ORDER_COLUMNS = ("seed", "position", "arm", "order_key")
 GATE_COLUMNS = ("seed", "arm", "variant", "gate", "flagged", "value", "detail")
 """``gates.csv``: per run, each check that it measured what it claims (``lab.gates``); a flagged run is left
 out of the summary and rerun."""
-COUNTER_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "nr_periods", "nr_throttled", "throttled_ns", "usage_ns")
+COUNTER_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "nr_periods", "nr_throttled", "throttled_ns", "usage_ns",
+                   "nr_bursts", "burst_ns")
 """``counters.csv``: each node's cgroup cpu counters about once a second (``lab.counters``), what the
-host-interference gate judges."""
+host-interference gate judges; the CFS burst counters last, empty where the kernel has none (files written
+before they were recorded end at ``usage_ns``)."""
+SYSTEM_COLUMNS = ("seed", "arm", "variant", "t_s", "source", "role", "usage_ns", "busy_ticks", "idle_ticks")
+"""``system.csv``: the system CPU set's use about once a second (``lab.counters.system_sampler``): per system
+cgroup (``role`` cgroup) its cpuacct usage, per CPU (``source`` cpuN, ``role`` its CPU set) its /proc/stat
+busy and idle ticks."""
 FILES = {"jobs.csv": JOB_COLUMNS, "nodes.csv": NODE_COLUMNS, "events.csv": EVENT_COLUMNS,
          "usage.csv": USAGE_COLUMNS, "host.csv": HOST_COLUMNS, "controller.csv": CONTROLLER_COLUMNS,
-         "order.csv": ORDER_COLUMNS, "gates.csv": GATE_COLUMNS, "counters.csv": COUNTER_COLUMNS}
+         "order.csv": ORDER_COLUMNS, "gates.csv": GATE_COLUMNS, "counters.csv": COUNTER_COLUMNS,
+         "system.csv": SYSTEM_COLUMNS}
 """Every CSV file of a results directory and its columns, in order."""

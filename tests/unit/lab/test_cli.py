@@ -91,3 +91,16 @@ def test_report_judges_a_directory_against_a_protocol_given_on_the_command_line(
     (out / "protocol.yaml").unlink()
     assert main(["report", str(out), "--protocol", str(SMOKE)]) == 0
     assert "## Pre-registered protocol `ci-smoke` (smoke)" in capsys.readouterr().out
+
+
+def test_no_isolate_reaches_the_plan_and_a_protocol_fixes_it(tmp_path: Path, capsys) -> None:
+    from lab.cli import build_parser, plan_from_args
+
+    assert plan_from_args(build_parser().parse_args(["run", "--out", str(tmp_path)])).isolate is True
+    assert plan_from_args(build_parser().parse_args(["run", "--out", str(tmp_path), "--no-isolate"])).isolate is False
+    smoke = plan_from_args(build_parser().parse_args(["run", "--out", str(tmp_path), "--protocol", str(SMOKE),
+                                                      "--unregistered"]))
+    assert smoke.isolate is True and smoke.require_scored is True
+    assert main(["run", "--out", str(tmp_path), "--protocol", str(SMOKE), "--no-isolate", "--unregistered"]) == 2
+    assert "the protocol fixes --no-isolate; drop them" in capsys.readouterr().out
+    assert build_parser().parse_args(["demo", "--no-isolate"]).isolate is False

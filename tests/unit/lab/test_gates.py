@@ -29,7 +29,8 @@ PROC = ("cpu  300 0 100 1000 20 0 0 0 0 0\ncpu0 100 0 50 500 10 0 0 0 0 0\ncpu1 
 
 @pytest.mark.parametrize("text, expected", [
     (V1, CpuStat(120, 7, 350_000_000)),
-    (V2, CpuStat(90, 3, 12_000_000, usage_ns=2_500_000_000)),
+    (V2, CpuStat(90, 3, 12_000_000, usage_ns=2_500_000_000, nr_bursts=0, burst_ns=0)),
+    (V1 + "nr_bursts 4\nburst_time 9000\n", CpuStat(120, 7, 350_000_000, nr_bursts=4, burst_ns=9000)),  # 6.x v1
 ])
 def test_cpu_stat_v1_and_v2(text, expected) -> None:
     assert parse_cpu_stat(text) == expected

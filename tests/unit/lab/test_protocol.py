@@ -128,3 +128,10 @@ def test_a_pilot_needs_its_aa_arm_and_three_seeds_and_a_missing_file_is_a_protoc
     (tmp_path / "bin.yaml").write_bytes(b"\xff\xfe")
     with pytest.raises(ProtocolError, match="cannot read the protocol"):
         load_protocol(tmp_path / "bin.yaml")
+
+
+def test_isolation_is_on_unless_the_protocol_turns_it_off() -> None:
+    assert parse_protocol(MAIN, path="x.yaml").isolate is True
+    assert parse_protocol(MAIN + "isolate: false\n", path="x.yaml").isolate is False
+    with pytest.raises(ProtocolError, match=r"x.yaml:32: field 'isolate': 'sometimes' is not true or false"):
+        parse_protocol(MAIN + "isolate: sometimes\n", path="x.yaml")

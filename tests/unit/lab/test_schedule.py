@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from lab.schedule import COLUMNS, ScheduleError, make_schedule, parse_schedule, schedule_csv
-from policy.labworld import FLAT_REQUEST_M, HONEST_CAP_M, REQUEST_RATIO, TEMPLATES
+from lab.schedule import COLUMNS, ScheduleError, check_fit, make_schedule, parse_schedule, schedule_csv
+from policy.labworld import FLAT_REQUEST_M, HONEST_CAP_M, REAL_NODES, REQUEST_RATIO, TEMPLATES
 
 
 def test_same_seed_same_schedule_and_another_seed_another() -> None:
@@ -72,3 +74,40 @@ def test_fraction_shape_draws_the_same_jobs_capped_below_a_core() -> None:
             assert f.units * 1000 // f.cpu_use_m == pytest.approx(c.units, rel=0.35)  # about as long alone
     with pytest.raises(ScheduleError, match="shape 'huge'"):
         make_schedule(seed=1, shape="huge")
+
+
+# ---- jobs scaled with the nodes the cluster really got (host isolation) ---------------------------------------
+
+ISOLATED = tuple(dataclasses.replace(s, cpu_millis=s.cpu_millis * 2 // 5) for s in REAL_NODES)  # 100/200/200/400
+
+
+@pytest.mark.parametrize("shape", ["core", "fraction"])
+@pytest.mark.parametrize("variant", ["under", "flat", "honest"])
+def test_jobs_on_scaled_nodes_keep_their_share_of_every_node(shape: str, variant: str) -> None:
+    full = make_schedule(seed=3, jobs=20, variant=variant, shape=shape)
+    small = make_schedule(seed=3, jobs=20, variant=variant, shape=shape, shapes=ISOLATED)
+    assert [(j.template, j.submit_s) for j in small] == [(j.template, j.submit_s) for j in full]
+    for a, b in zip(full, small, strict=True):
+        if a.kind in ("cpu", "train"):
+            assert b.cpu_use_m == a.cpu_use_m * 2 // 5
+            assert b.units == round(a.units * 0.4)  # the work follows the speed: the same time alone
+            assert f"--cores={b.cpu_use_m / 1000:g}" in b.argv()
+        else:
+            assert b.units == a.units and b.cpu_use_m == 40  # paced by bandwidth: same work, smaller request
+        for big_node, node in zip(REAL_NODES, ISOLATED, strict=True):  # who fits where is unchanged
+            assert (a.cpu_request_m <= big_node.cpu_millis) == (b.cpu_request_m <= node.cpu_millis), (a, b, node)
+
+
+def test_the_described_world_is_unchanged_by_the_scaling_code() -> None:
+    jobs = make_schedule(seed=5, jobs=30, shape="fraction", variant="honest")
+    assert make_schedule(seed=5, jobs=30, shape="fraction", variant="honest", shapes=REAL_NODES) == jobs
+    for job in jobs:
+        assert job.argv()[3:] == list(TEMPLATES[job.template].args)  # the solo cache keys stay valid
+
+
+def test_a_job_that_no_longer_fits_its_smallest_node_is_refused() -> None:
+    job = make_schedule(seed=1, jobs=1, variant="under")[0]  # unscaled: asks for 200 m or 20 m
+    big = dataclasses.replace(job, template="cpu-s", kind="cpu", cpu_request_m=200)
+    check_fit([big], REAL_NODES, variant="under")  # 200 m on the 250 m node: fits
+    with pytest.raises(ScheduleError, match=r"j000 \(cpu-s\) asks for 200 m cpu, more than node rn-small has"):
+        check_fit([big], ISOLATED, variant="under")
