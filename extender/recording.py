@@ -35,7 +35,7 @@ from extender.telemetry import Telemetry
 from kube.cache import ClusterCache, PodRecord
 from kube.errors import ConfigError
 from kube.logs import kv
-from policy.decisionlog import decision_row, outcome_row
+from policy.decisionlog import decision_row, filter_row, outcome_row
 from policy.explore import explore
 from policy.state import PodView
 
@@ -117,6 +117,14 @@ class Recording:
                 keep=s.decision_log_nodes))
             self.outcomes.track(uid)
         return scores
+
+    def filtered(self, *, key: tuple[str, str, str], passed: int, total: int, now: float) -> None:
+        """A filter answer: logged when it leaves the pod at most one node, the case in which kube-scheduler binds
+        without asking for scores (so a reader can tell "not scored because nothing to choose" from "not scored")."""
+        if self.log is not None and passed <= 1:
+            self.log.submit(partial(filter_row, ts=now, replica=self.replica,
+                                    pod=(key[0], key[1], key[2] or f"{key[0]}/{key[1]}"), passed=passed,
+                                    nodes_total=total))
 
     # -- the watch thread -------------------------------------------------------------------------------------
     def observe_pod(self, event_type: str, pod: Mapping, prior: PodRecord | None) -> None:

@@ -184,6 +184,9 @@ class Runtime:
         failed = {known_names[i]: r for i, r in reasons.items()}
         unresolvable = {n: UNKNOWN_NODE for n, k in zip(cand.names, cand.known, strict=True) if not k}
         self.telemetry.metrics.decisions.labels(verb="filter", policy="filter").inc()
+        if self.recording is not None:  # failed (known nodes) and unresolvable (unknown ones) are disjoint
+            self.recording.filtered(key=key, passed=len(cand.names) - len(failed) - len(unresolvable),
+                                    total=len(cand.names), now=now)
         if cand.items is None:
             passed = [n for n in cand.names if n not in failed and n not in unresolvable] if (failed or unresolvable) \
                 else cand.names

@@ -21,7 +21,8 @@ last node (a migrated job counts on its last node only). Counters that go backwa
 that interval. ``/proc/stat`` per CPU (``parse_proc_stat``, ``busy_share``) says how busy the host's CPUs were.
 
 Scored: every pod of a drsched arm must be among the pods the extender scored (``unscored``): the UIDs of
-its decision log's serve rows (``lab.kube.Lab.scored_uids``; lab/README.md says why that log).
+its decision log's serve rows, and of its filter rows (a filter that left the pod one node, so kube-scheduler
+never asked for scores) (``lab.kube.Lab.scored_uids``; lab/README.md says why that log).
 
 Placement: no system pod (anything outside the jobs' namespace but the monitor agents, which read their own
 node by design) on a job node, and no process off its role's CPUs (``harness.placement.misplaced``)

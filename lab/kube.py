@@ -245,14 +245,17 @@ class Lab:
 
 
 def scored_uids(directory: Path) -> set[str]:
-    """UIDs of the pods the extender scored: its decision log's serve rows in ``directory`` (one per prioritize
-    it answered). A log that does not read proves nothing: logged, and no pod counts as scored."""
+    """UIDs of the pods the extender scored, or had nothing to score for: its decision log's serve rows in
+    ``directory`` (one per prioritize it answered) and its filter rows (a filter that left the pod at most one
+    node, after which kube-scheduler binds without calling prioritize). A log that does not read proves
+    nothing: logged, and no pod counts as scored."""
     try:
         contents = read_log(directory)
     except LogError as exc:
         log.warning("decision log unreadable: no pod counts as scored error=%s", exc)
         return set()
-    return {r.data["uid"] for r in contents.decisions if r.data.get("mode") == "serve"}
+    return ({r.data["uid"] for r in contents.decisions if r.data.get("mode") == "serve"}
+            | {r.data["uid"] for r in contents.filters})
 
 
 def extender_args(args: list[str], *, policy: str, hot_filter: str | None) -> list[str]:

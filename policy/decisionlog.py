@@ -17,6 +17,8 @@ Rows, schema version ``SCHEMA_VERSION`` (field ``v``; a reader refuses any other
     kind=decision   one per scoring decision: mode serve (prioritize) or shadow (a binding by another
                     scheduler, with the actual node, drsched's own choice and the predicted slowdowns)
     kind=outcome    one per pod that ended after a decision: phase, node and times (``jct_s``)
+    kind=filter     one per filter that left the pod at most one node: kube-scheduler then binds without
+                    calling prioritize, so no decision row is written, and this row says why (``passed``)
 
 The log is append-only, so an outcome cannot be written into its decision's row: ``LogContents.joined``
 joins them by pod UID when read. Rows hold names and resource figures only -- never env, args, images,
@@ -61,7 +63,11 @@ OUTCOME_FIELDS: dict[str, tuple[type, ...]] = {
 }
 """An outcome: how the pod ended (Succeeded, Failed, or deleted before it ended) and its epoch-second times;
 ``jct_s`` = finished - created (what a user waits for), ``run_s`` = finished - started."""
-KINDS = {"decision": DECISION_FIELDS, "outcome": OUTCOME_FIELDS}
+FILTER_FIELDS: dict[str, tuple[type, ...]] = {
+    "namespace": (str,), "name": (str,), "uid": (str,), "passed": (int,), "nodes_total": (int,),
+}
+"""A filter that left the pod ``passed`` (0 or 1) of the ``nodes_total`` candidates it was asked about."""
+KINDS = {"decision": DECISION_FIELDS, "outcome": OUTCOME_FIELDS, "filter": FILTER_FIELDS}
 
 
 class LogError(ValueError):
@@ -134,6 +140,12 @@ def outcome_row(*, ts: float, replica: str, pod: tuple[str, str, str], node: str
             "run_s": None if run is None else round(run, 3)}
 
 
+def filter_row(*, ts: float, replica: str, pod: tuple[str, str, str], passed: int, nodes_total: int) -> dict[str, Any]:
+    """One filter row (see ``FILTER_FIELDS``)."""
+    return {"v": SCHEMA_VERSION, "kind": "filter", "ts": round(ts, 6), "replica": replica, "namespace": pod[0],
+            "name": pod[1], "uid": pod[2], "passed": int(passed), "nodes_total": int(nodes_total)}
+
+
 @dataclass(frozen=True, slots=True)
 class Row:
     """One row as read, with where it came from (for messages)."""
@@ -152,6 +164,7 @@ class LogContents:
 
     decisions: list[Row] = field(default_factory=list)
     outcomes: dict[str, Row] = field(default_factory=dict)   # pod uid -> its (first) outcome
+    filters: list[Row] = field(default_factory=list)          # filters that left a pod at most one node
     torn: list[tuple[str, int]] = field(default_factory=list)
 
     def joined(self) -> list[tuple[Row, Row | None]]:
@@ -227,6 +240,8 @@ def read_log(paths: Path | str | Iterable[Path | str], *, strict: bool = False) 
             row = Row(path=str(path), line=i, data=check_row(data, path=path, line=i))
             if data["kind"] == "decision":
                 out.decisions.append(row)
+            elif data["kind"] == "filter":
+                out.filters.append(row)
             else:
                 out.outcomes.setdefault(data["uid"], row)
     return out

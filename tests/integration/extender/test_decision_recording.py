@@ -112,3 +112,14 @@ def test_decision_log_nodes_keeps_the_best_nodes_of_each_row(tmp_path):
     best = sorted(reply, key=lambda h: -h["Score"])[:2]
     assert row["nodes_total"] == len(NODE_NAMES) and len(row["nodes"]) == 2 and row["chosen"] in row["nodes"]
     assert sorted(row["scores"]) == sorted(h["Score"] for h in best)
+
+
+def test_a_filter_that_leaves_at_most_one_node_is_logged_so_no_prioritize_is_explained(tmp_path):
+    with TestClient(create_app(static_settings(decision_log_dir=tmp_path))) as client:
+        many = client.post("/filter", json=args_names(NODE_NAMES)).json()
+        one = client.post("/filter", json=args_names(["node-a", "node-e", "node-b", "ghost"])).json()
+    assert len(many["NodeNames"]) > 1 and one["NodeNames"] == ["node-b"]
+    log = read_log(tmp_path)
+    assert not log.decisions and len(log.filters) == 1  # only the filter kube-scheduler would not follow up
+    row = log.filters[0]
+    assert (row["uid"], row["passed"], row["nodes_total"]) == (V1_POD["metadata"]["uid"], 1, 4)

@@ -26,7 +26,7 @@ from lab.gates import (
     system_use,
 )
 from lab.kube import DECISIONS_MOUNT, _lab_settings, scored_uids
-from policy.decisionlog import decision_row, outcome_row
+from policy.decisionlog import decision_row, filter_row, outcome_row
 
 PROC_STAT = "cpu  9 0 9 9 0 0 0 0 0 0\ncpu0 {a} 0 {b} 100 0 0 0 0 0 0\ncpu1 {c} 0 0 {d} 0 0 0 0 0 0\nintr 1 2\n"
 
@@ -96,6 +96,14 @@ def test_scored_uids_are_the_serve_rows_of_every_segment(tmp_path: Path) -> None
     (tmp_path / "decisions-20261201T000100.000000Z.jsonl").write_bytes(
         orjson.dumps(_row("u4")) + b"\n" + orjson.dumps(outcome) + b"\n" + b'{"v": 1, "ki')
     assert scored_uids(tmp_path) == {"u1", "u4"}  # shadow rows and outcomes prove no score
+
+
+def test_a_pod_filtered_to_one_node_had_nothing_to_score(tmp_path: Path) -> None:
+    # kube-scheduler binds a pod with one feasible node without calling prioritize: the filter row says so.
+    sole = filter_row(ts=1.0, replica="r", pod=("lab", "pod-u5", "u5"), passed=1, nodes_total=4)
+    (tmp_path / "decisions-20261201T000000.000000Z.jsonl").write_bytes(
+        orjson.dumps(_row("u1")) + b"\n" + orjson.dumps(sole) + b"\n")
+    assert scored_uids(tmp_path) == {"u1", "u5"}
 
 
 def test_an_unreadable_decision_log_scores_nothing(tmp_path: Path) -> None:
