@@ -43,10 +43,11 @@ from extender.decide import ServedPolicy, whole
 from policy.features import (
     USAGE_AGE,
     Encoded,
-    assemble,
+    cluster_row,
     feasible_mask,
     mean_capacity,
     node_rows,
+    pod_row,
     usage_age_column,
     usage_is_fresh,
 )
@@ -65,6 +66,7 @@ class _Entry:
     rows: np.ndarray        # (N, N_NODE) float32
     mask: np.ndarray        # (N,) bool
     lent: bool = False      # rows / mask were handed out: copy before writing
+    cluster: np.ndarray | None = None  # the summary of rows and mask (None: to compute)
     policy: ServedPolicy | None = None  # the policy whose raw values these are (None: none kept)
     enc: Encoded | None = None
     raw: np.ndarray | None = None
@@ -97,12 +99,17 @@ class RowCache:
             self._entries.move_to_end(key)
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
+            if not same:
+                entry.cluster = None
             age = usage_age_column(snap.usage_age, max_usage_age).astype(np.float32)
             if not np.array_equal(age, entry.rows[:, USAGE_AGE]):
                 self._writable(entry)
                 entry.rows[:, USAGE_AGE] = age
                 same = False
-            enc = assemble(entry.rows, entry.mask, pod, entry.mean_cap)
+            if entry.cluster is None:  # the summary reads est_util and the mask, which the clock does not move
+                entry.cluster = cluster_row(entry.rows, entry.mask)
+            # what policy.features.assemble makes, with the summary kept while no row changed
+            enc = Encoded(nodes=entry.rows, pod=pod_row(pod, entry.mean_cap), cluster=entry.cluster, mask=entry.mask)
             entry.lent = True
             last = entry.enc
             if (same and entry.policy is policy and last is not None and last.pod.tobytes() == enc.pod.tobytes()

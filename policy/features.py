@@ -160,7 +160,7 @@ def encode(snap: ClusterSnapshot, pod: PodView, *, max_usage_age: float = DEFAUL
     """
     mask = feasible_mask(snap, pod)
     if snap.n_nodes == 0:
-        return Encoded(nodes=np.zeros((0, N_NODE), np.float32), pod=_pod_row(pod, np.ones(N_RESOURCES)),
+        return Encoded(nodes=np.zeros((0, N_NODE), np.float32), pod=pod_row(pod, np.ones(N_RESOURCES)),
                        cluster=np.zeros(N_CLUSTER, np.float32), mask=mask)
     mean_cap = mean_capacity(snap)
     return assemble(node_rows(snap, pod, mean_cap=mean_cap, max_usage_age=max_usage_age), mask, pod, mean_cap)
@@ -225,21 +225,26 @@ def usage_age_column(usage_age: np.ndarray, max_usage_age: float = DEFAULT_MAX_U
 
 def assemble(nodes: np.ndarray, mask: np.ndarray, pod: PodView, mean_cap: np.ndarray) -> Encoded:
     """The ``Encoded`` of a whole cluster from its node rows (``node_rows``), its feasibility (``feasible_mask``)
-    and its mean capacity: the pod row and the cluster summary (mean / std of ``est_util`` over the feasible
-    nodes, feasible fraction, size) are computed here, from the rows as given."""
-    n = nodes.shape[0]
+    and its mean capacity: the pod row (``pod_row``) and the cluster summary (``cluster_row``) from them."""
+    return Encoded(nodes=nodes, pod=pod_row(pod, mean_cap), cluster=cluster_row(nodes, mask), mask=mask)
+
+
+def cluster_row(nodes: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """(N_CLUSTER,) float32 summary of a whole cluster's node rows: mean and std of ``est_util`` over the
+    feasible nodes, the feasible fraction, the size. It follows the rows and the mask only, not the clock."""
     cluster = np.zeros(N_CLUSTER, dtype=np.float32)
     if mask.any():
         # (4, feasible) laid out node-major, as numpy lays out ``est[:, mask]``: the reductions' order follows it
-        feasible = np.ascontiguousarray(nodes[mask][:, EST_UTIL]).T
+        feasible = np.ascontiguousarray(nodes[:, EST_UTIL][mask]).T
         cluster[MEAN_UTIL] = feasible.mean(axis=1)
         cluster[STD_UTIL] = feasible.std(axis=1)
     cluster[FEASIBLE_FRAC] = mask.mean()
-    cluster[LOG_NODES] = np.log10(n + 1) / 4.0
-    return Encoded(nodes=nodes, pod=_pod_row(pod, mean_cap), cluster=cluster, mask=mask)
+    cluster[LOG_NODES] = np.log10(nodes.shape[0] + 1) / 4.0
+    return cluster
 
 
-def _pod_row(pod: PodView, mean_cap: np.ndarray) -> np.ndarray:
+def pod_row(pod: PodView, mean_cap: np.ndarray) -> np.ndarray:
+    """(N_POD,) float32 pod row: demand and requests over the cluster's mean capacity, whether demand is known."""
     row = np.empty(N_POD, dtype=np.float32)
     row[POD_DEMAND] = np.clip(pod.demand / mean_cap, 0.0, _UTIL_CLIP)
     row[POD_REQ] = np.clip(pod.requests / mean_cap[:2], 0.0, _UTIL_CLIP)
