@@ -21,6 +21,12 @@ asserts nothing.
     python bench/bench_extender.py                       # 100, 1000, 5000 nodes, all nodes per request
     python bench/bench_extender.py --sizes 5000 --candidate-frac 0.1 --requests 1000
     python bench/bench_extender.py --sizes 1000 --bind-flood 2
+    python bench/bench_extender.py --modes names --rounds 3 --baseline-tree /tmp/base \
+        --results bench/results/extender-incremental.json   # before / after, same run, arms alternating
+
+``--baseline-tree DIR`` serves from another checkout too (``git worktree add /tmp/base main``), one server
+per size, tree and round, the trees alternating (and which goes first), and prints per tree the median and
+range over the rounds of the server CPU per request: the comparison a busy machine still allows.
 """
 
 from __future__ import annotations
@@ -178,10 +184,12 @@ def timings(conn: http.client.HTTPConnection, path: str, body: bytes, count: int
     return out * 1000.0
 
 
-def start_extender(cluster: Path, port: int, debug_port: int, policy: str, *extra: str) -> subprocess.Popen:
+def start_extender(cluster: Path, port: int, debug_port: int, policy: str, *extra: str,
+                   tree: Path = ROOT) -> subprocess.Popen:
+    """``python -m extender`` of checkout ``tree`` (its own code: the working directory comes first on the path)."""
     env = {**os.environ, "DRSCHED_LOG_LEVEL": "ERROR"}  # a refused flood logs rate-limited WARNINGs only
     return subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(cluster), "--port", str(port),
-                             "--debug-port", str(debug_port), "--policy", policy, *extra], cwd=ROOT, env=env,
+                             "--debug-port", str(debug_port), "--policy", policy, *extra], cwd=tree, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -201,8 +209,9 @@ def connect(proc: subprocess.Popen, port: int, context: ssl.SSLContext | None = 
             time.sleep(0.2)
 
 
-def run_size(n: int, args: argparse.Namespace) -> dict:
-    """Both payload modes against one server on an ``n``-node static cluster, then encode + Q in-process."""
+def run_size(n: int, args: argparse.Namespace, *, tree: Path = ROOT, in_process: bool = True) -> dict:
+    """Both payload modes against one server of checkout ``tree`` on an ``n``-node static cluster, then (with
+    ``in_process``) encode + Q in-process."""
     with tempfile.TemporaryDirectory() as tmp:
         cluster = Path(tmp) / "cluster.yaml"
         nodes = write_cluster(cluster, n)
@@ -211,7 +220,7 @@ def run_size(n: int, args: argparse.Namespace) -> dict:
                   "nodes": {"Pod": POD, "Nodes": {"metadata": {}, "items": nodes[:k]}, "NodeNames": None}}
         bodies = {m: json.dumps(bodies[m], separators=(",", ":")).encode() for m in args.modes.split(",")}
         port, debug_port = free_port(), free_port()
-        proc = start_extender(cluster, port, debug_port, args.policy)
+        proc = start_extender(cluster, port, debug_port, args.policy, tree=tree)
         try:
             results = []
             for mode, body in bodies.items():
@@ -228,7 +237,7 @@ def run_size(n: int, args: argparse.Namespace) -> dict:
                     c.close()
                 res["rss_mib"] = rss_mib(proc.pid)
                 results.append(res)
-            encode_q = encode_q_ms(cluster, args.requests) if args.policy == "model" else None
+            encode_q = encode_q_ms(cluster, args.requests) if args.policy == "model" and in_process else None
             return {"rows": results, "encode_q_ms": encode_q}
         finally:
             proc.terminate()
@@ -322,6 +331,48 @@ def _sample(metrics: str, prefix: str) -> float:
                if line.startswith(prefix) and not line.startswith("#") and "_created" not in line)
 
 
+def _print_rows(rows: list[dict], n: int, *, label: str = "") -> None:
+    for r in rows:
+        noop = r["noop"][1]
+        target = TARGET_P99_MS.get((r["mode"], n), float("nan"))
+        print(f"{r['mode']:>5} {r['nodes']:>6} {r['candidates']:>6} {r['body_kib']:>8.1f} | "
+              f"{r['noop'][0]:>6.2f}/{r['noop'][1]:>6.2f} ms | {r['filter'][0]:>6.2f}/{r['filter'][1]:>6.2f} ms "
+              f"{r['filter'][1] / noop:>5.1f} | {r['prioritize'][0]:>8.2f}/{r['prioritize'][1]:>6.2f} ms "
+              f"{r['prioritize'][1] / noop:>5.1f} {target:>6.1f} | {r['rss_mib']:>7.1f} | "
+              f"{r['noop'][2]:.2f} / {r['filter'][2]:.2f} / {r['prioritize'][2]:.2f}"
+              + (f"  [{label}]" if label else ""), flush=True)
+
+
+def _summary(rows: list[dict]) -> list[dict]:
+    """Per mode, size and tree: median (min-max) over the rounds of the server CPU per request and the p50s."""
+    print(f"\n{'mode':>5} {'nodes':>6} {'tree':>8} {'rounds':>6} | server CPU ms/request, median (min-max): "
+          f"{'filter':>19} {'prioritize':>19} | p50 ms median: filter, prioritize | RSS MiB")
+    out = []
+    keys = sorted({(r["mode"], r["nodes"], r["tree"]) for r in rows}, key=lambda k: (k[0], k[1], k[2] != "baseline"))
+    for key in keys:
+        arm = [r for r in rows if (r["mode"], r["nodes"], r["tree"]) == key]
+        fig = {"mode": key[0], "nodes": key[1], "tree": key[2], "rounds": len(arm),
+               "rss_mib": float(np.median([r["rss_mib"] for r in arm]))}
+        for verb in ("noop", "filter", "prioritize"):
+            cpu = [r[verb][2] for r in arm]
+            fig[verb] = {"cpu_ms": [float(np.median(cpu)), min(cpu), max(cpu)],
+                         "p50_ms": float(np.median([r[verb][0] for r in arm]))}
+        out.append(fig)
+        f, p = fig["filter"]["cpu_ms"], fig["prioritize"]["cpu_ms"]
+        print(f"{key[0]:>5} {key[1]:>6} {key[2]:>8} {len(arm):>6} | {'':>40}{f[0]:>6.2f} ({f[1]:.2f}-{f[2]:.2f}) "
+              f"{p[0]:>6.2f} ({p[1]:.2f}-{p[2]:.2f}) | {fig['filter']['p50_ms']:.2f}, {fig['prioritize']['p50_ms']:.2f}"
+              f" | {fig['rss_mib']:.1f}", flush=True)
+    return out
+
+
+def _commit(tree: Path) -> str | None:
+    try:
+        return subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip() or None
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -338,6 +389,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time prioritize over mTLS while N processes without a certificate flood /bind")
     parser.add_argument("--flood-rounds", type=int, default=6,
                         help="alternating alone / flooded blocks the --requests are split into")
+    parser.add_argument("--baseline-tree", default=None, metavar="DIR",
+                        help="also serve from this checkout (e.g. `git worktree add /tmp/base main`), in the same "
+                             "run, alternating with this tree; prints both trees' medians over the rounds")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="servers started per size and tree (with --baseline-tree, the arms alternate)")
     parser.add_argument("--results", default=str(RESULTS / "extender.json"),
                         help="write the figures here for the README's table ('' = do not write)")
     args = parser.parse_args(argv)
@@ -347,22 +403,23 @@ def main(argv: list[str] | None = None) -> int:
           f"{'ratio':>5} | {'prioritize p50/p99':>18} {'ratio':>5} {'target':>6} | {'RSS MiB':>7} | "
           f"server CPU ms/request noop / filter / prioritize")
     encode_q, rows = {}, []
+    trees = {"this": ROOT} if args.baseline_tree is None else {"baseline": Path(args.baseline_tree), "this": ROOT}
     for n in (int(s) for s in args.sizes.split(",")):
-        out = run_size(n, args)
-        encode_q[n] = out["encode_q_ms"]
-        rows += out["rows"]
-        for r in out["rows"]:
-            noop = r["noop"][1]
-            target = TARGET_P99_MS.get((r["mode"], n), float("nan"))
-            print(f"{r['mode']:>5} {r['nodes']:>6} {r['candidates']:>6} {r['body_kib']:>8.1f} | "
-                  f"{r['noop'][0]:>6.2f}/{r['noop'][1]:>6.2f} ms | {r['filter'][0]:>6.2f}/{r['filter'][1]:>6.2f} ms "
-                  f"{r['filter'][1] / noop:>5.1f} | {r['prioritize'][0]:>8.2f}/{r['prioritize'][1]:>6.2f} ms "
-                  f"{r['prioritize'][1] / noop:>5.1f} {target:>6.1f} | {r['rss_mib']:>7.1f} | "
-                  f"{r['noop'][2]:.2f} / {r['filter'][2]:.2f} / {r['prioritize'][2]:.2f}", flush=True)
+        for rnd in range(args.rounds):
+            # the arms alternate, and which goes first too, so the machine's load drifts over both alike
+            for name in (list(trees) if rnd % 2 == 0 else list(trees)[::-1]):
+                out = run_size(n, args, tree=trees[name], in_process=name == "this" and n not in encode_q)
+                if out["encode_q_ms"] is not None or n not in encode_q:
+                    encode_q[n] = out["encode_q_ms"]
+                for r in out["rows"]:
+                    r.update(tree=name, round=rnd)
+                rows += out["rows"]
+                _print_rows(out["rows"], n, label=name if args.baseline_tree else "")
     for n, ms in encode_q.items():
         if ms is not None:
             print(f"encode + Q-values p50 at {n} nodes: {ms[0]:.2f} ms wall, {ms[1]:.2f} ms CPU"
                   + (f" (target {TARGET_ENCODE_Q_MS} ms)" if n == 5000 else ""))
+    summary = _summary(rows) if args.baseline_tree else []
     print(f"RSS target at 5000 nodes: <= {TARGET_RSS_MIB:.0f} MiB; "
           f"load average after: {Path('/proc/loadavg').read_text().strip()}")
     flood = []
@@ -375,9 +432,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r['nodes']:>6} {r['candidates']:>6} | {r['alone'][0]:>11.2f}/{r['alone'][1]:>6.2f} ms | "
                   f"{r['flooded'][0]:>7.2f}/{r['flooded'][1]:>6.2f} ms | {r['rounds']:>6} {r['flooders']:>8} "
                   f"{r['flood_rate']:>11.0f} {r['refused']:>8.0f} {r['binds']:>5.0f}", flush=True)
-    write_results(args.results, {"rows": rows, "encode_q_ms": {str(n): ms for n, ms in encode_q.items()},
-                                 "bind_flood": flood, "policy": args.policy, "requests": args.requests},
-                  load_before=load_before)
+    figures = {"rows": rows, "encode_q_ms": {str(n): ms for n, ms in encode_q.items()}, "bind_flood": flood,
+               "policy": args.policy, "requests": args.requests}
+    if args.baseline_tree:
+        figures.update(baseline_tree=args.baseline_tree, baseline_commit=_commit(Path(args.baseline_tree)),
+                       commit=_commit(ROOT), rounds=args.rounds, summary=summary)
+    write_results(args.results, figures, load_before=load_before)
     return 0
 
 
