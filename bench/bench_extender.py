@@ -153,6 +153,48 @@ def encode_q_ms(cluster: Path, count: int) -> tuple[float, float] | None:
     return float(np.percentile(out, 50)) * 1000.0, float(np.percentile(cpu, 50)) * 1000.0
 
 
+def prioritize_cpu_ms(cluster: Path, count: int, policy: str) -> dict:
+    """Thread CPU p50 (ms) of one names-mode prioritize in-process, from the body's bytes to the encoded reply
+    (``extender.fastwire.answer``, the server's path without HTTP): ``steady`` with the cache unchanged
+    between requests, ``churn`` with a pod bound into the cache before each one (every bind makes a new
+    cache view, as in a live cluster). Runs the code of the checkout it is started in."""
+    from extender.fastwire import answer, parse_args
+    from extender.heap import keep_freed_memory
+    from extender.runtime import Runtime, load_policy
+    from extender.settings import build_settings
+    from extender.static_cluster import load_static_cluster, to_samples
+    from extender.telemetry import Telemetry
+    from kube.cache import ClusterCache, PodRecord
+
+    keep_freed_memory()
+    settings = build_settings(static_cluster=str(cluster), policy=policy, log_level="WARNING")
+    static = load_static_cluster(cluster, default_net_mbps=1250, default_disk_mbps=500)
+    cache = ClusterCache()
+    cache.replace_nodes(static.nodes)
+    cache.replace_pods(static.pods)
+    cache.apply_usage(to_samples(static.usage, time.time()))
+    telemetry = Telemetry()
+    rt = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=load_policy(settings, telemetry)[0])
+    names = cache.node_names
+    body = json.dumps({"Pod": POD, "Nodes": None, "NodeNames": list(names)}).encode()
+    out = {}
+    for arm in ("steady", "churn"):
+        cpu = np.empty(count)
+        for i in range(count + 20):
+            if arm == "churn":
+                cache.upsert_pod(PodRecord(namespace="churn", name=f"c{i}", uid=f"churn-{i}",
+                                           node=names[i % len(names)], requests=np.array([0.01, 0.01]),
+                                           demand=np.zeros(4), demand_source="requests", bound_at=time.time()))
+            start = time.thread_time()
+            status = answer(rt, "prioritize", parse_args(body))[1]
+            if i >= 20:
+                cpu[i - 20] = time.thread_time() - start
+            if status != 200:
+                raise SystemExit(f"in-process prioritize answered {status}")
+        out[arm] = float(np.percentile(cpu, 50)) * 1000.0
+    return out
+
+
 def cpu_seconds(pid: int) -> float:
     """utime + stime of the server (/proc/<pid>/stat): its CPU per request is steadier than wall time on a
     busy machine, where a request's wall time is mostly waiting for a core."""
@@ -373,6 +415,35 @@ def _commit(tree: Path) -> str | None:
         return None
 
 
+def run_in_process(args: argparse.Namespace, trees: dict[str, Path]) -> list[dict]:
+    """``prioritize_cpu_ms`` per size, round and tree, each in a fresh process of that tree's code."""
+    out = []
+    print(f"\nin-process prioritize, thread CPU p50 ms ({args.requests} requests per arm): steady / churn")
+    for n in (int(s) for s in args.sizes.split(",")):
+        with tempfile.TemporaryDirectory() as tmp:
+            cluster = Path(tmp) / "cluster.yaml"
+            write_cluster(cluster, n)
+            for rnd in range(args.rounds):
+                for name in (list(trees) if rnd % 2 == 0 else list(trees)[::-1]):
+                    tree = trees[name]
+                    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--in-process-worker",
+                                           str(cluster), "--requests", str(args.requests), "--policy", args.policy],
+                                          cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}, capture_output=True,
+                                          text=True, check=False)
+                    if proc.returncode != 0:
+                        raise SystemExit(f"in-process worker in {tree} failed:\n{proc.stderr[-2000:]}")
+                    ms = json.loads(proc.stdout.strip().splitlines()[-1])
+                    out.append({"nodes": n, "tree": name, "round": rnd, **ms})
+                    print(f"{n:>6} {name:>8} round {rnd}: {ms['steady']:.3f} / {ms['churn']:.3f}", flush=True)
+    for n in sorted({r["nodes"] for r in out}):
+        for name in trees:
+            arm = [r for r in out if r["nodes"] == n and r["tree"] == name]
+            line = "; ".join(f"{k} {np.median([r[k] for r in arm]):.3f} ({min(r[k] for r in arm):.3f}-"
+                             f"{max(r[k] for r in arm):.3f})" for k in ("steady", "churn"))
+            print(f"{n:>6} {name:>8} median (min-max) over {len(arm)} rounds: {line}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -396,7 +467,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="servers started per size and tree (with --baseline-tree, the arms alternate)")
     parser.add_argument("--results", default=str(RESULTS / "extender.json"),
                         help="write the figures here for the README's table ('' = do not write)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="also time prioritize in-process (thread CPU, steady and with a bind before each "
+                             "request), per tree in fresh processes, after the HTTP runs")
+    parser.add_argument("--http", action=argparse.BooleanOptionalAction, default=True,
+                        help="the HTTP runs (--no-http: only --in-process)")
+    parser.add_argument("--in-process-worker", metavar="CLUSTER", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.in_process_worker:  # one tree's in-process timing, in that tree's process (run_in_process)
+        print(json.dumps(prioritize_cpu_ms(Path(args.in_process_worker), args.requests, args.policy)))
+        return 0
     load_before = load_average()
     print(f"load average before: {Path('/proc/loadavg').read_text().strip()}")
     print(f"{'mode':>5} {'nodes':>6} {'cand':>6} {'body KiB':>8} | {'noop p50/p99':>14} | {'filter p50/p99':>15} "
@@ -404,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
           f"server CPU ms/request noop / filter / prioritize")
     encode_q, rows = {}, []
     trees = {"this": ROOT} if args.baseline_tree is None else {"baseline": Path(args.baseline_tree), "this": ROOT}
-    for n in (int(s) for s in args.sizes.split(",")):
+    for n in (int(s) for s in args.sizes.split(",")) if args.http else ():
         for rnd in range(args.rounds):
             # the arms alternate, and which goes first too, so the machine's load drifts over both alike
             for name in (list(trees) if rnd % 2 == 0 else list(trees)[::-1]):
@@ -419,7 +499,8 @@ def main(argv: list[str] | None = None) -> int:
         if ms is not None:
             print(f"encode + Q-values p50 at {n} nodes: {ms[0]:.2f} ms wall, {ms[1]:.2f} ms CPU"
                   + (f" (target {TARGET_ENCODE_Q_MS} ms)" if n == 5000 else ""))
-    summary = _summary(rows) if args.baseline_tree else []
+    summary = _summary(rows) if args.baseline_tree and rows else []
+    in_process = run_in_process(args, trees) if args.in_process else []
     print(f"RSS target at 5000 nodes: <= {TARGET_RSS_MIB:.0f} MiB; "
           f"load average after: {Path('/proc/loadavg').read_text().strip()}")
     flood = []
@@ -433,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['flooded'][0]:>7.2f}/{r['flooded'][1]:>6.2f} ms | {r['rounds']:>6} {r['flooders']:>8} "
                   f"{r['flood_rate']:>11.0f} {r['refused']:>8.0f} {r['binds']:>5.0f}", flush=True)
     figures = {"rows": rows, "encode_q_ms": {str(n): ms for n, ms in encode_q.items()}, "bind_flood": flood,
-               "policy": args.policy, "requests": args.requests}
+               "policy": args.policy, "requests": args.requests, "in_process_prioritize_cpu_ms": in_process}
     if args.baseline_tree:
         figures.update(baseline_tree=args.baseline_tree, baseline_commit=_commit(Path(args.baseline_tree)),
                        commit=_commit(ROOT), rounds=args.rounds, summary=summary)
