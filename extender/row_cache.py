@@ -55,6 +55,9 @@ from policy.state import ClusterSnapshot, PodView
 
 MAX_ENTRIES = 8
 """Pod keys kept: a key holds the rows of every node (~0.5 MiB at 5,000 nodes)."""
+_PARTIAL_SHARE = 8
+"""Rows are re-encoded one by one while at most 1/8 of them changed: encoding a row subset costs a fixed
+~30 numpy calls plus a little per row, one pass over every row ~0.1 us per row more (5,000 nodes)."""
 _ROW_INPUTS = ("capacity", "requested", "pods", "max_pods", "ready", "usage", "assumed")
 
 
@@ -153,6 +156,11 @@ class RowCache:
         idx = np.flatnonzero(changed)
         if idx.size == 0:
             return True
+        if idx.size > snap.n_nodes // _PARTIAL_SHARE:  # a re-list, a usage poll: one pass over all is cheaper
+            entry.rows = node_rows(snap, pod, mean_cap=entry.mean_cap, max_usage_age=max_usage_age)
+            entry.mask, entry.lent = feasible_mask(snap, pod), False
+            self.reencoded += snap.n_nodes
+            return False
         self._writable(entry)
         sub = ClusterSnapshot.trusted(
             names=tuple(snap.names[i] for i in idx.tolist()), capacity=snap.capacity[idx],
@@ -187,4 +195,10 @@ def _rows_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype == bool:
         return a != b
     ne = np.ascontiguousarray(a).view(np.int64) != np.ascontiguousarray(b).view(np.int64)
-    return ne if ne.ndim == 1 else ne.any(axis=1)
+    if ne.ndim == 1:
+        return ne
+    # a row's 2 or 4 flags read as one integer: one comparison per row instead of any(axis=1) on a narrow axis
+    return ne.view(_ROW_FLAGS[ne.shape[1]]).reshape(-1) != 0
+
+
+_ROW_FLAGS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}

@@ -163,8 +163,8 @@ def _encoded_after(world: World, change) -> int:
 
 def test_only_the_rows_whose_inputs_changed_are_encoded_again():
     world = World(40, "demand-aware")
-    for i in range(40):  # every node has a fresh sample, 0, 20 or 40 s old
-        world.apply(("usage", i, i % 3))
+    for i in range(40):  # every node has a fresh sample, 0 s old, and one in ten 40 s old
+        world.apply(("usage", i, 2 if i % 10 == 0 else 0))
     assert _encoded_after(world, lambda: None) == 0
     assert _encoded_after(world, lambda: world.apply(("bind", 3, 0))) == 1
     assert _encoded_after(world, lambda: world.apply(("usage", 5, 12))) == 1  # a newer sample
@@ -173,7 +173,9 @@ def test_only_the_rows_whose_inputs_changed_are_encoded_again():
     # 30 s more: the samples that were 40 s old cross 60 s, and exactly those rows change
     crossed = _encoded_after(world, lambda: world.apply(("tick", 3, 0)))
     entry = world.rows._entries[next(iter(world.rows._entries))]
-    assert crossed == int((~entry.fresh).sum()) - stale_before > 0
+    assert crossed == int((~entry.fresh).sum()) - stale_before == 4
+    # a poll with a sample for every node: past 1/8 of the rows, one pass over all of them
+    assert _encoded_after(world, lambda: [world.apply(("usage", i, 12)) for i in range(40)]) == 40
     assert _encoded_after(world, lambda: world.apply(("update_node", 2, 1))) == 40  # the mean capacity moved
     assert _encoded_after(world, lambda: world.apply(("add_node", 0, 1))) == 41  # a node came: all rows
 
