@@ -234,10 +234,17 @@ def cluster_row(nodes: np.ndarray, mask: np.ndarray) -> np.ndarray:
     feasible nodes, the feasible fraction, the size. It follows the rows and the mask only, not the clock."""
     cluster = np.zeros(N_CLUSTER, dtype=np.float32)
     if mask.any():
-        # (4, feasible) laid out node-major, as numpy lays out ``est[:, mask]``: the reductions' order follows it
-        feasible = np.ascontiguousarray(nodes[:, EST_UTIL][mask]).T
-        cluster[MEAN_UTIL] = feasible.mean(axis=1)
-        cluster[STD_UTIL] = feasible.std(axis=1)
+        # The numbers ``est[:, mask].mean(axis=1)`` / ``.std(axis=1)`` gave (numpy lays that array out node-major,
+        # so each resource was summed in node order, in float32, and divided in float64), computed along
+        # contiguous rows: np.mean / np.std on that layout add four values per step (~3x the time at 5,000
+        # nodes). Bitwise equal on 20,000 random arrays of 1 to 10,000 nodes (tests/unit/extender/test_row_cache.py).
+        x = np.ascontiguousarray(nodes[:, EST_UTIL][mask].T)  # (4, feasible)
+        k = x.shape[1]
+        mean = (np.add.accumulate(x, axis=1)[:, -1].astype(np.float64) / k).astype(np.float32)
+        dev = np.subtract(x, mean[:, None])
+        np.square(dev, out=dev)
+        cluster[MEAN_UTIL] = mean
+        cluster[STD_UTIL] = np.sqrt((np.add.accumulate(dev, axis=1)[:, -1].astype(np.float64) / k).astype(np.float32))
     cluster[FEASIBLE_FRAC] = mask.mean()
     cluster[LOG_NODES] = np.log10(nodes.shape[0] + 1) / 4.0
     return cluster

@@ -17,7 +17,7 @@ from extender.row_cache import RowCache
 from kube.cache import ClusterCache, NodeUsage, PodRecord
 from kube.objects import NodeInfo
 from policy.baselines import SCORERS, make_scorer
-from policy.features import N_NODE
+from policy.features import EST_UTIL, MEAN_UTIL, N_NODE, STD_UTIL, cluster_row
 from policy.model import N_INPUTS, ModelScorer, QModel, load_model
 from policy.state import PodView
 
@@ -234,3 +234,32 @@ def test_arrays_handed_out_are_not_written_by_later_requests():
     world.check(0, 0)
     assert first.nodes.tobytes() == kept[0].tobytes() and first.mask.tobytes() == kept[1].tobytes()
     assert first.nodes.shape == (6, N_NODE)
+
+
+# -- the summary the cache recomputes after every change --------------------------------------------------
+def test_cluster_row_gives_numpys_mean_and_std_of_the_feasible_est_columns_bitwise():
+    """``cluster_row`` sums along contiguous rows; the encoder used to take ``est[:, mask].mean(axis=1)`` /
+    ``.std(axis=1)`` on numpy's node-major layout of that array. Same bits, or the model's inputs moved."""
+    rng = np.random.default_rng(11)
+    for trial in range(600):
+        n = int(rng.choice([1, 2, 3, 7, 8, 9, 17, 100, 129, 1000, 5000])) if trial % 2 else int(rng.integers(1, 3000))
+        kind = trial % 4
+        if kind == 0:
+            est = rng.uniform(0, 4, (n, 4))
+        elif kind == 1:
+            est = rng.choice([0.0, 0.1, 0.5, 1 / 3, 4.0], (n, 4))
+        elif kind == 2:
+            est = rng.exponential(0.3, (n, 4)).clip(0, 4)
+        else:  # nearly equal values: the std is all rounding
+            est = np.full((n, 4), rng.uniform(0, 4)) + rng.normal(0, 1e-6, (n, 4))
+        nodes = np.zeros((n, N_NODE), dtype=np.float32)
+        nodes[:, EST_UTIL] = est
+        mask = rng.random(n) < rng.uniform(0.05, 1.0)
+        got = cluster_row(nodes, mask)
+        if not mask.any():
+            assert not got[MEAN_UTIL].any() and not got[STD_UTIL].any()
+            continue
+        # what encode reduced: its (4, N) C-ordered block of est columns, masked, cast (laid out node-major)
+        layout = np.ascontiguousarray(est.T)[:, mask].astype(np.float32)
+        assert got[MEAN_UTIL].tobytes() == layout.mean(axis=1).tobytes(), (trial, n)
+        assert got[STD_UTIL].tobytes() == layout.std(axis=1).tobytes(), (trial, n)
