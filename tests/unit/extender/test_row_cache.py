@@ -55,10 +55,10 @@ def _policy(name: str) -> ServedPolicy:
 class World:
     """A ClusterCache with a clock, and the two scoring paths side by side."""
 
-    def __init__(self, n_nodes: int, policy: str, *, max_entries: int = 3) -> None:
+    def __init__(self, n_nodes: int, policy: str, *, max_entries: int = 3, partial_min_nodes: int = 0) -> None:
         self.t = 1_000.0
         self.cache = ClusterCache(clock=lambda: self.t, assume_grace_s=5.0)
-        self.rows = RowCache(max_entries=max_entries)
+        self.rows = RowCache(max_entries=max_entries, partial_min_nodes=partial_min_nodes)
         self.next_node = 0
         self.next_pod = 0
         for i in range(n_nodes):
@@ -130,10 +130,10 @@ EVENTS = st.tuples(st.sampled_from(("bind", "bind", "delete_pod", "usage", "usag
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n_nodes=st.integers(1, 12), policy=st.sampled_from(POLICY_NAMES),
+@given(n_nodes=st.integers(1, 12), policy=st.sampled_from(POLICY_NAMES), partial_min_nodes=st.sampled_from((0, 6)),
        steps=st.lists(st.tuples(EVENTS, st.integers(0, 7), st.integers(0, 20)), min_size=1, max_size=40))
-def test_incremental_scoring_matches_the_full_recompute(n_nodes, policy, steps):
-    world = World(n_nodes, policy)
+def test_incremental_scoring_matches_the_full_recompute(n_nodes, policy, partial_min_nodes, steps):
+    world = World(n_nodes, policy, partial_min_nodes=partial_min_nodes)
     world.check(0, 0)
     for event, pod_k, subset in steps:
         world.apply(event)
@@ -178,6 +178,13 @@ def test_only_the_rows_whose_inputs_changed_are_encoded_again():
     assert _encoded_after(world, lambda: [world.apply(("usage", i, 12)) for i in range(40)]) == 40
     assert _encoded_after(world, lambda: world.apply(("update_node", 2, 1))) == 40  # the mean capacity moved
     assert _encoded_after(world, lambda: world.apply(("add_node", 0, 1))) == 41  # a node came: all rows
+
+
+def test_a_small_cluster_encodes_every_row_on_a_new_view_and_none_on_the_same_one():
+    world = World(40, "demand-aware", partial_min_nodes=41)
+    assert _encoded_after(world, lambda: None) == 0
+    assert _encoded_after(world, lambda: world.apply(("tick", 1, 0))) == 0  # same view, clock moved
+    assert _encoded_after(world, lambda: world.apply(("bind", 3, 0))) == 40
 
 
 def test_a_new_pod_key_encodes_every_row_and_an_evicted_key_does_again():
