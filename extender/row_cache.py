@@ -13,10 +13,11 @@ their feasibility, and the snapshot they were encoded from. A request re-encodes
 * the rows whose inputs differ bitwise from the last snapshot's (a bind, a pod event, an assumed pod, a
   usage sample; arrays of the same cache view are known equal without a look), or whose freshness flipped;
 
-then writes the ``usage_age`` column at this request's clock and computes the pod row and the cluster
-summary from the rows (``policy.features.assemble``). ``node_rows`` is elementwise over nodes, so the
-result is bitwise what ``policy.features.encode`` gives on the whole snapshot
-(``tests/unit/extender/test_row_cache.py`` checks it on random event sequences).
+then writes the ``usage_age`` column at this request's clock, computes the pod row, and the cluster
+summary once some row changed (it reads est_util and the mask, which the clock does not move): what
+``policy.features.assemble`` makes. ``node_rows`` is elementwise over nodes, so the result is bitwise what
+``policy.features.encode`` gives on the whole snapshot (``tests/unit/extender/test_row_cache.py`` checks
+it on random event sequences).
 
 Raw values are not kept per row. A node's Q-value depends on its row, the pod row and the cluster summary
 (mean and std of the feasible nodes' estimated usage, feasible fraction, size), all three in the first
