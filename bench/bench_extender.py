@@ -157,7 +157,10 @@ def prioritize_cpu_ms(cluster: Path, count: int, policy: str) -> dict:
     """Thread CPU p50 (ms) of one names-mode prioritize in-process, from the body's bytes to the encoded reply
     (``extender.fastwire.answer``, the server's path without HTTP): ``steady`` with the cache unchanged
     between requests, ``churn`` with a pod bound into the cache before each one (every bind makes a new
-    cache view, as in a live cluster). Runs the code of the checkout it is started in."""
+    cache view, as in a live cluster). Runs the code of the checkout it is started in. Where that code keeps
+    rows across requests (``Runtime.rows``), ``*_from_scratch`` is the same request with encoding from
+    scratch, interleaved request by request with the other in the same process (one bind before each)."""
+    from extender import decide
     from extender.fastwire import answer, parse_args
     from extender.heap import keep_freed_memory
     from extender.runtime import Runtime, load_policy
@@ -174,25 +177,38 @@ def prioritize_cpu_ms(cluster: Path, count: int, policy: str) -> dict:
     cache.replace_pods(static.pods)
     cache.apply_usage(to_samples(static.usage, time.time()))
     telemetry = Telemetry()
-    rt = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=load_policy(settings, telemetry)[0])
+    served = load_policy(settings, telemetry)[0]
+    runtimes = {"": Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=served)}
+    if hasattr(runtimes[""], "rows"):
+        runtimes["_from_scratch"] = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=served,
+                                            rows=_FromScratch(decide.whole))
     names = cache.node_names
     body = json.dumps({"Pod": POD, "Nodes": None, "NodeNames": list(names)}).encode()
     out = {}
     for arm in ("steady", "churn"):
-        cpu = np.empty(count)
+        cpu = {suffix: np.empty(count) for suffix in runtimes}
         for i in range(count + 20):
-            if arm == "churn":
-                cache.upsert_pod(PodRecord(namespace="churn", name=f"c{i}", uid=f"churn-{i}",
-                                           node=names[i % len(names)], requests=np.array([0.01, 0.01]),
-                                           demand=np.zeros(4), demand_source="requests", bound_at=time.time()))
-            start = time.thread_time()
-            status = answer(rt, "prioritize", parse_args(body))[1]
-            if i >= 20:
-                cpu[i - 20] = time.thread_time() - start
-            if status != 200:
-                raise SystemExit(f"in-process prioritize answered {status}")
-        out[arm] = float(np.percentile(cpu, 50)) * 1000.0
+            for suffix, rt in runtimes.items():
+                if arm == "churn":
+                    cache.upsert_pod(PodRecord(namespace="churn", name=f"c{i}{suffix}", uid=f"churn-{i}{suffix}",
+                                               node=names[i % len(names)], requests=np.array([0.01, 0.01]),
+                                               demand=np.zeros(4), demand_source="requests", bound_at=time.time()))
+                start = time.thread_time()
+                status = answer(rt, "prioritize", parse_args(body))[1]
+                if i >= 20:
+                    cpu[suffix][i - 20] = time.thread_time() - start
+                if status != 200:
+                    raise SystemExit(f"in-process prioritize answered {status}")
+        for suffix, times in cpu.items():
+            out[arm + suffix] = float(np.percentile(times, 50)) * 1000.0
     return out
+
+
+class _FromScratch:
+    """A stand-in for ``Runtime.rows`` that encodes every request from scratch (``extender.decide.whole``)."""
+
+    def __init__(self, whole) -> None:
+        self.whole = whole
 
 
 def cpu_seconds(pid: int) -> float:
@@ -418,7 +434,7 @@ def _commit(tree: Path) -> str | None:
 def run_in_process(args: argparse.Namespace, trees: dict[str, Path]) -> list[dict]:
     """``prioritize_cpu_ms`` per size, round and tree, each in a fresh process of that tree's code."""
     out = []
-    print(f"\nin-process prioritize, thread CPU p50 ms ({args.requests} requests per arm): steady / churn")
+    print(f"\nin-process prioritize, thread CPU p50 ms ({args.requests} requests per arm)")
     for n in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory() as tmp:
             cluster = Path(tmp) / "cluster.yaml"
@@ -434,12 +450,14 @@ def run_in_process(args: argparse.Namespace, trees: dict[str, Path]) -> list[dic
                         raise SystemExit(f"in-process worker in {tree} failed:\n{proc.stderr[-2000:]}")
                     ms = json.loads(proc.stdout.strip().splitlines()[-1])
                     out.append({"nodes": n, "tree": name, "round": rnd, **ms})
-                    print(f"{n:>6} {name:>8} round {rnd}: {ms['steady']:.3f} / {ms['churn']:.3f}", flush=True)
+                    print(f"{n:>6} {name:>8} round {rnd}: " + ", ".join(f"{k} {v:.3f}" for k, v in ms.items()),
+                          flush=True)
     for n in sorted({r["nodes"] for r in out}):
         for name in trees:
             arm = [r for r in out if r["nodes"] == n and r["tree"] == name]
+            keys = [k for k in arm[0] if k not in ("nodes", "tree", "round")]
             line = "; ".join(f"{k} {np.median([r[k] for r in arm]):.3f} ({min(r[k] for r in arm):.3f}-"
-                             f"{max(r[k] for r in arm):.3f})" for k in ("steady", "churn"))
+                             f"{max(r[k] for r in arm):.3f})" for k in keys)
             print(f"{n:>6} {name:>8} median (min-max) over {len(arm)} rounds: {line}")
     return out
 
