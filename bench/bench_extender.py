@@ -21,6 +21,12 @@ asserts nothing.
     python bench/bench_extender.py                       # 100, 1000, 5000 nodes, all nodes per request
     python bench/bench_extender.py --sizes 5000 --candidate-frac 0.1 --requests 1000
     python bench/bench_extender.py --sizes 1000 --bind-flood 2
+    python bench/bench_extender.py --modes names --rounds 3 --baseline-tree /tmp/base \
+        --results bench/results/extender-incremental.json   # before / after, same run, arms alternating
+
+``--baseline-tree DIR`` serves from another checkout too (``git worktree add /tmp/base main``), one server
+per size, tree and round, the trees alternating (and which goes first), and prints per tree the median and
+range over the rounds of the server CPU per request: the comparison a busy machine still allows.
 """
 
 from __future__ import annotations
@@ -147,6 +153,64 @@ def encode_q_ms(cluster: Path, count: int) -> tuple[float, float] | None:
     return float(np.percentile(out, 50)) * 1000.0, float(np.percentile(cpu, 50)) * 1000.0
 
 
+def prioritize_cpu_ms(cluster: Path, count: int, policy: str) -> dict:
+    """Thread CPU p50 (ms) of one names-mode prioritize in-process, from the body's bytes to the encoded reply
+    (``extender.fastwire.answer``, the server's path without HTTP): ``steady`` with the cache unchanged
+    between requests, ``churn`` with a pod bound into the cache before each one (every bind makes a new
+    cache view, as in a live cluster). Runs the code of the checkout it is started in. Where that code keeps
+    rows across requests (``Runtime.rows``), ``*_from_scratch`` is the same request with encoding from
+    scratch, interleaved request by request with the other in the same process (one bind before each)."""
+    from extender import decide
+    from extender.fastwire import answer, parse_args
+    from extender.heap import keep_freed_memory
+    from extender.runtime import Runtime, load_policy
+    from extender.settings import build_settings
+    from extender.static_cluster import load_static_cluster, to_samples
+    from extender.telemetry import Telemetry
+    from kube.cache import ClusterCache, PodRecord
+
+    keep_freed_memory()
+    settings = build_settings(static_cluster=str(cluster), policy=policy, log_level="WARNING")
+    static = load_static_cluster(cluster, default_net_mbps=1250, default_disk_mbps=500)
+    cache = ClusterCache()
+    cache.replace_nodes(static.nodes)
+    cache.replace_pods(static.pods)
+    cache.apply_usage(to_samples(static.usage, time.time()))
+    telemetry = Telemetry()
+    served = load_policy(settings, telemetry)[0]
+    runtimes = {"": Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=served)}
+    if hasattr(runtimes[""], "rows"):
+        runtimes["_from_scratch"] = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=served,
+                                            rows=_FromScratch(decide.whole))
+    names = cache.node_names
+    body = json.dumps({"Pod": POD, "Nodes": None, "NodeNames": list(names)}).encode()
+    out = {}
+    for arm in ("steady", "churn"):
+        cpu = {suffix: np.empty(count) for suffix in runtimes}
+        for i in range(count + 20):
+            for suffix, rt in runtimes.items():
+                if arm == "churn":
+                    cache.upsert_pod(PodRecord(namespace="churn", name=f"c{i}{suffix}", uid=f"churn-{i}{suffix}",
+                                               node=names[i % len(names)], requests=np.array([0.01, 0.01]),
+                                               demand=np.zeros(4), demand_source="requests", bound_at=time.time()))
+                start = time.thread_time()
+                status = answer(rt, "prioritize", parse_args(body))[1]
+                if i >= 20:
+                    cpu[suffix][i - 20] = time.thread_time() - start
+                if status != 200:
+                    raise SystemExit(f"in-process prioritize answered {status}")
+        for suffix, times in cpu.items():
+            out[arm + suffix] = float(np.percentile(times, 50)) * 1000.0
+    return out
+
+
+class _FromScratch:
+    """A stand-in for ``Runtime.rows`` that encodes every request from scratch (``extender.decide.whole``)."""
+
+    def __init__(self, whole) -> None:
+        self.whole = whole
+
+
 def cpu_seconds(pid: int) -> float:
     """utime + stime of the server (/proc/<pid>/stat): its CPU per request is steadier than wall time on a
     busy machine, where a request's wall time is mostly waiting for a core."""
@@ -178,10 +242,12 @@ def timings(conn: http.client.HTTPConnection, path: str, body: bytes, count: int
     return out * 1000.0
 
 
-def start_extender(cluster: Path, port: int, debug_port: int, policy: str, *extra: str) -> subprocess.Popen:
+def start_extender(cluster: Path, port: int, debug_port: int, policy: str, *extra: str,
+                   tree: Path = ROOT) -> subprocess.Popen:
+    """``python -m extender`` of checkout ``tree`` (its own code: the working directory comes first on the path)."""
     env = {**os.environ, "DRSCHED_LOG_LEVEL": "ERROR"}  # a refused flood logs rate-limited WARNINGs only
     return subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(cluster), "--port", str(port),
-                             "--debug-port", str(debug_port), "--policy", policy, *extra], cwd=ROOT, env=env,
+                             "--debug-port", str(debug_port), "--policy", policy, *extra], cwd=tree, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -201,8 +267,9 @@ def connect(proc: subprocess.Popen, port: int, context: ssl.SSLContext | None = 
             time.sleep(0.2)
 
 
-def run_size(n: int, args: argparse.Namespace) -> dict:
-    """Both payload modes against one server on an ``n``-node static cluster, then encode + Q in-process."""
+def run_size(n: int, args: argparse.Namespace, *, tree: Path = ROOT, in_process: bool = True) -> dict:
+    """Both payload modes against one server of checkout ``tree`` on an ``n``-node static cluster, then (with
+    ``in_process``) encode + Q in-process."""
     with tempfile.TemporaryDirectory() as tmp:
         cluster = Path(tmp) / "cluster.yaml"
         nodes = write_cluster(cluster, n)
@@ -211,7 +278,7 @@ def run_size(n: int, args: argparse.Namespace) -> dict:
                   "nodes": {"Pod": POD, "Nodes": {"metadata": {}, "items": nodes[:k]}, "NodeNames": None}}
         bodies = {m: json.dumps(bodies[m], separators=(",", ":")).encode() for m in args.modes.split(",")}
         port, debug_port = free_port(), free_port()
-        proc = start_extender(cluster, port, debug_port, args.policy)
+        proc = start_extender(cluster, port, debug_port, args.policy, tree=tree)
         try:
             results = []
             for mode, body in bodies.items():
@@ -228,7 +295,7 @@ def run_size(n: int, args: argparse.Namespace) -> dict:
                     c.close()
                 res["rss_mib"] = rss_mib(proc.pid)
                 results.append(res)
-            encode_q = encode_q_ms(cluster, args.requests) if args.policy == "model" else None
+            encode_q = encode_q_ms(cluster, args.requests) if args.policy == "model" and in_process else None
             return {"rows": results, "encode_q_ms": encode_q}
         finally:
             proc.terminate()
@@ -322,6 +389,79 @@ def _sample(metrics: str, prefix: str) -> float:
                if line.startswith(prefix) and not line.startswith("#") and "_created" not in line)
 
 
+def _print_rows(rows: list[dict], n: int, *, label: str = "") -> None:
+    for r in rows:
+        noop = r["noop"][1]
+        target = TARGET_P99_MS.get((r["mode"], n), float("nan"))
+        print(f"{r['mode']:>5} {r['nodes']:>6} {r['candidates']:>6} {r['body_kib']:>8.1f} | "
+              f"{r['noop'][0]:>6.2f}/{r['noop'][1]:>6.2f} ms | {r['filter'][0]:>6.2f}/{r['filter'][1]:>6.2f} ms "
+              f"{r['filter'][1] / noop:>5.1f} | {r['prioritize'][0]:>8.2f}/{r['prioritize'][1]:>6.2f} ms "
+              f"{r['prioritize'][1] / noop:>5.1f} {target:>6.1f} | {r['rss_mib']:>7.1f} | "
+              f"{r['noop'][2]:.2f} / {r['filter'][2]:.2f} / {r['prioritize'][2]:.2f}"
+              + (f"  [{label}]" if label else ""), flush=True)
+
+
+def _summary(rows: list[dict]) -> list[dict]:
+    """Per mode, size and tree: median (min-max) over the rounds of the server CPU per request and the p50s."""
+    print(f"\n{'mode':>5} {'nodes':>6} {'tree':>8} {'rounds':>6} | server CPU ms/request, median (min-max): "
+          f"{'filter':>19} {'prioritize':>19} | p50 ms median: filter, prioritize | RSS MiB")
+    out = []
+    keys = sorted({(r["mode"], r["nodes"], r["tree"]) for r in rows}, key=lambda k: (k[0], k[1], k[2] != "baseline"))
+    for key in keys:
+        arm = [r for r in rows if (r["mode"], r["nodes"], r["tree"]) == key]
+        fig = {"mode": key[0], "nodes": key[1], "tree": key[2], "rounds": len(arm),
+               "rss_mib": float(np.median([r["rss_mib"] for r in arm]))}
+        for verb in ("noop", "filter", "prioritize"):
+            cpu = [r[verb][2] for r in arm]
+            fig[verb] = {"cpu_ms": [float(np.median(cpu)), min(cpu), max(cpu)],
+                         "p50_ms": float(np.median([r[verb][0] for r in arm]))}
+        out.append(fig)
+        f, p = fig["filter"]["cpu_ms"], fig["prioritize"]["cpu_ms"]
+        print(f"{key[0]:>5} {key[1]:>6} {key[2]:>8} {len(arm):>6} | {'':>40}{f[0]:>6.2f} ({f[1]:.2f}-{f[2]:.2f}) "
+              f"{p[0]:>6.2f} ({p[1]:.2f}-{p[2]:.2f}) | {fig['filter']['p50_ms']:.2f}, {fig['prioritize']['p50_ms']:.2f}"
+              f" | {fig['rss_mib']:.1f}", flush=True)
+    return out
+
+
+def _commit(tree: Path) -> str | None:
+    try:
+        return subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip() or None
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def run_in_process(args: argparse.Namespace, trees: dict[str, Path]) -> list[dict]:
+    """``prioritize_cpu_ms`` per size, round and tree, each in a fresh process of that tree's code."""
+    out = []
+    print(f"\nin-process prioritize, thread CPU p50 ms ({args.requests} requests per arm)")
+    for n in (int(s) for s in args.sizes.split(",")):
+        with tempfile.TemporaryDirectory() as tmp:
+            cluster = Path(tmp) / "cluster.yaml"
+            write_cluster(cluster, n)
+            for rnd in range(args.rounds):
+                for name in (list(trees) if rnd % 2 == 0 else list(trees)[::-1]):
+                    tree = trees[name]
+                    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--in-process-worker",
+                                           str(cluster), "--requests", str(args.requests), "--policy", args.policy],
+                                          cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}, capture_output=True,
+                                          text=True, check=False)
+                    if proc.returncode != 0:
+                        raise SystemExit(f"in-process worker in {tree} failed:\n{proc.stderr[-2000:]}")
+                    ms = json.loads(proc.stdout.strip().splitlines()[-1])
+                    out.append({"nodes": n, "tree": name, "round": rnd, **ms})
+                    print(f"{n:>6} {name:>8} round {rnd}: " + ", ".join(f"{k} {v:.3f}" for k, v in ms.items()),
+                          flush=True)
+    for n in sorted({r["nodes"] for r in out}):
+        for name in trees:
+            arm = [r for r in out if r["nodes"] == n and r["tree"] == name]
+            keys = [k for k in arm[0] if k not in ("nodes", "tree", "round")]
+            line = "; ".join(f"{k} {np.median([r[k] for r in arm]):.3f} ({min(r[k] for r in arm):.3f}-"
+                             f"{max(r[k] for r in arm):.3f})" for k in keys)
+            print(f"{n:>6} {name:>8} median (min-max) over {len(arm)} rounds: {line}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -338,31 +478,47 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time prioritize over mTLS while N processes without a certificate flood /bind")
     parser.add_argument("--flood-rounds", type=int, default=6,
                         help="alternating alone / flooded blocks the --requests are split into")
+    parser.add_argument("--baseline-tree", default=None, metavar="DIR",
+                        help="also serve from this checkout (e.g. `git worktree add /tmp/base main`), in the same "
+                             "run, alternating with this tree; prints both trees' medians over the rounds")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="servers started per size and tree (with --baseline-tree, the arms alternate)")
     parser.add_argument("--results", default=str(RESULTS / "extender.json"),
                         help="write the figures here for the README's table ('' = do not write)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="also time prioritize in-process (thread CPU, steady and with a bind before each "
+                             "request), per tree in fresh processes, after the HTTP runs")
+    parser.add_argument("--http", action=argparse.BooleanOptionalAction, default=True,
+                        help="the HTTP runs (--no-http: only --in-process)")
+    parser.add_argument("--in-process-worker", metavar="CLUSTER", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.in_process_worker:  # one tree's in-process timing, in that tree's process (run_in_process)
+        print(json.dumps(prioritize_cpu_ms(Path(args.in_process_worker), args.requests, args.policy)))
+        return 0
     load_before = load_average()
     print(f"load average before: {Path('/proc/loadavg').read_text().strip()}")
     print(f"{'mode':>5} {'nodes':>6} {'cand':>6} {'body KiB':>8} | {'noop p50/p99':>14} | {'filter p50/p99':>15} "
           f"{'ratio':>5} | {'prioritize p50/p99':>18} {'ratio':>5} {'target':>6} | {'RSS MiB':>7} | "
           f"server CPU ms/request noop / filter / prioritize")
     encode_q, rows = {}, []
-    for n in (int(s) for s in args.sizes.split(",")):
-        out = run_size(n, args)
-        encode_q[n] = out["encode_q_ms"]
-        rows += out["rows"]
-        for r in out["rows"]:
-            noop = r["noop"][1]
-            target = TARGET_P99_MS.get((r["mode"], n), float("nan"))
-            print(f"{r['mode']:>5} {r['nodes']:>6} {r['candidates']:>6} {r['body_kib']:>8.1f} | "
-                  f"{r['noop'][0]:>6.2f}/{r['noop'][1]:>6.2f} ms | {r['filter'][0]:>6.2f}/{r['filter'][1]:>6.2f} ms "
-                  f"{r['filter'][1] / noop:>5.1f} | {r['prioritize'][0]:>8.2f}/{r['prioritize'][1]:>6.2f} ms "
-                  f"{r['prioritize'][1] / noop:>5.1f} {target:>6.1f} | {r['rss_mib']:>7.1f} | "
-                  f"{r['noop'][2]:.2f} / {r['filter'][2]:.2f} / {r['prioritize'][2]:.2f}", flush=True)
+    trees = {"this": ROOT} if args.baseline_tree is None else {"baseline": Path(args.baseline_tree), "this": ROOT}
+    for n in (int(s) for s in args.sizes.split(",")) if args.http else ():
+        for rnd in range(args.rounds):
+            # the arms alternate, and which goes first too, so the machine's load drifts over both alike
+            for name in (list(trees) if rnd % 2 == 0 else list(trees)[::-1]):
+                out = run_size(n, args, tree=trees[name], in_process=name == "this" and n not in encode_q)
+                if out["encode_q_ms"] is not None or n not in encode_q:
+                    encode_q[n] = out["encode_q_ms"]
+                for r in out["rows"]:
+                    r.update(tree=name, round=rnd)
+                rows += out["rows"]
+                _print_rows(out["rows"], n, label=name if args.baseline_tree else "")
     for n, ms in encode_q.items():
         if ms is not None:
             print(f"encode + Q-values p50 at {n} nodes: {ms[0]:.2f} ms wall, {ms[1]:.2f} ms CPU"
                   + (f" (target {TARGET_ENCODE_Q_MS} ms)" if n == 5000 else ""))
+    summary = _summary(rows) if args.baseline_tree and rows else []
+    in_process = run_in_process(args, trees) if args.in_process else []
     print(f"RSS target at 5000 nodes: <= {TARGET_RSS_MIB:.0f} MiB; "
           f"load average after: {Path('/proc/loadavg').read_text().strip()}")
     flood = []
@@ -375,9 +531,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r['nodes']:>6} {r['candidates']:>6} | {r['alone'][0]:>11.2f}/{r['alone'][1]:>6.2f} ms | "
                   f"{r['flooded'][0]:>7.2f}/{r['flooded'][1]:>6.2f} ms | {r['rounds']:>6} {r['flooders']:>8} "
                   f"{r['flood_rate']:>11.0f} {r['refused']:>8.0f} {r['binds']:>5.0f}", flush=True)
-    write_results(args.results, {"rows": rows, "encode_q_ms": {str(n): ms for n, ms in encode_q.items()},
-                                 "bind_flood": flood, "policy": args.policy, "requests": args.requests},
-                  load_before=load_before)
+    figures = {"rows": rows, "encode_q_ms": {str(n): ms for n, ms in encode_q.items()}, "bind_flood": flood,
+               "policy": args.policy, "requests": args.requests, "in_process_prioritize_cpu_ms": in_process}
+    if args.baseline_tree:
+        figures.update(baseline_tree=args.baseline_tree, baseline_commit=_commit(Path(args.baseline_tree)),
+                       commit=_commit(ROOT), rounds=args.rounds, summary=summary)
+    write_results(args.results, figures, load_before=load_before)
     return 0
 
 

@@ -17,6 +17,7 @@ Layout (each file says what it owns):
     runtime.py           what a request needs, built once: cache, policy, profiles, binder; the verbs' logic
     wire.py              ExtenderArgs in, ExtenderFilterResult / HostPriority / ... out; any key casing on input
     decide.py            filter reasons, scoring and the 0-10 score rule on one snapshot (pure)
+    row_cache.py         the cluster's encoded rows kept across prioritize requests; only changed nodes re-encoded
     static_cluster.py    the --static-cluster YAML loader with file:line:field errors
     usage.py             UsageProvider interface, the static and none providers, the stoppable poller
     providers/           the monitor (node agents) and prometheus providers, their parsing and per-node health

@@ -19,6 +19,7 @@ encoded.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from policy.features import Encoded, encode, usage_is_fresh
 from policy.model import ModelScorer, QModel, Scorer
 from policy.served import HOT_THRESHOLDS, heat, hot_refused, to_extender_scores
 from policy.state import RESOURCES, ClusterSnapshot, PodView
+
+if TYPE_CHECKING:
+    from extender.row_cache import RowCache
 
 _UNITS = ("cores", "GiB", "MB/s", "MB/s")
 
@@ -146,8 +150,18 @@ class Scored:
     stale: np.ndarray
 
 
+def whole(snap: ClusterSnapshot, pod: PodView, policy: ServedPolicy, *,
+          max_usage_age: float) -> tuple[Encoded, np.ndarray, np.ndarray]:
+    """(Encoded, raw values, fresh) of every node of ``snap``, from scratch. ``extender.row_cache.RowCache.whole``
+    gives bitwise the same, re-encoding only the nodes that changed since its last request."""
+    enc = encode(snap, pod, max_usage_age=max_usage_age)
+    raw = policy.raw(snap, pod, enc) if snap.n_nodes else np.zeros(0)
+    return enc, raw, usage_is_fresh(snap, max_usage_age)
+
+
 def score(snap: ClusterSnapshot | None, pod: PodView, policy: ServedPolicy, *, max_usage_age: float,
-          context: ClusterSnapshot | None = None, rows: np.ndarray | None = None) -> Scored:
+          context: ClusterSnapshot | None = None, rows: np.ndarray | None = None,
+          cache: RowCache | None = None) -> Scored:
     """Encode once, ask the policy, map to 0..10.
 
     With ``context`` (the whole cached cluster) and ``rows`` (the candidates' rows in it, in ``snap``'s
@@ -155,14 +169,15 @@ def score(snap: ClusterSnapshot | None, pod: PodView, policy: ServedPolicy, *, m
     after: that is how the policy was trained (every node in the snapshot), while kube-scheduler sends
     only the nodes that passed its filters, which would shift the cluster-relative columns (capacity vs
     the cluster mean, the cluster summary) if encoded alone. ``snap`` (the candidates alone) is then not
-    read and may be None: the one snapshot of the request is ``context``.
+    read and may be None: the one snapshot of the request is ``context``. ``cache`` (an
+    ``extender.row_cache.RowCache``) keeps the whole cluster's rows across requests: same answer, less work.
     """
     if context is not None and rows is not None:
-        full = encode(context, pod, max_usage_age=max_usage_age)
-        raw_full = policy.raw(context, pod, full) if context.n_nodes else np.zeros(0)
+        full, raw_full, fresh_full = (cache.whole if cache is not None else whole)(
+            context, pod, policy, max_usage_age=max_usage_age)
         enc = Encoded(nodes=full.nodes[rows], pod=full.pod, cluster=full.cluster, mask=full.mask[rows])
         raw = raw_full[rows]
-        fresh = usage_is_fresh(context, max_usage_age)[rows]
+        fresh = fresh_full[rows]
     else:
         enc = encode(snap, pod, max_usage_age=max_usage_age)
         raw = policy.raw(snap, pod, enc) if snap.n_nodes else np.zeros(0)

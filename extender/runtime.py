@@ -31,6 +31,7 @@ from extender.node_infos import NodeInfoMemo
 from extender.profile_store import InMemoryProfileStore
 from extender.raw_nodes import RawItems, filter_reply
 from extender.recording import Recording
+from extender.row_cache import RowCache
 from extender.settings import Settings
 from extender.telemetry import Telemetry
 from extender.wire import ExtenderArgs
@@ -96,6 +97,7 @@ class Runtime:
     pod_workload: Any = None   # callable uid -> workload key (the pod index, or the static map)
     _node_infos: NodeInfoMemo | None = None  # Nodes mode: node_info by the item's exact JSON
     recording: Recording | None = None  # decision log, shadow, exploration, canary (extender.recording)
+    rows: RowCache = field(default_factory=RowCache)  # names mode: the cluster's encoded rows across requests
 
     @property
     def thresholds(self) -> Thresholds:
@@ -212,7 +214,7 @@ class Runtime:
             known = idx >= 0
             every = bool(known.all())
             scored = score(None, pod, self.policy, max_usage_age=self.settings.max_usage_age_s,
-                           context=view.snapshot(now), rows=idx if every else idx[known])
+                           context=view.snapshot(now), rows=idx if every else idx[known], cache=self.rows)
             cand = Candidates(names=names, known=known, snap=None, items=None)
             known_names = names if every else [n for n, k in zip(names, known.tolist(), strict=True) if k]
         else:
