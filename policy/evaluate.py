@@ -4,8 +4,9 @@ Every policy runs on the very same episodes (the workload is a function of the s
 so differences are the policies' own. Prints one table per scenario/workload/load with mean slowdown,
 its excess over the physical limit 1.0, each policy's excess as a ratio to ``default-k8s``'s with a 95 %
 interval over seeds, mean and p95 JCT, makespan, load imbalance and utilisation; writes ``runs.csv``,
-``summary.csv``, ``table.txt``, ``summary.md`` (a policies x cases markdown table) and PNG plots (JCT CDF,
-imbalance and utilisation over time) to ``--out``.
+``summary.csv``, ``table.txt``, ``summary.md`` (a policies x cases markdown table), with ``--served`` its
+setting (``served.json``: weight, mapping, hot filter), and PNG plots (JCT CDF, imbalance and utilisation
+over time) to ``--out``.
 
 Held-out splits (``--split``, see ``policy.splits`` and policy/README.md): ``validation`` (inside training's
 ranges; what tuning and checkpoint selection may look at) and ``test`` (families outside training's ranges;
@@ -378,6 +379,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(args.out / "runs.csv", rows)
     write_csv(args.out / "summary.csv", summary)
+    if args.served is not None:  # what the scoring was, for the tables made from this folder
+        (args.out / "served.json").write_text(json.dumps(
+            {"weight": args.served, "mapping": str(args.mapping), "hot_filter": args.hot_filter}, indent=2) + "\n")
     if contention is not None:
         (args.out / "contention.json").write_text(json.dumps(
             {"set": args.contention, "file": "policy/sim/calibration.yaml", "params": contention.as_dict()},

@@ -50,10 +50,34 @@ SERVED_TABLES = {"served.md": "validation", "served-test.md": "test"}
 """Derived file -> the split it puts side by side by scoring mode."""
 
 
+def served_setting(folder: Path) -> dict | None:
+    """The served setting an evaluation ran with (its ``served.json``, written by ``policy.evaluate --served``);
+    None for a folder written before evaluations recorded it."""
+    path = folder / "served.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def served_scoring(folder: Path, default: str) -> str:
+    """How ``folder``'s policies were scored, from its ``served.json`` (``default`` without one)."""
+    s = served_setting(folder)
+    if s is None:
+        return default
+    return (f"each policy scored as served (the hot-node filter {s['hot_filter']}, then kube-scheduler's resource "
+            f"scoring + the extender's 0-10 score, mapping {s['mapping']}, at weight {s['weight']:g}; default-k8s "
+            "is plain kube-scheduler)")
+
+
 def served_runs(results: Path, split: str) -> tuple[tuple[str, str], ...]:
     """The (result folder, column label) pairs of ``split``'s served table: the columns whose folders exist."""
-    return tuple((f"{split}{suffix}", label) for suffix, label in SERVED_COLUMNS
-                 if (results / f"{split}{suffix}" / "summary.csv").exists())
+    runs = []
+    for suffix, label in SERVED_COLUMNS:
+        folder = results / f"{split}{suffix}"
+        if not (folder / "summary.csv").exists():
+            continue
+        s = served_setting(folder) if suffix == "-served" else None
+        runs.append((f"{split}{suffix}", label if s is None else
+                     f"served, {s['mapping']} at weight {s['weight']:g} (hot filter {s['hot_filter']})"))
+    return tuple(runs)
 
 
 def _read(path: Path) -> list[dict]:
@@ -266,7 +290,8 @@ def derived(root: Path) -> dict[Path, str]:
         out[BENCH / "benchmarks.md"] = benchmarks(records)
     for name, scoring in COMPARISONS:
         if (res / name / "summary.csv").exists():
-            out[RESULTS / name / "comparison.md"] = comparison(_read(res / name / "summary.csv"), scoring)
+            out[RESULTS / name / "comparison.md"] = comparison(_read(res / name / "summary.csv"),
+                                                               served_scoring(res / name, scoring))
     for table, split in SERVED_TABLES.items():
         runs_of = served_runs(res, split)
         if {name for name, _ in runs_of} >= {split, f"{split}-served"}:  # argmax and the shipped filter at least
