@@ -56,3 +56,15 @@ def test_the_command_refuses_bad_grids(capsys, tmp_path):
     assert served_sweep.main(["--out", str(tmp_path), "--mappings", "cubic"]) == 2
     assert served_sweep.main(["--out", str(tmp_path), "--table"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_sweeps_on_other_seeds_merge_seed_weighted_and_only_where_both_ran():
+    a = _rows({("minmax", 10): {"dqn": 0.10, "lookahead": 0.05, "demand-aware": 0.08},
+               ("band:0.05", 3): {"dqn": 0.06, "lookahead": 0.12, "demand-aware": 0.20}})
+    b = _rows({("minmax", 10): {"dqn": 0.20, "lookahead": 0.05, "demand-aware": 0.08}}, base=0.4)
+    merged = served_sweep.merge(a, b)
+    assert {(r["mapping"], r["weight"]) for r in merged} == {("-", 0), ("minmax", 10)}
+    dqn = [r for r in merged if r["policy"] == "dqn"]
+    assert all(r["seeds"] == 10 and r["excess_slowdown"] == pytest.approx(0.15) for r in dqn)
+    (row,) = served_sweep.table(merged)
+    assert row["dqn/k8s"] == pytest.approx(0.15 / 0.3)
