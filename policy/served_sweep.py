@@ -15,8 +15,8 @@ heuristics). Near the top the settings differ by less than seed noise, so the sh
 two stages: the whole grid on validation seeds 0-4 (``policy/results/served-sweep``), then the best
 mappings x a few weights again on seeds 5-9 (``policy/results/served-sweep-confirm``, ``--seed-base 5``),
 choosing on all ten (``--table --out policy/results/served-sweep-confirm --with
-policy/results/served-sweep``). The table also gives, per setting, the DQN's geometric-mean ratio to the best of lookahead
-and demand-aware and its worst family (the geometric mean of a family's loads). Ratio rules as the
+policy/results/served-sweep``). The table also gives, per setting, the DQN's geometric-mean ratio to the
+best of lookahead and demand-aware and its worst family (the geometric mean of a family's loads). Ratio rules as the
 README's comparisons: a case whose denominator is below ``MIN_EXCESS`` is left out, ratios below
 ``MIN_RATIO`` count as ``MIN_RATIO``.
 """
