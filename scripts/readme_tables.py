@@ -37,31 +37,32 @@ MIN_EXCESS = 0.005
 """A ratio to an excess below this (a policy already at the physical limit) is noise: shown as n/a, left out."""
 MIN_RATIO = 0.01
 """Ratios below this count as this in the geometric mean, so one near-zero case cannot dominate it."""
-COMPARISONS = (("test-served", "each policy scored as served (the hot-node filter prefer-cool, then kube-scheduler's "
-                "resource scoring + the extender's 0-10 score at weight 10; default-k8s is plain kube-scheduler)"),
+COMPARISONS = (("test-served", "each policy scored as served (its served.json says how: ``served_scoring``)"),
                ("test", "each policy's scores taken as a pure argmax"),
                ("validation", "each policy's scores taken as a pure argmax"))
 """Result folders that get a ``comparison.md``, and how the policies were scored in them."""
-SERVED_COLUMNS = (("", "argmax"), ("-served", "served, weight 10 (hot filter prefer-cool)"),
+SERVED_COLUMNS = (("", "argmax"), ("-served", "served, hot filter prefer-cool"),
                   ("-served-fit", "served, hot filter prefer-fit"), ("-served-strict", "served, hot filter strict"),
                   ("-served-nohot", "served, no hot filter"))
-"""Result folder suffix -> column label of the served tables."""
+"""Result folder suffix -> column label of the served tables (the mapping and weight are appended)."""
+PRE_RECORDED_SETTING = {"mapping": "minmax", "weight": 10}
+"""The served setting of result folders written before evaluations recorded theirs in ``served.json``."""
 SERVED_TABLES = {"served.md": "validation", "served-test.md": "test"}
 """Derived file -> the split it puts side by side by scoring mode."""
 
 
-def served_setting(folder: Path) -> dict | None:
-    """The served setting an evaluation ran with (its ``served.json``, written by ``policy.evaluate --served``);
-    None for a folder written before evaluations recorded it."""
+def served_setting(folder: Path) -> dict:
+    """The served setting an evaluation ran with (its ``served.json``, written by ``policy.evaluate --served``;
+    ``PRE_RECORDED_SETTING`` for a folder written before evaluations recorded it)."""
     path = folder / "served.json"
-    return json.loads(path.read_text()) if path.is_file() else None
+    return json.loads(path.read_text()) if path.is_file() else {"hot_filter": "prefer-cool", **PRE_RECORDED_SETTING}
 
 
 def served_scoring(folder: Path, default: str) -> str:
-    """How ``folder``'s policies were scored, from its ``served.json`` (``default`` without one)."""
-    s = served_setting(folder)
-    if s is None:
+    """How ``folder``'s policies were scored, from its ``served.json`` (``default`` for an argmax folder)."""
+    if not folder.name.endswith(tuple(suffix for suffix, _ in SERVED_COLUMNS if suffix)):
         return default
+    s = served_setting(folder)
     return (f"each policy scored as served (the hot-node filter {s['hot_filter']}, then kube-scheduler's resource "
             f"scoring + the extender's 0-10 score, mapping {s['mapping']}, at weight {s['weight']:g}; default-k8s "
             "is plain kube-scheduler)")
@@ -74,9 +75,8 @@ def served_runs(results: Path, split: str) -> tuple[tuple[str, str], ...]:
         folder = results / f"{split}{suffix}"
         if not (folder / "summary.csv").exists():
             continue
-        s = served_setting(folder) if suffix == "-served" else None
-        runs.append((f"{split}{suffix}", label if s is None else
-                     f"served, {s['mapping']} at weight {s['weight']:g} (hot filter {s['hot_filter']})"))
+        s = served_setting(folder) if suffix else None
+        runs.append((f"{split}{suffix}", label if s is None else f"{label}, {s['mapping']} at weight {s['weight']:g}"))
     return tuple(runs)
 
 
