@@ -37,10 +37,13 @@ MIN_EXCESS = 0.005
 """A ratio to an excess below this (a policy already at the physical limit) is noise: shown as n/a, left out."""
 MIN_RATIO = 0.01
 """Ratios below this count as this in the geometric mean, so one near-zero case cannot dominate it."""
-COMPARISONS = (("test-served", "each policy scored as served (its served.json says how: ``served_scoring``)"),
+COMPARISONS = (("test-served", "each policy scored as served (the hot-node filter prefer-cool, then kube-scheduler's "
+                "resource scoring + the extender's 0-10 score at weight 10; default-k8s is plain kube-scheduler)"),
                ("test", "each policy's scores taken as a pure argmax"),
                ("validation", "each policy's scores taken as a pure argmax"))
-"""Result folders that get a ``comparison.md``, and how the policies were scored in them."""
+"""Result folders that get a ``comparison.md``, and how the policies were scored in them (a served folder's
+``served.json`` says it instead, ``served_scoring``; the text here is that of folders made before, with min-max
+at weight 10, which ``scripts/calibrated_world.py`` also describes)."""
 SERVED_COLUMNS = (("", "argmax"), ("-served", "served, hot filter prefer-cool"),
                   ("-served-fit", "served, hot filter prefer-fit"), ("-served-strict", "served, hot filter strict"),
                   ("-served-nohot", "served, no hot filter"))
