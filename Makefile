@@ -76,15 +76,15 @@ EVAL_POLICIES := default-k8s,tlp,lvrb,koord,demand-aware,lookahead,random,round-
 EVAL := nice -n 5 $(PY) -m policy.evaluate --workers 2 --no-plots -q
 
 evaluate: venv  ## the README's result tables: run the evaluations into policy/results/ (~17 min on 2 busy cores), regenerate the README blocks
-	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served 10 --out policy/results/test-served
-	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served 10 --hot-filter strict --out policy/results/test-served-strict
-	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served 10 --hot-filter off --out policy/results/test-served-nohot
+	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served --out policy/results/test-served
+	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served --hot-filter strict --out policy/results/test-served-strict
+	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served --hot-filter off --out policy/results/test-served-nohot
 	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --out policy/results/test
 	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --out policy/results/validation
-	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --out policy/results/validation-served
-	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --hot-filter strict --out policy/results/validation-served-strict
-	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --hot-filter off --out policy/results/validation-served-nohot
-	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served 10 --hot-filter prefer-fit --out policy/results/validation-served-fit
+	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served --out policy/results/validation-served
+	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served --hot-filter strict --out policy/results/validation-served-strict
+	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served --hot-filter off --out policy/results/validation-served-nohot
+	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served --hot-filter prefer-fit --out policy/results/validation-served-fit
 	$(EVAL) --policies $(EVAL_POLICIES) --trace alibaba --scenarios base,hetero --loads 0.9,1.5 --seeds 3 --jobs 1000 --out policy/results/alibaba
 	nice -n 5 $(PY) -m policy.evaluate --migration --workers 2 --no-plots --out policy/results/migration
 	$(PY) scripts/readme_tables.py

@@ -3,12 +3,9 @@
 Scores (``to_extender_scores``, kept in ``policy.served`` so the simulator scores as served): kube-scheduler
 wants integers 0..10 (``MaxExtenderPriority``). Among the *allowed* nodes (feasible by requests, pod slots
 and readiness, and not refused with -inf by a heuristic) the raw value (Q-value or heuristic score) is
-min-max scaled and rounded half up:
-
-    score = round(10 * (raw - min) / (max - min))      all allowed equal -> 10;  not allowed -> 0
-
-The rule is monotone (a higher raw value never gets a lower score), keeps the best node at 10 and the
-worst at 0, and does not depend on the raw scale, so a model and a heuristic are interchangeable.
+mapped by the policy's ``policy.served.ScoreMapping`` (the ``score_mapping`` setting: minmax, band:B or
+linear:B; not allowed -> 0). Every mapping is monotone (a higher raw value never gets a lower score) and
+keeps the best node at 10.
 
 Features come only from ``policy.features.encode``. In nodeCacheCapable mode they are computed over the
 whole cached cluster, as in training, and the candidates' rows taken after (``score``'s ``context``);
@@ -25,7 +22,7 @@ import numpy as np
 
 from policy.features import Encoded, encode, usage_is_fresh
 from policy.model import ModelScorer, QModel, Scorer
-from policy.served import HOT_THRESHOLDS, heat, hot_refused, to_extender_scores
+from policy.served import DEFAULT_MAPPING, HOT_THRESHOLDS, ScoreMapping, heat, hot_refused, to_extender_scores
 from policy.state import RESOURCES, ClusterSnapshot, PodView
 
 if TYPE_CHECKING:
@@ -54,10 +51,12 @@ class ServedPolicy:
     ``policy.baselines`` -- and the version ``/readyz`` reports. Raw value per node: higher is better
     (-inf: refused)."""
 
-    def __init__(self, scorer: Scorer, *, version: str) -> None:
+    def __init__(self, scorer: Scorer, *, version: str, mapping: ScoreMapping = DEFAULT_MAPPING) -> None:
         self.scorer = scorer
         self.name = scorer.name
         self.version = version
+        self.mapping = mapping
+        """Raw values -> 0..10 (``policy.served.to_extender_scores``)."""
 
     def raw(self, snap: ClusterSnapshot, pod: PodView, enc: Encoded) -> np.ndarray:
         from_features = getattr(self.scorer, "score_encoded", None)
@@ -66,14 +65,14 @@ class ServedPolicy:
         return np.asarray(self.scorer.score(snap, pod), dtype=np.float64)
 
 
-def model_policy(model: QModel) -> ServedPolicy:
+def model_policy(model: QModel, mapping: ScoreMapping = DEFAULT_MAPPING) -> ServedPolicy:
     """The exported DQN: raw value = Q-value of placing the pod on the node."""
-    return ServedPolicy(ModelScorer(model), version=model.version)
+    return ServedPolicy(ModelScorer(model), version=model.version, mapping=mapping)
 
 
-def heuristic_policy(scorer: Scorer) -> ServedPolicy:
+def heuristic_policy(scorer: Scorer, mapping: ScoreMapping = DEFAULT_MAPPING) -> ServedPolicy:
     """A named ``policy.baselines`` scorer."""
-    return ServedPolicy(scorer, version=f"heuristic:{scorer.name}")
+    return ServedPolicy(scorer, version=f"heuristic:{scorer.name}", mapping=mapping)
 
 
 def _filter_codes(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds, max_usage_age: float):
@@ -182,4 +181,4 @@ def score(snap: ClusterSnapshot | None, pod: PodView, policy: ServedPolicy, *, m
         enc = encode(snap, pod, max_usage_age=max_usage_age)
         raw = policy.raw(snap, pod, enc) if snap.n_nodes else np.zeros(0)
         fresh = usage_is_fresh(snap, max_usage_age)
-    return Scored(enc=enc, raw=raw, scores=to_extender_scores(raw, enc.mask), stale=~fresh)
+    return Scored(enc=enc, raw=raw, scores=to_extender_scores(raw, enc.mask, policy.mapping), stale=~fresh)

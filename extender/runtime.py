@@ -62,14 +62,14 @@ class RecordingBinder:
 def load_policy(settings: Settings, telemetry: Telemetry) -> tuple[ServedPolicy, str | None]:
     """The policy to serve and, when the model could not be used, why (the degraded reason)."""
     if settings.policy != "model":
-        return heuristic_policy(make_scorer(settings.policy)), None
+        return heuristic_policy(make_scorer(settings.policy), settings.mapping), None
     try:
-        return model_policy(load_model(settings.model_path)), None
+        return model_policy(load_model(settings.model_path), settings.mapping), None
     except ModelError as exc:
         reason = f"model unusable, serving heuristic {settings.fallback_heuristic}: {exc}"
         label = "model_missing" if "not found" in exc.problem else "model_corrupt"
         telemetry.report(label, reason, path=exc.path, heuristic=settings.fallback_heuristic)
-        return heuristic_policy(make_scorer(settings.fallback_heuristic)), reason
+        return heuristic_policy(make_scorer(settings.fallback_heuristic), settings.mapping), reason
 
 
 @dataclass(eq=False)
@@ -290,7 +290,7 @@ class Runtime:
         # and the 0-10 scale is spread over the nodes that pass.
         passing = np.ones(snap.n_nodes, dtype=bool)
         passing[list(reasons)] = False
-        final = to_extender_scores(scored.raw, scored.enc.mask & passing)
+        final = to_extender_scores(scored.raw, scored.enc.mask & passing, self.policy.mapping)
         nodes = []
         for i, name in enumerate(snap.names):
             nodes.append({

@@ -25,7 +25,7 @@ from kube.objects import DISK_ANNOTATION, NET_ANNOTATION
 from kube.profiles import PROFILE_ANNOTATION
 from kube.selectors import parse_pairs, parse_selector
 from policy.baselines import SCORERS
-from policy.served import HOT_THRESHOLDS
+from policy.served import DEFAULT_MAPPING, HOT_THRESHOLDS, ScoreMapping
 from policy.state import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS
 
 CONFIG_ENV = "DRSCHED_CONFIG"
@@ -113,6 +113,9 @@ class Settings(BaseSettings):
         "scored instead); prefer-fit: the same, but a node is judged as it would be with the pod on it (usage "
         "+ the pod's expected demand), so an idle node too small for the pod is not taken for cool; strict: "
         "hot nodes are always filtered and the pod waits until one cools down; off: no hot-node filter.")
+    score_mapping: str = Field(str(DEFAULT_MAPPING), description="How raw values become the 0-10 scores: "
+                               "minmax, band:B (within B of the best: 10) or linear:B (one point per B below the "
+                               "best); policy.served.ScoreMapping, chosen on validation.")
     net_annotation: str = Field(NET_ANNOTATION, description="Node annotation with network capacity, MB/s.")
     disk_annotation: str = Field(DISK_ANNOTATION, description="Node annotation with disk capacity, MB/s.")
     default_net_mbps: float = Field(DEFAULT_NET_MBPS, gt=0, description="Network capacity of nodes without the "
@@ -194,6 +197,11 @@ class Settings(BaseSettings):
                 raise ValueError(f"not valid JSON: {exc.msg}") from None
         return dict(parse_pairs(text))
 
+    @field_validator("score_mapping")
+    @classmethod
+    def _score_mapping(cls, value: str) -> str:
+        return str(ScoreMapping.parse(value))
+
     @field_validator("workload_labels", "shadow_scheduler_names", "shadow_namespaces", "canary_namespaces",
                      mode="before")
     @classmethod
@@ -272,6 +280,11 @@ class Settings(BaseSettings):
         if self.usage_timeout_s >= self.usage_interval_s:
             raise ValueError("usage_timeout_s must be shorter than usage_interval_s")
         return self
+
+    @property
+    def mapping(self) -> ScoreMapping:
+        """``score_mapping`` parsed (validated at start)."""
+        return ScoreMapping.parse(self.score_mapping)
 
     @property
     def prefix(self) -> str:

@@ -99,7 +99,7 @@ class ShadowRecorder:
         scored = score(snap, view_, self.policy, max_usage_age=self.max_usage_age)
         allowed = scored.enc.mask & np.isfinite(scored.raw) & \
             passes_filter(snap, view_, self.thresholds, self.max_usage_age)
-        final = to_extender_scores(scored.raw, allowed)
+        final = to_extender_scores(scored.raw, allowed, self.policy.mapping)
         chosen = None
         if allowed.any():
             best = int(np.argmax(np.where(allowed, scored.raw, -np.inf)))

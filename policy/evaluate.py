@@ -4,8 +4,9 @@ Every policy runs on the very same episodes (the workload is a function of the s
 so differences are the policies' own. Prints one table per scenario/workload/load with mean slowdown,
 its excess over the physical limit 1.0, each policy's excess as a ratio to ``default-k8s``'s with a 95 %
 interval over seeds, mean and p95 JCT, makespan, load imbalance and utilisation; writes ``runs.csv``,
-``summary.csv``, ``table.txt``, ``summary.md`` (a policies x cases markdown table) and PNG plots (JCT CDF,
-imbalance and utilisation over time) to ``--out``.
+``summary.csv``, ``table.txt``, ``summary.md`` (a policies x cases markdown table), with ``--served`` its
+setting (``served.json``: weight, mapping, hot filter), and PNG plots (JCT CDF, imbalance and utilisation
+over time) to ``--out``.
 
 Held-out splits (``--split``, see ``policy.splits`` and policy/README.md): ``validation`` (inside training's
 ranges; what tuning and checkpoint selection may look at) and ``test`` (families outside training's ranges;
@@ -45,7 +46,7 @@ import numpy as np
 from policy.errors import ConfigError
 from policy.model import ModelError
 from policy.report import format_counts, format_placements, mean_ci95, write_csv, write_plots
-from policy.served import HOT_FILTERS, HOT_THRESHOLDS, Served
+from policy.served import DEFAULT_MAPPING, DEFAULT_WEIGHT, HOT_FILTERS, HOT_THRESHOLDS, ScoreMapping, Served
 from policy.sim import calibration
 from policy.sim.config import SimConfig
 from policy.sim.episode import run_episode, scorer_from_spec, scorer_label
@@ -107,10 +108,10 @@ def split_cases(split: str, families: Sequence[str], loads: Sequence[float], n_s
 
 
 def _run_case(args: tuple) -> tuple[Case, str, dict, dict]:
-    case, n_jobs, spec, label, weight, hot_filter, contention = args
+    case, n_jobs, spec, label, weight, hot_filter, mapping, contention = args
     scorer = scorer_from_spec(spec, seed=case.seed)
     if weight is not None and spec != BASELINE:  # default-k8s is kube-scheduler without the extender
-        scorer = Served(scorer, weight, thresholds=HOT_THRESHOLDS, mode=hot_filter)
+        scorer = Served(scorer, weight, thresholds=HOT_THRESHOLDS, mode=hot_filter, mapping=mapping)
     t0 = time.perf_counter()
     cfg = case.sim_config(n_jobs)
     result = run_episode(cfg if contention is None else replace(cfg, contention=contention), case.seed, scorer)
@@ -124,13 +125,13 @@ def _run_case(args: tuple) -> tuple[Case, str, dict, dict]:
 
 def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True,
             served_weight: float | None = None, hot_filter: str = "prefer-cool",
-            contention: ContentionParams | None = None):
-    """Run every (case, policy), each policy scored as served with extender weight ``served_weight`` if given
-    (``policy.served``), under ``contention`` if given (else the calibration file's active set); returns rows
-    (dicts) and the per-run series of the first seed."""
+            contention: ContentionParams | None = None, mapping: ScoreMapping = DEFAULT_MAPPING):
+    """Run every (case, policy), each policy scored as served with extender weight ``served_weight`` and
+    value-to-score ``mapping`` if a weight is given (``policy.served``), under ``contention`` if given (else
+    the calibration file's active set); returns rows (dicts) and the per-run series of the first seed."""
     labels = [scorer_label(p) for p in policies]
     labels = [lab if labels.count(lab) == 1 else p for lab, p in zip(labels, policies, strict=True)]
-    tasks = [(c, n_jobs, p, lab, served_weight, hot_filter, contention) for c in cases
+    tasks = [(c, n_jobs, p, lab, served_weight, hot_filter, mapping, contention) for c in cases
              for p, lab in zip(policies, labels, strict=True)]
     rows, series = [], {}
     bar = _progress(len(tasks), progress)
@@ -231,6 +232,13 @@ def format_pivot(summary: list[dict], metric: str = "mean_slowdown") -> str:
     return "\n".join(lines)
 
 
+def _mapping(text: str) -> ScoreMapping:
+    try:
+        return ScoreMapping.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m policy.evaluate",
@@ -256,10 +264,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         "an offset into the split's own seed range, disjoint from training's and the other "
                         "split's (default: 0)")
     p.add_argument("--jobs", type=int, help=f"jobs per episode (default: 200; --split lab: {LAB_JOBS})")
-    p.add_argument("--served", type=float, metavar="WEIGHT",
+    p.add_argument("--served", type=float, metavar="WEIGHT", nargs="?", const=DEFAULT_WEIGHT,
                    help="score as deployed (policy.served): the 65 %% hot-node filter, then kube-scheduler's "
-                        "default resource scoring + 10 x WEIGHT x the extender's 0-10 score; default-k8s stays "
-                        "plain kube-scheduler (default: a pure argmax of each policy's scores)")
+                        "default resource scoring + 10 x WEIGHT x the extender's 0-10 score (WEIGHT omitted: "
+                        "%(const)g, the shipped scheduler configs'); default-k8s stays plain kube-scheduler "
+                        "(default: a pure argmax of each policy's scores)")
+    p.add_argument("--mapping", type=_mapping, default=DEFAULT_MAPPING, metavar="KIND[:BAND]",
+                   help="with --served: the extender's value-to-score mapping as its score_mapping setting "
+                        "(minmax, band:B, linear:B; policy.served) (default: %(default)s)")
     p.add_argument("--hot-filter", choices=HOT_FILTERS, default="prefer-cool",
                    help="with --served: the extender's hot-node filter as its hot_filter setting (prefer-cool: "
                         "only while some fit node is cool; prefer-fit: the same, judging each node with the "
@@ -358,7 +370,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         rows, series = run_all(cases, policies, args.jobs, args.workers, progress=not args.quiet,
-                               served_weight=args.served, hot_filter=args.hot_filter, contention=contention)
+                               served_weight=args.served, hot_filter=args.hot_filter, contention=contention,
+                               mapping=args.mapping)
     except (ConfigError, SimError) as exc:  # raised in a worker and pickled back as itself (policy.errors)
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
@@ -366,6 +379,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(args.out / "runs.csv", rows)
     write_csv(args.out / "summary.csv", summary)
+    if args.served is not None:  # what the scoring was, for the tables made from this folder
+        (args.out / "served.json").write_text(json.dumps(
+            {"weight": args.served, "mapping": str(args.mapping), "hot_filter": args.hot_filter}, indent=2) + "\n")
     if contention is not None:
         (args.out / "contention.json").write_text(json.dumps(
             {"set": args.contention, "file": "policy/sim/calibration.yaml", "params": contention.as_dict()},

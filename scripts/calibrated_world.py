@@ -134,7 +134,7 @@ def report(root: Path) -> tuple[str, dict[Path, str]]:
             "```", "POLICIES=default-k8s,tlp,lvrb,koord,demand-aware,lookahead,random,round-robin,"
             f"dqn:{OLD_MODEL}"]
     for name, _ in RUNS:
-        split, served = name.split("-")[0], " --served 10" if name.endswith("served") else ""
+        split, served = name.split("-")[0], " --served 10 --mapping minmax" if name.endswith("served") else ""
         text.append(MAKE.format(set=cal, split=split, served=served, name=name))
     text += ["python scripts/calibrated_world.py", "```", "",
              f"The original-world folders (`{RESULTS}/{ORIGINAL}`) are `make evaluate`'s while `original` was the "
@@ -185,7 +185,7 @@ def candidate(root: Path, cal: str) -> list[str]:
     lines += [f"POLICIES={MODEL_POLICIES}"]
     for world in ("original", cal):
         for name, _ in RUNS:
-            split, served = name.split("-")[0], " --served 10" if name.endswith("served") else ""
+            split, served = name.split("-")[0], " --served 10 --mapping minmax" if name.endswith("served") else ""
             lines.append(MAKE.format(set=world, split=split, served=served, name=name).replace(
                 "policy/results/calibrated-" + name, f"{MODEL_DIR}/{world}-{name}"))
     return [*lines, "```"]

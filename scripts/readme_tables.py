@@ -44,19 +44,46 @@ COMPARISONS = (("test-served", "each policy scored as served (the hot-node filte
                 "resource scoring + the extender's 0-10 score at weight 10; default-k8s is plain kube-scheduler)"),
                ("test", "each policy's scores taken as a pure argmax"),
                ("validation", "each policy's scores taken as a pure argmax"))
-"""Result folders that get a ``comparison.md``, and how the policies were scored in them."""
-SERVED_COLUMNS = (("", "argmax"), ("-served", "served, weight 10 (hot filter prefer-cool)"),
+"""Result folders that get a ``comparison.md``, and how the policies were scored in them (a served folder's
+``served.json`` says it instead, ``served_scoring``; the text here is that of folders made before, with min-max
+at weight 10, which ``scripts/calibrated_world.py`` also describes)."""
+SERVED_COLUMNS = (("", "argmax"), ("-served", "served, hot filter prefer-cool"),
                   ("-served-fit", "served, hot filter prefer-fit"), ("-served-strict", "served, hot filter strict"),
                   ("-served-nohot", "served, no hot filter"))
-"""Result folder suffix -> column label of the served tables."""
+"""Result folder suffix -> column label of the served tables (the mapping and weight are appended)."""
+PRE_RECORDED_SETTING = {"mapping": "minmax", "weight": 10}
+"""The served setting of result folders written before evaluations recorded theirs in ``served.json``."""
 SERVED_TABLES = {"served.md": "validation", "served-test.md": "test"}
 """Derived file -> the split it puts side by side by scoring mode."""
 
 
+def served_setting(folder: Path) -> dict:
+    """The served setting an evaluation ran with (its ``served.json``, written by ``policy.evaluate --served``;
+    ``PRE_RECORDED_SETTING`` for a folder written before evaluations recorded it)."""
+    path = folder / "served.json"
+    return json.loads(path.read_text()) if path.is_file() else {"hot_filter": "prefer-cool", **PRE_RECORDED_SETTING}
+
+
+def served_scoring(folder: Path, default: str) -> str:
+    """How ``folder``'s policies were scored, from its ``served.json`` (``default`` for an argmax folder)."""
+    if not folder.name.endswith(tuple(suffix for suffix, _ in SERVED_COLUMNS if suffix)):
+        return default
+    s = served_setting(folder)
+    return (f"each policy scored as served (the hot-node filter {s['hot_filter']}, then kube-scheduler's resource "
+            f"scoring + the extender's 0-10 score, mapping {s['mapping']}, at weight {s['weight']:g}; default-k8s "
+            "is plain kube-scheduler)")
+
+
 def served_runs(results: Path, split: str) -> tuple[tuple[str, str], ...]:
     """The (result folder, column label) pairs of ``split``'s served table: the columns whose folders exist."""
-    return tuple((f"{split}{suffix}", label) for suffix, label in SERVED_COLUMNS
-                 if (results / f"{split}{suffix}" / "summary.csv").exists())
+    runs = []
+    for suffix, label in SERVED_COLUMNS:
+        folder = results / f"{split}{suffix}"
+        if not (folder / "summary.csv").exists():
+            continue
+        s = served_setting(folder) if suffix else None
+        runs.append((f"{split}{suffix}", label if s is None else f"{label}, {s['mapping']} at weight {s['weight']:g}"))
+    return tuple(runs)
 
 
 def _read(path: Path) -> list[dict]:
@@ -269,7 +296,8 @@ def derived(root: Path) -> dict[Path, str]:
         out[BENCH / "benchmarks.md"] = benchmarks(records)
     for name, scoring in COMPARISONS:
         if (res / name / "summary.csv").exists():
-            out[RESULTS / name / "comparison.md"] = comparison(_read(res / name / "summary.csv"), scoring)
+            out[RESULTS / name / "comparison.md"] = comparison(_read(res / name / "summary.csv"),
+                                                               served_scoring(res / name, scoring))
     for table, split in SERVED_TABLES.items():
         runs_of = served_runs(res, split)
         if {name for name, _ in runs_of} >= {split, f"{split}-served"}:  # argmax and the shipped filter at least

@@ -6,6 +6,7 @@ import pytest
 from extender.decide import Thresholds, filter_reasons, heuristic_policy, passes_filter, score, to_extender_scores
 from policy.baselines import make_scorer
 from policy.features import NODE_FEATURES
+from policy.served import ScoreMapping
 from policy.state import ClusterSnapshot, PodView
 
 
@@ -20,6 +21,8 @@ def snap(n=3, *, usage=None, age=None, requested=None, pods=None, ready=None):
 
 
 POD = PodView.from_requests(1.0, 2.0, name="p")
+MINMAX = ScoreMapping("minmax")
+"""The rule these tables were written for; the other mappings' tables: tests/unit/policy/test_served_mapping.py."""
 
 
 @pytest.mark.parametrize("raw, allowed, expected", [
@@ -33,7 +36,7 @@ POD = PodView.from_requests(1.0, 2.0, name="p")
     ([-1e9, 1e9], [1, 1], [0, 10]),
 ])
 def test_score_rule(raw, allowed, expected):
-    out = to_extender_scores(np.array(raw, float), np.array(allowed, bool))
+    out = to_extender_scores(np.array(raw, float), np.array(allowed, bool), MINMAX)
     assert out.tolist() == expected and out.dtype == np.int64
 
 
@@ -41,7 +44,7 @@ def test_score_rule_is_monotone():
     rng = np.random.default_rng(0)
     for _ in range(200):
         raw = rng.normal(size=20)
-        out = to_extender_scores(raw, np.ones(20, bool))
+        out = to_extender_scores(raw, np.ones(20, bool), MINMAX)
         order = np.argsort(raw)
         assert np.all(np.diff(out[order]) >= 0) and out.max() == 10 and out.min() == 0
 

@@ -5,7 +5,7 @@ import pytest
 
 from policy.baselines import make_scorer
 from policy.baselines.default_k8s import DefaultK8s
-from policy.served import Served, hot_nodes, to_extender_scores
+from policy.served import ScoreMapping, Served, hot_nodes, to_extender_scores
 from policy.state import PodView
 from tests.unit.policy.helpers import snapshot
 
@@ -21,7 +21,7 @@ STD = [4, 16, 125, 200]
     ([1.0, -np.inf, 3.0], [True, True, True], [0, 0, 10]),    # refused by the scorer: 0
 ])
 def test_extender_scores(raw, allowed, expected):
-    assert to_extender_scores(np.array(raw), np.array(allowed)).tolist() == expected
+    assert to_extender_scores(np.array(raw), np.array(allowed), ScoreMapping("minmax")).tolist() == expected
 
 
 def test_hot_nodes_are_fresh_nodes_at_a_threshold():
@@ -36,7 +36,7 @@ def test_served_filters_hot_nodes_and_adds_the_weighted_extender_score():
     pod = PodView(requests=[0.5, 1], demand=[1, 1, 0, 0], demand_source="learned")
     k8s = DefaultK8s().score(snap, pod)
     assert np.argmax(k8s[1:]) + 1 == 2
-    heavy = Served(make_scorer("demand-aware"), 20).score(snap, pod)
+    heavy = Served(make_scorer("demand-aware"), 20, mapping=ScoreMapping("minmax")).score(snap, pod)
     assert heavy[0] == -np.inf and np.argmax(heavy) == 1          # weight 20: the extender decides
     assert heavy[1] - k8s[1] == 10 * 20 * 10 and heavy[2] == k8s[2]  # best 10, worst 0 (two allowed nodes)
     light = Served(make_scorer("demand-aware"), 0.01).score(snap, pod)

@@ -191,8 +191,11 @@ def replay(cluster: dict, ops: list[dict], policy: str, tmp: Path) -> list[dict]
 
     # The corpus binds between requests (a bind changes what later requests see); bind is off by default and
     # needs a client CA, so this in-process replay turns it on the way only local tests may.
+    # The corpus was recorded with the minmax score mapping; the request path is what it checks (the mappings have
+    # their own table tests), so it stays pinned when the served default changes.
     settings = build_settings(static_cluster=str(tmp / "unused.yaml"), usage_provider="none", policy=policy,
-                              log_level="ERROR", bind_enabled=True, insecure_bind_without_client_ca=True)
+                              log_level="ERROR", bind_enabled=True, insecure_bind_without_client_ca=True,
+                              score_mapping="minmax")
     out = []
     with mock.patch.object(time, "time", lambda: NOW):
         app = create_app(settings, cluster=StaticCluster(nodes=[], pods=[], usage={}))
