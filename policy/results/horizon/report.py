@@ -1,15 +1,16 @@
 """The horizon study's tables and plot (issue #22): does a long-horizon DQN beat the near-myopic one?
 
-Reads the candidates' metadata (``policy/models/candidates/horizon-<recipe>-s<seed>.json``: the validation
-history their training recorded), the served validation evaluation of all of them on the same episodes
-(``validation-served/summary.csv`` here) and ``runs.csv`` (wall time and machine load per training run), and
-writes ``comparison.md``, ``learning_curves.csv`` and ``learning_curves.png`` beside this file.
+Reads the served validation evaluation of every candidate on the same episodes (``validation-served/summary.csv``
+here) and writes ``comparison.md``; with ``--logs DIR`` (the training runner's folder: each run's log and
+start/end marks, and the machine's load sampled every 20 s) it first writes ``runs.csv`` (wall time and load
+per run) and ``learning_curves.csv`` (every validation check of every run); ``learning_curves.png`` is drawn
+from that CSV.
 
 The ratio is the one the README's comparison tables use (``scripts/readme_tables.py``: a case whose
 denominator is below ``MIN_EXCESS`` is left out, ratios below ``MIN_RATIO`` count as it), with the best
 heuristic per case = the lowest excess of default-k8s, demand-aware and lookahead on that case.
 
-    python policy/results/horizon/report.py
+    python policy/results/horizon/report.py [--logs /tmp/horizon]
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import csv
 import importlib.util
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -29,8 +31,12 @@ HEURISTICS = ("default-k8s", "demand-aware", "lookahead")
 SHIPPED = "dqn:default"
 RECIPES = {"A": "gamma 0.5, shaping gamma 1 (the shipped recipe)",
            "B": "gamma 0.95, shaping gamma 0.95 (exactly potential-based)",
-           "C": "gamma 0.95, shaping gamma 0.95, 3-step returns"}
-"""Recipe letter -> what differs from policy/models/default-train.yaml (besides --steps / --eval-every)."""
+           "C": "gamma 0.95, shaping gamma 0.95, 3-step returns",
+           "A100k": "recipe A, 100k steps", "B100k": "recipe B, 100k steps"}
+"""Recipe -> what differs from policy/models/default-train.yaml besides the length: 30k steps, a check every
+10k (the ``100k`` ones: 100k steps, a check every 25k, the shipped recipe's)."""
+RUN = re.compile(r"^(?P<recipe>[A-Z][0-9k]*)-s(?P<seed>\d+)$")
+"""A run's name in the runner's folder: recipe and training seed."""
 
 _spec = importlib.util.spec_from_file_location("readme_tables", ROOT / "scripts" / "readme_tables.py")
 readme_tables = importlib.util.module_from_spec(_spec)
@@ -90,18 +96,21 @@ def comparison(ex: dict[tuple, float], runs: dict[str, list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def learning_curves(runs: dict[str, list[str]]) -> list[dict]:
+EVAL_LINE = re.compile(r"eval steps=(\d+) dqn=([\d.]+) default-k8s=([\d.]+) demand-aware=([\d.]+)")
+
+
+def learning_curves(logs: Path) -> list[dict]:
+    """Every validation check of every run, from its training log (``<recipe>-s<seed>.log``). The .json's
+    history is not enough: it is written with the best export, so it stops at the best check. The last check
+    of a run (``end``) is the end-of-training one, after the final gradient steps."""
     rows = []
-    for recipe, names in runs.items():
-        for name in names:
-            meta = json.loads((CANDIDATES / f"{name.removeprefix('dqn:')}.json").read_text())
-            seen = set()
-            for h in meta["eval_excess_slowdown"]["history"]:
-                if h["steps"] in seen:  # the end-of-training evaluation repeats the last periodic one
-                    continue
-                seen.add(h["steps"])
-                rows.append({"recipe": recipe, "seed": meta["train_config"]["seed"], "steps": h["steps"],
-                             **{k: h[k] for k in ("dqn", "default-k8s", "demand-aware")}})
+    for log in sorted(p for p in logs.glob("*.log") if RUN.match(p.stem)):
+        recipe, seed = RUN.match(log.stem).group("recipe", "seed")
+        found = EVAL_LINE.findall(log.read_text())
+        for k, (steps, dqn, k8s, da) in enumerate(found):
+            rows.append({"recipe": recipe, "seed": int(seed), "steps": int(steps),
+                         "check": "end" if k == len(found) - 1 else "periodic", "dqn": float(dqn),
+                         "default-k8s": float(k8s), "demand-aware": float(da)})
     return rows
 
 
@@ -112,16 +121,20 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    colours = dict(zip(RECIPES, ("tab:blue", "tab:red", "tab:green"), strict=True))
+    colours = dict(zip(RECIPES, ("tab:blue", "tab:red", "tab:green", "navy", "darkred"), strict=True))
     for recipe in sorted({r["recipe"] for r in rows}):
-        for seed in sorted({r["seed"] for r in rows if r["recipe"] == recipe}):
+        seeds = sorted({r["seed"] for r in rows if r["recipe"] == recipe})
+        for seed in seeds:
             pts = [r for r in rows if r["recipe"] == recipe and r["seed"] == seed]
-            ax.plot([r["steps"] for r in pts], [r["dqn"] for r in pts], marker="o", color=colours[recipe],
-                    alpha=0.8, label=f"{recipe}: {RECIPES[recipe]}" if seed == 1 else None)
+            line = [r for r in pts if r["check"] == "periodic"]
+            ax.plot([r["steps"] for r in line], [r["dqn"] for r in line], marker="o", color=colours[recipe],
+                    alpha=0.8, label=f"{recipe}: {RECIPES[recipe]}" if seed == seeds[0] else None)
+            ends = [r for r in pts if r["check"] == "end"]
+            ax.scatter([r["steps"] for r in ends], [r["dqn"] for r in ends], marker="x", color=colours[recipe])
     ax.axhline(rows[0]["demand-aware"], color="grey", ls="--", label="demand-aware")
     ax.set_xlabel("training steps")
     ax.set_ylabel("validation excess slowdown (training's check: 2 seeds)")
-    ax.set_title("Learning curves, one line per training seed")
+    ax.set_title("Learning curves, one line per training seed (x: end-of-training check)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -135,7 +148,7 @@ def runs_table(logs: Path) -> list[dict]:
         t, load1 = line.split()[:2]
         samples.append((int(t), float(load1)))
     rows = []
-    for times in sorted(logs.glob("[A-Z]-s*.times")):
+    for times in sorted(p for p in logs.glob("*.times") if RUN.match(p.stem)):
         marks = {ln.split()[0]: ln.split() for ln in times.read_text().splitlines()}
         if "end" not in marks:
             continue
@@ -154,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="the served validation evaluation's summary.csv (default: %(default)s)")
     p.add_argument("--logs", type=Path, help="the training runner's log folder: (re)write runs.csv from it")
     args = p.parse_args(argv)
-    if args.logs:
+    if args.logs:  # what the runner left in its log folder becomes committed CSV here
         table = runs_table(args.logs)
         with (HERE / "runs.csv").open("w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(table[0]))
@@ -165,15 +178,28 @@ def main(argv: list[str] | None = None) -> int:
     policies = {p for _, _, p in ex}
     runs = {r: sorted(p for p in policies if p.startswith(f"dqn:horizon-{r}-")) for r in RECIPES}
     runs = {r: names for r, names in runs.items() if names}
-    (HERE / "comparison.md").write_text(comparison(ex, runs))
-    rows = learning_curves(runs)
-    if not rows:
-        return 0
-    with (HERE / "learning_curves.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    plot(rows, HERE / "learning_curves.png")
+    text = comparison(ex, runs)
+    if (HERE / "runs.csv").exists():
+        with (HERE / "runs.csv").open() as f:
+            table = list(csv.DictReader(f))
+        text += ("\nTraining runs (`nice -n 15`, two at a time, on a 2-core machine shared with other work; load1 = "
+                 "/proc/loadavg sampled every 20 s while the run lasted):\n\n"
+                 "| run | steps | wall s | learn s | load1 mean (min-max) |\n|---|---:|---:|---:|---|\n")
+        text += "".join(f"| {r['run']} | {r['steps']} | {r['wall_s']} | {r['learn_s']} | {r['load1_mean']} "
+                        f"({r['load1_min']}-{r['load1_max']}) |\n" for r in table)
+    (HERE / "comparison.md").write_text(text)
+    curves = HERE / "learning_curves.csv"
+    if args.logs:
+        rows = learning_curves(args.logs)
+        with curves.open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    if curves.exists():
+        with curves.open() as f:
+            rows = [{**r, "seed": int(r["seed"]), "steps": int(r["steps"]),
+                     **{k: float(r[k]) for k in ("dqn", "default-k8s", "demand-aware")}} for r in csv.DictReader(f)]
+        plot(rows, HERE / "learning_curves.png")
     return 0
 
 
