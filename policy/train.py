@@ -74,6 +74,8 @@ class Args:
     gamma: float = 0.5
     """discount of the learner; with the shaped reward each step already carries its own placement's cost
     (policy/README.md, "Reward horizon")"""
+    n_steps: int = 1
+    """TD target over this many steps of discounted reward before bootstrapping (SB3's n-step returns; 1: plain DQN)"""
     buffer_size: int = 100_000
     """replay buffer transitions"""
     learning_starts: int = 2_000
@@ -133,6 +135,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
             p.add_argument(flag, type=type(default), default=default, help=docs[f.name] + " (default: %(default)s)")
     ns = p.parse_args(argv)
     args = Args(**{f.name: getattr(ns, f.name) for f in fields(Args)})
+    if args.n_steps < 1:
+        p.error(f"--n-steps: must be at least 1, got {args.n_steps}")
     try:
         contention_of(args)
     except ValueError as exc:
@@ -192,10 +196,11 @@ def make_model(args: Args, env):
         log.info("resuming from %s", args.resume)
         return MaskedDQN.load(args.resume, env=env, tensorboard_log=args.tensorboard or None)
     return MaskedDQN(
-        PerNodeDQNPolicy, env, learning_rate=args.learning_rate, gamma=args.gamma, buffer_size=args.buffer_size,
-        learning_starts=args.learning_starts, batch_size=args.batch_size, train_freq=args.train_freq,
-        target_update_interval=args.target_update, exploration_fraction=args.exploration_fraction,
-        exploration_final_eps=args.exploration_final_eps, seed=args.seed, verbose=0, device="cpu",
+        PerNodeDQNPolicy, env, learning_rate=args.learning_rate, gamma=args.gamma, n_steps=args.n_steps,
+        buffer_size=args.buffer_size, learning_starts=args.learning_starts, batch_size=args.batch_size,
+        train_freq=args.train_freq, target_update_interval=args.target_update,
+        exploration_fraction=args.exploration_fraction, exploration_final_eps=args.exploration_final_eps,
+        seed=args.seed, verbose=0, device="cpu",
         policy_kwargs=dict(net_arch=list(args.net_arch), activation_fn=nn.ReLU),
         tensorboard_log=args.tensorboard or None,
     )
