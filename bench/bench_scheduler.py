@@ -20,14 +20,14 @@ histogram_quantile; no-op: its own /stats).
 
 What the control plane (kube-scheduler, kube-apiserver, etcd, KWOK) spent per pod, per arm: in all and
 above idle (its CPU rate over ``--idle-s`` seconds right after the arm, all pods bound and the scheduler
-still up, times the arm's window, taken off: 500 KWOK nodes renew a Lease every 10 s whether anything is
-scheduled or not, so a slower arm pays more of them per pod), and drsched's against the no-op
-extender's (target within 15 %). Then what the control plane did, per scheduled pod, from
-kube-apiserver's /metrics and its audit log (``bench/cp_requests.py``): requests by client (user agent) x
-verb x resource, requests by verb x resource, watch events and KiB by resource, etcd requests, watches
-open. ``--no-audit`` runs without the audit log (no per-client rows; the apiserver then skips a JSON
-line per request). ``--repeat N`` runs the no-op and drsched arms N times, alternating, on the same
-cluster. Prints figures; asserts nothing.
+still up, times the arm's window, taken off: KWOK writes every node's status every 20-45 s whether
+anything is scheduled or not, and every watcher of nodes gets it, so a slower arm pays more per pod), and
+drsched's against the no-op extender's (target within 15 %). Then what the control plane did, per
+scheduled pod, from kube-apiserver's /metrics and its audit log (``bench/cp_requests.py``): requests by
+client (user agent) x verb x resource, requests by verb x resource, watch events and KiB by resource,
+etcd requests, watches open. ``--no-audit`` runs without the audit log (no per-client rows; the apiserver
+then skips a JSON line per request). ``--repeat N`` runs the no-op and drsched arms N times, alternating,
+on the same cluster. Prints figures; asserts nothing.
 
     python bench/bench_scheduler.py                          # 500 nodes x 2,000 pods
     python bench/bench_scheduler.py --nodes 100 --pods 300   # a quick look
@@ -140,8 +140,9 @@ class NoopProcess:
 
 def scrape(cp: ControlPlane) -> dict[str, float]:
     """kube-apiserver's /metrics, as the admin."""
-    resp = cp.api.call_api("/metrics", "GET", auth_settings=["BearerToken"], _preload_content=False,
-                           _return_http_data_only=True, _request_timeout=30)
+    resp = cp.api.call_api("GET", f"{cp.api_url}/metrics", header_params={"Accept": "text/plain"},
+                           _request_timeout=30)
+    resp.read()
     return parse_metrics(resp.data.decode())
 
 
@@ -149,13 +150,13 @@ def schedule_all(cp: ControlPlane, config: Path, namespace: str, n: int, timeout
                  extender_pid: int | None, *, idle_s: float, audit: cp_requests.AuditTail | None) -> dict:
     """Start the drsched scheduler on the waiting pods; seconds from its /readyz until none is unbound, the
     CPU-seconds each process spent in that window and in ``idle_s`` seconds after it, and what the
-    apiserver served in the window (``cp_requests.arm_requests``)."""
+    apiserver served from just before the scheduler started to the window's end (``cp_requests.arm_requests``)."""
+    metrics0 = scrape(cp)  # before the scheduler starts: it binds pods before its /readyz answers
+    if audit is not None:
+        audit.skip()
     scheduler = cp.start_scheduler(SCHEDULER, config_path=config)
     pids = {"extender": extender_pid, "kube-scheduler": scheduler.proc.pid,
             **{name: cp.components[name].proc.pid for name in ("kube-apiserver", "etcd", "kwok")}}
-    metrics0 = scrape(cp)
-    if audit is not None:
-        audit.skip()
     cpu0 = {name: cpu_seconds(pid) for name, pid in pids.items()}
     start = time.perf_counter()
     deadline = start + timeout

@@ -154,22 +154,25 @@ SECTIONS = (("by_client", "requests per pod by client (audit log): client verb r
             ("watch_events", "watch events sent per pod (apiserver_watch_events_total), by resource"),
             ("watch_kib", "watch KiB sent per pod (apiserver_watch_events_sizes), by resource"),
             ("etcd", "etcd requests per pod (apiserver's etcd client): operation type"),
-            ("watches_open", "watches open at the arm's end (apiserver_longrunning_requests)"))
+            ("watches_open", "watches open at the arm's end where the arms differ (apiserver_longrunning_requests)"))
 
 
 def render(arms: Mapping[str, Mapping], *, floor: float = 0.01) -> list[str]:
-    """The control-plane requests table: per section, one row per key any arm reached ``floor`` on, the
-    largest first, a column per arm ('-' where that arm had none)."""
+    """The control-plane requests table: per section, one row per key any arm reached ``floor`` on (open
+    watches: only those whose count differs between arms), the largest first, a column per arm ('-' where
+    that arm had none)."""
     names = [a for a in arms if "control_plane" in arms[a]]
     width = max([44, *(len(k) + 2 for a in names for sec in arms[a]["control_plane"].values() for k in sec)])
-    lines = [f"  {'control-plane requests per scheduled pod':<{width}}" + "".join(f"{a[:16]:>17}" for a in names)]
+    lines = [f"  {'control-plane requests per scheduled pod':<{width}}" + "".join(f"{a[:17]:>19}" for a in names)]
     for key, title in SECTIONS:
-        rows = {k for a in names for k, v in arms[a]["control_plane"].get(key, {}).items() if v >= floor}
+        columns = [arms[a]["control_plane"].get(key, {}) for a in names]
+        rows = {k for c in columns for k, v in c.items() if v >= floor}
+        if key == "watches_open":  # dozens of informers every arm has: only where the arms differ
+            rows = {k for k in rows if len({c.get(k) for c in columns}) > 1}
         if not rows:
             continue
         lines.append(f"  {title}")
-        columns = [arms[a]["control_plane"].get(key, {}) for a in names]
         for row in sorted(rows, key=lambda k: (-max(c.get(k, 0.0) for c in columns), k)):
             cells = [c.get(row) for c in columns]
-            lines.append(f"    {row:<{width - 2}}" + "".join(f"{'-' if c is None else f'{c:.2f}':>17}" for c in cells))
+            lines.append(f"    {row:<{width - 2}}" + "".join(f"{'-' if c is None else f'{c:.2f}':>19}" for c in cells))
     return lines
