@@ -16,10 +16,24 @@ Reported: pods/s per arm, drsched's ratio to no extender (target >= 0.7) and to 
 extender, kube-scheduler, kube-apiserver, etcd and KWOK (utime + stime from /proc/<pid>/stat over the
 arm's window); the extender's time per verb from request arrival to encoded reply, parsing included
 (drsched: its ``drsched_extender_request_seconds`` histogram, p50/p99 interpolated as PromQL's
-histogram_quantile; no-op: its own /stats). Prints figures; asserts nothing.
+histogram_quantile; no-op: its own /stats).
+
+What the control plane (kube-scheduler, kube-apiserver, etcd, KWOK) spent per pod, per arm: to the last
+binding, and until KWOK has made every pod Running (settled: KWOK's status writes trail the bindings, so
+a window ending at the last binding leaves out more of each pod's work the faster an arm binds), and
+settled less the idle rate (each process's CPU over ``--idle-s`` seconds after settling, times the
+settled window: KWOK writes every node's status every 20-45 s whether anything is scheduled or not, and
+every watcher of nodes gets it, so a slower arm pays more per pod); drsched's settled figure against the
+no-op extender's (target within 15 %). Then what the control plane did, per scheduled pod, from
+kube-apiserver's /metrics and its audit log (``bench/cp_requests.py``): requests by client (user agent) x
+verb x resource, requests by verb x resource, watch events and KiB by resource, etcd requests, watches
+open. ``--no-audit`` runs without the audit log (no per-client rows; the apiserver
+then skips a JSON line per request). ``--repeat N`` runs the no-op and drsched arms N times, alternating,
+on the same cluster. Prints figures; asserts nothing.
 
     python bench/bench_scheduler.py                          # 500 nodes x 2,000 pods
     python bench/bench_scheduler.py --nodes 100 --pods 300   # a quick look
+    python bench/bench_scheduler.py --repeat 3               # no-op / drsched interleaved, three rounds
 """
 
 from __future__ import annotations
@@ -35,12 +49,13 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import cp_requests  # (bench/ is on the path: run as a script)
 import yaml
-from record import RESULTS, load_average  # (bench/ is on the path: run as a script)
+from record import RESULTS, load_average
 from record import write as write_results
 
 from harness.cluster import ControlPlane, ensure_binaries
-from harness.extender_proc import ExtenderProcess, histogram_quantile, sum_samples
+from harness.extender_proc import ExtenderProcess, histogram_quantile, parse_metrics, sum_samples
 from harness.objects import KwokNodeShape, fake_node, small_pod
 from harness.procs import Component, free_port
 
@@ -50,6 +65,8 @@ TARGET_RATIO = 0.7
 TARGET_NOOP_RATIO = 0.85
 SCHEDULER = "drsched-scheduler"
 PROCESSES = ("extender", "kube-scheduler", "kube-apiserver", "etcd", "kwok")
+CONTROL_PLANE = ("kube-scheduler", "kube-apiserver", "etcd", "kwok")
+TARGET_CONTROL_PLANE_EXCESS = 0.15  # drsched's control-plane CPU per pod at most 15 % above the no-op arm's
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -92,9 +109,16 @@ def create_pods(cp: ControlPlane, namespace: str, n: int, threads: int) -> float
     return n / (time.perf_counter() - start)
 
 
-def unbound(cp: ControlPlane, namespace: str) -> int:
-    resp = cp.core.list_namespaced_pod(namespace, field_selector="spec.nodeName=", _preload_content=False)
-    return len(json.loads(resp.data)["items"])
+def unbound(cp: ControlPlane, namespace: str, *, count: bool = False) -> int:
+    """Pods of ``namespace`` without a node: 0 or 1 (whether any is left), all of them with ``count``.
+
+    The loop asks 4 times a second for a page of one: the whole list, every waiting pod as JSON each
+    time, cost kube-apiserver more per scheduled pod the slower an arm ran (and the bench's own process
+    decoding megabytes took a core from the processes measured)."""
+    resp = cp.core.list_namespaced_pod(namespace, field_selector="spec.nodeName=", _preload_content=False,
+                                       **({} if count else {"limit": 1}))
+    body = json.loads(resp.data)
+    return len(body["items"]) or int(bool((body.get("metadata") or {}).get("continue")))  # an empty page, more
 
 
 class NoopProcess:
@@ -123,24 +147,68 @@ class NoopProcess:
         self.component.stop()
 
 
+def scrape(cp: ControlPlane) -> dict[str, float]:
+    """kube-apiserver's /metrics, as the admin."""
+    resp = cp.api.call_api("GET", f"{cp.api_url}/metrics", _request_timeout=30,
+                           header_params={"Accept": "text/plain", "User-Agent": cp.api.user_agent})
+    resp.read()
+    return parse_metrics(resp.data.decode())
+
+
+def not_running(cp: ControlPlane, namespace: str) -> int:
+    """0 once KWOK has made every pod of ``namespace`` Running, else 1 (a page of one, as ``unbound``)."""
+    resp = cp.core.list_namespaced_pod(namespace, field_selector="status.phase!=Running", limit=1,
+                                       _preload_content=False)
+    body = json.loads(resp.data)
+    return len(body["items"]) or int(bool((body.get("metadata") or {}).get("continue")))
+
+
 def schedule_all(cp: ControlPlane, config: Path, namespace: str, n: int, timeout: float,
-                 extender_pid: int | None) -> dict:
-    """Start the drsched scheduler on the waiting pods; seconds from its /readyz until none is unbound, and
-    the CPU-seconds each process spent in that window."""
+                 extender_pid: int | None, *, idle_s: float, audit: cp_requests.AuditTail | None) -> dict:
+    """Start the drsched scheduler on the waiting pods and time it from its /readyz until none is unbound.
+
+    CPU-seconds of each process: to the last binding (``cpu_per_pod``, the bench's first figure), and on
+    until KWOK has made every pod Running (``cpu_settled_per_pod``): KWOK writes pod statuses behind the
+    bindings, so a window that ends at the last binding leaves more of that per-pod work out the faster
+    an arm binds. Then ``idle_s`` seconds of the settled cluster give each process's idle rate, taken
+    off the settled figure over its window (``cpu_above_idle_per_pod``). What the apiserver served, from
+    just before the scheduler started until settled: ``cp_requests.arm_requests``."""
+    metrics0 = scrape(cp)  # before the scheduler starts: it binds pods before its /readyz answers
+    if audit is not None:
+        audit.skip()
     scheduler = cp.start_scheduler(SCHEDULER, config_path=config)
     pids = {"extender": extender_pid, "kube-scheduler": scheduler.proc.pid,
             **{name: cp.components[name].proc.pid for name in ("kube-apiserver", "etcd", "kwok")}}
     cpu0 = {name: cpu_seconds(pid) for name, pid in pids.items()}
     start = time.perf_counter()
     deadline = start + timeout
-    while (left := unbound(cp, namespace)) > 0:
+    while unbound(cp, namespace) > 0:
         if time.perf_counter() > deadline:
-            raise TimeoutError(f"{left} of {n} pods still unbound after {timeout:.0f}s")
+            raise TimeoutError(f"{unbound(cp, namespace, count=True)} of {n} pods still unbound after {timeout:.0f}s")
         time.sleep(0.25)
     elapsed = time.perf_counter() - start
-    cpu = {name: cpu_seconds(pid) - cpu0[name] for name, pid in pids.items()}
+    cpu1 = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    while not_running(cp, namespace) > 0:
+        if time.perf_counter() > deadline:
+            raise TimeoutError(f"pods of {namespace} not all Running after {timeout:.0f}s")
+        time.sleep(0.25)
+    settled = time.perf_counter() - start
+    cpu2 = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    lines = audit.read() if audit is not None else None
+    requests = cp_requests.arm_requests(metrics0, scrape(cp), lines, n)
+    idle = {}
+    if idle_s > 0:
+        t2, c2 = time.perf_counter(), {name: cpu_seconds(pid) for name, pid in pids.items()}
+        time.sleep(idle_s)
+        idle = {name: (cpu_seconds(pid) - c2[name]) / (time.perf_counter() - t2) for name, pid in pids.items()}
     cp.stop_component(SCHEDULER)
-    return {"pods_s": n / elapsed, "cpu_per_pod": {k: v / n for k, v in cpu.items()}}
+    whole = {name: cpu2[name] - cpu0[name] for name in pids}
+    return {"pods_s": n / elapsed, "seconds": elapsed, "settled_s": settled,
+            "cpu_per_pod": {k: (cpu1[k] - cpu0[k]) / n for k in pids},
+            "cpu_settled_per_pod": {k: v / n for k, v in whole.items()},
+            "idle_cpu_s_per_s": idle,
+            "cpu_above_idle_per_pod": {k: (v - idle[k] * settled) / n for k, v in whole.items()} if idle else {},
+            "control_plane": requests}
 
 
 def delete_pods(cp: ControlPlane, namespace: str) -> None:
@@ -172,9 +240,11 @@ class BaselineExtender(ExtenderProcess):
 
 def run_arm(cp: ControlPlane, args: argparse.Namespace, namespace: str, url: str | None,
             pid: int | None) -> dict:
+    load = load_average()
     create_pods(cp, namespace, args.pods, args.threads)
     result = schedule_all(cp, render_config(cp, extender_url=url, qps=args.qps), namespace, args.pods,
-                          args.timeout, pid)
+                          args.timeout, pid, idle_s=args.idle_s, audit=args.audit_tail)
+    result["load"] = (load, load_average())
     delete_pods(cp, namespace)
     print(f"  {namespace}: {result['pods_s']:.1f} pods/s", flush=True)
     return result
@@ -193,48 +263,74 @@ def drsched_latency(ext: ExtenderProcess) -> dict:
 
 
 def run(args: argparse.Namespace, workdir: Path) -> dict:
-    cp = ControlPlane(workdir=workdir, binaries=ensure_binaries())
-    ext: ExtenderProcess | None = None
-    noop: NoopProcess | None = None
+    cp = ControlPlane(workdir=workdir, binaries=ensure_binaries(), audit=args.audit)
+    args.audit_tail = cp_requests.AuditTail(cp.audit_log) if cp.audit_log is not None else None
     arms: dict[str, dict] = {}
     try:
         cp.start()
+        cp.api.user_agent = "bench-scheduler"  # its own requests, apart from the extender's in the audit log
         t = time.perf_counter()
         create_nodes(cp, args.nodes, args.threads)
         print(f"{args.nodes} nodes Ready in {time.perf_counter() - t:.1f}s", flush=True)
 
         arms["no extender"] = run_arm(cp, args, "bench-without", None, None)
-
-        noop = NoopProcess(workdir).start()
-        arms["no-op extender"] = run_arm(cp, args, "bench-noop", noop.url, noop.component.proc.pid)
-        stats = noop.get("/stats") or {}
-        arms["no-op extender"]["latency"] = {v: (s["p50_s"], s["p99_s"], s["sum_s"] / max(s["count"], 1), s["count"])
-                                             for v, s in stats.items()}
-        noop.stop()
-
-        if args.baseline_tree is not None:
-            base = BaselineExtender(kubeconfig=cp.kubeconfig, log_path=workdir / "extender-baseline.log",
-                                    policy=args.policy)
-            base.tree = args.baseline_tree.resolve()
-            try:
-                base.start()
-                arms["drsched, baseline tree"] = run_arm(cp, args, "bench-baseline", base.url,
-                                                         base.component.proc.pid)
-                arms["drsched, baseline tree"]["latency"] = drsched_latency(base)
-            finally:
-                base.stop()
-
-        ext = ExtenderProcess(kubeconfig=cp.kubeconfig, log_path=workdir / "extender.log", policy=args.policy)
-        ext.start()
-        arms["drsched"] = run_arm(cp, args, "bench-with", ext.url, ext.component.proc.pid)
-        arms["drsched"]["latency"] = drsched_latency(ext)
+        for r in range(1, args.repeat + 1):
+            run_round(cp, args, workdir, arms, suffix="" if r == 1 else f" #{r}")
     finally:
-        if noop is not None:
-            noop.stop()
-        if ext is not None:
-            ext.stop()
         cp.close()
     return arms
+
+
+def run_round(cp: ControlPlane, args: argparse.Namespace, workdir: Path, arms: dict, *, suffix: str) -> None:
+    """The no-op extender's arm, then the baseline tree's (if any), then drsched's; each extender runs only
+    during its own arm (an idle drsched would still watch the other arms' pods)."""
+    ns = suffix.replace(" #", "-")
+    noop = NoopProcess(workdir).start()
+    try:
+        arm = arms[f"no-op extender{suffix}"] = run_arm(cp, args, f"bench-noop{ns}", noop.url,
+                                                          noop.component.proc.pid)
+        stats = noop.get("/stats") or {}
+        arm["latency"] = {v: (s["p50_s"], s["p99_s"], s["sum_s"] / max(s["count"], 1), s["count"])
+                          for v, s in stats.items()}
+    finally:
+        noop.stop()
+    extenders: list[tuple[str, ExtenderProcess]] = []
+    if args.baseline_tree is not None:
+        base = BaselineExtender(kubeconfig=cp.kubeconfig, log_path=workdir / f"extender-baseline{ns}.log",
+                                policy=args.policy)
+        base.tree = args.baseline_tree.resolve()
+        extenders.append((f"drsched, baseline tree{suffix}", base))
+    extenders.append((f"drsched{suffix}", ExtenderProcess(kubeconfig=cp.kubeconfig,
+                                                          log_path=workdir / f"extender{ns}.log",
+                                                          policy=args.policy)))
+    for name, ext in extenders:
+        try:
+            ext.start()
+            arm = arms[name] = run_arm(cp, args, f"bench-{'baseline' if 'baseline' in name else 'with'}{ns}",
+                                       ext.url, ext.component.proc.pid)
+            arm["latency"] = drsched_latency(ext)
+        finally:
+            ext.stop()
+
+
+def control_plane_ms(arm: dict, key: str = "cpu_per_pod") -> float:
+    """CPU ms per scheduled pod of kube-scheduler + kube-apiserver + etcd + KWOK."""
+    return 1000 * sum(arm[key].get(p, 0.0) for p in CONTROL_PLANE)
+
+
+def control_plane_excess(arms: dict) -> list[tuple[str, float, float]]:
+    """Per round: (suffix, drsched's settled control-plane CPU per pod over the no-op arm's - 1, the same above
+    idle)."""
+    out = []
+    for name in arms:
+        if name.startswith("drsched") and not name.startswith("drsched, baseline"):
+            suffix = name.removeprefix("drsched")
+            noop, mine = arms[f"no-op extender{suffix}"], arms[name]
+            above = (control_plane_ms(mine, "cpu_above_idle_per_pod") / control_plane_ms(noop, "cpu_above_idle_per_pod")
+                     - 1) if noop.get("cpu_above_idle_per_pod") else float("nan")
+            out.append((suffix, control_plane_ms(mine, "cpu_settled_per_pod") /
+                        control_plane_ms(noop, "cpu_settled_per_pod") - 1, above))
+    return out
 
 
 def report(args: argparse.Namespace, arms: dict) -> None:
@@ -256,6 +352,23 @@ def report(args: argparse.Namespace, arms: dict) -> None:
         cpu = res["cpu_per_pod"]
         print(f"  {arm:<25} " + " ".join(f"{1000 * cpu[p]:>14.2f}" for p in PROCESSES)
               + f" {1000 * sum(cpu.values()):>8.2f}")
+    print("\n  control plane (kube-scheduler + kube-apiserver + etcd + KWOK), CPU ms per scheduled pod: to the last"
+          "\n  binding; until every pod is Running (settled); settled less the idle rate; seconds to each")
+    print(f"  {'arm':<25} {'bound':>8} {'settled':>8} {'above idle':>11} {'idle cores':>11} {'s bound':>8} "
+          f"{'settled':>8} {'load':>12}")
+    for arm, res in arms.items():
+        idle = sum(res["idle_cpu_s_per_s"].get(p, 0.0) for p in CONTROL_PLANE)
+        above = f"{control_plane_ms(res, 'cpu_above_idle_per_pod'):.2f}" if res["cpu_above_idle_per_pod"] else "-"
+        print(f"  {arm:<25} {control_plane_ms(res):>8.2f} {control_plane_ms(res, 'cpu_settled_per_pod'):>8.2f} "
+              f"{above:>11} {idle:>11.3f} {res['seconds']:>8.1f} {res['settled_s']:>8.1f} "
+              f"{res['load'][0]:>5.1f} -> {res['load'][1]:<4.1f}")
+    for suffix, excess, above in control_plane_excess(arms):
+        verdict = "met" if excess <= TARGET_CONTROL_PLANE_EXCESS else "MISSED"
+        print(f"  drsched{suffix} vs no-op extender{suffix}: control plane settled {100 * excess:+.0f} % per pod "
+              f"(target <= +{100 * TARGET_CONTROL_PLANE_EXCESS:.0f} %: {verdict}); above idle {100 * above:+.0f} %")
+    print()
+    for line in cp_requests.render(arms):
+        print(line)
     fmt = lambda x: "-" if x is None else f"{1000 * x:.2f} ms"  # noqa: E731
     print("\n  extender time per verb, arrival to encoded reply (parsing included)")
     for arm in [a for a in arms if "latency" in arms[a]]:
@@ -279,9 +392,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-tree", type=Path, default=None,
                         help="also run the extender of this checkout (e.g. `git worktree add DIR <commit>`) as an "
                              "arm before drsched's, to measure a change within one run")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="rounds of the no-op / (baseline tree) / drsched arms, in turn (default 1)")
+    parser.add_argument("--idle-s", type=float, default=10.0,
+                        help="seconds after each arm over which every process's idle CPU rate is read (0: none)")
+    parser.add_argument("--no-audit", dest="audit", action="store_false",
+                        help="run kube-apiserver without its audit log (no per-client request rows)")
     parser.add_argument("--results", default=str(RESULTS / "scheduler.json"),
                         help="write the figures here for the README's table ('' = do not write)")
     args = parser.parse_args(argv)
+    if args.repeat < 1 or args.idle_s < 0:
+        parser.error("--repeat must be >= 1 and --idle-s >= 0")
     logging.basicConfig(level=logging.WARNING)
     load_before = load_average()
     print(f"load average before: {Path('/proc/loadavg').read_text().strip()}", flush=True)
@@ -296,7 +417,9 @@ def main(argv: list[str] | None = None) -> int:
     write_results(args.results, {"nodes": args.nodes, "pods": args.pods, "policy": args.policy,
                                  "ratio_to_no_extender": arms["drsched"]["pods_s"] / arms["no extender"]["pods_s"],
                                  "ratio_to_noop": arms["drsched"]["pods_s"] / arms["no-op extender"]["pods_s"],
-                                 "arms": arms}, load_before=load_before)
+                                 "control_plane_excess": {f"drsched{s}": {"all": e, "above_idle": a}
+                                                          for s, e, a in control_plane_excess(arms)},
+                                 "audit": args.audit, "idle_s": args.idle_s, "arms": arms}, load_before=load_before)
     return 0
 
 

@@ -138,10 +138,11 @@ def dict_watch_class() -> type:
 
 
 def make_core_api(*, kubeconfig: Path | None):
-    """A CoreV1Api from ``kubeconfig``, else in-cluster config, else ``~/.kube/config`` (``ConfigError``)."""
+    """A CoreV1Api from ``kubeconfig``, else in-cluster config, else ``~/.kube/config`` (``ConfigError``);
+    its requests say ``drsched-extender/...``."""
     from kubernetes import client
 
-    return client.CoreV1Api(make_api_client(kubeconfig=kubeconfig))
+    return client.CoreV1Api(make_api_client(kubeconfig=kubeconfig, component="extender"))
 
 
 class KubeWatcher:

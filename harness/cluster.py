@@ -7,6 +7,10 @@ kills all of them in `close()`, whatever state the start-up reached.
 
 No kube-controller-manager runs: the harness creates the `default` ServiceAccount itself, and KWOK
 (not kubelets) moves pods to Running on the fake nodes the tests create.
+
+``audit=True`` makes kube-apiserver write one audit entry per request, at Metadata level (who, user
+agent, verb, resource; no bodies), to ``audit_log`` (bench/bench_scheduler.py attributes the control
+plane's requests to the clients that made them with it). It costs the apiserver a JSON line per request.
 """
 
 from __future__ import annotations
@@ -101,10 +105,11 @@ def _poll(check: Callable[[], T | None], *, timeout: float, what: str, alive: Ca
 class ControlPlane:
     """etcd + kube-apiserver + default kube-scheduler + KWOK, plus optional extra schedulers."""
 
-    def __init__(self, *, workdir: Path, binaries: Binaries):
+    def __init__(self, *, workdir: Path, binaries: Binaries, audit: bool = False):
         self.workdir = workdir
         self.bins = binaries
         self.logs = workdir / "logs"
+        self.audit_log: Path | None = self.logs / "audit.log" if audit else None
         self.components: dict[str, Component] = {}
         self.kubeconfig = workdir / "kubeconfig"
         self.api_port = 0
@@ -186,11 +191,23 @@ class ControlPlane:
             "--disable-admission-plugins=TaintNodesByCondition",
             # A test cluster sees bursts from the harness, scheduler and kwok at once: no throttling.
             "--enable-priority-and-fairness=false", "--max-requests-inflight=0", "--max-mutating-requests-inflight=0",
-            *self._apiserver_extra_args(),
+            *self._audit_args(), *self._apiserver_extra_args(),
         ])  # fmt: skip
         self._write_kubeconfig()
         ctx = self._admin_ssl_context()
         apiserver.wait_ready(lambda: _http_get(f"{self.api_url}/readyz", context=ctx) == b"ok", timeout=READY_TIMEOUT_S)
+
+    def _audit_args(self) -> list[str]:
+        """One entry per request once it completes (a watch: when it ends), Metadata level, blocking writes:
+        the file holds every request that has been answered."""
+        if self.audit_log is None:
+            return []
+        policy = self.workdir / "audit-policy.yaml"
+        policy.write_text(yaml.safe_dump({"apiVersion": "audit.k8s.io/v1", "kind": "Policy",
+                                          "omitStages": ["RequestReceived", "ResponseStarted"],
+                                          "rules": [{"level": "Metadata"}]}, sort_keys=False))
+        return [f"--audit-policy-file={policy}", f"--audit-log-path={self.audit_log}", "--audit-log-mode=blocking",
+                "--audit-log-maxsize=0"]
 
     def _apiserver_ips(self) -> tuple[str, ...]:
         """IP SANs of the apiserver's serving certificate (a subclass serving pods adds more)."""

@@ -4,7 +4,9 @@ Each shell keeps its own calls in its ``kube.py`` (the extender's watch and Bind
 evictions and window Leases); what both need is here once:
 
 * ``make_api_client`` -- ``kubeconfig``, else in-cluster config, else ``~/.kube/config``; a ``ConfigError``
-  naming the kubeconfig when none of them works;
+  naming the kubeconfig when none of them works; requests carry ``user_agent(component)`` (the client's
+  default, ``OpenAPI-Generator/<version>/python``, would hide which drsched process an apiserver request,
+  audit entry or throttling decision belongs to);
 * ``api_errors(what)`` -- the ONE place HTTP statuses become the typed errors of ``kube.errors``: 404
   ``NotFound``, 409 ``Conflict``, 429 / 5xx / connection errors ``TemporaryError`` (with the server's
   Retry-After), anything else ``PermanentError``; ``status_message`` reads the API's ``Status.message``;
@@ -30,21 +32,39 @@ from kube.logs import kv
 log = logging.getLogger(__name__)
 
 
-def make_api_client(*, kubeconfig: Path | None):
-    """An ApiClient from ``kubeconfig``, else in-cluster config, else ``~/.kube/config``."""
+def user_agent(component: str) -> str:
+    """``drsched-<component>/<version> (python kubernetes/<version>)``: the token before the first ``/`` names
+    the process, as kube-scheduler's ``kube-scheduler/v1.35.4 (linux/amd64) ...`` does."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def _version(dist: str) -> str:
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            return "unknown"
+
+    return f"drsched-{component}/{_version('drsched')} (python kubernetes/{_version('kubernetes')})"
+
+
+def make_api_client(*, kubeconfig: Path | None, component: str = "client"):
+    """An ApiClient from ``kubeconfig``, else in-cluster config, else ``~/.kube/config``, whose requests
+    carry ``user_agent(component)``."""
     from kubernetes import client, config
 
     try:
         if kubeconfig is not None:
-            return config.new_client_from_config(config_file=str(kubeconfig))
-        try:
-            config.load_incluster_config()
-            return client.ApiClient()
-        except config.ConfigException:
-            return config.new_client_from_config()
+            api = config.new_client_from_config(config_file=str(kubeconfig))
+        else:
+            try:
+                config.load_incluster_config()
+                api = client.ApiClient()
+            except config.ConfigException:
+                api = config.new_client_from_config()
     except (config.ConfigException, OSError, ValueError, TypeError) as exc:
         raise ConfigError(None, f"cannot build a Kubernetes client from kubeconfig "
                                 f"{kubeconfig or '(default)'}: {exc}") from None
+    api.user_agent = user_agent(component)
+    return api
 
 
 def status_message(exc: Any) -> str:

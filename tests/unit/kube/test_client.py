@@ -42,3 +42,17 @@ def test_status_message_falls_back_to_the_reason():
     exc.body = "<html>"
     assert status_message(exc) == "Internal"
     assert status_message(api_exception(409, "already exists")) == "already exists"
+
+
+def test_the_client_names_its_drsched_process_in_the_user_agent(tmp_path):
+    from kube.client import make_api_client
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}]}))
+    api = make_api_client(kubeconfig=kubeconfig, component="extender")
+    agent = api.default_headers["User-Agent"]  # the header every request sends
+    assert agent.split("/", 1)[0] == "drsched-extender" and "python kubernetes/" in agent
+    assert make_api_client(kubeconfig=kubeconfig).default_headers["User-Agent"].startswith("drsched-client/")
