@@ -99,8 +99,13 @@ def render_overlay(cluster: RealCluster, *, token: str = "", customize: Callable
 def place_on_system_node(docs: list[dict]) -> None:
     """Under host isolation: the extender and the migration controller on the system node (its taint tolerated,
     its role selected), so neither takes a job node's CPU or allocatable; the controller only moves jobs to job
-    nodes. The monitor agents stay on the job nodes: each reads its own node and is found by its node name."""
+    nodes. The monitor agents go to the job nodes only: each reads its own node and is found by its node name,
+    and their manifest tolerates every taint, so without a selector a fifth agent would run on the system node
+    (and ``deploy`` would wait for one agent per job node until it timed out)."""
     for doc in docs:
+        if (doc["kind"], doc["metadata"]["name"]) == ("DaemonSet", "drsched-monitor"):
+            doc["spec"]["template"]["spec"].setdefault("nodeSelector", {})[nodes.ROLE_LABEL] = nodes.JOB_ROLE
+            continue
         if (doc["kind"], doc["metadata"]["name"]) not in _SYSTEM_PODS:
             continue
         spec = doc["spec"]["template"]["spec"]

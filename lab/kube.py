@@ -22,7 +22,7 @@ from kubernetes import client
 from prometheus_client.parser import text_string_to_metric_families
 
 from harness import deploy as harness_deploy
-from harness.nodes import CGROUP_FS, JOB_ROLE, ROLE_LABEL
+from harness.nodes import CGROUP_FS
 from harness.realcluster import RealCluster
 from lab.errors import RunError
 from lab.observed import PodObs
@@ -71,8 +71,7 @@ class Lab:
         self.decision_dir.mkdir(parents=True, exist_ok=True)
         os.chown(self.decision_dir, EXTENDER_UID, EXTENDER_UID)
         harness_deploy.deploy(self.cluster, archives=archives, token=self.token,
-                              customize=lambda docs: _lab_settings(docs, decision_dir=self.decision_dir,
-                                                                   job_nodes_only=self.cluster.system_node is not None))
+                              customize=lambda docs: _lab_settings(docs, decision_dir=self.decision_dir))
         self.cluster.create_namespace(JOBS_NS)
 
     def undeploy(self) -> None:
@@ -265,15 +264,12 @@ def extender_args(args: list[str], *, policy: str, hot_filter: str | None) -> li
     return out if hot_filter is None else [*out, f"--hot-filter={hot_filter}"]
 
 
-def _lab_settings(docs: list[dict], *, decision_dir: Path, job_nodes_only: bool = False) -> None:
+def _lab_settings(docs: list[dict], *, decision_dir: Path) -> None:
     """One extender replica (on two shared cores a second one only adds noise inside the nodes' quotas), its
     decision log in ``decision_dir`` on the host; the migration controller with the lab's settings, scaled to 0
-    until an arm turns it on. ``job_nodes_only`` (an isolated cluster): the monitor agents on the job nodes only.
-    Their manifest tolerates every taint, so without it a fifth agent runs on the system node, and
-    ``harness.deploy`` waits for one agent per job node (it counts ``cluster.nodes``) until it times out."""
+    until an arm turns it on. (Under isolation ``harness.deploy.place_on_system_node`` keeps the monitor agents on
+    the job nodes, for the lab and ``realnodes up --isolate`` alike.)"""
     for doc in docs:
-        if job_nodes_only and (doc["kind"], doc["metadata"]["name"]) == ("DaemonSet", "drsched-monitor"):
-            doc["spec"]["template"]["spec"].setdefault("nodeSelector", {})[ROLE_LABEL] = JOB_ROLE
         if doc["kind"] != "Deployment":
             continue
         if doc["metadata"]["name"] == "drsched-extender":

@@ -15,7 +15,7 @@ def _docs() -> list[dict]:
             workload("DaemonSet", "drsched-monitor", [])]  # fmt: skip
 
 
-def test_system_pods_tolerate_and_select_the_system_node_and_agents_stay_on_theirs() -> None:
+def test_system_pods_tolerate_and_select_the_system_node_and_agents_select_the_job_nodes() -> None:
     docs = _docs()
     deploy.place_on_system_node(docs)
     extender, migration, monitor = (d["spec"]["template"]["spec"] for d in docs)
@@ -24,7 +24,8 @@ def test_system_pods_tolerate_and_select_the_system_node_and_agents_stay_on_thei
         assert spec["tolerations"] == [{**nodes.SYSTEM_TAINT, "operator": "Equal"}]
     assert migration["containers"][0]["args"][-1] == f"--node-selector={nodes.ROLE_LABEL}={nodes.JOB_ROLE}"
     assert extender["containers"][0]["args"] == ["--port=8888"]
-    assert "nodeSelector" not in monitor and "tolerations" not in monitor
+    # the agents tolerate every taint (their manifest), so only the role keeps them off the system node
+    assert monitor["nodeSelector"] == {nodes.ROLE_LABEL: nodes.JOB_ROLE} and "tolerations" not in monitor
 
 
 def test_a_migration_node_selector_of_the_callers_is_kept() -> None:

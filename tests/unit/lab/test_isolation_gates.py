@@ -193,16 +193,3 @@ def test_counters_csv_keeps_every_cpu_stat_field_and_cpuacct_usage(tmp_path: Pat
             for r in got] == [("10", "4", "500", "9", "2", "70"), ("20", "5", "600", "19", "", "")]
 
 
-def test_on_an_isolated_cluster_the_monitor_agents_stay_off_the_system_node(tmp_path: Path) -> None:
-    from harness.nodes import JOB_ROLE, ROLE_LABEL
-
-    def agents() -> list[dict]:
-        return [{"kind": "DaemonSet", "metadata": {"name": "drsched-monitor"},
-                 "spec": {"template": {"spec": {"tolerations": [{"operator": "Exists"}]}}}}]
-
-    shared = agents()
-    _lab_settings(shared, decision_dir=tmp_path)
-    assert "nodeSelector" not in shared[0]["spec"]["template"]["spec"]  # no roles without isolation
-    isolated = agents()
-    _lab_settings(isolated, decision_dir=tmp_path, job_nodes_only=True)
-    assert isolated[0]["spec"]["template"]["spec"]["nodeSelector"] == {ROLE_LABEL: JOB_ROLE}
