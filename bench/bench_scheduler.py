@@ -70,6 +70,14 @@ TARGET_CONTROL_PLANE_EXCESS = 0.15  # drsched's control-plane CPU per pod at mos
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
+def _wait(done, deadline: float, why) -> None:
+    """Poll ``done()`` every 0.25 s until it holds; past ``deadline`` (perf_counter) raise TimeoutError(why())."""
+    while not done():
+        if time.perf_counter() > deadline:
+            raise TimeoutError(why())
+        time.sleep(0.25)
+
+
 def cpu_seconds(pid: int | None) -> float:
     """utime + stime of a live process, from /proc/<pid>/stat (0 when there is no such process)."""
     if pid is None:
@@ -182,16 +190,12 @@ def schedule_all(cp: ControlPlane, config: Path, namespace: str, n: int, timeout
     cpu0 = {name: cpu_seconds(pid) for name, pid in pids.items()}
     start = time.perf_counter()
     deadline = start + timeout
-    while unbound(cp, namespace) > 0:
-        if time.perf_counter() > deadline:
-            raise TimeoutError(f"{unbound(cp, namespace, count=True)} of {n} pods still unbound after {timeout:.0f}s")
-        time.sleep(0.25)
+    _wait(lambda: unbound(cp, namespace) == 0, deadline,
+          lambda: f"{unbound(cp, namespace, count=True)} of {n} pods still unbound after {timeout:.0f}s")
     elapsed = time.perf_counter() - start
     cpu1 = {name: cpu_seconds(pid) for name, pid in pids.items()}
-    while not_running(cp, namespace) > 0:
-        if time.perf_counter() > deadline:
-            raise TimeoutError(f"pods of {namespace} not all Running after {timeout:.0f}s")
-        time.sleep(0.25)
+    _wait(lambda: not_running(cp, namespace) == 0, deadline,
+          lambda: f"pods of {namespace} not all Running after {timeout:.0f}s")
     settled = time.perf_counter() - start
     cpu2 = {name: cpu_seconds(pid) for name, pid in pids.items()}
     lines = audit.read() if audit is not None else None

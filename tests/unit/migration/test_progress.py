@@ -121,6 +121,17 @@ def test_running_job_rates_and_checkpoint():
     assert scratch.checkpoint_progress == 0.0, "resume scratch: a move loses all the work done"
 
 
+def _controller(kube: FakeKube) -> tuple[Telemetry, Controller]:
+    """A controller that acts at the first slow check, with no cooldown or fraction limit, on ``kube``."""
+    tele = Telemetry(Metrics())
+    ex = Executor(kube, tele, budget=Budget(cooldown=0, max_fraction=1), timeouts=Timeouts(),
+                  source=AnnotationSource(), grace_period_s=None, identity="t")
+    return tele, Controller(kube, ex, tele, scorer=make_scorer("default-k8s"),
+                            params=RuleParams(slow_checks=1, min_running=0), source=AnnotationSource(),
+                            config=CycleConfig(namespace=None, node_selector={}, stale_after_s=120,
+                                               restore_cost_s=1))
+
+
 def test_cycle_counts_every_skip_reason_and_proposes_the_slow_job():
     pods = [pod("ok", node="a", progress=progress_doc()),
             pod("none", node="a"),
@@ -132,12 +143,7 @@ def test_cycle_counts_every_skip_reason_and_proposes_the_slow_job():
     pods[5]["metadata"]["ownerReferences"] = [{"kind": "Job", "name": "x", "controller": True}]
     kube = FakeKube([node("a", cpu="2"), node("b", cpu="16")], pods)
     kube.evict_refusals = 99
-    tele = Telemetry(Metrics())
-    ex = Executor(kube, tele, budget=Budget(cooldown=0, max_fraction=1), timeouts=Timeouts(),
-                  source=AnnotationSource(), grace_period_s=None, identity="t")
-    ctl = Controller(kube, ex, tele, scorer=make_scorer("default-k8s"), params=RuleParams(slow_checks=1,
-                     min_running=0), source=AnnotationSource(),
-                     config=CycleConfig(namespace=None, node_selector={}, stale_after_s=120, restore_cost_s=1))
+    tele, ctl = _controller(kube)
     ctl.cycle()
 
     def skipped(reason: str) -> float:
@@ -158,12 +164,7 @@ def test_slow_jobs_on_a_not_ready_node_are_skipped_not_moved_nor_lost():
     dead["status"]["conditions"] = [{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown"}]
     pods = [pod(f"j{i}", node="dead", progress=progress_doc()) for i in range(3)]
     kube = FakeKube([dead, node("b", cpu="16")], pods)
-    tele = Telemetry(Metrics())
-    ex = Executor(kube, tele, budget=Budget(cooldown=0, max_fraction=1), timeouts=Timeouts(),
-                  source=AnnotationSource(), grace_period_s=None, identity="t")
-    ctl = Controller(kube, ex, tele, scorer=make_scorer("default-k8s"), params=RuleParams(slow_checks=1,
-                     min_running=0), source=AnnotationSource(),
-                     config=CycleConfig(namespace=None, node_selector={}, stale_after_s=120, restore_cost_s=1))
+    tele, ctl = _controller(kube)
     for _ in range(3):
         ctl.cycle()
     sample = tele.metrics.registry.get_sample_value
@@ -179,12 +180,7 @@ def test_slow_jobs_on_a_not_ready_node_are_skipped_not_moved_nor_lost():
 def test_a_window_held_by_a_pdb_rolls_back_once_only_the_source_fits():
     kube = FakeKube([node("a", cpu="2"), node("b", cpu="16")], [pod("job", node="a", progress=progress_doc())])
     kube.evict_refusals = 99  # a PodDisruptionBudget says not yet
-    tele = Telemetry(Metrics())
-    ex = Executor(kube, tele, budget=Budget(cooldown=0, max_fraction=1), timeouts=Timeouts(),
-                  source=AnnotationSource(), grace_period_s=None, identity="t")
-    ctl = Controller(kube, ex, tele, scorer=make_scorer("default-k8s"), params=RuleParams(slow_checks=1,
-                     min_running=0), source=AnnotationSource(),
-                     config=CycleConfig(namespace=None, node_selector={}, stale_after_s=120, restore_cost_s=1))
+    tele, ctl = _controller(kube)
     ctl.cycle()
     assert len(kube.leases) == 1 and kube.calls == [("evict", "job")]
     ctl.cycle()
