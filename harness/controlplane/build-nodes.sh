@@ -83,6 +83,7 @@ echo "build-nodes.sh: building kubelet, kube-controller-manager, kube-proxy $k8s
 SECONDS=0
 
 step="kubelet, kube-controller-manager, kube-proxy"
+echo "build-nodes.sh: $step (from ${SECONDS}s)" >&2
 (cd "$module" && go build "${goflags[@]}" -ldflags "-s -w $version_flags" -o "$staging/" \
     k8s.io/kubernetes/cmd/kubelet \
     k8s.io/kubernetes/cmd/kube-controller-manager \
@@ -91,12 +92,15 @@ echo "build-nodes.sh: kubernetes binaries built at ${SECONDS}s" >&2
 
 # Static: the pause image holds this one file and nothing else (no libc to link against).
 step="pause"
+echo "build-nodes.sh: $step (from ${SECONDS}s)" >&2
 (cd "$module" && CGO_ENABLED=0 go build "${goflags[@]}" -ldflags "-s -w" -o "$staging/pause" ./cmd/pause)
 # The real-node tests' CPU load, shipped as its own one-file image like pause.
 step="busy"
+echo "build-nodes.sh: $step (from ${SECONDS}s)" >&2
 (cd "$module" && CGO_ENABLED=0 go build "${goflags[@]}" -ldflags "-s -w" -o "$staging/busy" ./cmd/busy)
 
 step="install"
+echo "build-nodes.sh: $step (from ${SECONDS}s)" >&2
 rm -rf "$bin_dir"
 mv "$staging" "$bin_dir"
 chmod 755 "$bin_dir"

@@ -95,6 +95,7 @@ echo "build.sh: go $(go env GOVERSION), GOMODCACHE=$(go env GOMODCACHE), GOCACHE
 SECONDS=0
 
 step="kube-apiserver, kube-scheduler, kubectl, etcd"
+echo "build.sh: $step (from ${SECONDS}s)" >&2
 (cd "$here" && go build "${goflags[@]}" -ldflags "-s -w $version_flags" -o "$staging/" \
     k8s.io/kubernetes/cmd/kube-apiserver \
     k8s.io/kubernetes/cmd/kube-scheduler \
@@ -103,11 +104,14 @@ step="kube-apiserver, kube-scheduler, kubectl, etcd"
 echo "build.sh: k8s + etcd built at ${SECONDS}s" >&2
 
 step="kwok"
+echo "build.sh: $step (from ${SECONDS}s)" >&2
 (cd "$here/kwok" && go build "${goflags[@]}" -ldflags "-s -w" -o "$staging/" sigs.k8s.io/kwok/cmd/kwok)
 step="kwok default stages"
+echo "build.sh: $step (from ${SECONDS}s)" >&2
 (cd "$here/kwok" && go run "${goflags[@]}" ./cmd/kwok-default-stages) >"$staging/$stages_file"
 
 step="install"
+echo "build.sh: $step (from ${SECONDS}s)" >&2
 rm -rf "$bin_dir"
 mv "$staging" "$bin_dir"
 chmod 755 "$bin_dir"
