@@ -12,5 +12,5 @@ KWOK (node setup in `harness.nodes`, their sizes in `policy.labworld`, host clea
 `harness.isolation` and checked with `harness.placement`'s report. `harness.cache` says where everything
 outliving a checkout is kept.
 
-Tests (`tests/e2e`), benchmarks (`bench/`) and the demo (`scripts/demo.py`) import it as a normal package.
+Tests (`tests/e2e`), benchmarks (`bench/`) and the demos (`lab demo`, `lab/kwokdemo`) import it as a normal package.
 """

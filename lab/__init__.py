@@ -17,5 +17,8 @@
                  read the extender's decision log (the scored gate)
     runner.py    one arm on one schedule: submit on time, record every pod, sample usage
     experiment.py  one cluster (isolated by default), every seed x arm, the gates after each arm
-    cli.py       ``python -m lab run | report | schedule | demo``
+    compare.py   a rerun against a reference run: same schedules, placements, ratios inside the intervals
+    demo.py      ``lab demo``: a short measured default vs drsched run, or the KWOK demo (``--kwok``)
+    kwokdemo/    the KWOK demo: drsched next to the default-scheduler on KWOK nodes, modelled load
+    cli.py       ``python -m lab run | report | compare | schedule | demo``
 """

@@ -3,31 +3,30 @@
 Why it exists: the demo should show measured numbers, so it is a short lab run (two arms, one seed, a few
 small jobs) followed by the per-pod table (node, start, finish, slowdown against the same job alone on the
 same node type, measured and cached) and the per-scheduler summary. With ``--kwok``, or when this machine
-cannot run real nodes (``python -m harness.realnodes check``), it runs the KWOK demo (scripts/demo.py)
-instead and says so loudly: there nothing runs, the numbers come from the usage model.
+cannot run real nodes (``python -m harness.realnodes check``), it runs the KWOK demo (``lab.kwokdemo``,
+in this process, with the arguments after ``--``) instead and says so loudly: there nothing runs, the numbers
+come from the usage model.
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-KWOK_DEMO = REPO / "scripts" / "demo.py"
 
 
 def add_parser(sub) -> None:
     d = sub.add_parser("demo", help="default-scheduler vs drsched on real nodes, measured (--kwok: the KWOK demo)",
                        description=__doc__.split("\n\n")[0])
-    d.add_argument("--kwok", action="store_true", help="run the KWOK demo (scripts/demo.py) instead")
+    d.add_argument("--kwok", action="store_true", help="run the KWOK demo (lab/kwokdemo) instead")
     d.add_argument("--out", type=Path, default=REPO / "out" / "demo-real", help="output directory [out/demo-real]")
     d.add_argument("--seed", type=int, default=1, help="schedule seed [1]")
     d.add_argument("--jobs", type=int, default=8, help="jobs [8]")
     d.add_argument("--scale", type=float, default=0.5, help="job size factor [0.5]")
-    d.add_argument("kwok_args", nargs=argparse.REMAINDER, help="after --, arguments for the KWOK demo")
+    d.add_argument("kwok_args", nargs=argparse.REMAINDER,
+                   help="after --, arguments for the KWOK demo (--kwok -- --help lists them)")
     d.set_defaults(func=cmd_demo)
 
 
@@ -36,8 +35,9 @@ def _say(line: str) -> None:
 
 
 def _kwok(args: argparse.Namespace) -> int:
-    extra = [a for a in args.kwok_args if a != "--"]
-    return subprocess.call([sys.executable, str(KWOK_DEMO), *extra])
+    from lab.kwokdemo.demo import main  # the control plane's imports only when the KWOK demo runs
+
+    return main([a for a in args.kwok_args if a != "--"])
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -1,9 +1,9 @@
-"""The demo's eyes on its pods: where they landed, which still run, and the usage file that follows from it.
+"""The KWOK demo's eyes on its pods: where they landed, which still run, and the usage file that follows from it.
 
 Each ``tick`` lists the demo's two namespaces once and rewrites the usage file the extender's static usage
-provider reads (``demo_workload.usage_file``: what node agents would measure). It owns the placements it
+provider reads (``lab.kwokdemo.workload.usage_file``: what node agents would measure). It owns the placements it
 has seen (kept after a pod completes), the running pods with the time they were first seen bound, and the
-completion counts; ``demo.py`` owns the processes.
+completion counts; ``lab.kwokdemo.demo`` owns the processes.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import yaml
-from demo_workload import POOLS, DemoNode, DemoPod, usage_file
 
 from harness.cluster import ControlPlane
+from lab.kwokdemo.workload import POOLS, DemoNode, DemoPod, usage_file
 
 NAMESPACES = {"drsched": "demo-drsched", "default": "demo-default"}
 RAMP_S = 4.0  # a pod shows in the usage file after this long (< the extender's assume_grace_s, 5 s)

@@ -1,13 +1,13 @@
-#!/usr/bin/env python3
-"""`make demo`: drsched live, next to the stock default-scheduler, on a real control plane on loopback.
+"""`python -m lab demo --kwok`: drsched live, next to the stock default-scheduler, on a real control plane on loopback.
 
 Starts etcd, kube-apiserver, the default kube-scheduler and KWOK (the `harness` package), two
 identical pools of KWOK nodes of the simulator's types (standard, compute, netfast, small; half of them
-busy on one resource), the drsched extender (``python -m extender``, the shipped model) and a second
-kube-scheduler rendered from kube-scheduler-config/drsched-scheduler.yaml. Node usage reaches the extender
-through its ``static`` usage provider: every second the demo rewrites the usage file with what node agents
-would measure (background + the expected demand of the pods running there), since real ``python -m monitor``
-agents on one machine would all measure the same host.
+busy on one resource), the drsched extender (``python -m extender``, the shipped model, started by
+``harness.extender_proc`` as the e2e tests start it) and a second kube-scheduler rendered from
+kube-scheduler-config/drsched-scheduler.yaml. Node usage reaches the extender through its ``static`` usage
+provider: every ``TICK_S`` the demo rewrites the usage file with what node agents would measure
+(background + the expected demand of the pods running there), since real ``python -m monitor`` agents on
+one machine would all measure the same host.
 Then the same seeded pods (cpu / net / io, with ``drsched.io/profile``) go to both pools at the same
 moments: one copy to ``schedulerName: drsched`` on the drsched-* pool, one to the default-scheduler on the
 default-* pool. It prints where each pod landed and why, each node's load and a summary per scheduler.
@@ -15,34 +15,36 @@ default-* pool. It prints where each pod landed and why, each node's load and a 
 The demo owns every process it starts and the work directory: on exit, an error, Ctrl-C or SIGTERM it
 stops them all; the work directory is removed unless --out names it. With --keep-running it waits for
 Ctrl-C after the report, printing how to reach the cluster and the extender.
+
+``lab demo --kwok`` calls ``main`` in its own process with the arguments after ``--``; the demo's parts are
+``workload`` (nodes and pods as data), ``watch`` (its pods on the API server, the usage file) and ``report``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
-import os
 import shutil
 import signal
-import sys
 import tempfile
 import threading
 import time
 import urllib.error
-import urllib.request
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from demo_report import Out, node_table, pod_table, summary_lines
-from demo_watch import NAMESPACES, PodWatch
-from demo_workload import POOLS, DemoNode, DemoPod, busiest_moment, make_nodes, make_schedule, summarize
 
 from harness.cluster import BUILD_SCRIPT, Binaries, ControlPlane, cached_bin_dir, ensure_binaries
+from harness.extender_proc import ExtenderProcess
 from harness.objects import KwokNodeShape, fake_node, small_pod
-from harness.procs import Component, ComponentError, free_port, tail
-
-REPO = Path(__file__).resolve().parents[1]
+from harness.procs import Component, ComponentError, interrupt_on_signals, tail
+from kube.logs import setup_logging
+from lab.kwokdemo.report import Out, node_table, pod_table, summary_lines
+from lab.kwokdemo.watch import NAMESPACES, PodWatch
+from lab.kwokdemo.workload import POOLS, DemoNode, DemoPod, busiest_moment, make_nodes, make_pods, summarize
 
 log = logging.getLogger("drsched.demo")
 
@@ -54,13 +56,9 @@ BIND_TIMEOUT_S = 60.0
 TICK_S = 0.5                    # pod list + usage file refresh
 
 
-class Stop(Exception):
-    """SIGTERM: unwind like Ctrl-C so every process is stopped."""
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="scripts/demo.py", description=__doc__.split("\n\n")[0],
+        prog="python -m lab demo --kwok --", description=__doc__.split("\n\n")[0],
         epilog="Needs Go >= 1.26 for the first build of the control plane (harness/controlplane/build.sh).")
     p.add_argument("--nodes", type=int, default=8, help="nodes per pool (types cycle standard, compute, netfast, "
                                                          "small) [default: 8]")
@@ -94,9 +92,7 @@ class Demo:
         self.out = out
         self.workdir = self._workdir(args.out)
         self._cp: ControlPlane | None = None
-        self.extender: Component | None = None
-        self.extender_url = ""
-        self.debug_url = ""  # the extender's /debug/* listener (loopback, a port of its own)
+        self.extender: ExtenderProcess | None = None
         self.served = ""
         self.watch: PodWatch | None = None
         self.bins: Binaries  # set by build()
@@ -117,7 +113,7 @@ class Demo:
                 raise SystemExit(f"demo: --out {out_dir} is not empty and not a previous demo's directory")
             shutil.rmtree(out_dir)  # a previous run's etcd data and certificates must not be reused
         out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / MARKER).write_text("written by scripts/demo.py; a rerun with this --out clears it\n")
+        (out_dir / MARKER).write_text("written by `python -m lab demo --kwok`; a rerun with this --out clears it\n")
         return out_dir
 
     # ---- steps ----------------------------------------------------------------------------------
@@ -173,25 +169,20 @@ class Demo:
         self.out.say(f"[3/5] drsched: extender (--policy {self.args.policy}, usage: static provider fed by the "
                      "demo) + kube-scheduler 'drsched'")
         self.watch = PodWatch(self.cp, nodes, pods, self.workdir / "usage.yaml")
-        port, debug_port = free_port(), free_port()
-        self.extender_url = f"http://127.0.0.1:{port}"
-        self.debug_url = f"http://127.0.0.1:{debug_port}"
-        self.extender = Component(name="extender", log_path=self.workdir / "logs" / "extender.log", argv=[
-            sys.executable, "-m", "extender", f"--kubeconfig={self.cp.kubeconfig}", f"--port={port}",
-            f"--debug-port={debug_port}",
-            f"--policy={self.args.policy}", "--usage-provider=static", f"--usage-file={self.watch.usage_path}",
-            "--usage-interval-s=1", "--usage-timeout-s=0.5", "--max-usage-age-s=30",
-        ], env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
-        self.extender.start()
-        self.extender.wait_ready(lambda: _get_json(f"{self.extender_url}/readyz") is not None, timeout=60)
-        ready = _get_json(f"{self.extender_url}/readyz") or {}
+        # The static provider re-reads the usage file every 0.5 s (harness.extender_proc); a node whose
+        # sample is older than 30 s is stale, which in this demo means the usage file stopped following.
+        self.extender = ExtenderProcess(kubeconfig=self.cp.kubeconfig, log_path=self.workdir / "logs" / "extender.log",
+                                        policy=self.args.policy, usage_file=self.watch.usage_path,
+                                        extra=("--max-usage-age-s=30",)).start()
+        ready = self._ask("/readyz") or {}
         self.served = f"{ready.get('policy')} {ready.get('version')}"
         if ready.get("status") == "degraded":
             self.served += f" -- DEGRADED: {ready.get('reason')}"
-        self.out.say(f"      extender {self.extender_url}: {self.served}")
+        self.out.say(f"      extender {self.extender.url}: {self.served}")
         # The first usage poll may run before the node watch has listed the nodes: wait for a fresh sample.
-        self.cp.poll(lambda: _usage_fresh(self.debug_url, nodes), timeout=30, what="node usage in the extender")
-        config = self.cp.render_scheduler_config("drsched-scheduler.yaml", extender_url=self.extender_url)
+        self.cp.poll(lambda: _usage_fresh(self._ask("/debug/usage"), nodes), timeout=30,
+                     what="node usage in the extender")
+        config = self.cp.render_scheduler_config("drsched-scheduler.yaml", extender_url=self.extender.url)
         self.cp.start_scheduler("drsched-scheduler", config_path=config)
         self.out.say(f"      kube-scheduler 'drsched': {config}")
 
@@ -211,7 +202,7 @@ class Demo:
             # What drsched will see when kube-scheduler asks: explain the same ExtenderArgs first.
             body = {"Pod": self.cp.api.sanitize_for_serialization(objs["drsched"]), "Nodes": None,
                     "NodeNames": drsched_nodes}
-            explains[pod.name] = _post_json(f"{self.debug_url}/debug/explain", body)
+            explains[pod.name] = self._ask("/debug/explain", body)
             for pool in POOLS:
                 self.cp.create_pod(objs[pool], namespace=NAMESPACES[pool])
         deadline = time.monotonic() + BIND_TIMEOUT_S
@@ -249,8 +240,20 @@ class Demo:
     def decisions(self, pods: list[DemoPod]) -> dict[str, dict | None]:
         """The scores kube-scheduler actually got for each drsched pod (explain's last_decision)."""
         ns = NAMESPACES["drsched"]
-        return {p.name: (_get_json(f"{self.debug_url}/debug/explain?namespace={ns}&name={p.name}") or {}).get(
-            "last_decision") for p in pods}
+        return {p.name: (self._ask(f"/debug/explain?namespace={ns}&name={p.name}") or {}).get("last_decision")
+                for p in pods}
+
+    def _ask(self, path: str, body: Any = None) -> dict | None:
+        """The extender's JSON answer to GET (or POST ``body`` to) ``path``; None when it gave none, which the
+        report shows as a missing answer rather than ending the demo."""
+        if self.extender is None:
+            raise RuntimeError("drsched is not started yet")
+        try:
+            status, raw = self.extender.request(path, body)
+            return json.loads(raw) if status == 200 else None
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            log.warning("extender request failed path=%s error=%s", path.split("?")[0], exc)
+            return None
 
     def pending_reasons(self, pods: list[DemoPod]) -> list[str]:
         placed = self.pod_watch().placed
@@ -264,8 +267,11 @@ class Demo:
         self.out.say(f"  export KUBECONFIG={self.cp.kubeconfig}")
         self.out.say(f"  {kubectl} get pods -A -o wide")
         self.out.say(f"  {kubectl} get nodes -L {POOL_LABEL}")
-        self.out.say(f"  curl -s '{self.debug_url}/debug/explain?namespace=demo-drsched&name=cpu-01'")
-        self.out.say(f"  curl -s {self.extender_url}/readyz; curl -s {self.debug_url}/debug/usage")
+        extender = self.extender
+        if extender is None:
+            raise RuntimeError("drsched is not started yet")
+        self.out.say(f"  curl -s '{extender.debug_url}/debug/explain?namespace=demo-drsched&name=cpu-01'")
+        self.out.say(f"  curl -s {extender.url}/readyz; curl -s {extender.debug_url}/debug/usage")
         self.out.say(f"  logs: {self.workdir / 'logs'}")
         while True:  # keep the usage file following the pods as KWOK completes them
             self.pod_watch().tick()
@@ -283,35 +289,18 @@ class Demo:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def _usage_fresh(url: str, nodes: list[DemoNode]) -> bool | None:
-    status = (_get_json(f"{url}/debug/usage") or {}).get("nodes") or {}
+def _usage_fresh(answer: dict | None, nodes: list[DemoNode]) -> bool | None:
+    """True once the extender's /debug/usage ``answer`` has a fresh sample of every node of both pools."""
+    status = (answer or {}).get("nodes") or {}
     names = [n.name(pool) for n in nodes for pool in POOLS]
     return True if all(not (status.get(n) or {"stale": True}).get("stale", True) for n in names) else None
-
-
-def _get_json(url: str) -> dict | None:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as resp:  # noqa: S310 (loopback only)
-            return json.loads(resp.read())
-    except (urllib.error.URLError, OSError, ValueError):
-        return None
-
-
-def _post_json(url: str, body: dict) -> dict | None:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=5) as resp:  # noqa: S310 (loopback only)
-            return json.loads(resp.read())
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        log.warning("explain failed url=%s error=%s", url, exc)
-        return None
 
 
 def run(demo: Demo, args: argparse.Namespace) -> int:
     out = demo.out
     rng = np.random.default_rng(args.seed)
     nodes = make_nodes(args.nodes, rng)
-    pods = make_schedule(args.pods, rng, submit_s=args.submit_seconds, run_for_s=args.run_for)
+    pods = make_pods(args.pods, rng, submit_s=args.submit_seconds, run_for_s=args.run_for)
     demo.build()
     started = time.monotonic()
     demo.start_cluster(nodes)
@@ -361,38 +350,31 @@ def run(demo: Demo, args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the demo with command-line ``argv``; the exit code (0, 1 failed or a pod not placed, 130 interrupted)."""
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    setup_logging(level="INFO" if args.verbose else "WARNING", fmt="text")
     out = Out()
-
-    def on_term(signum, frame):
-        raise Stop()
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, on_term)
-        # Also when started with SIGINT ignored (a background job of a script): `kill -INT` must stop it.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    demo = Demo(args, out)
-    code = 0
-    try:
-        code = run(demo, args)
-    except (KeyboardInterrupt, Stop):
-        out.say("\ninterrupted")
-        code = 130
-    except (ComponentError, TimeoutError) as exc:
-        out.say(f"\ndemo failed: {exc}")
-        code = 1
-    finally:
-        out.say("stopping every process ...")
-        # A second Ctrl-C during teardown must not leave processes behind.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        demo.close()
-        where = f"; logs and report in {demo.workdir}" if args.out is not None else ""
-        out.say(f"stopped{where}")
+    # SIGTERM and SIGINT unwind as KeyboardInterrupt, also when started with SIGINT ignored (a background job
+    # of a script: `kill -INT` must stop it); the handlers before are back once the demo returns.
+    main_thread = threading.current_thread() is threading.main_thread()
+    signals = interrupt_on_signals(signal.SIGTERM, signal.SIGINT) if main_thread else contextlib.nullcontext()
+    with signals:
+        demo = Demo(args, out)
+        code = 0
+        try:
+            code = run(demo, args)
+        except KeyboardInterrupt:
+            out.say("\ninterrupted")
+            code = 130
+        except (ComponentError, TimeoutError) as exc:
+            out.say(f"\ndemo failed: {exc}")
+            code = 1
+        finally:
+            out.say("stopping every process ...")
+            if main_thread:  # a second Ctrl-C during teardown must not leave processes behind
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            demo.close()
+            where = f"; logs and report in {demo.workdir}" if args.out is not None else ""
+            out.say(f"stopped{where}")
     return code
-
-
-if __name__ == "__main__":
-    sys.exit(main())

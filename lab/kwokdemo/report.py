@@ -1,4 +1,4 @@
-"""What the live demo prints: progress lines and the report tables. Text only, no I/O besides stdout.
+"""What the KWOK demo prints: progress lines and the report tables. Text only, no I/O besides stdout.
 
 The tables are built from plain data (the schedule, the placements read back from the API server, and
 the extender's ``/debug/explain`` answers), so they can be checked without a cluster.
@@ -11,8 +11,8 @@ import time
 from collections.abc import Mapping
 
 import numpy as np
-from demo_workload import POOLS, DemoNode, DemoPod, Summary, load_at
 
+from lab.kwokdemo.workload import POOLS, DemoNode, DemoPod, Summary, load_at
 from policy.state import RESOURCES
 
 

@@ -1,11 +1,19 @@
-"""The live demo's cluster and workload as plain data: nodes, their background load, a seeded pod schedule,
-and the load every node carries at any moment of that schedule. No I/O: ``demo.py`` turns these into
+"""The KWOK demo's cluster and workload as plain data: nodes, their background load, a seeded list of pods,
+and the load every node carries at any moment of it. No I/O: ``lab.kwokdemo.demo`` turns these into
 Kubernetes objects and a usage file, and feeds placements back in.
 
 Node types and job classes are the simulator's (``policy.sim``), so the pods the demo submits look like
 the ones the shipped model was trained on. Two identical node pools are made, ``drsched-*`` and
 ``default-*``: the same pods go to each pool at the same moment, one copy scheduled by drsched and one by
 the stock default-scheduler, so the two placements can be compared on equal terms.
+
+Why ``make_pods`` and not the lab's ``lab.schedule.make_schedule``: both draw a seeded DRS mix arriving as a
+Poisson process, but of different worlds. The lab's schedule is real jobs of the lab's world
+(``policy.labworld`` templates: units of work, millicore requests, a ``schedule.csv`` every arm replays), whose
+run time nobody knows until it is measured. These are KWOK pods of the simulator's job classes
+(``policy.sim.jobs``: a demand vector in policy units that the usage file reports, and a ``run_for`` after
+which KWOK completes the pod), drawn with the simulator's own samplers from the generator that drew the nodes;
+no lab job fits them. So the lab keeps the one ``make_schedule`` and this module says what it makes.
 
 Load of a node at time t (policy units: cores, GiB, MB/s, MB/s) = its background usage + the expected
 demand of the pods placed on it that are running at t (arrived, not yet finished). That is the
@@ -53,7 +61,7 @@ class DemoNode:
 
 @dataclass(frozen=True)
 class DemoPod:
-    """One pod of the schedule: arrives at ``at`` seconds, runs ``run_for`` seconds once Running."""
+    """One pod of the demo: arrives at ``at`` seconds, runs ``run_for`` seconds once Running."""
 
     name: str
     kind: str                   # cpu / net / io (the simulator's DRS classes)
@@ -93,7 +101,7 @@ def make_nodes(n: int, rng: np.random.Generator) -> list[DemoNode]:
     return nodes
 
 
-def make_schedule(n: int, rng: np.random.Generator, *, submit_s: float, run_for_s: float) -> list[DemoPod]:
+def make_pods(n: int, rng: np.random.Generator, *, submit_s: float, run_for_s: float) -> list[DemoPod]:
     """``n`` pods of the DRS mix (cpu, net, io) arriving as a Poisson process over about ``submit_s`` seconds.
 
     Each pod runs for its job's work rescaled so the median job runs ``run_for_s`` (sim jobs are 60 s of
