@@ -44,6 +44,8 @@ KWOK_STAGES_DIR = Path(__file__).resolve().parent / "kwok-stages"
 BINARIES = ("etcd", "kube-apiserver", "kube-scheduler", "kubectl", "kwok")
 KWOK_DEFAULT_STAGES = "kwok-default-stages.yaml"
 
+# What a user is told before a build starts: measured, 2 cores, quiet (fresh machine, 2026-12-02) to busy.
+COLD_BUILD = "a cold build takes 7-30 min on 2 cores, 7 when nothing else runs"
 DEFAULT_BUILD_TIMEOUT_S = 3600.0  # a cold build on 2 busy cores took ~9 min; override with DRSCHED_E2E_BUILD_TIMEOUT
 READY_TIMEOUT_S = 60.0
 

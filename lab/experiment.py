@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.cluster import ensure_binaries
+from harness.cluster import COLD_BUILD, ensure_binaries
 from harness.deploy import IMAGES, find_images
 from harness.images import ensure_images
 from harness.isolation import SYSTEM_CGROUP, Isolation, IsolationUnavailable, parse_cpu_list
@@ -199,7 +199,7 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
                  + (f"isolated: system CPUs {isolation.system_cpus}, node CPUs {isolation.node_cpus}"
                     if isolation is not None else f"NOT isolated: {why_not}"))
         workdir = plan.workdir or Path(tempfile.mkdtemp(prefix="drsched-lab-"))
-        progress("checking the control-plane and node binaries (a cold build takes 20-30 min; a line every 30 s)")
+        progress(f"checking the control-plane and node binaries ({COLD_BUILD}; a line every 30 s)")
         cluster = RealCluster(workdir=workdir, binaries=ensure_binaries(progress=progress),
                               node_binaries=ensure_node_binaries(progress=progress), isolation=isolation)
     elif cluster.isolation is None:

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.cluster import BUILD_SCRIPT, Binaries, ControlPlane, cached_bin_dir, ensure_binaries
+from harness.cluster import BUILD_SCRIPT, COLD_BUILD, Binaries, ControlPlane, cached_bin_dir, ensure_binaries
 from harness.extender_proc import ExtenderProcess
 from harness.objects import KwokNodeShape, fake_node, small_pod
 from harness.procs import Component, ComponentError, interrupt_on_signals, tail
@@ -51,7 +51,6 @@ log = logging.getLogger("drsched.demo")
 POOL_LABEL = "drsched.io/demo-pool"
 SCHEDULER_NAMES = {"drsched": "drsched", "default": None}
 MARKER = ".drsched-demo"        # marks an --out directory as the demo's own, so a rerun may clear it
-COLD_BUILD = "a cold build takes ~10-17 min on 2 cores"
 BIND_TIMEOUT_S = 60.0
 TICK_S = 0.5                    # pod list + usage file refresh
 

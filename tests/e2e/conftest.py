@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster import Binaries, ControlPlane, cached_bin_dir, ensure_binaries
+from harness.cluster import COLD_BUILD, Binaries, ControlPlane, cached_bin_dir, ensure_binaries
 from harness.extender_double import ExtenderDouble
 from harness.extender_proc import Extenders
 from harness.objects import HETEROGENEOUS_NODES, fake_node
@@ -28,7 +28,7 @@ def _build(config: pytest.Config) -> None:
     try:
         if reporter is not None:
             log_path = cached_bin_dir().parent / "build.log"
-            reporter.write_line(f"e2e: checking control-plane binaries (a cold build takes 10-30 min; log: {log_path})")
+            reporter.write_line(f"e2e: checking control-plane binaries ({COLD_BUILD}; log: {log_path})")
         config.stash[_BINARIES] = ensure_binaries(progress=reporter.write_line if reporter is not None else None)
     except ComponentError as exc:
         config.stash[_BUILD_ERROR] = str(exc)
