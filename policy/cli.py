@@ -110,7 +110,7 @@ def _kwargs(f: Field, hint: Any, doc: str, default: Any) -> dict:
             kw["required"] = True
     else:
         kw["default"] = default
-        if default is not None and not isinstance(default, bool):
+        if default is not None and not isinstance(default, bool) and not (isinstance(default, list) and not default):
             shown = ",".join(map(str, default)) if isinstance(default, list) and "type" in meta else "%(default)s"
             text += f" (default: {shown})"
     kw["help"] = text

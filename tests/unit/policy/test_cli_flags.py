@@ -9,7 +9,8 @@ import pytest
 
 from policy.calibrate.__main__ import parse_args as calibrate_args
 from policy.calibrate.replay import DISK_MBPS
-from policy.evaluate import DEFAULT_POLICIES, parse_args as evaluate_args
+from policy.evaluate import DEFAULT_POLICIES
+from policy.evaluate import parse_args as evaluate_args
 from policy.served import DEFAULT_MAPPING, DEFAULT_WEIGHT, ScoreMapping
 from policy.sim import calibration
 from policy.splits import LOADS, SPLITS
@@ -81,9 +82,7 @@ def test_calibrate_refuses_missing_and_foreign_flags(argv):
 
 
 def _migration_args(argv):
-    from policy.migration_eval import parse_args
-
-    return parse_args(argv)
+    return evaluate_args(["migration", *argv])
 
 
 def test_migration_defaults_and_spellings():
@@ -98,3 +97,41 @@ def test_migration_defaults_and_spellings():
     want = dict(scenarios="calm", seeds=3, seed_base=5, jobs=9, scorer="tlp", workers=2, out=Path("o"),
                 no_plots=True, quick=True, quiet=True)
     assert _values(_migration_args(argv), **want) == want
+
+
+def test_the_old_migration_flag_is_refused_with_one_line_naming_the_subcommand(capsys):
+    with pytest.raises(SystemExit) as exc:
+        evaluate_args(["--migration", "--quick"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "python -m policy.evaluate migration" in err
+
+
+def test_migration_flags_belong_to_the_subcommand():
+    from policy.evaluate import EvaluateArgs
+    from policy.migration_eval import MigrationArgs
+
+    assert isinstance(evaluate_args(["--quick"]), EvaluateArgs)
+    assert isinstance(evaluate_args(["migration", "--quick"]), MigrationArgs)
+    with pytest.raises(SystemExit):
+        evaluate_args(["migration", "--split", "test"])  # an evaluation flag, not the migration evaluation's
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["migration", "--help"], ["replay", "--help"], ["fit", "--help"]])
+def test_help_describes_every_flag(argv, capsys, monkeypatch):
+    from policy.calibrate.__main__ import FitArgs, ReplayArgs
+    from policy.cli import field_docs
+    from policy.evaluate import EvaluateArgs
+    from policy.migration_eval import MigrationArgs
+
+    cls = {"--help": EvaluateArgs, "migration": MigrationArgs, "replay": ReplayArgs, "fit": FitArgs}[argv[0]]
+    parse = calibrate_args if cls in (ReplayArgs, FitArgs) else evaluate_args
+    monkeypatch.setenv("COLUMNS", "10000")  # one line per flag: no docstring broken at a hyphen
+    with pytest.raises(SystemExit) as exc:
+        parse(argv)
+    assert exc.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for name, doc in field_docs(cls).items():
+        flag = "-q, --quiet" if name == "quiet" else "--" + name.replace("_", "-")
+        assert flag in text, flag
+        assert " ".join(doc.split()).split("{")[0].replace("%%", "%") in text, name
