@@ -105,6 +105,8 @@ def _kwargs(f: Field, hint: Any, doc: str, default: Any) -> dict:
         kw["type"] = typing.get_args(base)[0] if typing.get_origin(base) is list else base
     kw.update(meta)
     positional = f.metadata.get(_KEY, {}).get("positional")
+    if not positional:
+        kw["dest"] = f.name  # the field, however the flag is spelled (--no-isolate)
     if default is MISSING:
         if not positional:
             kw["required"] = True

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lab.cli import build_parser
+import pytest
+
+from lab.cli import CompareArgs, ReportArgs, RunArgs, ScheduleArgs, parse_args
+from policy.cli import field_docs
 
 
 def _parse(argv):
-    return build_parser().parse_args(argv)
+    return parse_args(argv)
 
 
 def _values(args, **expected) -> dict:
@@ -47,3 +50,24 @@ def test_schedule_report_compare():
     assert _values(_parse(["compare", "a", "b"]), reference=Path("a"), rerun=Path("b"), write=None) == dict(
         reference=Path("a"), rerun=Path("b"), write=None)
     assert _parse(["compare", "a", "b", "--write", "m.md"]).write == Path("m.md")
+
+
+def test_each_subcommand_parses_into_its_dataclass():
+    assert type(_parse(["run", "--out", "o"])) is RunArgs
+    assert _parse(["run", "--out", "o"]) == RunArgs(out=Path("o"))
+    assert _parse(["report", "d"]) == ReportArgs(out=Path("d"))
+    assert _parse(["compare", "a", "b"]) == CompareArgs(reference=Path("a"), rerun=Path("b"))
+    assert _parse(["schedule"]) == ScheduleArgs()
+    assert _parse(["demo", "--no-isolate"]).isolate is False  # demo stays on plain argparse
+
+
+@pytest.mark.parametrize("cls", [RunArgs, ReportArgs, CompareArgs, ScheduleArgs])
+def test_help_describes_every_flag(cls, capsys, monkeypatch):
+    name = cls.__doc__.split("`")[2]
+    monkeypatch.setenv("COLUMNS", "10000")
+    with pytest.raises(SystemExit) as exc:
+        _parse([name, "--help"])
+    assert exc.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for field, doc in field_docs(cls).items():
+        assert " ".join(doc.split()).split("{")[0] in text, field
