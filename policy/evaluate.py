@@ -345,7 +345,7 @@ class _Moved(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from policy.migration_eval import MigrationArgs
+    from policy import migration_eval
 
     p = argparse.ArgumentParser(
         prog="python -m policy.evaluate",
@@ -357,16 +357,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(title="subcommand (instead of a policy comparison)")
     m = sub.add_parser("migration", help="no migration vs the migration controller under stragglers "
                                          "(policy.migration_eval; its own flags: migration --help)",
-                       description=_migration_doc().split("\n\n")[0], epilog=_migration_doc().split("\n\n", 2)[2],
+                       description=migration_eval.__doc__.split("\n\n")[0],
+                       epilog=migration_eval.__doc__.split("\n\n", 2)[2],
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(m, MigrationArgs)
+    add_arguments(m, migration_eval.MigrationArgs)
     return p
-
-
-def _migration_doc() -> str:
-    import policy.migration_eval
-
-    return policy.migration_eval.__doc__
 
 
 def parse_args(argv: Sequence[str] | None = None) -> EvaluateArgs | MigrationArgs:
