@@ -29,7 +29,7 @@ from lab import arms, demo
 from lab.errors import LabError
 from lab.protocol import Protocol, ProtocolError, load_protocol
 from lab.schedule import SHAPES, VARIANTS, make_schedule, parse_schedule, schedule_csv, variant_text
-from policy.cli import add_arguments, field_docs, from_namespace, option
+from policy.cli import add_arguments, field_docs, flag, from_namespace, option
 from policy.errors import ConfigError
 from policy.served import HOT_FILTERS
 
@@ -168,7 +168,6 @@ def parse_args(argv: list[str] | None = None):
 
 FIXED_BY_PROTOCOL = ("seeds", "arms", "jobs", "window_s", "scale", "variant", "job_shape", "straggler", "isolate")
 """``run`` flags whose values a protocol file fixes (``--arm-timeout-s`` too where the protocol sets one)."""
-_FLAG_NAMES = {"isolate": "--no-isolate"}
 
 
 def registration(path: Path) -> str:
@@ -206,7 +205,7 @@ def plan_from_args(args: RunArgs):
     given = [name for name in fixed if getattr(args, name) != getattr(plain, name)]
     if given:
         raise ProtocolError(f"{args.protocol}: the protocol fixes " + ", ".join(
-            _FLAG_NAMES.get(name, "--" + name.replace("_", "-")) for name in given)
+            flag(RunArgs, name) for name in given)
             + "; drop them (the file is the one record of what runs)")
     s = p.scenario
     return Plan(out=args.out, seeds=list(p.seeds), arms=list(p.arms), variant=s.variant, regime=s.regime,

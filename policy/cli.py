@@ -74,6 +74,12 @@ def from_namespace(ns: argparse.Namespace, cls: type | None = None) -> Any:
     return cls(**{f.name: getattr(ns, f.name) for f in fields(cls)})
 
 
+def flag(cls: type, name: str) -> str:
+    """How field ``name`` of ``cls`` is spelled on the command line (its last spelling: ``--quiet``, not ``-q``),
+    for messages that name a flag."""
+    return _names(next(f for f in fields(cls) if f.name == name))[-1]
+
+
 def _default(f: Field, defaults: Any) -> Any:
     if defaults is not None:
         return getattr(defaults, f.name)

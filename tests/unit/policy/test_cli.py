@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from policy.cli import add_arguments, field_docs, from_namespace, option
+from policy.cli import add_arguments, field_docs, flag, from_namespace, option
 
 
 @dataclass(kw_only=True)
@@ -93,3 +93,7 @@ def test_other_defaults_override_the_fields():
 def test_a_namespace_not_built_from_a_dataclass_comes_back_as_it_is():
     ns = argparse.Namespace(kwok=True)
     assert from_namespace(ns) is ns
+
+
+def test_a_flag_is_named_as_it_is_spelled():
+    assert (flag(Example, "jobs"), flag(Example, "quiet"), flag(Example, "name")) == ("--jobs", "--quiet", "name")
