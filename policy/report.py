@@ -1,4 +1,4 @@
-"""Statistics, CSV files, tables and plots for every evaluation (``policy.evaluate`` and its ``--migration`` mode).
+"""Statistics, CSV files, tables and plots for every evaluation (``policy.evaluate`` and its ``migration`` subcommand).
 
 Why it exists: both evaluations report means over seeds with 95 % intervals, write the same kind of CSV and
 draw JCT CDFs; one module keeps those numbers and pictures made one way. matplotlib is imported lazily with

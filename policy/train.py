@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from policy.cli import add_arguments, from_namespace
+
 log = logging.getLogger("policy.train")
 
 
@@ -123,18 +125,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
                                 epilog=__doc__.split("\n\n", 1)[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", type=Path, help="YAML file of fields below (flags given here override it)")
-    docs = _field_docs()
-    for f in fields(Args):
-        default = getattr(defaults, f.name)
-        flag = "--" + f.name.replace("_", "-")
-        if isinstance(default, bool):
-            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=docs[f.name])
-        elif isinstance(default, list):
-            p.add_argument(flag, type=int, nargs="+", default=default, help=docs[f.name] + " (default: %(default)s)")
-        else:
-            p.add_argument(flag, type=type(default), default=default, help=docs[f.name] + " (default: %(default)s)")
-    ns = p.parse_args(argv)
-    args = Args(**{f.name: getattr(ns, f.name) for f in fields(Args)})
+    add_arguments(p, Args, defaults)
+    args = from_namespace(p.parse_args(argv))
     if args.n_steps < 1:
         p.error(f"--n-steps: must be at least 1, got {args.n_steps}")
     try:
@@ -149,20 +141,6 @@ def contention_of(args: Args):
     from policy.sim.calibration import shipped
 
     return shipped(args.contention) if args.contention else None
-
-
-def _field_docs() -> dict[str, str]:
-    """The one-line docstring under each ``Args`` field, for --help."""
-    import ast
-    import inspect
-
-    tree = ast.parse(inspect.getsource(Args))
-    body = tree.body[0].body
-    docs = {}
-    for node, nxt in zip(body, body[1:], strict=False):
-        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
-            docs[node.target.id] = str(nxt.value.value)
-    return docs
 
 
 def _split(s: str) -> tuple[str, ...]:

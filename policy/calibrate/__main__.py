@@ -12,6 +12,7 @@ import logging
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from policy.calibrate.fit import GRID, Errors, fit, grid, predict
@@ -19,54 +20,74 @@ from policy.calibrate.host import HELD_MARGIN_M
 from policy.calibrate.labdata import LabDataError, read_results
 from policy.calibrate.output import pct, record_fit, record_host, write
 from policy.calibrate.replay import DISK_MBPS, Machine
+from policy.cli import add_arguments, from_namespace, option
 from policy.sim import calibration
+from policy.sim.calibration import DEFAULT_PATH as CALIBRATION_FILE
 from policy.sim.errors import ConfigError
 from policy.sim.sharing import ORIGINAL, ContentionParams
 
 log = logging.getLogger("policy.calibrate")
 
 
-def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+@dataclass(kw_only=True)
+class CalibrateArgs:
+    """What both subcommands read; each field is the command-line flag of the same name."""
+
+    results: Path
+    """lab results directory with jobs.csv, nodes.csv and (optional) events.csv"""
+    out: Path = Path("policy/results/calibration")
+    """where calibration.md, predictions.csv and scatter.png go"""
+    calibration: Path = CALIBRATION_FILE
+    """the calibration file to read (and, with fit --write, to update)"""
+    disk_mbps: float = DISK_MBPS
+    """per-node disk bandwidth, MB/s"""
+    host_cpu_m: str = option("none", fill={"margin": f"{HELD_MARGIN_M:g}"})
+    """CPU the measuring host leaves to all nodes together, millicores, 'none' (unlimited), 'usage' (per sample,
+    what the nodes used together, from usage.csv), 'usage:FLOOR' (never less than FLOOR), 'held[:MARGIN]' (what
+    the nodes used together, only in the samples where the jobs running through it wanted MARGIN millicores more
+    than that, default {margin}; else unlimited) or 'node-held[:MARGIN]' (the same per node), or the name of a
+    host the calibration file records (fit --write-host); fit takes a comma-separated list and picks jointly"""
+    cpu_bound: str = option("", metavar="KINDS")
+    """comma-separated job kinds that would use a whole core if the host let them (their solo run is kept as CPU
+    work), e.g. cpu,train"""
+    ignore_links: bool = False
+    """node links are no constraint (the jobs' traffic stays in the pod, as the lab's net jobs)"""
+    no_plot: bool = False
+    """skip scatter.png (no matplotlib needed)"""
+
+
+@dataclass(kw_only=True)
+class ReplayArgs(CalibrateArgs):
+    """``replay``: measured vs predicted run slowdown under one parameter set."""
+
+    set: str | None = None
+    """parameter sets of the calibration file, comma-separated (unset: the active one)"""
+
+
+@dataclass(kw_only=True)
+class FitArgs(CalibrateArgs):
+    """``fit``: grid-search the contention parameters on some seeds, score them on the rest."""
+
+    fit_seeds: str | None = None
+    """seeds to fit on, e.g. 1,2,5 or 1-12 (unset: the first half of the data's seeds)"""
+    grid: list[str] = option(default_factory=list, action="append", metavar="NAME=V1,V2")
+    """replace one dimension of the search grid, e.g. interference=0 (repeatable)"""
+    name: str = "fitted"
+    """name of the parameter set --write records"""
+    write: bool = False
+    """record the fitted set and its errors in the calibration file (its active set is kept)"""
+    write_host: str | None = option(None, metavar="NAME")
+    """record the picked --host-cpu-m value and its errors as host NAME in the calibration file's 'hosts'
+    (replay-only: the simulator never reads them); --host-cpu-m NAME then means it"""
+
+
+def parse_args(argv: Sequence[str]) -> ReplayArgs | FitArgs:
     p = argparse.ArgumentParser(prog="python -m policy.calibrate", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
-    for name, text in (("replay", "measured vs predicted run slowdown under one parameter set"),
-                       ("fit", "grid-search the contention parameters on some seeds, score them on the rest")):
-        s = sub.add_parser(name, help=text, description=text)
-        s.add_argument("--results", type=Path, required=True,
-                       help="lab results directory with jobs.csv, nodes.csv and (optional) events.csv")
-        s.add_argument("--out", type=Path, default=Path("policy/results/calibration"),
-                       help="where calibration.md, predictions.csv and scatter.png go")
-        s.add_argument("--calibration", type=Path, default=calibration.DEFAULT_PATH,
-                       help="the calibration file to read (and, with fit --write, to update)")
-        s.add_argument("--disk-mbps", type=float, default=DISK_MBPS, help="per-node disk bandwidth, MB/s")
-        s.add_argument("--host-cpu-m", default="none",
-                       help="CPU the measuring host leaves to all nodes together, millicores, 'none' (unlimited), "
-                            "'usage' (per sample, what the nodes used together, from usage.csv), 'usage:FLOOR' "
-                            "(never less than FLOOR), 'held[:MARGIN]' (what the nodes used together, only in the "
-                            "samples where the jobs running through it wanted MARGIN millicores more than that, "
-                            f"default {HELD_MARGIN_M:g}; else unlimited) or 'node-held[:MARGIN]' (the same per "
-                            "node), or the name of a host the calibration file records (fit --write-host); fit "
-                            "takes a comma-separated list and picks jointly")
-        s.add_argument("--cpu-bound", default="", metavar="KINDS",
-                       help="comma-separated job kinds that would use a whole core if the host let them "
-                            "(their solo run is kept as CPU work), e.g. cpu,train")
-        s.add_argument("--ignore-links", action="store_true",
-                       help="node links are no constraint (the jobs' traffic stays in the pod, as the lab's net jobs)")
-        s.add_argument("--no-plot", action="store_true", help="skip scatter.png (no matplotlib needed)")
-    sub.choices["replay"].add_argument(
-        "--set", default=None, help="parameter sets of the calibration file, comma-separated (default: the active one)")
-    f = sub.choices["fit"]
-    f.add_argument("--fit-seeds", default=None,
-                   help="seeds to fit on, e.g. 1,2,5 or 1-12 (default: the first half of the data's seeds)")
-    f.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2",
-                   help="replace one dimension of the search grid, e.g. interference=0 (repeatable)")
-    f.add_argument("--name", default="fitted", help="name of the parameter set --write records [fitted]")
-    f.add_argument("--write", action="store_true",
-                   help="record the fitted set and its errors in the calibration file (its active set is kept)")
-    f.add_argument("--write-host", default=None, metavar="NAME",
-                   help="record the picked --host-cpu-m value and its errors as host NAME in the calibration file's "
-                        "'hosts' (replay-only: the simulator never reads them); --host-cpu-m NAME then means it")
-    return p.parse_args(argv)
+    for name, cls in (("replay", ReplayArgs), ("fit", FitArgs)):
+        text = cls.__doc__.split(": ", 1)[1].rstrip(".")
+        add_arguments(sub.add_parser(name, help=text, description=text), cls)
+    return from_namespace(p.parse_args(argv))
 
 
 def _range(part: str) -> range:
@@ -154,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     for h in _hosts(args.host_cpu_m, doc.get("hosts"))]
         machine = machines[0]
         runs = read_results(args.results)
-        if args.command == "replay":
+        if isinstance(args, ReplayArgs):
             if len(machines) > 1:
                 raise ConfigError("--host-cpu-m", "replay takes one value")
             names = [n.strip() for n in (args.set or doc["active"]).split(",") if n.strip()]

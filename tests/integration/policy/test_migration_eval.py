@@ -1,4 +1,4 @@
-"""``python -m policy.evaluate --migration --quick`` end to end, as a user runs it."""
+"""``python -m policy.evaluate migration --quick`` end to end, as a user runs it."""
 
 import csv
 import subprocess
@@ -6,7 +6,7 @@ import sys
 
 
 def _run(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "policy.evaluate", "--migration", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "policy.evaluate", "migration", *args], capture_output=True,
                           text=True, timeout=timeout)
 
 

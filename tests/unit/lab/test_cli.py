@@ -47,14 +47,14 @@ SMOKE = Path(__file__).resolve().parents[3] / "lab" / "protocols" / "ci-smoke.ya
 
 
 def test_a_protocol_sets_the_plan_and_refuses_flags_it_fixes(tmp_path: Path, capsys) -> None:
-    from lab.cli import build_parser, plan_from_args
+    from lab.cli import parse_args, plan_from_args
 
-    args = build_parser().parse_args(["run", "--out", str(tmp_path), "--protocol", str(SMOKE), "--unregistered"])
+    args = parse_args(["run", "--out", str(tmp_path), "--protocol", str(SMOKE), "--unregistered"])
     plan = plan_from_args(args)
     assert (plan.seeds, plan.arms, plan.jobs, plan.shape, plan.scale, plan.solo_runs, plan.order_key) == (
         [1], ["default", "model"], 16, "fraction", 0.5, 1, "ci-smoke")
     assert plan.arm_timeout_s == 300.0 and plan.registration.startswith("unregistered")
-    plain = plan_from_args(build_parser().parse_args(["run", "--out", str(tmp_path)]))
+    plain = plan_from_args(parse_args(["run", "--out", str(tmp_path)]))
     assert plain.order_key is None and plain.solo_runs == 1 and plain.protocol is None
     assert main(["run", "--out", str(tmp_path), "--protocol", str(SMOKE), "--seeds", "4", "--jobs", "3",
                  "--unregistered"]) == 2
@@ -94,13 +94,13 @@ def test_report_judges_a_directory_against_a_protocol_given_on_the_command_line(
 
 
 def test_no_isolate_reaches_the_plan_and_a_protocol_fixes_it(tmp_path: Path, capsys) -> None:
-    from lab.cli import build_parser, plan_from_args
+    from lab.cli import parse_args, plan_from_args
 
-    assert plan_from_args(build_parser().parse_args(["run", "--out", str(tmp_path)])).isolate is True
-    assert plan_from_args(build_parser().parse_args(["run", "--out", str(tmp_path), "--no-isolate"])).isolate is False
-    smoke = plan_from_args(build_parser().parse_args(["run", "--out", str(tmp_path), "--protocol", str(SMOKE),
+    assert plan_from_args(parse_args(["run", "--out", str(tmp_path)])).isolate is True
+    assert plan_from_args(parse_args(["run", "--out", str(tmp_path), "--no-isolate"])).isolate is False
+    smoke = plan_from_args(parse_args(["run", "--out", str(tmp_path), "--protocol", str(SMOKE),
                                                       "--unregistered"]))
     assert smoke.isolate is True and smoke.require_scored is True
     assert main(["run", "--out", str(tmp_path), "--protocol", str(SMOKE), "--no-isolate", "--unregistered"]) == 2
     assert "the protocol fixes --no-isolate; drop them" in capsys.readouterr().out
-    assert build_parser().parse_args(["demo", "--no-isolate"]).isolate is False
+    assert parse_args(["demo", "--no-isolate"]).isolate is False
