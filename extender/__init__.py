@@ -6,7 +6,8 @@ Layout (each file says what it owns):
 
     settings.py          the one typed config object (pydantic-settings, YAML file + DRSCHED_ env vars)
     __main__.py          ``python -m extender``: flags generated from the settings, then uvicorn
-    service.py           the FastAPI app: lifespan, routes, error mapping
+    service.py           the FastAPI app: lifespan, routes, refusing bodies that do not decode
+    verbs.py             one verb's answer for both entry paths: the call, the one error map, the counting
     listeners.py         the service and loopback debug listeners, mTLS termination, who may call the verbs
     debug_routes.py      /debug/* as an app of its own, served on the debug listener only
     annotation_trust.py  whether a profile annotation is believed against a trusted learned profile

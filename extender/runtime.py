@@ -34,6 +34,7 @@ from extender.recording import Recording
 from extender.row_cache import RowCache
 from extender.settings import Settings
 from extender.telemetry import Telemetry
+from extender.verbs import RawJSON
 from extender.wire import ExtenderArgs
 from kube.cache import CacheView, ClusterCache, PodRecord
 from kube.errors import QuantityError
@@ -355,10 +356,6 @@ class Runtime:
         self.decisions.move_to_end((key[0], key[1]))
         while len(self.decisions) > limit:
             self.decisions.popitem(last=False)
-
-
-class RawJSON(bytes):
-    """An already encoded JSON reply (the route sends it as is)."""
 
 
 _SUFFIX = [f"{s}}}" for s in range(11)]

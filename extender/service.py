@@ -9,12 +9,12 @@ Routes (``P`` = ``url_prefix`` without its trailing slash):
 client certificate (``extender.listeners.ClientCertGate``). The ``/debug/*`` routes are a separate app
 (``extender.debug_routes``) on a separate listener.
 
-Error mapping lives here and only here: a body that is not JSON, has wrong types or is too large -> 400
-``{"Error": ...}``; a well-formed request that cannot be served (no Pod, bad quantity) -> 200 with
-``Error`` for filter and bind (kube-scheduler reads that field) and 400 for prioritize and preempt
-(whose replies have no such field); anything unexpected -> logged with its traceback, and answered as
-the verb's error, never a bare 500 page. What escapes every route (a decoder's ``RecursionError``, FastAPI's
-own 404 / 405 / parse errors) is answered by ``extender.guard`` in the same ``{"Error": ...}`` shape.
+Error mapping: a body that is not JSON, has wrong types or is too large -> 400 ``{"Error": ...}``, refused
+here before any verb runs; what a verb raises is mapped by ``extender.verbs`` (the one table both entry
+paths use: a well-formed request that cannot be served -> 200 with ``Error`` for filter and bind, 400 for
+prioritize and preempt; a bug -> logged with its traceback and answered the same way, never a bare 500).
+What escapes every route (a decoder's ``RecursionError``, FastAPI's own 404 / 405 / parse errors) is
+answered by ``extender.guard`` in the same ``{"Error": ...}`` shape.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from pydantic_core import to_json
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from extender.annotation_trust import AnnotationTrust
-from extender.errors import BadRequest, BindError
 from extender.fastwire import FastVerbs, replay_body
 from extender.guard import LastResort, http_error, verb_of
 from extender.listeners import ClientCertGate, Refusals, peer_of
@@ -42,11 +41,12 @@ from extender.pod_index import PodIndex
 from extender.profile_store import JsonFileBackend, LearnedProfileStore, ProfileLearner, ProfileMetrics
 from extender.providers.health import UsageMetrics
 from extender.recording import Recording
-from extender.runtime import RawJSON, RecordingBinder, Runtime, load_policy
+from extender.runtime import RecordingBinder, Runtime, load_policy
 from extender.settings import Settings, get_settings
 from extender.static_cluster import StaticCluster, load_static_cluster
 from extender.telemetry import Telemetry
 from extender.usage import ProviderContext, UsagePoller, make_provider
+from extender.verbs import answer, count, error_body
 from extender.wire import (
     ErrorBody,
     ExtenderArgs,
@@ -66,12 +66,15 @@ _400 = {400: {"model": ErrorBody, "description": "The request could not be read 
 
 
 def _json(body: Any, status: int = 200) -> Response:
-    raw = body if isinstance(body, RawJSON) else to_json(body)
-    return Response(raw, status_code=status, media_type="application/json")
+    return Response(to_json(body), status_code=status, media_type="application/json")
+
+
+def _raw(status: int, body: bytes) -> Response:
+    return Response(body, status_code=status, media_type="application/json")
 
 
 def _error(status: int, message: str) -> Response:
-    return _json({"Error": message}, status)
+    return _raw(status, error_body(message))
 
 
 class BodyLimit:
@@ -142,7 +145,7 @@ def count_bad_request(app: FastAPI | None, path: str) -> None:
     rt = getattr(getattr(app, "state", None), "runtime", None)
     verb = verb_of(path)
     if rt is not None and verb != "other":
-        rt.telemetry.metrics.requests.labels(verb=verb, outcome="bad_request").inc()
+        count(rt, verb, "bad_request")
 
 
 def describe_invalid(exc: RequestValidationError) -> str:
@@ -283,37 +286,20 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
     def rt_of(request: Request) -> Runtime:
         return request.app.state.runtime
 
-    async def timed(request: Request, verb: str, fn: Callable[[Runtime], Any],
-                    on_bad: Callable[[str], Response]) -> Response:
+    def serve(request: Request, verb: str, call: Callable[[Runtime], Any]) -> Response:
         rt = rt_of(request)
-        m = rt.telemetry.metrics
-        start = time.perf_counter()
-        try:
-            body = fn(rt)
-            outcome, resp = "ok", _json(body)
-        except BadRequest as exc:
-            outcome, resp = "bad_request", on_bad(str(exc))
-        except Exception as exc:  # a bug: log it, answer the verb's error, never a 500
-            log.exception("request failed", extra=kv(verb=verb))
-            m.internal_errors.labels(verb=verb).inc()
-            outcome, resp = "error", on_bad(f"internal error: {type(exc).__name__}: {exc}")
-        m.latency.labels(verb=verb).observe(time.perf_counter() - start)
-        m.requests.labels(verb=verb, outcome=outcome).inc()
-        return resp
-
-    def filter_error(message: str) -> Response:
-        return _json({"Nodes": None, "NodeNames": None, "FailedNodes": None, "FailedAndUnresolvableNodes": None,
-                      "Error": message})
+        _, status, body = answer(rt, verb, lambda: call(rt), start=time.perf_counter())
+        return _raw(status, body)
 
     @app.post(f"{prefix}/filter", response_model=ExtenderFilterResult, responses=_400, tags=["extender"])
     async def filter_(args: ExtenderArgs, request: Request) -> Response:
         """Drop nodes the pod does not fit (requests) or that run hot (measured usage); reasons per node."""
-        return await timed(request, "filter", lambda rt: rt.filter(args), filter_error)
+        return serve(request, "filter", lambda rt: rt.filter(args))
 
     @app.post(f"{prefix}/prioritize", response_model=list[HostPriority], responses=_400, tags=["extender"])
     async def prioritize(args: ExtenderArgs, request: Request) -> Response:
         """Score each candidate node 0-10 with the served policy."""
-        return await timed(request, "prioritize", lambda rt: rt.prioritize(args), lambda m: _error(400, m))
+        return serve(request, "prioritize", lambda rt: rt.prioritize(args))
 
     @app.post(f"{prefix}/bind", response_model=ExtenderBindingResult, responses=_400, tags=["extender"])
     async def bind(args: ExtenderBindingArgs, request: Request) -> Response:
@@ -323,24 +309,16 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
             return _error(404, "bind is disabled on this extender (bind_enabled: false); kube-scheduler's "
                                "DefaultBinder binds")
         rt = rt_of(request)
-        m = rt.telemetry.metrics
-        start = time.perf_counter()
-        try:
-            await asyncio.to_thread(rt.bind, namespace=args.PodNamespace, name=args.PodName, uid=args.PodUID,
-                                    node=args.Node)
-            outcome, error = "ok", ""
-        except BindError as exc:
-            outcome, error = "refused", str(exc)
-            log.warning("bind refused", extra=kv(pod=f"{args.PodNamespace}/{args.PodName}", node=args.Node,
-                                                 error=error))
-        except Exception as exc:
-            log.exception("bind failed", extra=kv(pod=f"{args.PodNamespace}/{args.PodName}"))
-            m.internal_errors.labels(verb="bind").inc()
-            outcome, error = "error", f"internal error: {type(exc).__name__}: {exc}"
-        m.binds.labels(outcome=outcome).inc()
-        m.latency.labels(verb="bind").observe(time.perf_counter() - start)
-        m.requests.labels(verb="bind", outcome=outcome).inc()
-        return _json({"Error": error})
+
+        def run() -> dict:
+            rt.bind(namespace=args.PodNamespace, name=args.PodName, uid=args.PodUID, node=args.Node)
+            return {"Error": ""}
+
+        outcome, status, body = await asyncio.to_thread(
+            answer, rt, "bind", run, start=time.perf_counter(),
+            about={"pod": f"{args.PodNamespace}/{args.PodName}", "node": args.Node})
+        rt.telemetry.metrics.binds.labels(outcome=outcome).inc()
+        return _raw(status, body)
 
     @app.post(f"{prefix}/preempt", response_model=ExtenderPreemptionResult, responses=_400, tags=["extender"])
     async def preempt(args: ExtenderPreemptionArgs, request: Request) -> Response:
@@ -359,7 +337,7 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
                 out[node] = {"Pods": uids, "NumPDBViolations": victims.NumPDBViolations}
             return {"NodeNameToMetaVictims": out}
 
-        return await timed(request, "preempt", run, lambda m: _error(400, m))
+        return serve(request, "preempt", run)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict:
