@@ -152,7 +152,7 @@ class FastVerbs:
         try:
             args = parse_args(body)
             if args.Nodes is not None:  # nodes not seen before are read now, before the answer has effects
-                rt.node_infos().preload(args.Nodes.items)
+                rt.node_infos.preload(args.Nodes.items)
         except (_Slow, NotParsed):
             return await self.app(scope, replay_body(body, receive), send)
         except RecursionError as exc:  # msgspec's depth limit: bad input, answered as the pydantic path's 400s

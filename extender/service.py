@@ -41,7 +41,7 @@ from extender.pod_index import PodIndex
 from extender.profile_store import JsonFileBackend, LearnedProfileStore, ProfileLearner, ProfileMetrics
 from extender.providers.health import UsageMetrics
 from extender.recording import Recording
-from extender.runtime import RecordingBinder, Runtime, load_policy
+from extender.runtime import Binder, PodWorkload, Readiness, RecordingBinder, Runtime, load_policy, thresholds_of
 from extender.settings import Settings, get_settings
 from extender.static_cluster import StaticCluster, load_static_cluster
 from extender.telemetry import Telemetry
@@ -122,7 +122,7 @@ def _stale_nodes(rt: Runtime) -> dict[str, dict]:
     if rt.settings.usage_provider == "none":
         return {}
     view, now = rt.cache.view(), time.time()
-    status = rt.usage_status() if rt.usage_status is not None else {}
+    status = rt.usage_status()
     out = {}
     for name, ts in zip(view.names, view.usage_ts, strict=True):
         if now - ts > rt.settings.max_usage_age_s:
@@ -167,19 +167,19 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         min_samples=settings.profile_min_samples, half_life_s=settings.profile_half_life_s,
         workload_labels=settings.workload_labels, ttl_s=settings.profile_ttl_s, max_profiles=settings.profile_max,
         backend=JsonFileBackend(settings.profile_file) if settings.profile_file else None,
-        metrics=ProfileMetrics(registry))
-    profiles.trust = AnnotationTrust(fraction=settings.annotation_trust_fraction, registry=registry,
-                                     telemetry=telemetry)
+        metrics=ProfileMetrics(registry),
+        trust=AnnotationTrust(fraction=settings.annotation_trust_fraction, registry=registry, telemetry=telemetry))
     await asyncio.to_thread(profiles.load)
     context = ProviderContext(telemetry=telemetry, usage_metrics=UsageMetrics(registry),
                               node_names=lambda: cache.node_names)
-    pod_workload = settings.pod_workloads.get
+    pod_workload: PodWorkload = settings.pod_workloads.get
     policy, degraded = load_policy(settings, telemetry)
     stoppers: list[Callable[[], Awaitable]] = []
-    rt = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=policy, degraded=degraded,
-                 profiles=profiles)
-    rt.recording = Recording(settings, cache=cache, policy=policy, telemetry=telemetry, thresholds=rt.thresholds)
-    rt.recording.start()  # first: a log directory it cannot write stops the start before anything runs
+    recording = Recording(settings, cache=cache, policy=policy, telemetry=telemetry,
+                          thresholds=thresholds_of(settings))
+    recording.start()  # first: a log directory it cannot write stops the start before anything runs
+    binder: Binder
+    ready: Readiness
     static_usage, static_mtime = None, None
     if settings.static_cluster is not None:
         static_mtime = settings.static_cluster.stat().st_mtime if settings.static_cluster.exists() else None
@@ -192,8 +192,10 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         cache.replace_pods(cluster.pods)
         for workload, demand in cluster.profiles.items():
             profiles.put(workload, demand)
-        rt.binder = RecordingBinder()
-        rt.ready = lambda: (True, "static cluster")
+        binder = RecordingBinder()
+
+        def ready() -> tuple[bool, str]:
+            return True, "static cluster"
     else:
         from extender.kube import KubeBinder, make_core_api
         from extender.kube_index import IndexingWatcher
@@ -207,11 +209,13 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         context.agents, context.addresses, pod_workload = index.agents, index.addresses, index.workload
         context.not_ready = index.not_ready
         watcher = IndexingWatcher(core, cache, settings, store=profiles, telemetry=telemetry, index=index)
-        watcher.observer = rt.recording.observe_pod  # shadow mode and outcomes see each pod event first
+        watcher.observer = recording.observe_pod  # shadow mode and outcomes see each pod event first
         watcher.start()
-        rt.binder = KubeBinder(core, timeout_s=settings.bind_timeout_s)
-        rt.ready = lambda: ((True, "cache synced") if all(e.is_set() for e in watcher.synced.values())
-                            else (False, "cache not synced with the apiserver yet"))
+        binder = KubeBinder(core, timeout_s=settings.bind_timeout_s)
+
+        def ready() -> tuple[bool, str]:
+            return ((True, "cache synced") if all(e.is_set() for e in watcher.synced.values())
+                    else (False, "cache not synced with the apiserver yet"))
 
         async def stop_watch() -> None:
             await asyncio.to_thread(watcher.stop)
@@ -223,10 +227,12 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         if hasattr(provider, "take_pod_samples") else None
     poller = UsagePoller(provider, cache, telemetry, interval_s=settings.usage_interval_s,
                          timeout_s=settings.usage_timeout_s, learner=learner)
-    rt.usage_status, rt.pod_workload = poller.status, pod_workload
+    rt = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=policy, degraded=degraded,
+                 profiles=profiles, binder=binder, ready=ready, usage_status=poller.status,
+                 pod_workload=pod_workload, recording=recording)
     await poller.start()
     stoppers.insert(0, poller.stop)
-    stoppers.append(rt.recording.stop)  # last: after the watch, whose events it writes, has stopped
+    stoppers.append(recording.stop)  # last: after the watch, whose events it writes, has stopped
     telemetry.metrics.model.info({"policy": policy.name, "version": policy.version,
                                   "degraded": "true" if degraded else "false"})
     registry.register(app.state.refusals)
@@ -348,7 +354,7 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
     async def readyz(request: Request) -> Response:
         """Readiness; ``degraded`` (still 200) when a heuristic stands in for the model, with the reason."""
         rt = rt_of(request)
-        ok, why = rt.ready() if rt.ready else (True, "")
+        ok, why = rt.ready()
         body = {"status": ("degraded" if rt.degraded else "ready") if ok else "not ready",
                 "policy": rt.policy.name, "version": rt.policy.version, "reason": rt.degraded or why,
                 "nodes": len(rt.cache.node_names), "pods": rt.cache.n_pods,
