@@ -38,8 +38,7 @@ from extender.recording import Recording
 from extender.row_cache import RowCache
 from extender.settings import Settings
 from extender.telemetry import Telemetry
-from extender.verbs import RawJSON
-from extender.wire import ExtenderArgs
+from extender.wire import ExtenderArgs, HostPriorities, RawJSON
 from kube.cache import CacheView, ClusterCache, PodRecord
 from kube.errors import QuantityError
 from kube.logs import kv
@@ -127,6 +126,7 @@ class Runtime:
     pod_workload: PodWorkload = _no_pod_workload
     recording: Recording | None = None  # decision log, shadow, exploration, canary (extender.recording)
     rows: RowCache = field(default_factory=RowCache)  # names mode: the cluster's encoded rows across requests
+    replies: HostPriorities = field(default_factory=HostPriorities)  # prioritize replies, prefixes memoised
     decisions: OrderedDict = field(default_factory=OrderedDict)  # recent decisions, for /debug/explain and bind
     node_infos: NodeInfoMemo = field(init=False)  # Nodes mode: node_info by the item's exact JSON
 
@@ -260,10 +260,7 @@ class Runtime:
         if self.recording is not None:  # exploration may redraw the top node; the decision is queued for the log
             scores = self.recording.serve(key=key, pod=pod, names=cand.names, scores=scores, known=cand.known,
                                           raw=scored.raw, now=now)
-        # The reply is written as JSON here: 5,000 dicts through a serializer cost more than the scoring.
-        prefixes = view.host_prefixes(cand.names)  # memoised with the names' rows (lookup), either mode
-        out = RawJSON(("[" + ",".join(map(str.__add__, prefixes, [_SUFFIX[s] for s in scores.tolist()])) + "]")
-                      .encode())
+        out = self.replies.reply(view, cand.names, scores.tolist())
         self._remember(key, pod, known_names, now, scored)
         return out
 
@@ -286,7 +283,7 @@ class Runtime:
         self.telemetry.metrics.canary_neutral.labels(verb="prioritize").inc()
         view = self.cache.view()
         names = list(args.NodeNames) if args.NodeNames is not None else self.candidates(args, now, view).names
-        return RawJSON(("[" + ",".join(p + _SUFFIX[0] for p in view.host_prefixes(names)) + "]").encode())
+        return self.replies.reply(view, names, [0] * len(names))
 
     def explain(self, args: ExtenderArgs | None = None, *, pod: PodView | None = None,
                 key: tuple[str, str, str] | None = None) -> dict[str, Any]:
@@ -380,9 +377,6 @@ class Runtime:
         self.decisions.move_to_end((key[0], key[1]))
         while len(self.decisions) > limit:
             self.decisions.popitem(last=False)
-
-
-_SUFFIX = [f"{s}}}" for s in range(11)]
 
 
 def _finite(x: float) -> float | None:

@@ -33,6 +33,7 @@ import orjson
 from pydantic_core import to_json
 
 from extender.errors import BadRequest, BindError
+from extender.wire import RawJSON
 from kube.logs import kv
 
 if TYPE_CHECKING:
@@ -42,10 +43,6 @@ log = logging.getLogger(__name__)
 ERROR_STATUS = {"filter": 200, "bind": 200, "prioritize": 400, "preempt": 400}
 """HTTP status of a verb's error reply: 200 where kube-scheduler reads the reply's ``Error`` field."""
 _FILTER_NULLS = {"Nodes": None, "NodeNames": None, "FailedNodes": None, "FailedAndUnresolvableNodes": None}
-
-
-class RawJSON(bytes):
-    """An already encoded JSON reply (sent as is)."""
 
 
 def encode(result: Any) -> bytes:
