@@ -224,7 +224,7 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         stoppers.append(stop_watch)
     provider = make_provider(settings, static_usage=static_usage, static_mtime=static_mtime, context=context)
     learner = ProfileLearner(profiles, pod_workload, save_interval_s=settings.profile_save_interval_s) \
-        if hasattr(provider, "take_pod_samples") else None
+        if provider.reads_pods else None
     poller = UsagePoller(provider, cache, telemetry, interval_s=settings.usage_interval_s,
                          timeout_s=settings.usage_timeout_s, learner=learner)
     rt = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=policy, degraded=degraded,
