@@ -16,7 +16,8 @@ Layout (each file says what it owns):
     heap.py              glibc thresholds that keep freed request buffers mapped (no page faults per request)
     node_infos.py        Nodes mode: each full v1.Node read once per distinct JSON
     runtime.py           what a request needs, built once: cache, policy, profiles, binder; the verbs' logic
-    wire.py              ExtenderArgs in, ExtenderFilterResult / HostPriority / ... out; any key casing on input
+    wire.py              ExtenderArgs in, ExtenderFilterResult / HostPriority / ... out; any key casing on input;
+                         the prioritize reply written as bytes (HostPriorities, its per-node prefixes memoised)
     decide.py            filter reasons, scoring and the 0-10 score rule on one snapshot (pure)
     row_cache.py         the cluster's encoded rows kept across prioritize requests; only changed nodes re-encoded
     static_cluster.py    the --static-cluster YAML loader with file:line:field errors

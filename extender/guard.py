@@ -8,7 +8,8 @@ client around a verb:
   Starlette answered that with a plain-text ``500 Internal Server Error``, logged nowhere we read and counted
   nowhere. ``LastResort`` catches it: one log line with the traceback, one count in
   ``drsched_extender_internal_errors_total{verb=<the path's verb, or "other">}``, and the verb's error answer
-  (``{"Error": ...}``: HTTP 200 for filter and bind, whose replies carry that field, 400 elsewhere).
+  (``{"Error": ...}`` with the verb's status from ``extender.verbs.ERROR_STATUS``: HTTP 200 for filter and
+  bind, whose replies carry that field, 400 elsewhere).
 * FastAPI's own HTTP errors: 404 / 405 from routing, and "There was an error parsing the body" (400).
   ``http_error`` gives them the project's ``{"Error": ...}`` shape and names what the decoder said.
 
