@@ -31,7 +31,7 @@ from bench_extender import POD, write_cluster  # noqa: E402  (run as a script: b
 from extender.decide import to_extender_scores  # noqa: E402
 from extender.fastwire import answer, parse_args  # noqa: E402
 from extender.heap import keep_freed_memory  # noqa: E402
-from extender.runtime import _SUFFIX, Runtime, load_policy  # noqa: E402
+from extender.runtime import Runtime, load_policy  # noqa: E402
 from extender.settings import build_settings  # noqa: E402
 from extender.static_cluster import load_static_cluster, to_samples  # noqa: E402
 from extender.telemetry import Telemetry  # noqa: E402
@@ -75,8 +75,7 @@ def stages(rt: Runtime, body: bytes) -> list[float]:
     scores = to_extender_scores(raw, enc.mask[rows])
     _stale = ~usage_is_fresh(snap, rt.settings.max_usage_age_s)[rows]  # prioritize counts stale candidates
     t.append(time.perf_counter())
-    prefixes = view.host_prefixes(args.NodeNames)
-    _reply = ("[" + ",".join(map(str.__add__, prefixes, [_SUFFIX[s] for s in scores.tolist()])) + "]").encode()
+    _reply = rt.replies.reply(view, args.NodeNames, scores.tolist())
     t.append(time.perf_counter())
     return np.diff(t).tolist()
 

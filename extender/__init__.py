@@ -6,7 +6,8 @@ Layout (each file says what it owns):
 
     settings.py          the one typed config object (pydantic-settings, YAML file + DRSCHED_ env vars)
     __main__.py          ``python -m extender``: flags generated from the settings, then uvicorn
-    service.py           the FastAPI app: lifespan, routes, error mapping
+    service.py           the FastAPI app: lifespan, routes, refusing bodies that do not decode
+    verbs.py             one verb's answer for both entry paths: the call, the one error map, the counting
     listeners.py         the service and loopback debug listeners, mTLS termination, who may call the verbs
     debug_routes.py      /debug/* as an app of its own, served on the debug listener only
     annotation_trust.py  whether a profile annotation is believed against a trusted learned profile
@@ -15,7 +16,8 @@ Layout (each file says what it owns):
     heap.py              glibc thresholds that keep freed request buffers mapped (no page faults per request)
     node_infos.py        Nodes mode: each full v1.Node read once per distinct JSON
     runtime.py           what a request needs, built once: cache, policy, profiles, binder; the verbs' logic
-    wire.py              ExtenderArgs in, ExtenderFilterResult / HostPriority / ... out; any key casing on input
+    wire.py              ExtenderArgs in, ExtenderFilterResult / HostPriority / ... out; any key casing on input;
+                         the prioritize reply written as bytes (HostPriorities, its per-node prefixes memoised)
     decide.py            filter reasons, scoring and the 0-10 score rule on one snapshot (pure)
     row_cache.py         the cluster's encoded rows kept across prioritize requests; only changed nodes re-encoded
     static_cluster.py    the --static-cluster YAML loader with file:line:field errors

@@ -90,7 +90,7 @@ def create_debug_app(service_app: FastAPI) -> FastAPI:
         if rt is None:
             return not_started()
         view, now = rt.cache.view(), time.time()
-        status = rt.usage_status() if rt.usage_status is not None else {}
+        status = rt.usage_status()
         nodes = {}
         for name, ts in zip(view.names, view.usage_ts.tolist(), strict=True):
             age = now - ts if ts > -1e300 else None
@@ -106,11 +106,10 @@ def create_debug_app(service_app: FastAPI) -> FastAPI:
         rt = runtime()
         if rt is None:
             return not_started()
-        describe = getattr(rt.profiles, "describe", None)
         s = rt.settings
         return _json({"min_samples": s.profile_min_samples, "half_life_s": s.profile_half_life_s,
                       "file": str(s.profile_file) if s.profile_file else None,
-                      "profiles": describe(workload) if describe is not None else {}})
+                      "profiles": rt.profiles.describe(workload)})
 
     @app.get("/debug/shadow")
     async def debug_shadow() -> Response:

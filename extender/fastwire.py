@@ -15,23 +15,21 @@ nodes, so ``FastVerbs`` answers them first, in front of the app:
   or stdlib JSON's leniency). So every reply, error or not, is the one the pydantic path gives
   (one difference: orjson reads an integer beyond 64 bits as a float, which Go's encoder never writes
   into a Pod or a Node);
-* the answer, its error mapping (``BadRequest`` -> 200 with ``Error`` for filter, 400 for prioritize;
-  a bug -> logged, counted in ``drsched_extender_internal_errors_total`` and answered the same way, never
-  a 500) and the metrics are the verb's usual ones.
+* the answer, its error mapping and the metrics are the routes' own: both call ``extender.verbs.answer``
+  (``BadRequest`` -> 200 with ``Error`` for filter, 400 for prioritize; a bug -> logged, counted in
+  ``drsched_extender_internal_errors_total`` and answered the same way, never a 500).
   ``drsched_extender_request_seconds`` here runs from the request's arrival to the encoded reply, so it
   includes reading and parsing the body.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import Any
 
 import orjson
 
-from extender.errors import BadRequest
-from extender.guard import error_reply, too_deep
+from extender.guard import too_deep
 from extender.raw_nodes import (
     NotParsed,
     RawItems,
@@ -43,11 +41,11 @@ from extender.raw_nodes import (
     split_list,
     split_object,
 )
-from extender.runtime import RawJSON, Runtime
+from extender.runtime import Runtime
+from extender.verbs import answer as answer_verb
+from extender.verbs import count, error_body
 from extender.wire import ExtenderArgs, NodeList
-from kube.logs import kv
 
-log = logging.getLogger(__name__)
 _ARGS_KEYS = {"pod": "Pod", "nodes": "Nodes", "nodenames": "NodeNames"}
 _LIST_KEYS = {"metadata": "metadata", "items": "items"}
 _HEADERS = [(b"content-type", b"application/json")]
@@ -122,27 +120,11 @@ def _loads(raw) -> Any:
         raise _Slow from None
 
 
-def filter_error(message: str) -> tuple[int, bytes]:
-    return 200, orjson.dumps({"Nodes": None, "NodeNames": None, "FailedNodes": None,
-                              "FailedAndUnresolvableNodes": None, "Error": message})
-
-
-def plain_error(message: str) -> tuple[int, bytes]:
-    return 400, orjson.dumps({"Error": message})
-
-
-def answer(rt: Runtime, verb: str, args: ExtenderArgs) -> tuple[str, int, bytes]:
-    """(outcome, status, body) of one filter or prioritize, with the verb's error mapping."""
-    on_bad = filter_error if verb == "filter" else plain_error
-    try:
-        result = rt.filter(args) if verb == "filter" else rt.prioritize(args)
-        return "ok", 200, result if isinstance(result, RawJSON) else orjson.dumps(result)
-    except BadRequest as exc:
-        return ("bad_request", *on_bad(str(exc)))
-    except Exception as exc:  # a bug: log it, answer the verb's error, never a 500
-        log.exception("request failed", extra=kv(verb=verb))
-        rt.telemetry.metrics.internal_errors.labels(verb=verb).inc()
-        return ("error", *on_bad(f"internal error: {type(exc).__name__}: {exc}"))
+def answer(rt: Runtime, verb: str, args: ExtenderArgs, *, start: float | None = None) -> tuple[str, int, bytes]:
+    """(outcome, status, body) of one filter or prioritize, counted (``extender.verbs.answer``; latency from
+    ``start``, a ``perf_counter`` reading, or from now)."""
+    run = rt.filter if verb == "filter" else rt.prioritize
+    return answer_verb(rt, verb, lambda: run(args), start=time.perf_counter() if start is None else start)
 
 
 class FastVerbs:
@@ -170,16 +152,14 @@ class FastVerbs:
         try:
             args = parse_args(body)
             if args.Nodes is not None:  # nodes not seen before are read now, before the answer has effects
-                rt.node_infos().preload(args.Nodes.items)
+                rt.node_infos.preload(args.Nodes.items)
         except (_Slow, NotParsed):
             return await self.app(scope, replay_body(body, receive), send)
         except RecursionError as exc:  # msgspec's depth limit: bad input, answered as the pydantic path's 400s
-            outcome, (status, payload) = "bad_request", error_reply(400, too_deep(exc))
+            status, payload = 400, error_body(too_deep(exc))
+            count(rt, verb, "bad_request", start=start)
         else:
-            outcome, status, payload = answer(rt, verb, args)
-        m = rt.telemetry.metrics
-        m.latency.labels(verb=verb).observe(time.perf_counter() - start)
-        m.requests.labels(verb=verb, outcome=outcome).inc()
+            _, status, payload = answer(rt, verb, args, start=start)
         await send({"type": "http.response.start", "status": status,
                     "headers": [*_HEADERS, (b"content-length", str(len(payload)).encode())]})
         await send({"type": "http.response.body", "body": bytes(payload)})

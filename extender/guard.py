@@ -1,13 +1,15 @@
 """The last line of both extender listeners: no answer is a bare 500 page or a FastAPI-shaped error body.
 
-Each verb maps its own errors (``service.py``, ``fastwire.py``), but two things reach a client around them:
+Each verb's errors are mapped in ``extender.verbs`` (both entry paths call it), but two things reach a
+client around a verb:
 
 * an exception outside a route's ``try`` -- in a middleware or a decoder. msgspec and the stdlib JSON decoder
   raise ``RecursionError`` on JSON nested deeper than their limits (a 10 KB body of 1,500 ``[``), and
   Starlette answered that with a plain-text ``500 Internal Server Error``, logged nowhere we read and counted
   nowhere. ``LastResort`` catches it: one log line with the traceback, one count in
   ``drsched_extender_internal_errors_total{verb=<the path's verb, or "other">}``, and the verb's error answer
-  (``{"Error": ...}``: HTTP 200 for filter and bind, whose replies carry that field, 400 elsewhere).
+  (``{"Error": ...}`` with the verb's status from ``extender.verbs.ERROR_STATUS``: HTTP 200 for filter and
+  bind, whose replies carry that field, 400 elsewhere).
 * FastAPI's own HTTP errors: 404 / 405 from routing, and "There was an error parsing the body" (400).
   ``http_error`` gives them the project's ``{"Error": ...}`` shape and names what the decoder said.
 
@@ -19,16 +21,15 @@ from __future__ import annotations
 
 import logging
 
-import orjson
 from fastapi import Request
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
 from extender.telemetry import VERBS
+from extender.verbs import ERROR_STATUS, error_body
 from kube.logs import kv
 
 log = logging.getLogger(__name__)
-_ERROR_IN_BODY = ("filter", "bind")  # kube-scheduler reads a 200 reply's Error field for these verbs
 
 
 def too_deep(exc: RecursionError) -> str:
@@ -38,10 +39,6 @@ def too_deep(exc: RecursionError) -> str:
 def verb_of(path: str) -> str:
     last = path.rstrip("/").rsplit("/", 1)[-1]
     return last if last in VERBS else "other"
-
-
-def error_reply(status: int, message: str) -> tuple[int, bytes]:
-    return status, orjson.dumps({"Error": message})
 
 
 class LastResort:
@@ -75,7 +72,7 @@ class LastResort:
             message = f"internal error: {type(exc).__name__}: {exc}"
             if isinstance(exc, RecursionError):
                 message = too_deep(exc)
-            status, body = error_reply(200 if verb in _ERROR_IN_BODY else 400, message)
+            status, body = ERROR_STATUS.get(verb, 400), error_body(message)
             await send({"type": "http.response.start", "status": status,
                         "headers": [(b"content-type", b"application/json"),
                                     (b"content-length", str(len(body)).encode())]})
@@ -91,5 +88,5 @@ async def http_error(request: Request, exc: HTTPException) -> Response:
         message = too_deep(cause)
     elif cause is not None:
         message = f"{message}: {type(cause).__name__}: {cause}"
-    return Response(orjson.dumps({"Error": message}), status_code=exc.status_code, media_type="application/json",
+    return Response(error_body(message), status_code=exc.status_code, media_type="application/json",
                     headers=getattr(exc, "headers", None))

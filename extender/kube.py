@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 
 from extender.errors import BindError
+from extender.profile_store import ProfileStore
 from extender.settings import Settings
 from extender.telemetry import Telemetry
 from kube.cache import ClusterCache, PodRecord, record_for
@@ -31,7 +32,7 @@ from kube.client import make_api_client, status_message
 from kube.errors import QuantityError
 from kube.logs import kv
 from kube.objects import node_info, pod_key, pod_requests
-from kube.profiles import ProfileStore, pod_view_for
+from kube.profiles import pod_view_for
 
 log = logging.getLogger(__name__)
 

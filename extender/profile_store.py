@@ -1,4 +1,8 @@
-"""Workload profile stores: the learned one the extender serves from (and where it persists), and a plain one.
+"""Workload profile stores: the interface every store implements, the learned one the extender serves from
+(and where it persists), and a plain one.
+
+``ProfileStore`` is that interface, complete: the request path, the watch, the debug routes and the
+static loader call its methods directly, never probing a store for what it has.
 
 ``LearnedProfileStore`` owns every workload's ``Profile`` (``extender.profile_learning``) behind one lock:
 the usage poller folds pod readings in (``observe``), the request path and the watch threads read
@@ -18,7 +22,7 @@ Static profiles (the static cluster's ``profiles``) are ``put`` as seeds: served
 learned profile for the same workload is trusted. Seeds are not persisted.
 
 ``InMemoryProfileStore`` is a plain thread-safe dict of workload -> demand, for tests and callers that learn
-nothing. Both satisfy ``kube.profiles.ProfileStore``.
+nothing: pods map to ``kube.objects.workload_key``, every annotation is believed. Both are ``ProfileStore``s.
 """
 
 from __future__ import annotations
@@ -31,20 +35,37 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
+from extender.annotation_trust import AnnotationTrust
 from extender.errors import ExtenderError
 from extender.profile_learning import PodSample, Profile, aggregate, served_demand, trusted, update
 from kube.atomic import atomic_write
 from kube.logs import kv
 from kube.objects import WORKLOAD_LABEL, workload_key
-from kube.profiles import checked_demand
+from kube.profiles import ProfileSource, checked_demand
 
 log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
+
+
+@runtime_checkable
+class ProfileStore(ProfileSource, Protocol):
+    """Every profile store of the extender: ``kube.profiles.ProfileSource`` (``workload_of``, ``get``,
+    ``judge_annotation``: what reading a pod's demand asks) plus seeding, listing and counting."""
+
+    def put(self, workload: str, demand: np.ndarray) -> None:
+        """A static seed for ``workload`` (``kube.errors.ProfileError`` unless 4 finite values >= 0)."""
+        ...
+
+    def describe(self, workload: str | None = None) -> dict[str, dict[str, Any]]:
+        """Every profile (or ``workload``'s) for a person to read: ``served`` demand and its ``source``."""
+        ...
+
+    def __len__(self) -> int: ...
 
 
 class ProfileStoreError(ExtenderError):
@@ -143,7 +164,8 @@ class LearnedProfileStore:
 
     def __init__(self, *, min_samples: int = 6, half_life_s: float = 600.0, workload_labels: Iterable[str] = (),
                  backend: ProfileBackend | None = None, ttl_s: float = 7 * 86400.0, max_profiles: int = 10_000,
-                 metrics: ProfileMetrics | None = None, clock: Callable[[], float] = time.time) -> None:
+                 metrics: ProfileMetrics | None = None, trust: AnnotationTrust | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self.min_samples, self.half_life_s = min_samples, half_life_s
         self.workload_labels = tuple(workload_labels)
         self.backend, self.ttl_s, self.max_profiles = backend, ttl_s, max_profiles
@@ -152,7 +174,7 @@ class LearnedProfileStore:
         self._profiles: dict[str, Profile] = {}
         self._seeds: dict[str, np.ndarray] = {}
         self._dirty = False
-        self.trust = None  # an AnnotationTrust; set by the app (None: every annotation is believed)
+        self.trust = trust  # None: every annotation is believed
 
     # -- keys ----------------------------------------------------------------------------------------
     def workload_of(self, pod: Mapping) -> str | None:
@@ -197,7 +219,7 @@ class LearnedProfileStore:
         with self._lock:
             return len(self._profiles.keys() | self._seeds.keys())
 
-    def describe(self, workload: str | None = None) -> dict:
+    def describe(self, workload: str | None = None) -> dict[str, dict[str, Any]]:
         """Every profile (or one) for the debug routes: learned state, trust, what would be served."""
         with self._lock:
             keys = [workload] if workload is not None else sorted(self._profiles.keys() | self._seeds.keys())
@@ -322,14 +344,28 @@ class InMemoryProfileStore:
         self._lock = threading.Lock()
         self._profiles = {k: np.asarray(v, dtype=np.float64) for k, v in (profiles or {}).items()}
 
+    def workload_of(self, pod: Mapping) -> str | None:
+        return workload_key(pod)
+
     def get(self, workload: str) -> np.ndarray | None:
         with self._lock:
             return self._profiles.get(workload)
+
+    def judge_annotation(self, *, pod: str, workload: str, claim: np.ndarray, requests: np.ndarray
+                         ) -> np.ndarray | None:
+        return None  # nothing learned to hold a claim against
 
     def put(self, workload: str, demand: np.ndarray) -> None:
         demand = checked_demand(workload, demand)
         with self._lock:
             self._profiles[workload] = demand
+
+    def describe(self, workload: str | None = None) -> dict[str, dict[str, Any]]:
+        """As ``LearnedProfileStore.describe``: every profile here is a static one."""
+        with self._lock:
+            rows = {k: v for k, v in sorted(self._profiles.items()) if workload is None or k == workload}
+        return {k: {"served": [round(float(x), 6) for x in v], "source": "static",
+                    "static": [round(float(x), 6) for x in v]} for k, v in rows.items()}
 
     def __len__(self) -> int:
         with self._lock:

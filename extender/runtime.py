@@ -1,5 +1,8 @@
 """Everything a request needs, built once in the lifespan: cache, policy, profiles, binder, telemetry.
 
+Every field is set when the ``Runtime`` is built (``extender.service`` builds the serving one, tests and
+benchmarks their own with the defaults): nothing is filled in later, nothing is probed for.
+
 ``Runtime`` also holds the verb logic that is not HTTP: turning ``ExtenderArgs`` into a snapshot of the
 candidate nodes (from the cache when names came, from the request's nodes when full nodes came), running
 filter / prioritize on it, and the short memory of recent decisions that ``/debug/explain`` and the bind
@@ -11,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,18 +32,18 @@ from extender.decide import (
 )
 from extender.errors import BadRequest
 from extender.node_infos import NodeInfoMemo
-from extender.profile_store import InMemoryProfileStore
+from extender.profile_store import InMemoryProfileStore, ProfileStore
 from extender.raw_nodes import RawItems, filter_reply
 from extender.recording import Recording
 from extender.row_cache import RowCache
 from extender.settings import Settings
 from extender.telemetry import Telemetry
-from extender.wire import ExtenderArgs
+from extender.wire import ExtenderArgs, HostPriorities, RawJSON
 from kube.cache import CacheView, ClusterCache, PodRecord
 from kube.errors import QuantityError
 from kube.logs import kv
-from kube.objects import pod_key, pod_requests, workload_key
-from kube.profiles import ProfileStore, pod_view_for
+from kube.objects import pod_key, pod_requests
+from kube.profiles import pod_view_for
 from policy.baselines import make_scorer
 from policy.model import ModelError, load_model
 from policy.state import ClusterSnapshot, PodView
@@ -57,6 +61,32 @@ class RecordingBinder:
 
     def bind(self, *, namespace: str, name: str, uid: str, node: str) -> None:
         return None
+
+
+Readiness = Callable[[], tuple[bool, str]]
+"""/readyz: (ready, reason); e.g. whether the watch has synced with the apiserver."""
+UsageStatus = Callable[[], Mapping[str, Mapping[str, Any]]]
+"""The usage provider's health per node: {node: {age_s, error, detail, ...}} (``UsagePoller.status``)."""
+PodWorkload = Callable[[str], str | None]
+"""Pod UID -> workload key (the watch's pod index, or the settings' static ``pod_workloads``)."""
+
+
+def _always_ready() -> tuple[bool, str]:
+    return True, ""
+
+
+def _no_usage_status() -> Mapping[str, Mapping[str, Any]]:
+    return {}
+
+
+def _no_pod_workload(uid: str) -> str | None:
+    return None
+
+
+def thresholds_of(settings: Settings) -> Thresholds:
+    """The filter's hot-node thresholds from the settings."""
+    s = settings
+    return Thresholds(cpu=s.hot_cpu, mem=s.hot_mem, net=s.hot_net, disk=s.hot_disk, mode=s.hot_filter)
 
 
 def load_policy(settings: Settings, telemetry: Telemetry) -> tuple[ServedPolicy, str | None]:
@@ -91,19 +121,23 @@ class Runtime:
     degraded: str | None = None
     profiles: ProfileStore = field(default_factory=InMemoryProfileStore)
     binder: Binder = field(default_factory=RecordingBinder)
-    ready: Any = None  # callable -> (bool, reason) for /readyz
-    decisions: OrderedDict = field(default_factory=OrderedDict)
-    usage_status: Any = None   # callable -> {node: {age_s, error, ...}} (the usage provider's health)
-    pod_workload: Any = None   # callable uid -> workload key (the pod index, or the static map)
-    _node_infos: NodeInfoMemo | None = None  # Nodes mode: node_info by the item's exact JSON
+    ready: Readiness = _always_ready
+    usage_status: UsageStatus = _no_usage_status
+    pod_workload: PodWorkload = _no_pod_workload
     recording: Recording | None = None  # decision log, shadow, exploration, canary (extender.recording)
     rows: RowCache = field(default_factory=RowCache)  # names mode: the cluster's encoded rows across requests
+    replies: HostPriorities = field(default_factory=HostPriorities)  # prioritize replies, prefixes memoised
+    decisions: OrderedDict = field(default_factory=OrderedDict)  # recent decisions, for /debug/explain and bind
+    node_infos: NodeInfoMemo = field(init=False)  # Nodes mode: node_info by the item's exact JSON
+
+    def __post_init__(self) -> None:
+        s = self.settings
+        self.node_infos = NodeInfoMemo(net_annotation=s.net_annotation, disk_annotation=s.disk_annotation,
+                                       default_net_mbps=s.default_net_mbps, default_disk_mbps=s.default_disk_mbps)
 
     @property
     def thresholds(self) -> Thresholds:
-        s = self.settings
-        return Thresholds(cpu=s.hot_cpu, mem=s.hot_mem, net=s.hot_net, disk=s.hot_disk,
-                          mode=s.hot_filter)
+        return thresholds_of(self.settings)
 
     # -- the pod --------------------------------------------------------------------------------------
     def pod_view(self, pod: dict[str, Any] | None) -> tuple[PodView, tuple[str, str, str]]:
@@ -138,17 +172,9 @@ class Runtime:
             return self._from_items(args.Nodes.items, view, now)
         raise BadRequest("request has neither NodeNames nor Nodes")
 
-    def node_infos(self) -> NodeInfoMemo:
-        """The memo of the Nodes mode's node_info (built on first use, with the settings' options)."""
-        if self._node_infos is None:
-            s = self.settings
-            self._node_infos = NodeInfoMemo(net_annotation=s.net_annotation, disk_annotation=s.disk_annotation,
-                                            default_net_mbps=s.default_net_mbps, default_disk_mbps=s.default_disk_mbps)
-        return self._node_infos
-
     def _from_items(self, items: list[dict] | RawItems, view, now: float) -> Candidates:
         """Nodes mode: capacity from the request's nodes; allocations and usage from the cache where known."""
-        memo = self.node_infos()
+        memo = self.node_infos
         read = memo.read_raw if isinstance(items, RawItems) else memo.read
         infos = []
         for i, item in enumerate(items):
@@ -234,10 +260,7 @@ class Runtime:
         if self.recording is not None:  # exploration may redraw the top node; the decision is queued for the log
             scores = self.recording.serve(key=key, pod=pod, names=cand.names, scores=scores, known=cand.known,
                                           raw=scored.raw, now=now)
-        # The reply is written as JSON here: 5,000 dicts through a serializer cost more than the scoring.
-        prefixes = view.host_prefixes(cand.names)  # memoised with the names' rows (lookup), either mode
-        out = RawJSON(("[" + ",".join(map(str.__add__, prefixes, [_SUFFIX[s] for s in scores.tolist()])) + "]")
-                      .encode())
+        out = self.replies.reply(view, cand.names, scores.tolist())
         self._remember(key, pod, known_names, now, scored)
         return out
 
@@ -260,7 +283,7 @@ class Runtime:
         self.telemetry.metrics.canary_neutral.labels(verb="prioritize").inc()
         view = self.cache.view()
         names = list(args.NodeNames) if args.NodeNames is not None else self.candidates(args, now, view).names
-        return RawJSON(("[" + ",".join(p + _SUFFIX[0] for p in view.host_prefixes(names)) + "]").encode())
+        return self.replies.reply(view, names, [0] * len(names))
 
     def explain(self, args: ExtenderArgs | None = None, *, pod: PodView | None = None,
                 key: tuple[str, str, str] | None = None) -> dict[str, Any]:
@@ -273,13 +296,12 @@ class Runtime:
             view = self.cache.view()
             cand = self.candidates(args, now, view)
             snap, unknown = cand.snap, [n for n, k in zip(cand.names, cand.known, strict=True) if not k]
-            workload = (getattr(self.profiles, "workload_of", None) or workload_key)(args.Pod)
+            workload = self.profiles.workload_of(args.Pod)
         else:
             snap, unknown = self.cache.view().snapshot(now), []
-            workload = self.pod_workload(key[2]) if self.pod_workload is not None and key[2] else None
-        usage_status = self.usage_status() if self.usage_status is not None else {}
-        describe = getattr(self.profiles, "describe", None)
-        profile = describe(workload).get(workload) if describe is not None and workload else None
+            workload = self.pod_workload(key[2]) if key[2] else None
+        usage_status = self.usage_status()
+        profile = self.profiles.describe(workload).get(workload) if workload else None
         reasons = filter_reasons(snap, pod, self.thresholds, self.settings.max_usage_age_s)
         context = rows = None
         if args is not None and cand.items is None:  # as prioritize does: the whole cached cluster
@@ -355,13 +377,6 @@ class Runtime:
         self.decisions.move_to_end((key[0], key[1]))
         while len(self.decisions) > limit:
             self.decisions.popitem(last=False)
-
-
-class RawJSON(bytes):
-    """An already encoded JSON reply (the route sends it as is)."""
-
-
-_SUFFIX = [f"{s}}}" for s in range(11)]
 
 
 def _finite(x: float) -> float | None:

@@ -9,12 +9,12 @@ Routes (``P`` = ``url_prefix`` without its trailing slash):
 client certificate (``extender.listeners.ClientCertGate``). The ``/debug/*`` routes are a separate app
 (``extender.debug_routes``) on a separate listener.
 
-Error mapping lives here and only here: a body that is not JSON, has wrong types or is too large -> 400
-``{"Error": ...}``; a well-formed request that cannot be served (no Pod, bad quantity) -> 200 with
-``Error`` for filter and bind (kube-scheduler reads that field) and 400 for prioritize and preempt
-(whose replies have no such field); anything unexpected -> logged with its traceback, and answered as
-the verb's error, never a bare 500 page. What escapes every route (a decoder's ``RecursionError``, FastAPI's
-own 404 / 405 / parse errors) is answered by ``extender.guard`` in the same ``{"Error": ...}`` shape.
+Error mapping: a body that is not JSON, has wrong types or is too large -> 400 ``{"Error": ...}``, refused
+here before any verb runs; what a verb raises is mapped by ``extender.verbs`` (the one table both entry
+paths use: a well-formed request that cannot be served -> 200 with ``Error`` for filter and bind, 400 for
+prioritize and preempt; a bug -> logged with its traceback and answered the same way, never a bare 500).
+What escapes every route (a decoder's ``RecursionError``, FastAPI's own 404 / 405 / parse errors) is
+answered by ``extender.guard`` in the same ``{"Error": ...}`` shape.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from pydantic_core import to_json
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from extender.annotation_trust import AnnotationTrust
-from extender.errors import BadRequest, BindError
 from extender.fastwire import FastVerbs, replay_body
 from extender.guard import LastResort, http_error, verb_of
 from extender.listeners import ClientCertGate, Refusals, peer_of
@@ -42,11 +41,12 @@ from extender.pod_index import PodIndex
 from extender.profile_store import JsonFileBackend, LearnedProfileStore, ProfileLearner, ProfileMetrics
 from extender.providers.health import UsageMetrics
 from extender.recording import Recording
-from extender.runtime import RawJSON, RecordingBinder, Runtime, load_policy
+from extender.runtime import Binder, PodWorkload, Readiness, RecordingBinder, Runtime, load_policy, thresholds_of
 from extender.settings import Settings, get_settings
 from extender.static_cluster import StaticCluster, load_static_cluster
 from extender.telemetry import Telemetry
 from extender.usage import ProviderContext, UsagePoller, make_provider
+from extender.verbs import answer, count, error_body
 from extender.wire import (
     ErrorBody,
     ExtenderArgs,
@@ -66,12 +66,15 @@ _400 = {400: {"model": ErrorBody, "description": "The request could not be read 
 
 
 def _json(body: Any, status: int = 200) -> Response:
-    raw = body if isinstance(body, RawJSON) else to_json(body)
-    return Response(raw, status_code=status, media_type="application/json")
+    return Response(to_json(body), status_code=status, media_type="application/json")
+
+
+def _raw(status: int, body: bytes) -> Response:
+    return Response(body, status_code=status, media_type="application/json")
 
 
 def _error(status: int, message: str) -> Response:
-    return _json({"Error": message}, status)
+    return _raw(status, error_body(message))
 
 
 class BodyLimit:
@@ -119,7 +122,7 @@ def _stale_nodes(rt: Runtime) -> dict[str, dict]:
     if rt.settings.usage_provider == "none":
         return {}
     view, now = rt.cache.view(), time.time()
-    status = rt.usage_status() if rt.usage_status is not None else {}
+    status = rt.usage_status()
     out = {}
     for name, ts in zip(view.names, view.usage_ts, strict=True):
         if now - ts > rt.settings.max_usage_age_s:
@@ -142,7 +145,7 @@ def count_bad_request(app: FastAPI | None, path: str) -> None:
     rt = getattr(getattr(app, "state", None), "runtime", None)
     verb = verb_of(path)
     if rt is not None and verb != "other":
-        rt.telemetry.metrics.requests.labels(verb=verb, outcome="bad_request").inc()
+        count(rt, verb, "bad_request")
 
 
 def describe_invalid(exc: RequestValidationError) -> str:
@@ -164,19 +167,19 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         min_samples=settings.profile_min_samples, half_life_s=settings.profile_half_life_s,
         workload_labels=settings.workload_labels, ttl_s=settings.profile_ttl_s, max_profiles=settings.profile_max,
         backend=JsonFileBackend(settings.profile_file) if settings.profile_file else None,
-        metrics=ProfileMetrics(registry))
-    profiles.trust = AnnotationTrust(fraction=settings.annotation_trust_fraction, registry=registry,
-                                     telemetry=telemetry)
+        metrics=ProfileMetrics(registry),
+        trust=AnnotationTrust(fraction=settings.annotation_trust_fraction, registry=registry, telemetry=telemetry))
     await asyncio.to_thread(profiles.load)
     context = ProviderContext(telemetry=telemetry, usage_metrics=UsageMetrics(registry),
                               node_names=lambda: cache.node_names)
-    pod_workload = settings.pod_workloads.get
+    pod_workload: PodWorkload = settings.pod_workloads.get
     policy, degraded = load_policy(settings, telemetry)
     stoppers: list[Callable[[], Awaitable]] = []
-    rt = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=policy, degraded=degraded,
-                 profiles=profiles)
-    rt.recording = Recording(settings, cache=cache, policy=policy, telemetry=telemetry, thresholds=rt.thresholds)
-    rt.recording.start()  # first: a log directory it cannot write stops the start before anything runs
+    recording = Recording(settings, cache=cache, policy=policy, telemetry=telemetry,
+                          thresholds=thresholds_of(settings))
+    recording.start()  # first: a log directory it cannot write stops the start before anything runs
+    binder: Binder
+    ready: Readiness
     static_usage, static_mtime = None, None
     if settings.static_cluster is not None:
         static_mtime = settings.static_cluster.stat().st_mtime if settings.static_cluster.exists() else None
@@ -189,8 +192,10 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         cache.replace_pods(cluster.pods)
         for workload, demand in cluster.profiles.items():
             profiles.put(workload, demand)
-        rt.binder = RecordingBinder()
-        rt.ready = lambda: (True, "static cluster")
+        binder = RecordingBinder()
+
+        def ready() -> tuple[bool, str]:
+            return True, "static cluster"
     else:
         from extender.kube import KubeBinder, make_core_api
         from extender.kube_index import IndexingWatcher
@@ -204,11 +209,13 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         context.agents, context.addresses, pod_workload = index.agents, index.addresses, index.workload
         context.not_ready = index.not_ready
         watcher = IndexingWatcher(core, cache, settings, store=profiles, telemetry=telemetry, index=index)
-        watcher.observer = rt.recording.observe_pod  # shadow mode and outcomes see each pod event first
+        watcher.observer = recording.observe_pod  # shadow mode and outcomes see each pod event first
         watcher.start()
-        rt.binder = KubeBinder(core, timeout_s=settings.bind_timeout_s)
-        rt.ready = lambda: ((True, "cache synced") if all(e.is_set() for e in watcher.synced.values())
-                            else (False, "cache not synced with the apiserver yet"))
+        binder = KubeBinder(core, timeout_s=settings.bind_timeout_s)
+
+        def ready() -> tuple[bool, str]:
+            return ((True, "cache synced") if all(e.is_set() for e in watcher.synced.values())
+                    else (False, "cache not synced with the apiserver yet"))
 
         async def stop_watch() -> None:
             await asyncio.to_thread(watcher.stop)
@@ -217,13 +224,15 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         stoppers.append(stop_watch)
     provider = make_provider(settings, static_usage=static_usage, static_mtime=static_mtime, context=context)
     learner = ProfileLearner(profiles, pod_workload, save_interval_s=settings.profile_save_interval_s) \
-        if hasattr(provider, "take_pod_samples") else None
+        if provider.reads_pods else None
     poller = UsagePoller(provider, cache, telemetry, interval_s=settings.usage_interval_s,
                          timeout_s=settings.usage_timeout_s, learner=learner)
-    rt.usage_status, rt.pod_workload = poller.status, pod_workload
+    rt = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=policy, degraded=degraded,
+                 profiles=profiles, binder=binder, ready=ready, usage_status=poller.status,
+                 pod_workload=pod_workload, recording=recording)
     await poller.start()
     stoppers.insert(0, poller.stop)
-    stoppers.append(rt.recording.stop)  # last: after the watch, whose events it writes, has stopped
+    stoppers.append(recording.stop)  # last: after the watch, whose events it writes, has stopped
     telemetry.metrics.model.info({"policy": policy.name, "version": policy.version,
                                   "degraded": "true" if degraded else "false"})
     registry.register(app.state.refusals)
@@ -283,37 +292,20 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
     def rt_of(request: Request) -> Runtime:
         return request.app.state.runtime
 
-    async def timed(request: Request, verb: str, fn: Callable[[Runtime], Any],
-                    on_bad: Callable[[str], Response]) -> Response:
+    def serve(request: Request, verb: str, call: Callable[[Runtime], Any]) -> Response:
         rt = rt_of(request)
-        m = rt.telemetry.metrics
-        start = time.perf_counter()
-        try:
-            body = fn(rt)
-            outcome, resp = "ok", _json(body)
-        except BadRequest as exc:
-            outcome, resp = "bad_request", on_bad(str(exc))
-        except Exception as exc:  # a bug: log it, answer the verb's error, never a 500
-            log.exception("request failed", extra=kv(verb=verb))
-            m.internal_errors.labels(verb=verb).inc()
-            outcome, resp = "error", on_bad(f"internal error: {type(exc).__name__}: {exc}")
-        m.latency.labels(verb=verb).observe(time.perf_counter() - start)
-        m.requests.labels(verb=verb, outcome=outcome).inc()
-        return resp
-
-    def filter_error(message: str) -> Response:
-        return _json({"Nodes": None, "NodeNames": None, "FailedNodes": None, "FailedAndUnresolvableNodes": None,
-                      "Error": message})
+        _, status, body = answer(rt, verb, lambda: call(rt), start=time.perf_counter())
+        return _raw(status, body)
 
     @app.post(f"{prefix}/filter", response_model=ExtenderFilterResult, responses=_400, tags=["extender"])
     async def filter_(args: ExtenderArgs, request: Request) -> Response:
         """Drop nodes the pod does not fit (requests) or that run hot (measured usage); reasons per node."""
-        return await timed(request, "filter", lambda rt: rt.filter(args), filter_error)
+        return serve(request, "filter", lambda rt: rt.filter(args))
 
     @app.post(f"{prefix}/prioritize", response_model=list[HostPriority], responses=_400, tags=["extender"])
     async def prioritize(args: ExtenderArgs, request: Request) -> Response:
         """Score each candidate node 0-10 with the served policy."""
-        return await timed(request, "prioritize", lambda rt: rt.prioritize(args), lambda m: _error(400, m))
+        return serve(request, "prioritize", lambda rt: rt.prioritize(args))
 
     @app.post(f"{prefix}/bind", response_model=ExtenderBindingResult, responses=_400, tags=["extender"])
     async def bind(args: ExtenderBindingArgs, request: Request) -> Response:
@@ -323,24 +315,16 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
             return _error(404, "bind is disabled on this extender (bind_enabled: false); kube-scheduler's "
                                "DefaultBinder binds")
         rt = rt_of(request)
-        m = rt.telemetry.metrics
-        start = time.perf_counter()
-        try:
-            await asyncio.to_thread(rt.bind, namespace=args.PodNamespace, name=args.PodName, uid=args.PodUID,
-                                    node=args.Node)
-            outcome, error = "ok", ""
-        except BindError as exc:
-            outcome, error = "refused", str(exc)
-            log.warning("bind refused", extra=kv(pod=f"{args.PodNamespace}/{args.PodName}", node=args.Node,
-                                                 error=error))
-        except Exception as exc:
-            log.exception("bind failed", extra=kv(pod=f"{args.PodNamespace}/{args.PodName}"))
-            m.internal_errors.labels(verb="bind").inc()
-            outcome, error = "error", f"internal error: {type(exc).__name__}: {exc}"
-        m.binds.labels(outcome=outcome).inc()
-        m.latency.labels(verb="bind").observe(time.perf_counter() - start)
-        m.requests.labels(verb="bind", outcome=outcome).inc()
-        return _json({"Error": error})
+
+        def run() -> dict:
+            rt.bind(namespace=args.PodNamespace, name=args.PodName, uid=args.PodUID, node=args.Node)
+            return {"Error": ""}
+
+        outcome, status, body = await asyncio.to_thread(
+            answer, rt, "bind", run, start=time.perf_counter(),
+            about={"pod": f"{args.PodNamespace}/{args.PodName}", "node": args.Node})
+        rt.telemetry.metrics.binds.labels(outcome=outcome).inc()
+        return _raw(status, body)
 
     @app.post(f"{prefix}/preempt", response_model=ExtenderPreemptionResult, responses=_400, tags=["extender"])
     async def preempt(args: ExtenderPreemptionArgs, request: Request) -> Response:
@@ -359,7 +343,7 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
                 out[node] = {"Pods": uids, "NumPDBViolations": victims.NumPDBViolations}
             return {"NodeNameToMetaVictims": out}
 
-        return await timed(request, "preempt", run, lambda m: _error(400, m))
+        return serve(request, "preempt", run)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict:
@@ -370,7 +354,7 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
     async def readyz(request: Request) -> Response:
         """Readiness; ``degraded`` (still 200) when a heuristic stands in for the model, with the reason."""
         rt = rt_of(request)
-        ok, why = rt.ready() if rt.ready else (True, "")
+        ok, why = rt.ready()
         body = {"status": ("degraded" if rt.degraded else "ready") if ok else "not ready",
                 "policy": rt.policy.name, "version": rt.policy.version, "reason": rt.degraded or why,
                 "nodes": len(rt.cache.node_names), "pods": rt.cache.n_pods,

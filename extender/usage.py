@@ -10,7 +10,9 @@ agents) and ``prometheus`` (node-exporter metrics); the last two live in ``exten
 per-node ``UsageHealth`` (last good sample, why the last read failed). A factory gets the settings and a
 ``ProviderContext`` (telemetry, the cache's node names, the pod index's agents and node addresses).
 
-A provider that also has ``take_pod_samples()`` (the monitor) feeds the ``ProfileLearner`` after every
+Every provider implements all of ``UsageProvider`` (subclassing it gives the defaults most need: no
+per-node health, no pod readings, nothing to close), so the poller calls it without probing. A provider
+that ``reads_pods`` (the monitor) feeds the ``ProfileLearner`` from ``take_pod_samples()`` after every
 successful poll. Requests never wait on any of this: they read the cache's last samples.
 """
 
@@ -23,7 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from extender.errors import StaticClusterError, UsageUnavailable
 from extender.settings import Settings
@@ -32,16 +34,36 @@ from extender.telemetry import Telemetry
 from kube.cache import ClusterCache, NodeUsage
 from kube.logs import kv
 
+if TYPE_CHECKING:
+    from extender.profile_learning import PodSample
+    from extender.providers.health import UsageHealth
+
 log = logging.getLogger(__name__)
 
 
 class UsageProvider(Protocol):
+    """A source of node usage samples (module docstring); subclass it for the defaults below."""
+
     name: str
+    health: UsageHealth | None = None
+    """Per-node read status (``/readyz`` stale_nodes, ``/debug/usage``); None: the provider keeps none."""
+    reads_pods: ClassVar[bool] = False
+    """Whether ``take_pod_samples`` ever returns readings (then the poller feeds the profile learner)."""
 
-    async def fetch(self) -> dict[str, NodeUsage]: ...
+    async def fetch(self) -> dict[str, NodeUsage]:
+        """{node: sample}; raises ``UsageUnavailable`` when this fetch failed."""
+        ...
+
+    def take_pod_samples(self) -> list[PodSample]:
+        """The pod readings gathered since the last call."""
+        return []
+
+    async def aclose(self) -> None:
+        """Release what the provider holds (HTTP clients); called once, when the poller stops."""
+        return None
 
 
-class NoUsage:
+class NoUsage(UsageProvider):
     """No usage at all: every node is scored from requests."""
 
     name = "none"
@@ -50,7 +72,7 @@ class NoUsage:
         return {}
 
 
-class StaticUsageProvider:
+class StaticUsageProvider(UsageProvider):
     """Usage from a YAML file; re-parsed only when its mtime changes, stamped ``now - age_s`` each fetch."""
 
     name = "static"
@@ -172,9 +194,9 @@ class UsagePoller:
         self.last_ok: float | None = None
 
     @property
-    def health(self):
+    def health(self) -> UsageHealth | None:
         """The provider's per-node ``UsageHealth`` (None for static / none)."""
-        return getattr(self.provider, "health", None)
+        return self.provider.health
 
     def status(self) -> dict[str, dict]:
         health = self.health
@@ -208,11 +230,9 @@ class UsagePoller:
         metrics.usage_fetch.labels(provider=self.provider.name, outcome="ok").inc()
         self.last_ok = time.time()
         log.debug("usage applied", extra=kv(provider=self.provider.name, samples=len(samples), applied=applied))
-        take = getattr(self.provider, "take_pod_samples", None)
-        if take is not None:
-            pods = take()
-            if self.learner is not None:
-                await self.learner.after_poll(pods)
+        pods = self.provider.take_pod_samples()
+        if self.learner is not None:
+            await self.learner.after_poll(pods)
         return True
 
     async def _run(self) -> None:
@@ -233,8 +253,6 @@ class UsagePoller:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        close = getattr(self.provider, "aclose", None)
-        if close is not None:
-            await close()
+        await self.provider.aclose()
         if self.learner is not None:
             await self.learner.close()

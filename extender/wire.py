@@ -11,13 +11,25 @@ validation, preferring an exact match when both spellings are present. Unknown k
 does. Embedded ``Pod`` / ``Node`` objects stay plain dicts of Kubernetes JSON (``kube.objects`` reads them).
 ``null`` is written for the unused mode (``Nodes`` when names came and vice versa), as Go encodes a nil
 pointer.
+
+The prioritize reply is not built as models: 5,000 ``HostPriority`` dicts through a serializer cost more
+than the scoring, so ``HostPriorities`` writes the ``[{"Host":...,"Score":...},...]`` bytes (a ``RawJSON``)
+from each node's ``{"Host":"<name>","Score":`` prefix, JSON-escaped once per node and kept while the
+cache's node set stays, and the last candidate list's prefixes kept while the list stays (kube-scheduler
+sends the same list again and again while the cluster is quiet).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    from kube.cache import CacheView
 
 
 class _Wire(BaseModel):
@@ -117,3 +129,52 @@ class ErrorBody(BaseModel):
     """Body of a 400/404/413 reply: what was wrong with the request."""
 
     Error: str
+
+
+class RawJSON(bytes):
+    """An already encoded JSON reply (sent as is)."""
+
+
+_SCORE_SUFFIX = [f"{s}}}" for s in range(11)]  # MaxExtenderPriority 10
+
+
+class HostPriorities:
+    """The prioritize reply as bytes, with the per-node prefixes memoised (module docstring).
+
+    Keyed on the cache: prefixes are kept for the view's nodes only (a request naming junk cannot grow
+    this) and dropped when the node set changes (a new ``index`` object); the last list's are kept while
+    ``CacheView.lookup`` returns the same rows array for it (it does for an equal list on that node set)."""
+
+    __slots__ = ("_known", "_last")
+
+    def __init__(self) -> None:
+        self._known: tuple[dict[str, int], dict[str, str]] | None = None  # (the view's index, node -> prefix)
+        self._last: tuple[np.ndarray, list[str]] | None = None  # (rows of the last list, its prefixes)
+
+    def reply(self, view: CacheView, names: Sequence[str], scores: Sequence[int]) -> RawJSON:
+        """``[{"Host": names[i], "Score": scores[i]}, ...]`` (scores 0..10, in ``names`` order)."""
+        suffix = _SCORE_SUFFIX
+        return RawJSON(("[" + ",".join(map(str.__add__, self.prefixes(view, names), [suffix[s] for s in scores]))
+                        + "]").encode())
+
+    def prefixes(self, view: CacheView, names: Sequence[str]) -> list[str]:
+        """``{"Host":"<name>","Score":`` per name, JSON-escaped."""
+        rows = view.lookup(names)  # memoised by the cache: the same array for the same list and node set
+        last = self._last  # one read: another thread may replace it, never change it
+        if last is not None and last[0] is rows:
+            return last[1]
+        index = view.index
+        known_of = self._known
+        if known_of is None or known_of[0] is not index:
+            known_of = self._known = (index, {})
+        known = known_of[1]
+        out = []
+        for n in names:
+            p = known.get(n)
+            if p is None:
+                p = f'{{"Host":{json.dumps(n)},"Score":'
+                if n in index:
+                    known[n] = p
+            out.append(p)
+        self._last = (rows, out)
+        return out

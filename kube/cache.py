@@ -24,7 +24,6 @@ cycle's lists (``migration.snapshot``), so both see the cluster through the same
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -100,7 +99,8 @@ class CacheView:
     version: int
     built_at: float
     names_memo: NamesMemo = field(default_factory=lambda: NamesMemo(), repr=False)
-    """Shared by every view with the same ``names`` (``ClusterCache`` keeps one until a node comes or goes)."""
+    """Shared by every view with the same ``names`` and ``index`` (``ClusterCache`` keeps one, and the same
+    ``index`` object, until a node comes or goes)."""
 
     def snapshot(self, now: float, idx: np.ndarray | None = None,
                  names: tuple[str, ...] | None = None) -> ClusterSnapshot:
@@ -120,54 +120,37 @@ class CacheView:
         """Row index of each name, -1 where the cache does not know the node.
 
         kube-scheduler sends the same candidate list again and again while the cluster is quiet, so the
-        last answer is memoised per view (comparing two lists of names is cheaper than hashing each).
+        last answer is memoised across views while the node set stays (comparing two lists of names is
+        cheaper than hashing each): the same read-only array comes back for an equal list, so a caller may
+        key its own per-list memo on the array's identity.
         """
-        return self._memoised(names)[0]
-
-    def host_prefixes(self, names: list[str] | tuple[str, ...]) -> list[str]:
-        """``{"Host":"<name>","Score":`` per name, JSON-escaped once (memoised like ``lookup``)."""
-        return self._memoised(names)[1]
-
-    def _memoised(self, names) -> tuple[np.ndarray, list[str]]:
-        return self.names_memo.get(names, self.index)
+        return self.names_memo.rows(names, self.index)
 
 
 class NamesMemo:
-    """What the request path derives from node names alone, kept across views while the node set stays.
+    """The rows of the last candidate list, kept across views while the node set stays.
 
-    Every bind, pod event and usage poll makes a new ``CacheView``; if the last candidate list's rows and
-    its reply prefixes lived on the view, a busy cluster would rebuild them on every request (~3 ms at
-    5,000 nodes). They depend only on the names and the name -> row index, which change only when a node
-    is added or deleted, so ``ClusterCache`` hands the same memo to every view until then.
+    Every bind, pod event and usage poll makes a new ``CacheView``; if the last list's rows lived on the
+    view, a busy cluster would look them up again on every request. They depend only on the names and the
+    name -> row index, which change only when a node is added or deleted, so ``ClusterCache`` hands the
+    same memo to every view until then. (What the extender writes from names -- its reply -- it memoises
+    itself, keyed on these rows: ``extender.wire.HostPriorities``.)
     """
 
-    __slots__ = ("_last", "_prefix")
+    __slots__ = ("_last",)
 
     def __init__(self) -> None:
-        self._last: tuple | None = None  # (names, rows, prefixes) of the last list asked about
-        self._prefix: dict[str, str] = {}  # known node -> its JSON-escaped reply prefix
+        self._last: tuple[list[str], np.ndarray] | None = None  # (names, rows) of the last list asked about
 
-    def get(self, names, index: dict[str, int]) -> tuple[np.ndarray, list[str]]:
+    def rows(self, names, index: dict[str, int]) -> np.ndarray:
         last = self._last  # one read: another thread may replace it, never change it
         if last is not None and last[0] == names:
-            return last[1], last[2]
+            return last[1]
         get = index.get
         idx = np.fromiter((get(n, -1) for n in names), dtype=np.int64, count=len(names))
         idx.flags.writeable = False
-        self._last = (list(names), idx, self.prefixes(names, index))
-        return idx, self._last[2]
-
-    def prefixes(self, names, index: dict[str, int]) -> list[str]:
-        known = self._prefix
-        out = []
-        for n in names:
-            p = known.get(n)
-            if p is None:
-                p = f'{{"Host":{json.dumps(n)},"Score":'
-                if n in index:  # only the cache's nodes are kept: a request naming junk cannot grow this
-                    known[n] = p
-            out.append(p)
-        return out
+        self._last = (list(names), idx)
+        return idx
 
 
 _MAX_EARLY = 100_000

@@ -13,9 +13,10 @@ Sources, in order (the first that answers wins; ``PodView.demand_source`` says w
    Keys: ``cpu``; ``mem`` or ``memory``; ``net`` or ``network``; ``disk``. A key left out takes the value
    from the pod's requests (cpu, mem) or 0 (net, disk). Unknown keys, negative or unparseable values are a
    ``ProfileError``; the caller then falls back to the next source and reports it.
-2. ``learned`` -- the profile a ``ProfileStore`` holds for the pod's workload (the store's own
-   ``workload_of(pod)`` when it has one, else ``kube.objects.workload_key``). The extender's stores
-   (``extender.profile_store``) learn them from the node agents' per-pod readings; the controller has none.
+2. ``learned`` -- the profile a ``ProfileSource`` holds for the pod's workload (keyed by the source's own
+   ``workload_of(pod)``; ``kube.objects.workload_key`` without a source). The extender's stores
+   (``extender.profile_store.ProfileStore``, which extends ``ProfileSource``) learn them from the node
+   agents' per-pod readings; the controller has none.
 3. ``requests`` -- ``PodView.from_requests``: cpu and memory as requested, no net or disk.
 """
 
@@ -81,13 +82,23 @@ def parse_profile(text: str, requests: np.ndarray) -> np.ndarray:
     return demand
 
 
-class ProfileStore(Protocol):
-    """Learned demand profiles per workload key (``namespace/Kind/name``), in policy units.
+class ProfileSource(Protocol):
+    """What reading a pod's demand asks of a profile store: learned demand profiles per workload key
+    (``namespace/Kind/name``), in policy units. The extender's full store interface, which every store
+    implements, is ``extender.profile_store.ProfileStore``."""
 
-    A store may also define ``workload_of(pod) -> str | None`` to choose how pods map to keys, and
-    ``judge_annotation(*, pod, workload, claim, requests) -> demand | None`` to overrule an annotation."""
+    def workload_of(self, pod: Mapping) -> str | None:
+        """The workload key of a v1.Pod JSON object (None: standalone, no profile)."""
+        ...
 
-    def get(self, workload: str) -> np.ndarray | None: ...
+    def get(self, workload: str) -> np.ndarray | None:
+        """The (4,) demand to serve for ``workload``, or None when there is none (yet)."""
+        ...
+
+    def judge_annotation(self, *, pod: str, workload: str, claim: np.ndarray, requests: np.ndarray
+                         ) -> np.ndarray | None:
+        """The demand to serve instead of an annotation's ``claim``, or None to believe the claim."""
+        ...
 
 
 def checked_demand(workload: str, demand) -> np.ndarray:
@@ -99,7 +110,7 @@ def checked_demand(workload: str, demand) -> np.ndarray:
 
 
 def pod_view(*, name: str, requests: np.ndarray, annotation: str | None, workload: str | None,
-             store: ProfileStore | None) -> tuple[PodView, ProfileError | None]:
+             store: ProfileSource | None) -> tuple[PodView, ProfileError | None]:
     """The PodView for a pod, plus the annotation error if one was skipped (for the caller to report)."""
     problem = None
     if annotation is not None:
@@ -109,8 +120,8 @@ def pod_view(*, name: str, requests: np.ndarray, annotation: str | None, workloa
             problem = exc
         else:
             # a store may refuse to believe the claim (extender.annotation_trust) and say what to serve
-            judge = getattr(store, "judge_annotation", None) if workload is not None else None
-            learned = judge(pod=name, workload=workload, claim=demand, requests=requests) if judge else None
+            learned = None if store is None or workload is None else \
+                store.judge_annotation(pod=name, workload=workload, claim=demand, requests=requests)
             if learned is not None:
                 return PodView(requests=requests, demand=learned, demand_source="learned", name=name), None
             return PodView(requests=requests, demand=demand, demand_source="annotation", name=name), None
@@ -122,12 +133,12 @@ def pod_view(*, name: str, requests: np.ndarray, annotation: str | None, workloa
 
 
 def pod_view_for(pod: Mapping, *, requests: np.ndarray, annotation_key: str,
-                 store: ProfileStore | None) -> tuple[PodView, ProfileError | None]:
+                 store: ProfileSource | None) -> tuple[PodView, ProfileError | None]:
     """``pod_view`` for a v1.Pod JSON object (name, annotation and workload read from its metadata)."""
     ns, name, _ = pod_key(pod)
     meta = pod.get("metadata") if isinstance(pod.get("metadata"), Mapping) else {}
     ann = meta.get("annotations") if isinstance(meta.get("annotations"), Mapping) else {}
     value = ann.get(annotation_key)
-    key_of = getattr(store, "workload_of", None) or workload_key
+    key_of = store.workload_of if store is not None else workload_key
     return pod_view(name=f"{ns}/{name}", requests=requests, annotation=value if value is None else str(value),
                     workload=key_of(pod), store=store)

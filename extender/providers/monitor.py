@@ -25,11 +25,13 @@ import httpx
 from extender.profile_learning import PodSample
 from extender.providers.health import UsageHealth
 from extender.providers.monitor_report import BadReport, parse_report
+from extender.usage import UsageProvider
 from kube.cache import NodeUsage
 
 
-class MonitorProvider:
+class MonitorProvider(UsageProvider):
     name = "monitor"
+    reads_pods = True
 
     def __init__(self, *, agents: Callable[[], dict[str, str]], health: UsageHealth, timeout_s: float,
                  stat: str = "ewma", pod_stat: str = "mean", collect_pods: bool = True, concurrency: int = 32,

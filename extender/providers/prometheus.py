@@ -21,10 +21,11 @@ import httpx
 from extender.errors import UsageUnavailable
 from extender.providers.health import UsageHealth
 from extender.providers.promql import InstanceMapper, PromError, Vector, combine, parse_vector
+from extender.usage import UsageProvider
 from kube.cache import NodeUsage
 
 
-class PrometheusProvider:
+class PrometheusProvider(UsageProvider):
     name = "prometheus"
 
     def __init__(self, *, url: str, queries: Mapping[str, str], label: str, health: UsageHealth, timeout_s: float,

@@ -255,3 +255,28 @@ def test_explain_gives_filtered_nodes_score_zero(client, debug):
     assert hot and all(n["score"] == 0 for n in hot)
     assert max(n["score"] for n in body["nodes"] if n["filter"] == "passed") == 10
     assert by_name["node-a"]["filter"].startswith("hot node")
+
+
+def test_bind_refused_or_broken_is_answered_in_its_error_field_and_counted(monkeypatch):
+    """Bind's errors go through the same map as the other verbs: 200 with Error, binds_total and requests_total."""
+    from extender.errors import BindError
+
+    app = create_app(static_settings(bind_enabled=True, insecure_bind_without_client_ca=True))
+    bind = {"PodName": "p", "PodNamespace": "default", "PodUID": "u", "Node": "node-b"}
+    with TestClient(app) as client:
+        rt = app.state.runtime
+        monkeypatch.setattr(rt.binder, "bind", lambda **_: (_ for _ in ()).throw(BindError('pods "p" not found')))
+        refused = client.post("/bind", json=bind)
+        monkeypatch.setattr(rt.binder, "bind", lambda **_: 1 / 0)
+        broken = client.post("/bind", json=bind)
+        monkeypatch.undo()
+        ok = client.post("/bind", json=bind)
+        text = client.get("/metrics").text
+    assert (refused.status_code, refused.json()) == (200, {"Error": 'pods "p" not found'})
+    assert (broken.status_code, broken.json()) == \
+        (200, {"Error": "internal error: ZeroDivisionError: division by zero"})
+    assert (ok.status_code, ok.json()) == (200, {"Error": ""})
+    for outcome in ("refused", "error", "ok"):
+        assert f'drsched_extender_binds_total{{outcome="{outcome}"}} 1.0' in text
+        assert f'drsched_extender_requests_total{{outcome="{outcome}",verb="bind"}} 1.0' in text
+    assert 'drsched_extender_internal_errors_total{verb="bind"} 1.0' in text

@@ -52,11 +52,11 @@ def test_requests_are_a_floor_too() -> None:
 
 
 def _store(samples: int, registry: CollectorRegistry, fraction: float = 0.5) -> LearnedProfileStore:
-    store = LearnedProfileStore(min_samples=6, half_life_s=600)
+    store = LearnedProfileStore(min_samples=6, half_life_s=600, trust=AnnotationTrust(
+        fraction=fraction, registry=registry, telemetry=Telemetry(events=EVENTS)))
     now = time.time()
     store._profiles["team-a/Deployment/web"] = Profile(demand=tuple(LEARNED), samples=(samples,) * 4,
                                                        first_seen=now, updated_at=now, pods=2)
-    store.trust = AnnotationTrust(fraction=fraction, registry=registry, telemetry=Telemetry(events=EVENTS))
     return store
 
 
@@ -102,9 +102,9 @@ def test_threshold_zero_and_seeds_never_overrule() -> None:
     view, _ = pod_view_for(_pod("web-1", "cpu=0.01"), requests=REQ, annotation_key="drsched.io/profile",
                            store=believing)
     assert view.demand_source == "annotation"
-    seeded = LearnedProfileStore(min_samples=6, half_life_s=600)
+    seeded = LearnedProfileStore(min_samples=6, half_life_s=600,
+                                 trust=AnnotationTrust(fraction=0.5, registry=CollectorRegistry()))
     seeded.put("team-a/Deployment/web", LEARNED)  # a static seed is a claim too, not a measurement
-    seeded.trust = AnnotationTrust(fraction=0.5, registry=CollectorRegistry())
     view, _ = pod_view_for(_pod("web-1", "cpu=0.01"), requests=REQ, annotation_key="drsched.io/profile",
                            store=seeded)
     assert view.demand_source == "annotation"

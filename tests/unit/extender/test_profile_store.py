@@ -9,7 +9,15 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from extender.profile_learning import PodSample
-from extender.profile_store import JsonFileBackend, LearnedProfileStore, ProfileMetrics, ProfileStoreError, decode
+from extender.profile_store import (
+    InMemoryProfileStore,
+    JsonFileBackend,
+    LearnedProfileStore,
+    ProfileMetrics,
+    ProfileStore,
+    ProfileStoreError,
+    decode,
+)
 
 
 def learn(store, key="ns/Job/a", n=3, t0=1000.0, net=float("nan")):
@@ -95,3 +103,20 @@ def test_gauges_count_trusted_and_learning():
     assert metrics.profiles.labels(state="learning")._value.get() == 1
     assert not math.isnan(store.get("ns/Job/a")[2])                 # unmeasured net served as 0
     assert store.get("ns/Job/b") is None
+
+
+@pytest.mark.parametrize("make", [InMemoryProfileStore, LearnedProfileStore])
+def test_every_store_is_a_complete_profile_store(make) -> None:
+    """The request path, the watch and the debug routes call every ``ProfileStore`` method without probing."""
+    store = make()
+    assert isinstance(store, ProfileStore)
+    pod = {"metadata": {"namespace": "ns", "name": "web-1", "labels": {"drsched.io/workload": "web"}}}
+    assert store.workload_of(pod) == "ns/web"
+    assert store.get("ns/web") is None and len(store) == 0 and store.describe() == {}
+    store.put("ns/web", np.array([1.0, 2.0, 0.5, 0.25]))
+    assert store.get("ns/web").tolist() == [1.0, 2.0, 0.5, 0.25] and len(store) == 1
+    described = store.describe("ns/web")["ns/web"]
+    assert described["served"] == [1.0, 2.0, 0.5, 0.25] and described["source"] == "static"
+    assert store.describe("other") == {}
+    # without a trust rule, an annotation's claim is believed (None: serve the claim)
+    assert store.judge_annotation(pod="ns/web-1", workload="ns/web", claim=np.ones(4), requests=np.ones(2)) is None

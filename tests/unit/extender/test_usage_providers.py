@@ -14,7 +14,7 @@ from extender.providers.monitor import MonitorProvider
 from extender.providers.prometheus import PrometheusProvider
 from extender.providers.promql import queries
 from extender.telemetry import Telemetry
-from extender.usage import UsagePoller
+from extender.usage import UsagePoller, UsageProvider
 from kube.cache import ClusterCache
 from kube.objects import NodeInfo
 
@@ -133,7 +133,7 @@ def test_prometheus_drops_the_series_of_a_not_ready_node():
 
 
 def test_poller_survives_a_provider_bug_and_requests_read_the_last_snapshot():
-    class Broken:
+    class Broken(UsageProvider):
         name = "broken"
 
         async def fetch(self):
@@ -211,3 +211,16 @@ def test_monitor_provider_does_not_trust_the_agent_of_a_not_ready_node():
     assert asked == ["ok"] and agents == {"ok": "http://ok:9847", "dead": "http://dead:9847"}
     assert h.status()["dead"]["error"] == "node_not_ready" and h.status()["ok"]["error"] is None
     assert errors(metrics, "monitor", "node_not_ready") == 1
+
+
+def test_every_provider_is_a_whole_usage_provider(tmp_path):
+    """The poller calls health, take_pod_samples and aclose on any provider; only the monitor reads pods."""
+    from extender.providers.monitor import MonitorProvider
+    from extender.providers.prometheus import PrometheusProvider
+    from extender.usage import NoUsage, StaticUsageProvider
+
+    for provider in (NoUsage(), StaticUsageProvider(tmp_path / "usage.yaml")):
+        assert provider.health is None and provider.take_pod_samples() == [] and not provider.reads_pods
+        asyncio.run(provider.aclose())
+    assert MonitorProvider.reads_pods and not PrometheusProvider.reads_pods
+    assert all(UsageProvider in p.__mro__ for p in (MonitorProvider, PrometheusProvider))

@@ -12,8 +12,21 @@ from extender.wire import (
     ExtenderBindingArgs,
     ExtenderFilterResult,
     ExtenderPreemptionArgs,
+    HostPriorities,
     HostPriority,
 )
+from kube.cache import ClusterCache
+from kube.objects import node_info
+
+NODE_KW = {"net_annotation": "n", "disk_annotation": "d", "default_net_mbps": 1.0, "default_disk_mbps": 1.0}
+
+
+def _cache(*names: str) -> ClusterCache:
+    cache = ClusterCache()
+    for name in names:
+        cache.upsert_node(node_info({"metadata": {"name": name}, "status": {"allocatable": {"cpu": "1"}}},
+                                    **NODE_KW))
+    return cache
 
 
 @pytest.mark.parametrize("key", ["NodeNames", "nodenames", "nodeNames", "NODENAMES"])
@@ -91,3 +104,25 @@ def test_property_host_priority_round_trip(pairs):
     back = [HostPriority.model_validate(json.loads(json.dumps(o))) for o in out]
     assert [(b.Host, b.Score) for b in back] == pairs
     assert all(list(o) == ["Host", "Score"] and isinstance(o["Score"], int) for o in out)
+
+
+def test_prioritize_reply_is_the_host_priorities_kube_scheduler_reads():
+    cache, replies = _cache("b", 'c"q', "é"), HostPriorities()
+    names = ["b", "zz", 'c"q', "é"]  # "zz": not in the cache, still answered
+    raw = replies.reply(cache.view(), names, [3, 0, 10, 7])
+    got = json.loads(raw)
+    assert got == [{"Host": "b", "Score": 3}, {"Host": "zz", "Score": 0}, {"Host": 'c"q', "Score": 10},
+                   {"Host": "é", "Score": 7}]
+    assert [HostPriority.model_validate(h).Host for h in got] == names
+
+
+def test_prefixes_are_kept_while_the_list_and_node_set_stay():
+    cache, replies = _cache("a", "b"), HostPriorities()
+    first = replies.prefixes(cache.view(), ["a", "b", "junk"])
+    cache.upsert_node(node_info({"metadata": {"name": "a"}, "status": {"allocatable": {"cpu": "2"}}}, **NODE_KW))
+    assert replies.prefixes(cache.view(), ["a", "b", "junk"]) is first, "a new view of the same nodes: kept"
+    assert replies.prefixes(cache.view(), ["b"]) == ['{"Host":"b","Score":']
+    assert "junk" not in replies._known[1], "only the cache's nodes are remembered"
+    cache.delete_node("b")
+    again = replies.prefixes(cache.view(), ["a", "b", "junk"])
+    assert again is not first and again == first and set(replies._known[1]) == {"a"}
