@@ -21,7 +21,9 @@ independent; pairs that share a seed across families or loads are not quite, so 
 anything optimistic, which the strict rule below offsets.
 
 Decision: promote only if the interval's upper bound is below 1 (one pair gives no interval: never
-promoted). Identical models give ratio 1 everywhere, an interval of [1, 1], and are not promoted.
+promoted), and only if the candidate leaves no more jobs unfinished than the served model (slowdowns average
+the finished jobs, so a model that strands jobs could otherwise look fast). Identical models give ratio 1
+everywhere, an interval of [1, 1], and are not promoted.
 
 Only the validation split: the test split and the lab family set are reported on, never chosen on
 (``policy.splits``), and a promotion is a choice. ``--split test`` is refused with a line saying so.
@@ -65,6 +67,7 @@ from policy.errors import ConfigError
 from policy.evaluate import MIN_BASE_EXCESS, run_all, split_cases, unset_defaults
 from policy.model import ModelError, QModel, load_model, meta_path
 from policy.offline import TARGETS, importance_weighted
+from policy.report import mean_ci95
 from policy.served import DEFAULT_WEIGHT
 from policy.sim.errors import SimError
 from policy.splits import SPLITS
@@ -87,7 +90,8 @@ _QUICK = unset_defaults(SPLIT, quick=True)
 
 @dataclass(frozen=True, slots=True)
 class Pair:
-    """One episode run by both models: its case, each model's excess slowdown and mean JCT, their ratio."""
+    """One episode run by both models: its case, each model's excess slowdown, mean JCT and jobs left unfinished
+    (never placed or not done when the episode ended: the slowdowns average finished jobs only), their ratio."""
 
     scenario: str
     workload: str
@@ -97,6 +101,8 @@ class Pair:
     served_excess: float
     candidate_mean_jct: float
     served_mean_jct: float
+    candidate_unfinished: int
+    served_unfinished: int
     ratio: float
 
 
@@ -118,7 +124,10 @@ class Decision:
 
 
 def excess_ratio(candidate: float, served: float, *, floor: float = MIN_BASE_EXCESS) -> float:
-    """Candidate / served excess slowdown, each floored at ``floor`` (module docstring: why a floor)."""
+    """Candidate / served excess slowdown, each floored at ``floor`` (module docstring: why a floor); NaN if
+    either is (an episode that finished no job)."""
+    if not (math.isfinite(candidate) and math.isfinite(served)):
+        return math.nan
     return max(candidate, floor) / max(served, floor)
 
 
@@ -132,25 +141,32 @@ def pair_rows(candidate: Sequence[dict], served: Sequence[dict]) -> list[Pair]:
         raise ValueError("candidate and served model ran different cases; the comparison must be paired")
     return [Pair(*key(c), candidate_excess=c["excess_slowdown"], served_excess=s["excess_slowdown"],
                  candidate_mean_jct=c["mean_jct"], served_mean_jct=s["mean_jct"],
+                 candidate_unfinished=c["unfinished"] + c["unschedulable"],
+                 served_unfinished=s["unfinished"] + s["unschedulable"],
                  ratio=excess_ratio(c["excess_slowdown"], s["excess_slowdown"]))
             for c in sorted(candidate, key=key) for s in (by_case[key(c)],)]
 
 
 def interval(ratios: Sequence[float]) -> Interval:
-    """Geometric mean of ``ratios`` (all > 0) with the exponentiated t interval of their logs."""
-    from policy.report import mean_ci95
-
-    if not ratios:
-        return Interval(math.nan, math.nan, math.nan, 0)
+    """Geometric mean of ``ratios`` with the exponentiated t interval of their logs; all NaN if any ratio is not
+    a positive number (a pair left out would unpair the comparison)."""
+    if not ratios or not all(math.isfinite(r) and r > 0 for r in ratios):
+        return Interval(math.nan, math.nan, math.nan, len(ratios))
     mean, half = mean_ci95([math.log(r) for r in ratios])
     return Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), len(ratios))
 
 
-def decide(iv: Interval) -> Decision:
-    """Promote only if the whole interval lies below 1: the candidate is better, with its interval."""
+def decide(iv: Interval, *, unfinished: tuple[int, int] = (0, 0)) -> Decision:
+    """Promote only if the whole interval lies below 1 (the candidate is better, with its interval) and the
+    candidate leaves no more jobs unfinished than the served model (``unfinished``: their totals over the pairs),
+    which the slowdowns, averaged over finished jobs, would not show."""
     figures = f"geometric mean ratio {iv.geomean:.3f}, 95 % interval {iv.lo:.3f}-{iv.hi:.3f} over {iv.n} pairs"
     if not math.isfinite(iv.hi):
-        return Decision(False, f"no interval ({iv.n} pair{'s' * (iv.n != 1)}): run more seeds")
+        return Decision(False, f"no interval over {iv.n} pair{'s' * (iv.n != 1)} (one pair, or an episode that "
+                               "finished no job)")
+    if unfinished[0] > unfinished[1]:
+        return Decision(False, f"{figures}; but the candidate left {unfinished[0]} jobs unfinished, the served "
+                               f"model {unfinished[1]}")
     if iv.hi < 1.0:
         return Decision(True, f"candidate loses less: {figures}")
     return Decision(False, f"{figures}; the upper bound is not below 1")
@@ -182,11 +198,22 @@ def verdict(decision: Decision, *, applied: bool) -> str:
 
 def build_report(*, pairs: Sequence[Pair], iv: Interval, decision: Decision, models: dict, setup: dict,
                  applied: bool, log_info: dict | None) -> dict:
-    """The JSON report: every pair, the interval, the decision, both models (``describe``), how they were run."""
-    return {"decision": verdict(decision, applied=applied), "promote": decision.promote, "applied": applied,
+    """The JSON report: every pair, the interval, the decision, both models (``describe``), how they were run;
+    a figure that is not a finite number is null (JSON has no NaN)."""
+    return _finite({"decision": verdict(decision, applied=applied), "promote": decision.promote, "applied": applied,
             "reason": decision.reason, **models, "setup": setup,
             "ratio": f"excess slowdown candidate / served, each floored at {MIN_BASE_EXCESS}", "interval": asdict(iv),
-            "pairs": [asdict(p) for p in pairs], **({"log": log_info} if log_info is not None else {})}
+            "pairs": [asdict(p) for p in pairs], **({"log": log_info} if log_info is not None else {})})
+
+
+def _finite(x):
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_finite(v) for v in x]
+    return x
 
 
 def prev_path(served: Path) -> Path:
@@ -288,7 +315,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc))
     pairs = pair_rows(*rows)
     iv = interval([p.ratio for p in pairs])
-    decision = decide(iv)
+    decision = decide(iv, unfinished=(sum(p.candidate_unfinished for p in pairs),
+                                      sum(p.served_unfinished for p in pairs)))
     applied = decision.promote and args.apply
     if applied:
         prev = install(Path(candidate.path), Path(served.path))

@@ -12,6 +12,7 @@ from policy.promote import (
     REFUSED,
     Decision,
     Interval,
+    build_report,
     decide,
     excess_ratio,
     install,
@@ -57,6 +58,25 @@ def test_decide_promotes_only_when_the_whole_interval_is_below_one(ratios, promo
     assert ("below 1" in d.reason or "no interval" in d.reason) is (not promote)
 
 
+def test_an_episode_that_finished_no_job_leaves_no_interval():
+    assert math.isnan(excess_ratio(math.nan, 0.1)) and math.isnan(excess_ratio(0.1, math.nan))
+    iv = interval([0.5, 0.6, math.nan, 0.55])
+    assert iv.n == 4 and math.isnan(iv.hi)  # not the interval of the three others: that would unpair it
+    assert not decide(iv).promote and "no interval" in decide(iv).reason
+
+
+def test_a_faster_candidate_that_strands_more_jobs_is_not_promoted():
+    iv = interval([0.5, 0.6, 0.55, 0.5])
+    assert decide(iv, unfinished=(3, 3)).promote
+    d = decide(iv, unfinished=(4, 3))
+    assert not d.promote and "left 4 jobs unfinished" in d.reason
+
+
+def test_pair_rows_counts_unfinished_jobs():
+    pairs = pair_rows([_row("a", 1, 0.1, unfinished=2)], [_row("a", 1, 0.2)])
+    assert (pairs[0].candidate_unfinished, pairs[0].served_unfinished) == (2, 0)
+
+
 def test_better_on_average_but_crossing_one_is_not_promoted():
     iv = interval([0.5, 1.2, 0.6, 1.3])
     assert iv.geomean < 1 < iv.hi
@@ -72,9 +92,9 @@ def test_interval_is_the_t_interval_of_the_log_ratios():
     assert (iv.lo, iv.hi) == pytest.approx((math.exp(logs.mean() - half), math.exp(logs.mean() + half)), rel=1e-3)
 
 
-def _row(scenario, seed, excess, jct=10.0):
+def _row(scenario, seed, excess, jct=10.0, unfinished=0):
     return {"scenario": scenario, "workload": "drs", "load": 0.9, "seed": seed, "excess_slowdown": excess,
-            "mean_jct": jct}
+            "mean_jct": jct, "unfinished": unfinished, "unschedulable": 0}
 
 
 def test_pair_rows_matches_by_case_whatever_the_order():
@@ -142,3 +162,12 @@ def test_main_refuses_splits_other_than_validation_before_loading_anything(split
     assert main(["--candidate", "/nonexistent.npz", "--split", split]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and err.startswith(f"error: --split {split}: ") and "never chosen on" in err
+
+
+def test_report_writes_null_for_figures_that_are_not_numbers():
+    iv = interval([0.5])
+    r = build_report(pairs=pair_rows([_row("a", 1, math.nan)], [_row("a", 1, 0.2)]), iv=iv, decision=decide(iv),
+                     models={}, setup={}, applied=False, log_info=None)
+    text = json.dumps(r, allow_nan=False)  # raises on a NaN left in
+    assert r["interval"]["hi"] is None and r["pairs"][0]["ratio"] is None and r["decision"] == "not promoted"
+    assert json.loads(text)["pairs"][0]["candidate_excess"] is None
