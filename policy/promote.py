@@ -292,6 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"--seeds: at least 1 per family and load, got {args.seeds}")
     if args.as_served is not None and not args.as_served > 0:
         return _fail(f"--as-served: the extender weight must be > 0, got {args.as_served}")
+    if args.report is not None and not args.report.parent.is_dir():  # found out now, not after --apply
+        return _fail(f"--report {args.report}: no such directory {args.report.parent}")
     try:
         candidate, served = load_model(args.candidate), load_model(args.served)
     except ModelError as exc:
@@ -319,7 +321,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                                       sum(p.served_unfinished for p in pairs)))
     applied = decision.promote and args.apply
     if applied:
-        prev = install(Path(candidate.path), Path(served.path))
+        try:
+            prev = install(Path(candidate.path), Path(served.path))
+        except OSError as exc:
+            return _fail(f"promoted, but {served.path} may be half replaced (its previous files are "
+                         f"{prev_path(Path(served.path))} / .prev.json): {exc}")
         log.info("installed served=%s version=%s previous=%s kept_as=%s", served.path, candidate.version,
                  served.version, prev)
     text = json.dumps(build_report(pairs=pairs, iv=iv, decision=decision, models=models, setup=setup,

@@ -171,3 +171,8 @@ def test_report_writes_null_for_figures_that_are_not_numbers():
     text = json.dumps(r, allow_nan=False)  # raises on a NaN left in
     assert r["interval"]["hi"] is None and r["pairs"][0]["ratio"] is None and r["decision"] == "not promoted"
     assert json.loads(text)["pairs"][0]["candidate_excess"] is None
+
+
+def test_main_refuses_a_report_path_it_could_not_write_before_evaluating(tmp_path, capsys):
+    assert main(["--candidate", "/nonexistent.npz", "--report", str(tmp_path / "no" / "r.json")]) == 2
+    assert "no such directory" in capsys.readouterr().err
