@@ -1,0 +1,342 @@
+"""``python -m policy.promote``: a candidate model replaces the served one only if it is better, with its interval.
+
+Why it exists: a retrained model is not better because its training curve says so. The gate runs the
+candidate and the served model on the very same validation episodes (``policy.evaluate``'s cases and
+``run_all``: same family, load and seed, so the workload and arrivals are identical and each pair differs
+only by the model), and promotes only when the whole 95 % interval says the candidate loses less.
+
+The figure, per (family, workload, load, seed) pair: the ratio of excess slowdown (mean slowdown - 1, the
+time jobs lose to waiting and contention) candidate / served, each excess floored at
+``policy.evaluate.MIN_BASE_EXCESS`` (0.005). Below it a difference is noise, not a result, and the floor
+keeps a candidate that loses nothing finite (ratio floor/served, not 0 or 0/0); two excesses both under
+it are a tie (ratio 1). The floor is symmetric, unlike leaving such pairs out: swapping the two models
+gives exactly the reciprocal ratios, so the gate cannot favour either side.
+
+Summary: the geometric mean of the ratios and its 95 % interval, a Student t interval on the log ratios
+(``policy.report.mean_ci95``, the formula every evaluation table uses), exponentiated. Why t and not a
+bootstrap: ratios of excess are close to lognormal, for which the t interval on logs is the textbook
+interval of a geometric mean; it is deterministic (no resampling seed to choose); and at the 24 pairs of
+``--quick`` a percentile bootstrap is too narrow, which would promote too easily. It treats pairs as
+independent; pairs that share a seed across families or loads are not quite, so the interval is if
+anything optimistic, which the strict rule below offsets.
+
+Decision: promote only if the interval's upper bound is below 1 (one pair gives no interval: never
+promoted), and only if the candidate leaves no more jobs unfinished than the served model (slowdowns average
+the finished jobs, so a model that strands jobs could otherwise look fast). Identical models give ratio 1
+everywhere, an interval of [1, 1], and are not promoted.
+
+Only the validation split: the test split and the lab family set are reported on, never chosen on
+(``policy.splits``), and a promotion is a choice. ``--split test`` is refused with a line saying so.
+
+``--log DIR`` (a decision log, ``policy.decisionlog``) adds what the log can say: the on-policy mean JCT of
+the served decisions (``policy.offline``'s ``logged`` target, SNIPS, bootstrap interval) and the model
+versions that wrote it, with a warning when one is not ``--served``'s. The log cannot score the candidate:
+it holds each decision's score vector, not the cluster state a new model would need (``policy.offline``),
+so the candidate's figures are the simulator's.
+
+``--apply`` (only on promote; otherwise a dry run that says what it would do) copies the served ``.npz`` and
+``.json`` to ``<name>.prev.npz`` / ``.prev.json`` and replaces them with the candidate's, each through
+``kube.atomic.atomic_write`` (a temp file in the same directory, fsync, ``os.replace``, fsync the directory).
+The two files are replaced one after the other, metadata first: a reader in between sees the candidate's
+metadata with the served weights, both valid (the extender loads its model at start). The report (JSON, to
+``--report`` or stdout) holds every pair, the interval, the decision and both models' versions.
+
+Exit status: 0 promoted (or, without ``--apply``, would be), 1 not promoted, 2 bad input (a missing or
+corrupt model file or log: one line naming the file and what is wrong).
+
+    python -m policy.promote --candidate runs/mine.npz                      # dry run on validation
+    python -m policy.promote --candidate runs/mine.npz --apply --report promote.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import math
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from policy.cli import add_arguments, from_namespace, option
+from policy.decisionlog import LogError, read_log
+from policy.errors import ConfigError
+from policy.evaluate import MIN_BASE_EXCESS, run_all, split_cases, unset_defaults
+from policy.model import ModelError, QModel, load_model, meta_path
+from policy.offline import TARGETS, importance_weighted
+from policy.report import mean_ci95
+from policy.served import DEFAULT_WEIGHT
+from policy.sim.errors import SimError
+from policy.splits import SPLITS
+
+log = logging.getLogger("policy.promote")
+
+SHIPPED = Path(__file__).resolve().parent / "models" / "default.npz"
+"""The model the extender serves when given none (``kube.config.DEFAULT_MODEL`` names the same file)."""
+SPLIT = "validation"
+"""The one split a promotion may look at."""
+REFUSED = {
+    "test": "the test split is reported on, never chosen on; a model promoted on it has no held-out result left "
+            "(policy.splits). Promote on --split validation",
+    "lab": "the lab families are evaluation-only, never chosen on (policy.splits). Promote on --split validation",
+}
+"""Why each other split is refused, in one line."""
+_DEFAULTS = unset_defaults(SPLIT, quick=False)
+_QUICK = unset_defaults(SPLIT, quick=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """One episode run by both models: its case, each model's excess slowdown, mean JCT and jobs left unfinished
+    (never placed or not done when the episode ended: the slowdowns average finished jobs only), their ratio."""
+
+    scenario: str
+    workload: str
+    load: float
+    seed: int
+    candidate_excess: float
+    served_excess: float
+    candidate_mean_jct: float
+    served_mean_jct: float
+    candidate_unfinished: int
+    served_unfinished: int
+    ratio: float
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """The geometric mean of the ratios and its 95 % interval (NaN bounds with fewer than two pairs)."""
+
+    geomean: float
+    lo: float
+    hi: float
+    n: int
+    method: str = "student-t on log ratios"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    promote: bool
+    reason: str
+
+
+def excess_ratio(candidate: float, served: float, *, floor: float = MIN_BASE_EXCESS) -> float:
+    """Candidate / served excess slowdown, each floored at ``floor`` (module docstring: why a floor); NaN if
+    either is (an episode that finished no job)."""
+    if not (math.isfinite(candidate) and math.isfinite(served)):
+        return math.nan
+    return max(candidate, floor) / max(served, floor)
+
+
+def pair_rows(candidate: Sequence[dict], served: Sequence[dict]) -> list[Pair]:
+    """Match ``run_all`` rows of the two models by case; ``ValueError`` if the two did not run the same cases."""
+    def key(r: dict) -> tuple:
+        return r["scenario"], r["workload"], r["load"], r["seed"]
+
+    by_case = {key(r): r for r in served}
+    if sorted(map(key, candidate)) != sorted(by_case):
+        raise ValueError("candidate and served model ran different cases; the comparison must be paired")
+    return [Pair(*key(c), candidate_excess=c["excess_slowdown"], served_excess=s["excess_slowdown"],
+                 candidate_mean_jct=c["mean_jct"], served_mean_jct=s["mean_jct"],
+                 candidate_unfinished=c["unfinished"] + c["unschedulable"],
+                 served_unfinished=s["unfinished"] + s["unschedulable"],
+                 ratio=excess_ratio(c["excess_slowdown"], s["excess_slowdown"]))
+            for c in sorted(candidate, key=key) for s in (by_case[key(c)],)]
+
+
+def interval(ratios: Sequence[float]) -> Interval:
+    """Geometric mean of ``ratios`` with the exponentiated t interval of their logs; all NaN if any ratio is not
+    a positive number (a pair left out would unpair the comparison)."""
+    if not ratios or not all(math.isfinite(r) and r > 0 for r in ratios):
+        return Interval(math.nan, math.nan, math.nan, len(ratios))
+    mean, half = mean_ci95([math.log(r) for r in ratios])
+    return Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), len(ratios))
+
+
+def decide(iv: Interval, *, unfinished: tuple[int, int] = (0, 0)) -> Decision:
+    """Promote only if the whole interval lies below 1 (the candidate is better, with its interval) and the
+    candidate leaves no more jobs unfinished than the served model (``unfinished``: their totals over the pairs),
+    which the slowdowns, averaged over finished jobs, would not show."""
+    figures = f"geometric mean ratio {iv.geomean:.3f}, 95 % interval {iv.lo:.3f}-{iv.hi:.3f} over {iv.n} pairs"
+    if not math.isfinite(iv.hi):
+        return Decision(False, f"no interval over {iv.n} pair{'s' * (iv.n != 1)} (one pair, or an episode that "
+                               "finished no job)")
+    if unfinished[0] > unfinished[1]:
+        return Decision(False, f"{figures}; but the candidate left {unfinished[0]} jobs unfinished, the served "
+                               f"model {unfinished[1]}")
+    if iv.hi < 1.0:
+        return Decision(True, f"candidate loses less: {figures}")
+    return Decision(False, f"{figures}; the upper bound is not below 1")
+
+
+def log_summary(pairs: Sequence[tuple], *, served_version: str) -> dict:
+    """What a decision log says beside the simulator: the served decisions' on-policy mean JCT, the model
+    versions that wrote the log, and whether one differs from ``served_version``."""
+    serve = [(d, o) for d, o in pairs if d["mode"] == "serve"]
+    est = next(e for e in importance_weighted(serve, TARGETS["logged"]) if e.estimator == "snips")
+    versions = Counter(d["model_version"] for d, _ in pairs)
+    return {"decisions": len(pairs), "serve_decisions": len(serve), "with_outcome": est.n,
+            "on_policy_mean_jct_s": est.value, "on_policy_mean_jct_ci95": [est.lo, est.hi],
+            "model_versions": dict(sorted(versions.items())), "served_version": served_version,
+            "other_versions": sorted(v for v in versions if v != served_version),
+            "candidate": "not scored from the log: it holds score vectors, not the cluster state a new model needs "
+                         "(policy.offline); the candidate's figures are the simulator's"}
+
+
+def describe(m: QModel, sha256: str) -> dict:
+    """A model as the report names it: its file, metadata version and the weights' digest."""
+    return {"path": m.path, "version": m.version, "sha256": sha256}
+
+
+def verdict(decision: Decision, *, applied: bool) -> str:
+    """The outcome in words: promoted, would promote (a dry run), or not promoted."""
+    return "promoted" if applied else "would promote (dry run)" if decision.promote else "not promoted"
+
+
+def build_report(*, pairs: Sequence[Pair], iv: Interval, decision: Decision, models: dict, setup: dict,
+                 applied: bool, log_info: dict | None) -> dict:
+    """The JSON report: every pair, the interval, the decision, both models (``describe``), how they were run;
+    a figure that is not a finite number is null (JSON has no NaN)."""
+    return _finite({"decision": verdict(decision, applied=applied), "promote": decision.promote, "applied": applied,
+            "reason": decision.reason, **models, "setup": setup,
+            "ratio": f"excess slowdown candidate / served, each floored at {MIN_BASE_EXCESS}", "interval": asdict(iv),
+            "pairs": [asdict(p) for p in pairs], **({"log": log_info} if log_info is not None else {})})
+
+
+def _finite(x):
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_finite(v) for v in x]
+    return x
+
+
+def prev_path(served: Path) -> Path:
+    """Where ``--apply`` keeps the model it replaces: ``<name>.prev.npz`` (metadata ``<name>.prev.json``)."""
+    return served.with_name(served.stem + ".prev.npz")
+
+
+def install(candidate: Path, served: Path) -> Path:
+    """Keep the served artifact as ``prev_path`` and replace it by the candidate's, file by file, atomically."""
+    from kube.atomic import atomic_write  # stdlib only; the one way drsched makes a file durable
+
+    prev = prev_path(served)
+    files = [(meta_path(candidate), meta_path(served), meta_path(prev)), (candidate, served, prev)]
+    data = [(src.read_bytes(), dst.read_bytes()) for src, dst, _ in files]  # read all before writing any
+    for (_, _, keep), (_, old) in zip(files, data, strict=True):
+        atomic_write(keep, old)
+    for (_, dst, _), (new, _) in zip(files, data, strict=True):
+        atomic_write(dst, new)
+    return prev
+
+
+@dataclass(kw_only=True)
+class PromoteArgs:
+    """What ``python -m policy.promote`` runs; each field is the command-line flag of the same name."""
+
+    candidate: Path = option(metavar="PATH.npz")
+    """the model that may replace the served one (its .json metadata beside it)"""
+    served: Path = option(SHIPPED, metavar="PATH.npz")
+    """the model served now, replaced with --apply if the candidate is promoted"""
+    split: str = option(SPLIT, choices=tuple(SPLITS))
+    """the split both models are evaluated on; only validation is allowed (test and lab are never chosen on)"""
+    seeds: int | None = option(None, fill={"full": str(_DEFAULTS["seeds"]), "quick": str(_QUICK["seeds"])})
+    """seeds per family and load (unset: {full}, with --quick {quick})"""
+    as_served: float | None = option(None, metavar="WEIGHT", nargs="?", const=DEFAULT_WEIGHT,
+                                     fill={"weight": f"{DEFAULT_WEIGHT:g}"})
+    """score both models as deployed (policy.served) with extender weight WEIGHT (omitted: {weight}); unset: a
+    pure argmax of each model's values"""
+    workers: int = 1
+    """parallel processes"""
+    quick: bool = False
+    """a smoke run of policy.evaluate's --quick size on validation (fewer seeds, shorter episodes)"""
+    log: Path | None = option(None, metavar="DIR")
+    """a decision log: report its on-policy mean JCT and the model versions that wrote it"""
+    apply: bool = False
+    """replace the served model if the candidate is promoted (unset: a dry run)"""
+    report: Path | None = None
+    """write the JSON report here (unset: print it)"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m policy.promote", epilog=__doc__.split("\n\n", 1)[1],
+                                description=__doc__.split("\n\n")[0].split(": ", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    return add_arguments(p, PromoteArgs)
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)  # noqa: T201 -- a command's one-line answer
+    return 2
+
+
+def _setup(args: PromoteArgs) -> dict:
+    """The episodes both models run: the validation families at ``policy.evaluate``'s defaults for the mode."""
+    d = _QUICK if args.quick else _DEFAULTS
+    seeds = d["seeds"] if args.seeds is None else args.seeds
+    return {"split": args.split, "families": d["scenarios"].split(","), "seeds": seeds, "seed_offset": d["seed_base"],
+            "loads": [float(x) for x in d["loads"].split(",")], "jobs": d["jobs"], "as_served": args.as_served}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    args: PromoteArgs = from_namespace(build_parser().parse_args(argv))
+    if args.split in REFUSED:
+        return _fail(f"--split {args.split}: {REFUSED[args.split]}")
+    if args.seeds is not None and args.seeds < 1:
+        return _fail(f"--seeds: at least 1 per family and load, got {args.seeds}")
+    if args.as_served is not None and not args.as_served > 0:
+        return _fail(f"--as-served: the extender weight must be > 0, got {args.as_served}")
+    if args.report is not None and not args.report.parent.is_dir():  # found out now, not after --apply
+        return _fail(f"--report {args.report}: no such directory {args.report.parent}")
+    try:
+        candidate, served = load_model(args.candidate), load_model(args.served)
+    except ModelError as exc:
+        return _fail(str(exc))
+    models = {name: describe(m, hashlib.sha256(Path(m.path).read_bytes()).hexdigest())
+              for name, m in (("candidate", candidate), ("served", served))}  # before --apply may replace one
+    setup = _setup(args)
+    log.info("promote candidate=%s served=%s setup=%s", args.candidate, args.served, setup)
+    try:
+        log_info = None if args.log is None else log_summary(read_log(args.log).joined(), served_version=served.version)
+    except LogError as exc:
+        return _fail(f"--log: {exc}")
+    if log_info is not None and log_info["other_versions"]:
+        log.warning("the log was written by model version(s) %s, not --served's %s", log_info["other_versions"],
+                    served.version)
+    try:
+        cases = split_cases(args.split, setup["families"], setup["loads"], setup["seeds"], setup["seed_offset"])
+        rows = [run_all(cases, [f"dqn:{m.path}"], setup["jobs"], args.workers, progress=False,
+                        served_weight=args.as_served)[0] for m in (candidate, served)]
+    except (ValueError, ConfigError, SimError) as exc:
+        return _fail(str(exc))
+    pairs = pair_rows(*rows)
+    iv = interval([p.ratio for p in pairs])
+    decision = decide(iv, unfinished=(sum(p.candidate_unfinished for p in pairs),
+                                      sum(p.served_unfinished for p in pairs)))
+    applied = decision.promote and args.apply
+    if applied:
+        try:
+            prev = install(Path(candidate.path), Path(served.path))
+        except OSError as exc:
+            return _fail(f"promoted, but {served.path} may be half replaced (its previous files are "
+                         f"{prev_path(Path(served.path))} / .prev.json): {exc}")
+        log.info("installed served=%s version=%s previous=%s kept_as=%s", served.path, candidate.version,
+                 served.version, prev)
+    text = json.dumps(build_report(pairs=pairs, iv=iv, decision=decision, models=models, setup=setup,
+                                   applied=applied, log_info=log_info), indent=2) + "\n"
+    if args.report is not None:
+        args.report.write_text(text)
+    else:
+        sys.stdout.write(text)
+    log.info("%s: %s", verdict(decision, applied=applied), decision.reason)
+    return 0 if decision.promote else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""The promotion gate's deciding: the floored ratio, pairing, the interval, the rule, the log summary, install."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from policy.decisionlog import decision_row, outcome_row, read_log
+from policy.evaluate import MIN_BASE_EXCESS
+from policy.promote import (
+    REFUSED,
+    Decision,
+    Interval,
+    build_report,
+    decide,
+    excess_ratio,
+    install,
+    interval,
+    log_summary,
+    main,
+    pair_rows,
+    prev_path,
+    verdict,
+)
+
+
+@pytest.mark.parametrize(("candidate", "served", "ratio"), [
+    (0.1, 0.2, 0.5),
+    (0.2, 0.1, 2.0),
+    (0.0, 0.1, MIN_BASE_EXCESS / 0.1),   # a candidate that loses nothing: floored, finite
+    (0.0, 0.0, 1.0),                      # both below the floor: a tie
+    (0.001, 0.004, 1.0),
+    (0.1, 0.0, 0.1 / MIN_BASE_EXCESS),
+])
+def test_excess_ratio_floors_both_sides(candidate, served, ratio):
+    assert excess_ratio(candidate, served) == pytest.approx(ratio)
+    assert excess_ratio(served, candidate) == pytest.approx(1 / ratio)  # symmetric: swapping gives the reciprocal
+
+
+@pytest.mark.parametrize(("ratios", "promote", "geomean"), [
+    ([1.0] * 24, False, 1.0),                          # identical models: [1, 1], not below 1
+    ([0.8] * 10, True, 0.8),                           # better everywhere by the same margin
+    ([0.7, 0.8, 0.75, 0.85, 0.8, 0.9], True, None),    # better, and the spread keeps the interval below 1
+    ([0.5, 1.2, 0.6, 1.3], False, None),               # better on average (0.81) but the interval crosses 1
+    ([1.1, 1.3, 1.2, 1.25], False, None),              # worse
+    ([0.5], False, 0.5),                               # one pair: no interval, never promoted
+    ([], False, None),
+])
+def test_decide_promotes_only_when_the_whole_interval_is_below_one(ratios, promote, geomean):
+    iv = interval(ratios)
+    d = decide(iv)
+    assert d.promote is promote, (iv, d)
+    if geomean is not None:
+        assert iv.geomean == pytest.approx(geomean)
+    if len(ratios) >= 2:
+        assert iv.lo <= iv.geomean <= iv.hi
+    assert ("below 1" in d.reason or "no interval" in d.reason) is (not promote)
+
+
+def test_an_episode_that_finished_no_job_leaves_no_interval():
+    assert math.isnan(excess_ratio(math.nan, 0.1)) and math.isnan(excess_ratio(0.1, math.nan))
+    iv = interval([0.5, 0.6, math.nan, 0.55])
+    assert iv.n == 4 and math.isnan(iv.hi)  # not the interval of the three others: that would unpair it
+    assert not decide(iv).promote and "no interval" in decide(iv).reason
+
+
+def test_a_faster_candidate_that_strands_more_jobs_is_not_promoted():
+    iv = interval([0.5, 0.6, 0.55, 0.5])
+    assert decide(iv, unfinished=(3, 3)).promote
+    d = decide(iv, unfinished=(4, 3))
+    assert not d.promote and "left 4 jobs unfinished" in d.reason
+
+
+def test_pair_rows_counts_unfinished_jobs():
+    pairs = pair_rows([_row("a", 1, 0.1, unfinished=2)], [_row("a", 1, 0.2)])
+    assert (pairs[0].candidate_unfinished, pairs[0].served_unfinished) == (2, 0)
+
+
+def test_better_on_average_but_crossing_one_is_not_promoted():
+    iv = interval([0.5, 1.2, 0.6, 1.3])
+    assert iv.geomean < 1 < iv.hi
+    assert not decide(iv).promote
+    assert "not below 1" in decide(iv).reason and f"{iv.geomean:.3f}" in decide(iv).reason
+
+
+def test_interval_is_the_t_interval_of_the_log_ratios():
+    logs = np.log([0.5, 0.7, 0.9])
+    half = 4.303 * logs.std(ddof=1) / math.sqrt(3)  # t(0.975, 2 dof)
+    iv = interval([0.5, 0.7, 0.9])
+    assert iv.geomean == pytest.approx(math.exp(logs.mean()))
+    assert (iv.lo, iv.hi) == pytest.approx((math.exp(logs.mean() - half), math.exp(logs.mean() + half)), rel=1e-3)
+
+
+def _row(scenario, seed, excess, jct=10.0, unfinished=0):
+    return {"scenario": scenario, "workload": "drs", "load": 0.9, "seed": seed, "excess_slowdown": excess,
+            "mean_jct": jct, "unfinished": unfinished, "unschedulable": 0}
+
+
+def test_pair_rows_matches_by_case_whatever_the_order():
+    cand = [_row("a", 1, 0.1), _row("b", 2, 0.3)]
+    served = [_row("b", 2, 0.3), _row("a", 1, 0.2)]
+    pairs = pair_rows(cand, served)
+    assert [(p.scenario, p.ratio) for p in pairs] == [("a", 0.5), ("b", 1.0)]
+    assert pairs[0].served_excess == 0.2 and pairs[0].candidate_excess == 0.1
+
+
+def test_pair_rows_refuses_unpaired_runs():
+    with pytest.raises(ValueError, match="paired"):
+        pair_rows([_row("a", 1, 0.1)], [_row("a", 2, 0.1)])
+
+
+def test_verdict_words():
+    yes, no = Decision(True, ""), Decision(False, "")
+    assert verdict(yes, applied=True) == "promoted"
+    assert verdict(yes, applied=False) == "would promote (dry run)"
+    assert verdict(no, applied=False) == "not promoted"
+    assert not decide(Interval(0.5, 0.4, math.nan, 1)).promote
+
+
+def _log(path, versions, jcts):
+    lines = []
+    for i, (v, jct) in enumerate(zip(versions, jcts, strict=True)):
+        pod = ("ns", f"p{i}", f"u{i}")
+        lines.append(decision_row(ts=i, replica="r", mode="serve", pod=pod, requests=[1, 1], demand=[1, 1, 0, 0],
+                                  demand_source="requests", policy="model", model_version=v, nodes=["a", "b"],
+                                  scores=[10, 0], raw=[1.0, 0.0], chosen="a"))
+        lines.append(outcome_row(ts=i + 1, replica="r", pod=pod, node="a", phase="Succeeded", created=0.0,
+                                 started=0.0, finished=jct))
+    (path / "decisions-1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return read_log(path).joined()
+
+
+def test_log_summary_reports_the_on_policy_mean_and_other_versions(tmp_path):
+    s = log_summary(_log(tmp_path, ["v1", "v1", "v0"], [10.0, 20.0, 30.0]), served_version="v1")
+    assert s["on_policy_mean_jct_s"] == pytest.approx(20.0) and s["with_outcome"] == 3
+    assert s["model_versions"] == {"v0": 1, "v1": 2} and s["other_versions"] == ["v0"]
+    assert "not scored from the log" in s["candidate"]
+    assert log_summary(_log(tmp_path, ["v1"] * 2, [5.0, 7.0]), served_version="v1")["other_versions"] == []
+
+
+def _artifact(path, tag):
+    path.write_bytes(b"npz-" + tag)
+    path.with_suffix(".json").write_bytes(b"json-" + tag)
+    return path
+
+
+def test_install_keeps_the_previous_files_and_replaces_both(tmp_path):
+    (tmp_path / "served").mkdir()
+    served = _artifact(tmp_path / "served" / "default.npz", b"old")
+    cand = _artifact(tmp_path / "cand.npz", b"new")
+    prev = install(cand, served)
+    assert prev == prev_path(served) == tmp_path / "served" / "default.prev.npz"
+    assert served.read_bytes() == b"npz-new" and served.with_suffix(".json").read_bytes() == b"json-new"
+    assert prev.read_bytes() == b"npz-old" and prev.with_suffix(".json").read_bytes() == b"json-old"
+    assert sorted(p.name for p in served.parent.iterdir()) == ["default.json", "default.npz", "default.prev.json",
+                                                               "default.prev.npz"]  # no temp file left
+
+
+@pytest.mark.parametrize("split", sorted(REFUSED))
+def test_main_refuses_splits_other_than_validation_before_loading_anything(split, capsys):
+    assert main(["--candidate", "/nonexistent.npz", "--split", split]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith(f"error: --split {split}: ") and "never chosen on" in err
+
+
+def test_report_writes_null_for_figures_that_are_not_numbers():
+    iv = interval([0.5])
+    r = build_report(pairs=pair_rows([_row("a", 1, math.nan)], [_row("a", 1, 0.2)]), iv=iv, decision=decide(iv),
+                     models={}, setup={}, applied=False, log_info=None)
+    text = json.dumps(r, allow_nan=False)  # raises on a NaN left in
+    assert r["interval"]["hi"] is None and r["pairs"][0]["ratio"] is None and r["decision"] == "not promoted"
+    assert json.loads(text)["pairs"][0]["candidate_excess"] is None
+
+
+def test_main_refuses_a_report_path_it_could_not_write_before_evaluating(tmp_path, capsys):
+    assert main(["--candidate", "/nonexistent.npz", "--report", str(tmp_path / "no" / "r.json")]) == 2
+    assert "no such directory" in capsys.readouterr().err
