@@ -25,10 +25,8 @@ from record import write as write_results  # noqa: E402
 
 from policy.baselines import make_scorer  # noqa: E402
 from policy.features import encode  # noqa: E402
-from policy.model import load_model  # noqa: E402
+from policy.model import SHIPPED_MODEL, load_model  # noqa: E402
 from policy.state import ClusterSnapshot, PodView  # noqa: E402
-
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "policy" / "models" / "default.npz"
 
 
 def snapshot(n: int, rng: np.random.Generator) -> ClusterSnapshot:
@@ -104,7 +102,7 @@ def bench_training(steps: int) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="exported .npz (default: the shipped model)")
+    p.add_argument("--model", type=Path, default=SHIPPED_MODEL, help="exported .npz (default: the shipped model)")
     p.add_argument("--nodes", default="100,1000,5000", help="cluster sizes (default: %(default)s)")
     p.add_argument("--repeat", type=int, default=200, help="timed calls per size (default: %(default)s)")
     p.add_argument("--train-steps", type=int, default=3000,

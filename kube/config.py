@@ -17,7 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "policy" / "models" / "default.npz"
+from policy.model import SHIPPED_MODEL
+
+DEFAULT_MODEL = SHIPPED_MODEL
 
 
 def _flag_type(annotation: Any) -> tuple[Any, list | None]:

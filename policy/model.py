@@ -27,6 +27,9 @@ import numpy as np
 from policy.features import FEATURE_VERSION, N_CLUSTER, N_NODE, N_POD, Encoded, encode
 from policy.state import ClusterSnapshot, PodView
 
+SHIPPED_MODEL = Path(__file__).resolve().parent / "models" / "default.npz"
+"""The shipped DQN artifact: what the extender and the migration controller serve when given no model path."""
+
 FORMAT = "drsched-qnet/1"
 N_INPUTS = N_NODE + N_POD + N_CLUSTER
 _ACTIVATIONS = {"relu": lambda x: np.maximum(x, 0.0, out=x), "tanh": np.tanh}

@@ -65,7 +65,7 @@ from policy.cli import add_arguments, from_namespace, option
 from policy.decisionlog import LogError, read_log
 from policy.errors import ConfigError
 from policy.evaluate import MIN_BASE_EXCESS, run_all, split_cases, unset_defaults
-from policy.model import ModelError, QModel, load_model, meta_path
+from policy.model import SHIPPED_MODEL, ModelError, QModel, load_model, meta_path
 from policy.offline import TARGETS, importance_weighted
 from policy.report import mean_ci95
 from policy.served import DEFAULT_WEIGHT
@@ -74,8 +74,7 @@ from policy.splits import SPLITS
 
 log = logging.getLogger("policy.promote")
 
-SHIPPED = Path(__file__).resolve().parent / "models" / "default.npz"
-"""The model the extender serves when given none (``kube.config.DEFAULT_MODEL`` names the same file)."""
+SHIPPED = SHIPPED_MODEL
 SPLIT = "validation"
 """The one split a promotion may look at."""
 REFUSED = {
