@@ -12,6 +12,12 @@ keeps a candidate that loses nothing finite (ratio floor/served, not 0 or 0/0); 
 it are a tie (ratio 1). The floor is symmetric, unlike leaving such pairs out: swapping the two models
 gives exactly the reciprocal ratios, so the gate cannot favour either side.
 
+Both models are scored as served (``policy.served``: the shipped value-to-score mapping, hot filter and
+extender weight, beside kube-scheduler's own resource scoring), since that is what a promoted model does on
+the cluster; ``--as-served 0`` scores the raw argmax of each model's values instead. The two views can
+disagree: on validation, 2026-12-02, ``policy/models/original-world.npz`` against the shipped model is
+0.882 (0.804-0.969) by argmax, which would promote, and 1.117 (0.967-1.290) as served, which does not.
+
 Summary: the geometric mean of the ratios and its 95 % interval, a Student t interval on the log ratios
 (``policy.report.mean_ci95``, the formula every evaluation table uses), exponentiated. Why t and not a
 bootstrap: ratios of excess are close to lognormal, for which the t interval on logs is the textbook
@@ -246,10 +252,10 @@ class PromoteArgs:
     """the split both models are evaluated on; only validation is allowed (test and lab are never chosen on)"""
     seeds: int | None = option(None, fill={"full": str(_DEFAULTS["seeds"]), "quick": str(_QUICK["seeds"])})
     """seeds per family and load (unset: {full}, with --quick {quick})"""
-    as_served: float | None = option(None, metavar="WEIGHT", nargs="?", const=DEFAULT_WEIGHT,
-                                     fill={"weight": f"{DEFAULT_WEIGHT:g}"})
-    """score both models as deployed (policy.served) with extender weight WEIGHT (omitted: {weight}); unset: a
-    pure argmax of each model's values"""
+    as_served: float = option(DEFAULT_WEIGHT, metavar="WEIGHT")
+    """score both models as deployed (policy.served: the shipped value-to-score mapping and hot filter) at
+    extender weight WEIGHT, since that is what a promoted model would do on the cluster; 0: the raw argmax of
+    each model's values (the two can disagree: a model better by argmax may be worse as served)"""
     workers: int = 1
     """parallel processes"""
     quick: bool = False
@@ -279,7 +285,7 @@ def _setup(args: PromoteArgs) -> dict:
     d = _QUICK if args.quick else _DEFAULTS
     seeds = d["seeds"] if args.seeds is None else args.seeds
     return {"split": args.split, "families": d["scenarios"].split(","), "seeds": seeds, "seed_offset": d["seed_base"],
-            "loads": [float(x) for x in d["loads"].split(",")], "jobs": d["jobs"], "as_served": args.as_served}
+            "loads": [float(x) for x in d["loads"].split(",")], "jobs": d["jobs"], "as_served": args.as_served or None}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -289,8 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"--split {args.split}: {REFUSED[args.split]}")
     if args.seeds is not None and args.seeds < 1:
         return _fail(f"--seeds: at least 1 per family and load, got {args.seeds}")
-    if args.as_served is not None and not args.as_served > 0:
-        return _fail(f"--as-served: the extender weight must be > 0, got {args.as_served}")
+    if not args.as_served >= 0:
+        return _fail(f"--as-served: the extender weight must be >= 0 (0: raw argmax), got {args.as_served}")
     if args.report is not None and not args.report.parent.is_dir():  # found out now, not after --apply
         return _fail(f"--report {args.report}: no such directory {args.report.parent}")
     try:
@@ -311,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         cases = split_cases(args.split, setup["families"], setup["loads"], setup["seeds"], setup["seed_offset"])
         rows = [run_all(cases, [f"dqn:{m.path}"], setup["jobs"], args.workers, progress=False,
-                        served_weight=args.as_served)[0] for m in (candidate, served)]
+                        served_weight=args.as_served or None)[0] for m in (candidate, served)]
     except (ValueError, ConfigError, SimError) as exc:
         return _fail(str(exc))
     pairs = pair_rows(*rows)

@@ -176,3 +176,18 @@ def test_report_writes_null_for_figures_that_are_not_numbers():
 def test_main_refuses_a_report_path_it_could_not_write_before_evaluating(tmp_path, capsys):
     assert main(["--candidate", "/nonexistent.npz", "--report", str(tmp_path / "no" / "r.json")]) == 2
     assert "no such directory" in capsys.readouterr().err
+
+
+def test_both_models_are_scored_as_served_unless_asked_for_the_raw_argmax():
+    """A promoted model is served through the value-to-score mapping and the hot filter, and the two views can
+    disagree (a model better by argmax can lose as served), so the gate scores as served by default."""
+    from policy.cli import from_namespace
+    from policy.promote import _setup, build_parser
+    from policy.served import DEFAULT_WEIGHT
+
+    default = from_namespace(build_parser().parse_args(["--candidate", "c.npz"]))
+    raw = from_namespace(build_parser().parse_args(["--candidate", "c.npz", "--as-served", "0"]))
+    heavier = from_namespace(build_parser().parse_args(["--candidate", "c.npz", "--as-served", "10"]))
+    assert _setup(default)["as_served"] == DEFAULT_WEIGHT
+    assert _setup(raw)["as_served"] is None
+    assert _setup(heavier)["as_served"] == 10
