@@ -1,4 +1,5 @@
-"""``python -m harness.images``: build (or reuse) the drsched images and print their sizes.
+"""``python -m harness.images``: build (or reuse) the drsched images and print their sizes;
+``python -m harness.images push --registry HOST[:PORT][/PATH] [--tag T]``: then push them there (``push.py``).
 
 Progress goes to stderr, one line per step with the seconds since start; the size table goes to stdout.
 Exit 0 when every image is there, 2 when this machine cannot build images, 1 when a build failed.
@@ -13,8 +14,9 @@ import time
 
 from harness.cache import images_dir
 from harness.errors import HarnessError
-from harness.images.build import ImagesUnavailable, ensure_images
+from harness.images.build import ImagesUnavailable, ensure_images, open_buildah
 from harness.images.buildah import ImageBuildError
+from harness.images.push import push_images
 from harness.images.spec import IMAGES
 from harness.images.store import BuiltImage
 
@@ -34,6 +36,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _push_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m harness.images push",
+        description="Build (or reuse) the drsched images, then push each to REGISTRY/drsched/<name>:TAG with "
+        "buildah (credentials: `buildah login`). TLS is verified except for a registry on 127.0.0.1/localhost.",
+    )
+    parser.add_argument("--registry", required=True, help="host[:port][/path] of the registry")
+    parser.add_argument("--tag", default=None, help="the tag pushed; default: project.version (the local tag)")
+    parser.add_argument("--only", action="append", default=[], choices=[spec.name for spec in IMAGES],
+                        metavar="NAME", help="push only this image (repeatable); default: all")  # fmt: skip
+    return parser
+
+
 def _table(images: list[BuiltImage], elapsed: float) -> str:
     rows = [f"{'image':<38} {'size MiB':>9} {'user':>12}  {'image id':<19}  status"]
     for image in images:
@@ -49,7 +64,9 @@ def _table(images: list[BuiltImage], elapsed: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    pushing = argv[:1] == ["push"]
+    args = _push_parser().parse_args(argv[1:]) if pushing else _parser().parse_args(argv)
     started = time.monotonic()
 
     def progress(message: str) -> None:
@@ -57,7 +74,14 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.flush()
 
     try:
-        images = ensure_images(progress=progress, rebuild=args.rebuild, only=tuple(args.only))
+        images = ensure_images(progress=progress, rebuild=not pushing and args.rebuild, only=tuple(args.only))
+        if pushing:
+            chosen = [image for image in images if not args.only or image.name in args.only]
+            buildah = open_buildah(log_file=images[0].archive.parent / "build.log")
+            tag = args.tag or images[0].tag.rsplit(":", 1)[1]
+            for pushed in push_images(buildah, chosen, registry=args.registry, tag=tag, progress=progress):
+                sys.stdout.write(f"{pushed.destination}\n")
+            return 0
     except ImagesUnavailable as exc:
         sys.stderr.write(f"images: cannot build here: {exc}\n")
         return 2
