@@ -14,10 +14,10 @@ import time
 
 from harness.cache import images_dir
 from harness.errors import HarnessError
-from harness.images.build import ImagesUnavailable, ensure_images, open_buildah
+from harness.images.build import REPO_ROOT, ImagesUnavailable, ensure_images, open_buildah
 from harness.images.buildah import ImageBuildError
-from harness.images.push import push_images
-from harness.images.spec import IMAGES
+from harness.images.push import destination, push_images
+from harness.images.spec import IMAGES, project_version
 from harness.images.store import BuiltImage
 
 
@@ -73,12 +73,17 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"[images {time.monotonic() - started:6.1f}s] {message}\n")
         sys.stderr.flush()
 
+    stage = "build"
     try:
+        tag = None
+        if pushing:  # a registry or tag that cannot name an image is refused before minutes of building
+            tag = args.tag or project_version(REPO_ROOT)
+            destination(args.registry, "extender", tag)
         images = ensure_images(progress=progress, rebuild=not pushing and args.rebuild, only=tuple(args.only))
-        if pushing:
+        if pushing and tag is not None:
+            stage = "push"
             chosen = [image for image in images if not args.only or image.name in args.only]
             buildah = open_buildah(log_file=images[0].archive.parent / "build.log")
-            tag = args.tag or images[0].tag.rsplit(":", 1)[1]
             for pushed in push_images(buildah, chosen, registry=args.registry, tag=tag, progress=progress):
                 sys.stdout.write(f"{pushed.destination}\n")
             return 0
@@ -86,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"images: cannot build here: {exc}\n")
         return 2
     except ImageBuildError as exc:
-        sys.stderr.write(f"images: build failed: {exc}\n")
+        sys.stderr.write(f"images: {stage} failed: {exc}\n")
         return 1
     except HarnessError as exc:  # a bad spec, a host problem: one line, no traceback
         sys.stderr.write(f"images: {exc}\n")

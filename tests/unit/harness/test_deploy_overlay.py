@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.images import __main__ as cli
 from harness.images.push import PushError, destination, is_loopback
 from tests.guide import block_with, e2e_blocks, run_block
 from tests.helpers import REPO
@@ -103,3 +104,15 @@ def test_push_destinations_and_which_registries_skip_tls(registry: str, name: st
 def test_push_refuses_a_registry_or_tag_that_cannot_name_an_image(registry: str, tag: str) -> None:
     with pytest.raises(PushError):
         destination(registry, "monitor", tag)
+
+
+def test_the_push_command_refuses_a_bad_registry_before_building(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+
+    def no_build(**_: object) -> None:
+        raise AssertionError("built images for a push that cannot name them")
+
+    monkeypatch.setattr(cli, "ensure_images", no_build)
+    assert cli.main(["push", "--registry", "https://registry.example.com", "--tag", "t"]) == 2
+    assert "is not host[:port][/path]" in capsys.readouterr().err
