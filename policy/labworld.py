@@ -111,6 +111,62 @@ SHAPES: dict[str, dict[str, tuple[str, ...]]] = {
 }
 """Job shape -> kind -> the template sizes a job of that kind is drawn from (uniformly, in this order)."""
 
+# ---- worlds: the nodes and the mix a scenario runs on ------------------------------------------------------
+# The DRS world above scales every node's link with its CPU (20/40/40/80 Mbit/s for 1:2:2:4 cores) and its
+# net jobs stream to a sink inside their own pod, so no placement changes a net job's speed. The
+# multi-resource world is DRS's own premise, which that world lacks: CPU and link speed do not scale
+# together (the CPU-richest node has the slowest link, as a compute-optimised instance next to a
+# network-optimised one), and net jobs pull their data from a source outside the pod, through their own
+# node's shaped link. No request shows bandwidth, as in Kubernetes; only the workload's learned profile
+# (the lab annotates each pod with its use) does. Issue #21's simulator pilot (4 nodes of 1/2/2/4 cores,
+# links 500/125/125/60 MB/s, cpu + net jobs) put every load-aware policy at 0.56-0.74x the default
+# scheduler's mean JCT.
+
+PULL_MIB_S = 4.0
+"""The pulling net job's own cap (``--bandwidth``, MiB/s): 33.6 Mbit/s, below the fast link and above the others,
+so alone it runs at its cap on rn-small and at the link's speed elsewhere."""
+TEMPLATES.update({t.key: t for t in (
+    Template("net", "p", 240, ("--source-env=DRSCHED_SOURCE", "--chunk-bytes=262144", f"--bandwidth={PULL_MIB_S:g}"),
+             100, 96, PULL_MIB_S * _MIB_MB * 8, 0.0),
+)})  # fmt: skip
+
+MULTI_NODES = (
+    RealNodeShape("rn-small", "small", 250, 768, net_mbit=80),
+    RealNodeShape("rn-medium", "medium", 500, 1024, net_mbit=20),
+    RealNodeShape("rn-medium-mem", "medium-mem", 500, 2048, net_mbit=20),
+    RealNodeShape("rn-large", "large", 1000, 2048, net_mbit=10),
+)
+"""The multi-resource world's nodes: the DRS world's quotas and memory, links 8:2:2:1 against cores 1:2:2:4 (the
+pilot's 500/125/125/60 ratios). A pulling net job alone takes about 15 s on rn-small, 25 s on a medium node
+and 50 s on rn-large; a whole-core compute job is 4x faster on rn-large than on rn-small."""
+
+
+@dataclass(frozen=True)
+class World:
+    """A scenario's nodes and job mix: ``mix`` is (kind, weight); ``sizes`` overrides, per kind, the template
+    sizes the job shape would draw from (``SHAPES``)."""
+
+    name: str
+    nodes: tuple[RealNodeShape, ...]
+    mix: tuple[tuple[str, float], ...]
+    sizes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    note: str = ""
+
+    def template_sizes(self, shape: str, kind: str) -> tuple[str, ...]:
+        """The template sizes a ``kind`` job of job shape ``shape`` is drawn from in this world."""
+        return dict(self.sizes).get(kind, SHAPES[shape][kind])
+
+
+WORLDS: dict[str, World] = {w.name: w for w in (
+    World("drs", REAL_NODES, MIX, note="DRS's lab: links scale with CPU, net jobs stream to a sink in their own pod"),
+    World("multi-resource", MULTI_NODES, (("cpu", 0.4), ("train", 0.1), ("net", 0.3), ("io", 0.2)),
+          sizes=(("net", ("p",)),),
+          note="CPU and link speed do not scale together (links 80/20/20/10 Mbit/s for 1:2:2:4 cores); net jobs pull "
+               "from a source outside the pod through their node's shaped link; io is not isolated (one shared disk)"),
+)}  # fmt: skip
+"""Every world a lab scenario can run on, by name (``scenario.world`` in a protocol; ``drs`` when unnamed)."""
+DEFAULT_WORLD = "drs"
+
 # ---- requests --------------------------------------------------------------------------------------
 
 VARIANTS = ("under", "flat", "honest")
