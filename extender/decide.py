@@ -57,11 +57,14 @@ class ServedPolicy:
         self.version = version
         self.mapping = mapping
         """Raw values -> 0..10 (``policy.served.to_extender_scores``)."""
+        self.from_features = isinstance(scorer, ModelScorer)
+        """True when the raw values follow from the encoded features alone (the model), so the extender encodes
+        once per request and ``extender.row_cache`` may keep them while no feature moved; a heuristic scores
+        the snapshot itself."""
 
     def raw(self, snap: ClusterSnapshot, pod: PodView, enc: Encoded) -> np.ndarray:
-        from_features = getattr(self.scorer, "score_encoded", None)
-        if from_features is not None:  # the model: features are encoded once per request, not again here
-            return from_features(enc)
+        if self.from_features:
+            return self.scorer.score_encoded(enc)
         return np.asarray(self.scorer.score(snap, pod), dtype=np.float64)
 
 

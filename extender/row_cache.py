@@ -127,8 +127,7 @@ class RowCache:
                     and last.cluster.tobytes() == enc.cluster.tobytes()):
                 return last, entry.raw, fresh
             raw = policy.raw(snap, pod, enc)
-            # only a policy scoring from the features (the model) has raw values that follow them alone
-            keep = getattr(getattr(policy, "scorer", None), "score_encoded", None) is not None
+            keep = policy.from_features  # only the model's raw values follow the features alone
             entry.policy, entry.enc, entry.raw = (policy, enc, raw) if keep else (None, None, None)
             return enc, raw, fresh
 
