@@ -15,6 +15,10 @@ migration arm the controller's counters (why each job-cycle was skipped, verdict
 ``controller.csv`` and its log (every skip, at DEBUG) to ``controller-<arm>-<variant>-<seed>.log`` (``@``
 written ``+``), so a run says why jobs did or did not move.
 
+World: the plan's world (``policy.labworld.WORLDS``) gives the cluster's nodes and links and the schedules' mix;
+``world.json`` records it and a directory is never resumed in another. Where a schedule has pulling net jobs, the
+data source (``lab.source``) runs on the host for the whole run, solo runs included.
+
 Isolation: a cluster this module starts is isolated (``harness.isolation``: the system on its own CPUs, the
 nodes' quotas scaled to the rest) wherever ``Isolation.for_this_machine()`` fits the machine, unless
 ``Plan.isolate`` is off. The jobs follow the shapes the cluster really got (``lab.schedule.make_schedule``).
