@@ -18,6 +18,7 @@ from kube.logs import kv, setup_logging
 from workloads.jobs import KINDS, job_class
 from workloads.jobs.base import JobError
 from workloads.runner import EXIT_FAILED, RunSettings, run
+from workloads.source import IDLE_TIMEOUT_S
 
 log = logging.getLogger("workloads")
 
@@ -62,6 +63,9 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
                                         "SIGTERM; stateless, one thread per connection")
     source.add_argument("--port", type=int, required=True, help="TCP port to listen on (0: any free one, logged)")
     source.add_argument("--bind", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    source.add_argument("--idle-timeout", type=float, default=IDLE_TIMEOUT_S, metavar="S",
+                        help="close a connection that sends no complete request, or reads nothing of its reply, "
+                             "for S seconds (default: %(default)s)")
     source.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return parser
 
@@ -86,11 +90,11 @@ def _run_sink(args: argparse.Namespace) -> int:
 def _run_source(args: argparse.Namespace) -> int:
     from workloads.source import SourceServer
 
-    if not 0 <= args.port < 65536:
-        log.error("bad arguments", extra=kv(error=f"--port {args.port} is not 0 .. 65535"))
+    if not 0 <= args.port < 65536 or not args.idle_timeout > 0:
+        log.error("bad arguments", extra=kv(error="--port must be 0 .. 65535 and --idle-timeout > 0"))
         return 2
     try:
-        server = SourceServer(host=args.bind, port=args.port)
+        server = SourceServer(host=args.bind, port=args.port, idle_timeout_s=args.idle_timeout)
     except OSError as exc:
         log.error("cannot listen", extra=kv(bind=args.bind, port=args.port, error=exc))
         return EXIT_FAILED

@@ -39,7 +39,8 @@ MAX_CHUNK_BYTES = 16 << 20
 MAX_REPLY_BYTES = 16 << 30
 """The most one request may ask for (count x chunk_bytes): 16 GiB, far above any job, far below forever."""
 IDLE_TIMEOUT_S = 60.0
-"""A connection that sends no complete request, or reads nothing of its reply, this long is closed."""
+"""The default of ``SourceServer.idle_timeout_s``: a connection that sends no complete request (refused), or
+reads nothing of its reply (dropped), this long is closed."""
 _FIELDS = ("seed", "chunk_bytes", "first", "count")
 
 
@@ -94,27 +95,44 @@ def parse_request(line: bytes) -> PullRequest:
 
 class _Handler(socketserver.StreamRequestHandler):
     server: SourceServer
-    timeout = IDLE_TIMEOUT_S
+
+    def setup(self) -> None:
+        self.timeout = self.server.idle_timeout_s  # StreamRequestHandler puts it on the socket
+        super().setup()
 
     def handle(self) -> None:
         peer = f"{self.client_address[0]}:{self.client_address[1]}"
-        try:
-            while line := self.rfile.readline(MAX_REQUEST_BYTES + 1):
-                try:
-                    req = parse_request(line)
-                except SourceRequestError as exc:
-                    self._refuse(peer, str(exc))
-                    return
+        served = 0
+        while True:
+            try:
+                line = self.rfile.readline(MAX_REQUEST_BYTES + 1)
+            except TimeoutError:
+                if served:  # a client that keeps its finished connection open: close it, nothing was refused
+                    self.server.count("idle")
+                else:
+                    self._refuse(peer, f"no complete request within {self.timeout:g} s")
+                return
+            except OSError as exc:
+                log.info("source connection ended", extra=kv(peer=peer, error=exc))
+                return
+            if not line:
+                return
+            try:
+                req = parse_request(line)
+            except SourceRequestError as exc:
+                self._refuse(peer, str(exc))
+                return
+            try:
                 self.wfile.write(json.dumps({"ok": True, **asdict(req)}).encode() + b"\n")
                 for index in range(req.first, req.first + req.count):
                     self.wfile.write(chunk(req.seed, index, req.chunk_bytes))
                 self.wfile.flush()
-                self.server.count("served", req.count * req.chunk_bytes)
-        except TimeoutError:
-            self._refuse(peer, f"idle for {IDLE_TIMEOUT_S:g} s")
-        except OSError as exc:  # the client went away mid-reply (a job killed or moved): nothing to answer
-            self.server.count("dropped")
-            log.info("source connection ended", extra=kv(peer=peer, error=exc))
+            except OSError as exc:  # gone mid-reply (a job killed or moved) or stopped reading: nothing to tell it
+                self.server.count("dropped")
+                log.info("source connection ended mid-reply", extra=kv(peer=peer, error=exc))
+                return
+            served += 1
+            self.server.count("served", req.count * req.chunk_bytes)
 
     def _refuse(self, peer: str, error: str) -> None:
         refused = self.server.count("refused")
@@ -128,12 +146,14 @@ class _Handler(socketserver.StreamRequestHandler):
 
 class SourceServer(socketserver.ThreadingTCPServer):
     """Threaded TCP source; ``start()`` serves in a daemon thread, ``stop()`` ends it. ``counts``: requests
-    ``served`` (and their ``bytes``), ``refused``, ``dropped`` (the client left mid-reply)."""
+    ``served`` (and their ``bytes``), ``refused``, ``dropped`` (the client left or stopped reading mid-reply),
+    ``idle`` (a served connection closed after ``idle_timeout_s`` without another request)."""
 
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
+        self.idle_timeout_s = idle_timeout_s
         self.counts: Counter[str] = Counter()
         self._counts_lock = threading.Lock()
         self._thread: threading.Thread | None = None

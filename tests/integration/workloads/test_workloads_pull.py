@@ -138,3 +138,28 @@ def test_the_source_refuses_bad_requests_with_an_error_line_and_keeps_serving(so
     line, rest = _ask(address, PullRequest(seed=7, chunk_bytes=4096, first=0, count=2).line(), close_write=True)
     assert json.loads(line)["ok"] is True and rest == chunk(7, 0, 4096) + chunk(7, 1, 4096)
     assert "refused=" in log.read_text()
+
+
+def test_a_client_that_stalls_mid_request_is_refused_after_the_idle_timeout(tmp_path):
+    port = free_port()
+    proc = popen([sys.executable, "-m", "workloads", "source", "--port", str(port), "--idle-timeout", "1"],
+                 tmp_path / "source.log")
+    try:
+        wait_for(lambda: _connectable(port), timeout=15, what="the source to listen")
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b'{"seed": 1, "chunk_b')  # and then nothing, the connection left open
+            began = time.monotonic()
+            with sock.makefile("rb") as rfile:
+                answer, rest = json.loads(rfile.readline()), rfile.read()
+        assert time.monotonic() - began >= 0.9
+        assert answer == {"ok": False, "error": "no complete request within 1 s"} and rest == b""
+        # a served connection left open is closed quietly, not refused
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(PullRequest(seed=1, chunk_bytes=16, first=0, count=1).line())
+            with sock.makefile("rb") as rfile:
+                assert json.loads(rfile.readline())["ok"] and rfile.read() == chunk(1, 0, 16)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert wait_exit(proc, timeout=10) == 0
+    log = (tmp_path / "source.log").read_text()
+    assert log.count("source request refused") == 1 and "idle=1" in log and "served=1" in log
