@@ -251,7 +251,8 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
                                                  regime=plan.regime, variant=plan.variant, scale=plan.scale,
                                                  shape=plan.shape, world=world, shapes=cluster.shapes)
             shape = "" if plan.shape == "core" else f"-{plan.shape}"
-            (plan.out / f"schedule-{plan.regime}{shape}-{plan.variant}-{seed}.csv").write_text(
+            where = "" if world.name == DEFAULT_WORLD else f"{world.name}-"  # drs: the names it always had
+            (plan.out / f"schedule-{where}{plan.regime}{shape}-{plan.variant}-{seed}.csv").write_text(
                 schedule_csv(plan.schedules[seed]))
         started = time.monotonic()
         if own:

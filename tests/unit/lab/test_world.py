@@ -78,3 +78,24 @@ def test_solo_times_are_kept_per_world_since_the_nodes_links_differ() -> None:
     drs, multi = ({cache_path(image_digest="d", shape=s, argv=argv) for s in nodes} for nodes in (REAL_NODES,
                                                                                                  MULTI_NODES))
     assert not drs & multi
+
+
+def test_only_pulling_pods_get_the_source_and_none_running_is_an_error(monkeypatch, tmp_path: Path) -> None:
+    from lab import kube
+
+    created = []
+    lab = kube.Lab.__new__(kube.Lab)  # no cluster: only submit's pod spec is under test
+    lab.cluster = SimpleNamespace(create_pod=lambda pod, namespace: created.append(pod))
+    lab.source_port = None
+    monkeypatch.setattr(kube.Lab, "state_dir", lambda self, run_id, job: tmp_path)
+    multi = make_schedule(seed=11, jobs=40, world=WORLDS["multi-resource"])
+    pull, cpu = (next(j for j in multi if j.kind == kind) for kind in ("net", "cpu"))
+    lab.submit(cpu, run_id="r", image="img", scheduler=None, expected_s=10.0)
+    with pytest.raises(RunError, match=f"job {pull.job} .net-p. pulls from the lab's source, and none runs"):
+        lab.submit(pull, run_id="r", image="img", scheduler=None, expected_s=10.0)
+    lab.source_port = 9123
+    lab.submit(pull, run_id="r", image="img", scheduler=None, expected_s=10.0)
+    cpu_pod, pull_pod = created
+    assert cpu_pod.spec.containers[0].env is None
+    assert [e.name for e in pull_pod.spec.containers[0].env] == [HOST_IP_ENV, SOURCE_ENV]
+    assert f"--source-env={SOURCE_ENV}" in pull_pod.spec.containers[0].args
