@@ -102,8 +102,6 @@ class Plan:
 
 ISOLATION_FILE = "isolation.json"
 """The run's record of its host isolation: isolated or not (and why not), CPU sets, node quotas."""
-WORLD_FILE = "world.json"
-"""The world the directory's arms ran in, and its nodes' links."""
 PLACEMENT_FILE = "placement.json"
 PLACEMENT_DIR = "placement"
 
@@ -146,7 +144,7 @@ def keep_isolation(out: Path, record: dict) -> None:
 def keep_world(out: Path, world: World) -> None:
     """Write ``world.json``; a directory whose arms ran in another world is refused, so one results directory never
     mixes worlds (a directory with runs and no world.json ran before worlds existed: in ``drs``, the only one)."""
-    path = out / WORLD_FILE
+    path = out / report.WORLD_FILE
     before = DEFAULT_WORLD if (out / "nodes.csv").exists() else None
     if path.exists():
         try:

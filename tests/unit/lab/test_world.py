@@ -99,3 +99,16 @@ def test_only_pulling_pods_get_the_source_and_none_running_is_an_error(monkeypat
     assert cpu_pod.spec.containers[0].env is None
     assert [e.name for e in pull_pod.spec.containers[0].env] == [HOST_IP_ENV, SOURCE_ENV]
     assert f"--source-env={SOURCE_ENV}" in pull_pod.spec.containers[0].args
+
+
+def test_the_report_says_which_world_the_run_was_in(tmp_path: Path) -> None:
+    from lab.report import ReportError, world_lines
+
+    assert world_lines(tmp_path) == []  # a directory from before worlds
+    keep_world(tmp_path, WORLDS["multi-resource"])
+    (line, _) = world_lines(tmp_path)
+    assert line.startswith("World: `multi-resource` (CPU and link speed do not scale together")
+    assert line.endswith("node links rn-small 80, rn-medium 20, rn-medium-mem 20, rn-large 10 Mbit/s.")
+    (tmp_path / "world.json").write_text('{"world": "drs"}')
+    with pytest.raises(ReportError, match="not a world record"):
+        world_lines(tmp_path)
