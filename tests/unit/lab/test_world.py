@@ -112,3 +112,12 @@ def test_the_report_says_which_world_the_run_was_in(tmp_path: Path) -> None:
     (tmp_path / "world.json").write_text('{"world": "drs"}')
     with pytest.raises(ReportError, match="not a world record"):
         world_lines(tmp_path)
+
+
+def test_nodes_csv_records_each_nodes_link_which_isolation_leaves_alone() -> None:
+    from harness.isolation import scale_shapes
+    from lab.records import node_rows
+
+    rows = node_rows(scale_shapes(WORLDS["multi-resource"].nodes, 900))
+    assert [(r["node"], r["cpu_quota_m"], r["net_mbit"]) for r in rows] == [
+        ("rn-small", 100, 80), ("rn-medium", 200, 20), ("rn-medium-mem", 200, 20), ("rn-large", 400, 10)]
