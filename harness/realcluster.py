@@ -245,6 +245,18 @@ class RealCluster(ControlPlane):
             argv = nodes.cgroup_join_argv(SYSTEM_CGROUP, argv)
         return super()._add(name, argv, env=env)
 
+    def start_system_process(self, name: str, argv: list[str], *, env: dict[str, str] | None = None) -> Component:
+        """Start a host process that serves the cluster (the lab's data source) as the control plane runs: in the
+        system cgroup under isolation (so on the system CPUs), logged under ``logs/<name>.log``, listed in
+        ``placement()``, and stopped with the cluster or by ``stop_system_process``."""
+        return self._add(name, argv, env=env)
+
+    def stop_system_process(self, name: str) -> None:
+        """Stop and forget a process ``start_system_process`` started (nothing if there is none)."""
+        component = self.components.pop(name, None)
+        if component is not None:
+            component.stop()
+
     def _node_cpus(self, shape: RealNodeShape, *, system: bool) -> nodes.CpuPlacement | None:
         iso = self.isolation
         if iso is None:

@@ -1,7 +1,7 @@
 """The real-node experiment: the same seeded schedule of real jobs under several schedulers, measured.
 
-    schedule.py  the seeded job schedule and its CSV file (pure); the nodes, job templates, request variants
-                 and CSV columns it draws on are the lab's world, ``policy.labworld``
+    schedule.py  the seeded job schedule and its CSV file (pure), drawn in one world (nodes + mix); the worlds,
+                 job templates, request variants and CSV columns are ``policy.labworld``
     arms.py      arm names (base, @hot-filter, #replicate), report order, run order (pure)
     solo.py      each job template's runtime alone on each node type, the median of N runs, cached
     stats.py     per-run metrics, ratios to the default scheduler, intervals over seeds (pure)
@@ -15,6 +15,8 @@
     report.py    jobs.csv / nodes.csv / events.csv / usage.csv / gates.csv ..., summary.md and plots
     kube.py      the only module that talks to the cluster: deploy drsched, switch arms, submit, observe, and
                  read the extender's decision log (the scored gate)
+    source.py    the data source pulling net jobs read from (multi-resource world): started on the host, and
+                 the pod variables that tell a job where it is
     runner.py    one arm on one schedule: submit on time, record every pod, sample usage
     experiment.py  one cluster (isolated by default), every seed x arm, the gates after each arm
     compare.py   a rerun against a reference run: same schedules, placements, ratios inside the intervals

@@ -31,6 +31,7 @@ from lab.protocol import Protocol, ProtocolError, load_protocol
 from lab.schedule import SHAPES, VARIANTS, make_schedule, parse_schedule, schedule_csv, variant_text
 from policy.cli import add_arguments, field_docs, flag, from_namespace, option
 from policy.errors import ConfigError
+from policy.labworld import DEFAULT_WORLD, WORLDS
 from policy.served import HOT_FILTERS
 
 log = logging.getLogger("lab")
@@ -77,6 +78,9 @@ class ScheduleFlags:
     cores, so a node holds several, as in the simulator"""
     straggler: bool = False
     """SpeCon's regime: all jobs within 30 s, 2.5x longer, one node's cpu quota cut mid-run"""
+    world: str = option(DEFAULT_WORLD, choices=tuple(WORLDS),
+                        fill={"worlds": "; ".join(f"{w.name}: {w.note}" for w in WORLDS.values())})
+    """the nodes, their links and the job mix the jobs are drawn from: {worlds}"""
 
 
 @dataclass(kw_only=True)
@@ -166,7 +170,8 @@ def parse_args(argv: list[str] | None = None):
     return from_namespace(build_parser().parse_args(argv))
 
 
-FIXED_BY_PROTOCOL = ("seeds", "arms", "jobs", "window_s", "scale", "variant", "job_shape", "straggler", "isolate")
+FIXED_BY_PROTOCOL = ("seeds", "arms", "jobs", "window_s", "scale", "variant", "job_shape", "straggler", "isolate",
+                     "world")
 """``run`` flags whose values a protocol file fixes (``--arm-timeout-s`` too where the protocol sets one)."""
 
 
@@ -198,7 +203,7 @@ def plan_from_args(args: RunArgs):
         return Plan(out=args.out, seeds=args.seeds, arms=args.arms, variant=args.variant,
                     regime="straggler" if args.straggler else "drs", jobs=args.jobs, window_s=args.window_s,
                     scale=args.scale, shape=args.job_shape, arm_timeout_s=args.arm_timeout_s, isolate=args.isolate,
-                    **straggler)
+                    world=args.world, **straggler)
     p: Protocol = load_protocol(args.protocol)
     plain = RunArgs(out=args.out)  # every flag at its default
     fixed = (*FIXED_BY_PROTOCOL, *(("arm_timeout_s",) if p.arm_timeout_s is not None else ()))
@@ -213,7 +218,7 @@ def plan_from_args(args: RunArgs):
                 arm_timeout_s=args.arm_timeout_s if p.arm_timeout_s is None else p.arm_timeout_s,
                 order_key=p.order_key if p.order == "random" else None, solo_runs=p.solo_runs,
                 protocol=args.protocol, interference_max=p.interference_max, require_scored=p.require_scored,
-                isolate=p.isolate,
+                isolate=p.isolate, world=s.world,
                 registration="unregistered (--unregistered)" if args.unregistered else registration(args.protocol),
                 **straggler)
 
@@ -254,7 +259,7 @@ def cmd_schedule(args: ScheduleArgs) -> int:
         return 0
     sys.stdout.write(schedule_csv(make_schedule(
         seed=args.seed, jobs=args.jobs, window_s=args.window_s, scale=args.scale, variant=args.variant,
-        regime="straggler" if args.straggler else "drs", shape=args.job_shape)))
+        regime="straggler" if args.straggler else "drs", shape=args.job_shape, world=WORLDS[args.world])))
     return 0
 
 

@@ -15,6 +15,10 @@ migration arm the controller's counters (why each job-cycle was skipped, verdict
 ``controller.csv`` and its log (every skip, at DEBUG) to ``controller-<arm>-<variant>-<seed>.log`` (``@``
 written ``+``), so a run says why jobs did or did not move.
 
+World: the plan's world (``policy.labworld.WORLDS``) gives the cluster's nodes and links and the schedules' mix;
+``world.json`` records it and a directory is never resumed in another. Where a schedule has pulling net jobs, the
+data source (``lab.source``) runs on the host for the whole run, solo runs included.
+
 Isolation: a cluster this module starts is isolated (``harness.isolation``: the system on its own CPUs, the
 nodes' quotas scaled to the rest) wherever ``Isolation.for_this_machine()`` fits the machine, unless
 ``Plan.isolate`` is off. The jobs follow the shapes the cluster really got (``lab.schedule.make_schedule``).
@@ -55,8 +59,9 @@ from lab.gates import (
 from lab.kube import JOBS_NS, Lab
 from lab.records import controller_rows, counter_rows, event_rows, job_rows, node_rows, usage_rows
 from lab.runner import run_arm
-from lab.schedule import Job, make_schedule, schedule_csv
-from policy.labworld import node_scale
+from lab.schedule import Job, make_schedule, schedule_csv, uses_source
+from lab.source import start_source, stop_source
+from policy.labworld import DEFAULT_WORLD, WORLDS, World, node_scale
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +95,8 @@ class Plan:
     """Check the scored gate: every pod of a drsched arm scored by the extender (its decision log)."""
     isolate: bool = True
     """Start the cluster isolated where this machine allows it (``Isolation.for_this_machine``); off: never."""
+    world: str = DEFAULT_WORLD
+    """The world it runs on (``policy.labworld.WORLDS``): the cluster's nodes and links, the schedules' job mix."""
     schedules: dict[int, list[Job]] = field(default_factory=dict)
 
 
@@ -134,6 +141,31 @@ def keep_isolation(out: Path, record: dict) -> None:
     path.write_text(json.dumps(record, indent=1) + "\n")  # node quotas in the nodes' order
 
 
+def keep_world(out: Path, world: World) -> None:
+    """Write ``world.json``; a directory whose arms ran in another world is refused, so one results directory never
+    mixes worlds (a directory with runs and no world.json ran before worlds existed: in ``drs``, the only one)."""
+    path = out / report.WORLD_FILE
+    before = DEFAULT_WORLD if (out / "nodes.csv").exists() else None
+    if path.exists():
+        try:
+            before = json.loads(path.read_text())["world"]
+        except (ValueError, KeyError, TypeError):
+            raise RunError(f"{path}: not a world record; it says which world the arms here ran in, so it is not "
+                           "replaced") from None
+    if before is not None and before != world.name:
+        raise RunError(f"{out} ran in world {before!r}, this run is in {world.name!r}: use a new output directory")
+    path.write_text(json.dumps({"world": world.name, "note": world.note,
+                                "links_mbit": {s.name: s.net_mbit for s in world.nodes}}, indent=1) + "\n")
+
+
+def check_links(cluster: RealCluster, world: World) -> None:
+    """A cluster given to the lab must have the world's nodes and links (its quotas may be scaled: isolation)."""
+    have = {s.name: s.net_mbit for s in cluster.shapes}
+    want = {s.name: s.net_mbit for s in world.nodes}
+    if have != want:
+        raise RunError(f"the cluster's nodes and links {have} are not world {world.name!r}'s {want}")
+
+
 def _images(progress: Callable[[str], None]) -> tuple[str, list, str]:
     ensure_images(progress=progress)
     found = find_images(*IMAGES, "workloads")
@@ -175,8 +207,10 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
     """Run every (seed, arm) not yet in ``plan.out``. Starts its own real-node cluster unless ``cluster`` is
     given (a running one: drsched is deployed on it and removed again, the cluster is left running)."""
     plan.out.mkdir(parents=True, exist_ok=True)
+    world = WORLDS[plan.world]
     if plan.protocol is not None:
         keep_protocol(plan.out, plan.protocol, plan.registration)
+    keep_world(plan.out, world)
     orders = None if plan.order_key is None else record_order(plan.out, plan.seeds, plan.arms, plan.order_key)
     for key in flagged_runs(report.read_rows(plan.out / "gates.csv")):
         if key[0] in plan.seeds and key[1] in plan.arms and key[2] == plan.variant:
@@ -201,23 +235,32 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
         workdir = plan.workdir or Path(tempfile.mkdtemp(prefix="drsched-lab-"))
         progress(f"checking the control-plane and node binaries ({COLD_BUILD}; a line every 30 s)")
         cluster = RealCluster(workdir=workdir, binaries=ensure_binaries(progress=progress),
-                              node_binaries=ensure_node_binaries(progress=progress), isolation=isolation)
-    elif cluster.isolation is None:
-        why_not = "the cluster was given to the lab without an isolation"
+                              node_binaries=ensure_node_binaries(progress=progress), shapes=world.nodes,
+                              isolation=isolation)
+    else:
+        check_links(cluster, world)
+        if cluster.isolation is None:
+            why_not = "the cluster was given to the lab without an isolation"
     lab: Lab | None = None
     try:
         keep_isolation(plan.out, isolation_record(cluster, why_not))
         for seed in plan.seeds:  # the jobs follow the nodes this cluster really has (scaled under isolation)
             plan.schedules[seed] = make_schedule(seed=seed, jobs=plan.jobs, window_s=plan.window_s,
                                                  regime=plan.regime, variant=plan.variant, scale=plan.scale,
-                                                 shape=plan.shape, shapes=cluster.shapes)
+                                                 shape=plan.shape, world=world, shapes=cluster.shapes)
             shape = "" if plan.shape == "core" else f"-{plan.shape}"
-            (plan.out / f"schedule-{plan.regime}{shape}-{plan.variant}-{seed}.csv").write_text(
+            where = "" if world.name == DEFAULT_WORLD else f"{world.name}-"  # drs: the names it always had
+            (plan.out / f"schedule-{where}{plan.regime}{shape}-{plan.variant}-{seed}.csv").write_text(
                 schedule_csv(plan.schedules[seed]))
         started = time.monotonic()
         if own:
             cluster.start()
         lab = Lab(cluster)
+        all_jobs = [j for s in plan.seeds for j in plan.schedules[s]]
+        if uses_source(all_jobs):  # before the solo runs: they pull too
+            lab.source_port = start_source(cluster)
+            progress(f"world {world.name}: the data source listens on {cluster.api_host}:{lab.source_port} (host, "
+                     "system CPUs under isolation); pulling net jobs reach it through their node's link")
         progress(f"cluster up in {time.monotonic() - started:.0f} s; deploying drsched (kubectl apply -k)")
         lab.deploy(archives)
         progress(f"drsched deployed; {time.monotonic() - started:.0f} s since start")
@@ -227,7 +270,6 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
         if misplaced:
             progress(f"placement after deploy: {len(misplaced)} processes off their CPU set ({misplaced[0]}; "
                      f"{plan.out / PLACEMENT_FILE}); every arm's placement gate checks again")
-        all_jobs = [j for s in plan.seeds for j in plan.schedules[s]]
         # Isolated, the nodes' quotas fit their CPU set, so measuring one job per node at once costs no node
         # another's CPU (memory bandwidth, caches and the disk are still shared: harness/README.md).
         solos = solo.measure(lab, all_jobs, shapes=cluster.shapes, image=image, image_digest=digest,
@@ -244,6 +286,8 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
                      progress=progress)
                 report.summarise(plan.out)
     finally:
+        if lab is not None and lab.source_port is not None:
+            stop_source(cluster)
         if own:
             progress("tearing the cluster down")
             cluster.close()

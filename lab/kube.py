@@ -26,7 +26,8 @@ from harness.nodes import CGROUP_FS
 from harness.realcluster import RealCluster
 from lab.errors import RunError
 from lab.observed import PodObs
-from lab.schedule import Job
+from lab.schedule import Job, uses_source
+from lab.source import pod_env
 from policy.decisionlog import LogError, read_log
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,7 @@ class Lab:
         self.migration_on = False  # `_lab_settings` deploys the controller scaled to 0
         # The extender's decision log, on the host (every node is this machine): one directory per deploy.
         self.decision_dir = STATE_ROOT / "decisions" / self.token[:12]
+        self.source_port: int | None = None  # the lab's data source on the host (lab.source), where one runs
 
     # ---- deploy and switch arms -----------------------------------------------------------------
 
@@ -131,8 +133,14 @@ class Lab:
 
     def submit(self, job: Job, *, run_id: str, image: str, scheduler: str | None, expected_s: float,
                node: str | None = None) -> str:
-        """Create the job's pod; ``node`` pins it (solo runs). Returns the pod name."""
+        """Create the job's pod; ``node`` pins it (solo runs); a job that pulls its data is told where the
+        source is (``lab.source.pod_env``). Returns the pod name."""
         name = f"{run_id}-{job.job}"
+        env = None
+        if uses_source([job]):
+            if self.source_port is None:
+                raise RunError(f"job {job.job} ({job.template}) pulls from the lab's source, and none runs")
+            env = pod_env(self.source_port)
         profile = (f"cpu={job.cpu_use_m / 1000:g},mem={job.mem_use_mi / 1024:.3f},"
                    f"net={job.net_mbit / 8:.2f},disk={job.io_mbps:.2f}")
         pod = client.V1Pod(
@@ -145,7 +153,7 @@ class Lab:
                 scheduler_name=scheduler, restart_policy="Never", termination_grace_period_seconds=30,
                 node_selector={"kubernetes.io/hostname": node} if node else None,
                 containers=[client.V1Container(
-                    name="job", image=image, image_pull_policy="Never",
+                    name="job", image=image, image_pull_policy="Never", env=env,
                     args=[*job.argv(), "--checkpoint-every=5", f"--progress-port={PROGRESS_PORT}",
                           "--log-level=WARNING"],
                     volume_mounts=[client.V1VolumeMount(name="state", mount_path="/state")],

@@ -2,11 +2,12 @@
 runs and how its answer is judged. Pure: it parses text (``load_protocol`` reads one file); no cluster.
 
 Why it exists: issue #21's lab chose seeds, arms and the reading of its numbers after the fact. A protocol
-names the scenario, the seeds, the arms (``default``, ``model``, ``demand-aware``, an A/A copy of ``default``
-and a positive control), the arm order (randomised per seed), the solo repetitions, the primary endpoint
-(``lab.endpoint``), the pilot that sized the seeds (``lab.power``), the simulator's predicted ratio per arm
-and the gates (``lab.gates``). ``python -m lab run --protocol FILE`` runs it (resumably) and copies it into the
-output directory; ``python -m lab report`` judges the results against it (``lab.verdict``).
+names the scenario (with its world, ``policy.labworld.WORLDS``: ``drs`` when unnamed), the seeds, the arms
+(``default``, ``model``, ``demand-aware``, an A/A copy of ``default`` and a positive control), the arm order
+(randomised per seed), the solo repetitions, the primary endpoint (``lab.endpoint``), the pilot that sized the
+seeds (``lab.power``), the simulator's predicted ratio per arm and the gates (``lab.gates``). ``python -m lab run
+--protocol FILE`` runs it (resumably) and copies it into the output directory; ``python -m lab report`` judges
+the results against it (``lab.verdict``).
 
 Kinds: ``main`` (the full rules: the five arms, >= 48 jobs a seed, randomised order, >= 3 solo runs, and a
 ``pilot`` sd and the simulator's ``predicted`` ratios stated before it runs), ``pilot``
@@ -30,7 +31,7 @@ from lab.errors import LabError
 from lab.gates import MAX_SHARE
 from lab.schedule import REGIMES
 from lab.stats import METRICS
-from policy.labworld import SHAPES, VARIANTS
+from policy.labworld import DEFAULT_WORLD, SHAPES, VARIANTS, WORLDS
 
 KINDS = ("main", "pilot", "smoke")
 ORDERS = ("random", "rollouts")
@@ -58,6 +59,8 @@ class Scenario:
     window_s: float
     scale: float
     note: str = ""
+    world: str = DEFAULT_WORLD
+    """The world it runs on (``policy.labworld.WORLDS``: nodes and job mix); ``drs`` when the file names none."""
 
 
 @dataclass(frozen=True)
@@ -246,7 +249,7 @@ def load_protocol(path: Path) -> Protocol:
 
 def _scenario(doc: _Doc, node: yaml.Node, *, strict: bool) -> Scenario:
     s = doc.mapping(node, "scenario", required=("variant", "regime", "job_shape", "jobs", "window_s", "scale"),
-                    optional=("note",))
+                    optional=("note", "world"))
     jobs = int(doc.number(s["jobs"], "scenario.jobs", low=1, integer=True, open_low=False))
     if strict and jobs < MIN_JOBS:
         raise doc.fail(s["jobs"], "scenario.jobs", f"{jobs} jobs: a main or pilot protocol runs at least {MIN_JOBS}")
@@ -255,7 +258,8 @@ def _scenario(doc: _Doc, node: yaml.Node, *, strict: bool) -> Scenario:
                     job_shape=doc.choice(s["job_shape"], "scenario.job_shape", tuple(SHAPES)), jobs=jobs,
                     window_s=doc.number(s["window_s"], "scenario.window_s", low=0),
                     scale=doc.number(s["scale"], "scenario.scale", low=0),
-                    note=doc.value(s["note"], "scenario.note", str, "a string") if "note" in s else "")
+                    note=doc.value(s["note"], "scenario.note", str, "a string") if "note" in s else "",
+                    world=doc.choice(s["world"], "scenario.world", tuple(WORLDS)) if "world" in s else DEFAULT_WORLD)
 
 
 def _seeds(doc: _Doc, node: yaml.Node, kind: str) -> tuple[int, ...]:

@@ -4,7 +4,8 @@ Why it exists: a run of many arms takes long and other tools read its CSVs while
 rows are appended as soon as it ends, and the summary can be rebuilt from the files alone
 (``python -m lab report DIR``). Files: jobs.csv, nodes.csv, events.csv, usage.csv, host.csv (the machine's
 1-min load average during each arm: how noisy the run was), order.csv and gates.csv (``policy.labworld``),
-protocol.yaml (the protocol the run was started under, ``lab.protocol``), summary.md, jct-cdf.png,
+protocol.yaml (the protocol the run was started under, ``lab.protocol``), world.json (the world it ran in),
+summary.md, jct-cdf.png,
 usage-<arm>.png (``@`` written ``+``, ``#`` written ``_``). A run that ``gates.csv`` flags is left out of every
 table and listed as "flagged, rerun"; with a protocol the summary opens with its pre-registered section
 (``lab.verdict``).
@@ -38,6 +39,8 @@ RETIRED_DIR = "flagged"
 """Where a flagged run's rows go before it is rerun (same file names): kept, out of every table."""
 PROTOCOL_RUNS_FILE = "protocol-runs.txt"
 """One line per start of a protocol run: when, and the commit that registered the protocol."""
+WORLD_FILE = "world.json"
+"""The world the directory's arms ran in (``policy.labworld.WORLDS``), its note and its nodes' links."""
 LABELS = {"mean_jct_s": "mean JCT", "p95_jct_s": "p95 JCT", "makespan_s": "makespan", "mean_slowdown": "slowdown",
           "mean_best_slowdown": "slowdown vs best node", "utilisation": "utilisation", "imbalance": "imbalance"}
 
@@ -155,6 +158,7 @@ def summarise(out: Path, protocol: Protocol | None = None) -> str:
         lines.append(f"Host 1-min load average during the arms (2 cores; the jobs and the cluster count too): mean "
                      f"{np.mean(loads):.2f}, p95 {np.percentile(loads, 95):.2f}, max {max(loads):.2f}.")
         lines.append("")
+    lines += world_lines(out)
     lines += isolation_lines(out)
     lines += placement_lines(jobs, nodes)
     lines += controller_lines(read_rows(out / "controller.csv"), read_rows(out / "events.csv"))
@@ -167,6 +171,19 @@ def summarise(out: Path, protocol: Protocol | None = None) -> str:
 
 def _pct(share: float | None) -> str:
     return "n/a" if share is None else f"{100 * share:.0f} %"
+
+
+def world_lines(out: Path) -> list[str]:
+    """The world the run was in (``world.json``; none: a directory from before worlds, the drs world)."""
+    path = out / WORLD_FILE
+    if not path.exists():
+        return []
+    try:
+        rec = json.loads(path.read_text())
+        links = ", ".join(f"{node} {mbit}" for node, mbit in rec["links_mbit"].items())
+        return [f"World: `{rec['world']}` ({rec['note']}); node links {links} Mbit/s.", ""]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ReportError(f"{path}: not a world record ({exc!r})") from None
 
 
 def isolation_lines(out: Path) -> list[str]:

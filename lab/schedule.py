@@ -1,11 +1,11 @@
 """The seeded schedule of real jobs every arm of an experiment runs: which job, when, with what demand.
 
 Why it exists: arms are only comparable when they see the very same jobs at the very same offsets, so the
-schedule is a pure function of (seed, size, regime, variant) and is written to ``schedule.csv`` before the
-first arm runs. The jobs themselves -- templates, the DRS mix, job shapes and request variants -- are the
-lab's world, described once in ``policy.labworld`` (the simulator replays the same); this module draws a
-schedule from them and owns the ``schedule.csv`` format (one column per ``Job`` field). Each job's size is
-a few tens of seconds alone on the large node.
+schedule is a pure function of (seed, size, regime, variant, world) and is written to ``schedule.csv`` before
+the first arm runs. The jobs themselves -- templates, the worlds' mixes, job shapes and request variants -- are
+the lab's world, described once in ``policy.labworld`` (the simulator replays the same); this module draws a
+schedule from one world (``policy.labworld.WORLDS``: its nodes and mix) and owns the ``schedule.csv`` format
+(one column per ``Job`` field). Each job's size is a few tens of seconds alone on the large node.
 """
 
 from __future__ import annotations
@@ -20,16 +20,18 @@ from dataclasses import asdict, dataclass, fields
 from lab.errors import LabError
 from policy.labworld import (
     COMPUTE_KINDS,
+    DEFAULT_WORLD,
     FLAT_REQUEST_M,
     HONEST_CAP_M,
-    MIX,
-    REAL_NODES,
     REQUEST_RATIO,
     RUN_JOBS,
     SHAPES,
+    SOURCE_ENV,
     TEMPLATES,
     VARIANTS,
+    WORLDS,
     RealNodeShape,
+    World,
     compute_args,
     cpu_request_m,
     node_scale,
@@ -78,16 +80,18 @@ class Job:
 
 def make_schedule(*, seed: int, jobs: int = RUN_JOBS, window_s: float = 60.0, regime: str = "drs",
                   variant: str = "under", scale: float = 1.0, shape: str = "core",
-                  shapes: Sequence[RealNodeShape] = REAL_NODES) -> list[Job]:
-    """``jobs`` jobs drawn from the DRS mix, arriving as a Poisson process over about ``window_s`` seconds.
+                  world: World = WORLDS[DEFAULT_WORLD], shapes: Sequence[RealNodeShape] | None = None) -> list[Job]:
+    """``jobs`` jobs drawn from ``world``'s mix, arriving as a Poisson process over about ``window_s`` seconds.
 
     The straggler regime submits everything within 30 s and makes each job 2.5x longer, so jobs are still
     running when a node slows down. ``scale`` shrinks or grows every job (the demo uses < 1). ``shape``
     ``core`` runs cpu and train jobs on a whole core, ``fraction`` caps them at a fraction of one (same
-    draws, so the same seed gives the same kinds, sizes and times in both). ``shapes`` are the nodes the cluster
-    really got: smaller than ``REAL_NODES`` (host isolation), every job follows by the same factor
-    (``policy.labworld.node_scale``, ``scaled_template``; the same draws again), and a job that would then not
-    fit where it fitted before is a ``ScheduleError`` (``check_fit``)."""
+    draws, so the same seed gives the same kinds, sizes and times in both). ``world`` (``policy.labworld.WORLDS``)
+    gives the mix the kinds are drawn from and the template sizes of each kind (``World.template_sizes``): the
+    ``drs`` world draws exactly what this function drew before worlds existed. ``shapes`` are the nodes the
+    cluster really got (None: ``world.nodes``): smaller than the world's (host isolation), every job follows by
+    the same factor (``policy.labworld.node_scale``, ``scaled_template``; the same draws again), and a job that
+    would then not fit where it fitted before is a ``ScheduleError`` (``check_fit``)."""
     if regime not in REGIMES:
         raise ScheduleError(f"regime {regime!r} is not one of {', '.join(REGIMES)}")
     if shape not in SHAPES:
@@ -96,16 +100,17 @@ def make_schedule(*, seed: int, jobs: int = RUN_JOBS, window_s: float = 60.0, re
         raise ScheduleError(f"variant {variant!r} is not one of {', '.join(VARIANTS)}")
     if jobs < 1 or window_s <= 0 or scale <= 0:
         raise ScheduleError("jobs must be >= 1, window_s and scale > 0")
+    shapes = world.nodes if shapes is None else shapes
     rng = random.Random(f"drsched-lab:{seed}")
     if regime == "straggler":
         window_s, scale = min(window_s, 30.0), scale * 2.5
-    kinds, weights = zip(*MIX, strict=True)
+    kinds, weights = zip(*world.mix, strict=True)
     factor = node_scale(shapes)
     out: list[Job] = []
     t = 0.0
     for i in range(jobs):
         kind = rng.choices(kinds, weights=weights)[0]
-        tpl = scaled_template(TEMPLATES[f"{kind}-{rng.choice(SHAPES[shape][kind])}"], factor)
+        tpl = scaled_template(TEMPLATES[f"{kind}-{rng.choice(world.template_sizes(shape, kind))}"], factor)
         out.append(Job(
             job=f"j{i:03d}", template=tpl.key, kind=kind, submit_s=round(t, 2), units=scaled_units(tpl.units, scale),
             cpu_use_m=tpl.cpu_use_m, mem_use_mi=tpl.mem_use_mi,
@@ -113,18 +118,19 @@ def make_schedule(*, seed: int, jobs: int = RUN_JOBS, window_s: float = 60.0, re
             net_mbit=tpl.net_mbit, io_mbps=tpl.io_mbps,
         ))  # fmt: skip
         t += rng.expovariate(jobs / window_s)
-    check_fit(out, shapes, variant=variant)
+    check_fit(out, shapes, variant=variant, described=world.nodes)
     return out
 
 
-def check_fit(jobs: Sequence[Job], shapes: Sequence[RealNodeShape], *, variant: str) -> None:
+def check_fit(jobs: Sequence[Job], shapes: Sequence[RealNodeShape], *, variant: str,
+              described: Sequence[RealNodeShape] = WORLDS[DEFAULT_WORLD].nodes) -> None:
     """Every job must fit, by its cpu request, each node its template fits in the world as described (the same
-    template and variant on ``REAL_NODES``, matched by node type); the smallest such node, since quotas only
-    grow from there. Raises ``ScheduleError`` naming the job and the node."""
-    described = {s.node_type: s.cpu_millis for s in REAL_NODES}
+    template and variant on the world's nodes ``described``, matched by node type); the smallest such node,
+    since quotas only grow from there. Raises ``ScheduleError`` naming the job and the node."""
+    sizes = {s.node_type: s.cpu_millis for s in described}
     for job in jobs:
         asked = cpu_request_m(TEMPLATES[job.template].cpu_use_m, variant)
-        room = [s for s in shapes if s.node_type in described and asked <= described[s.node_type]]
+        room = [s for s in shapes if s.node_type in sizes and asked <= sizes[s.node_type]]
         if not room:
             continue  # a job that fits no described node either: the world's own choice, not the scaling's
         smallest = min(room, key=lambda s: s.cpu_millis)
@@ -132,6 +138,11 @@ def check_fit(jobs: Sequence[Job], shapes: Sequence[RealNodeShape], *, variant: 
             raise ScheduleError(f"job {job.job} ({job.template}) asks for {job.cpu_request_m} m cpu, more than node "
                                 f"{smallest.name} has ({smallest.cpu_millis} m), where it fits at the described "
                                 "sizes: the jobs were not scaled with the nodes")
+
+
+def uses_source(jobs: Sequence[Job]) -> bool:
+    """Whether any job pulls its data from the lab's source (a template reading ``SOURCE_ENV``)."""
+    return any(f"--source-env={SOURCE_ENV}" in TEMPLATES[j.template].args for j in jobs)
 
 
 COLUMNS = tuple(f.name for f in fields(Job))

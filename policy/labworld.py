@@ -122,11 +122,14 @@ SHAPES: dict[str, dict[str, tuple[str, ...]]] = {
 # links 500/125/125/60 MB/s, cpu + net jobs) put every load-aware policy at 0.56-0.74x the default
 # scheduler's mean JCT.
 
+SOURCE_ENV = "DRSCHED_SOURCE"
+"""The environment variable a pulling net job reads its source's ``HOST:PORT`` from (``--source-env``); the lab
+fills it in the pod spec (``lab.kube``)."""
 PULL_MIB_S = 4.0
 """The pulling net job's own cap (``--bandwidth``, MiB/s): 33.6 Mbit/s, below the fast link and above the others,
 so alone it runs at its cap on rn-small and at the link's speed elsewhere."""
 TEMPLATES.update({t.key: t for t in (
-    Template("net", "p", 240, ("--source-env=DRSCHED_SOURCE", "--chunk-bytes=262144", f"--bandwidth={PULL_MIB_S:g}"),
+    Template("net", "p", 240, (f"--source-env={SOURCE_ENV}", "--chunk-bytes=262144", f"--bandwidth={PULL_MIB_S:g}"),
              100, 96, PULL_MIB_S * _MIB_MB * 8, 0.0),
 )})  # fmt: skip
 

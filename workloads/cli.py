@@ -1,4 +1,4 @@
-"""Command line: one subcommand per job kind plus ``sink``; parses flags, sets up logging, runs.
+"""Command line: one subcommand per job kind plus ``sink`` and ``source``; parses flags, sets up logging, runs.
 
 Flags shared by every kind are added by ``_common``; each kind adds its own (``Job.add_arguments``).
 The effective configuration is logged once at start. Exit codes: 0 done or stopped at a checkpoint,
@@ -18,6 +18,7 @@ from kube.logs import kv, setup_logging
 from workloads.jobs import KINDS, job_class
 from workloads.jobs.base import JobError
 from workloads.runner import EXIT_FAILED, RunSettings, run
+from workloads.source import IDLE_TIMEOUT_S
 
 log = logging.getLogger("workloads")
 
@@ -46,7 +47,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     """The parser; only the ``selected`` kind's module is imported for its flags (numpy only for train)."""
     parser = argparse.ArgumentParser(prog="python -m workloads", description="Run a checkpointable workload.")
-    sub = parser.add_subparsers(dest="kind", required=True, metavar="{" + ",".join([*KINDS, "sink"]) + "}")
+    sub = parser.add_subparsers(dest="kind", required=True, metavar="{" + ",".join([*KINDS, "sink", "source"]) + "}")
     for kind, (_, helptext) in KINDS.items():
         kind_parser = sub.add_parser(kind, help=helptext, description=helptext)
         _common(kind_parser)
@@ -57,6 +58,15 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     sink.add_argument("--listen", default="127.0.0.1:9009", help="HOST:PORT to listen on (default: %(default)s)")
     sink.add_argument("--dir", type=Path, required=True, help="directory for received streams")
     sink.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    source = sub.add_parser("source", help="serve the deterministic data to pulling net jobs (net --source)",
+                            description="serve the deterministic data to pulling net jobs (net --source) until "
+                                        "SIGTERM; stateless, one thread per connection")
+    source.add_argument("--port", type=int, required=True, help="TCP port to listen on (0: any free one, logged)")
+    source.add_argument("--bind", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    source.add_argument("--idle-timeout", type=float, default=IDLE_TIMEOUT_S, metavar="S",
+                        help="close a connection that sends no complete request, or reads nothing of its reply, "
+                             "for S seconds (default: %(default)s)")
+    source.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return parser
 
 
@@ -74,7 +84,24 @@ def _run_sink(args: argparse.Namespace) -> int:
     from workloads.sink import SinkServer
 
     host, port = parse_hostport(args.listen)
-    server = SinkServer(args.dir, host=host, port=port)
+    return _serve_until_signal(SinkServer(args.dir, host=host, port=port))
+
+
+def _run_source(args: argparse.Namespace) -> int:
+    from workloads.source import SourceServer
+
+    if not 0 <= args.port < 65536 or not args.idle_timeout > 0:
+        log.error("bad arguments", extra=kv(error="--port must be 0 .. 65535 and --idle-timeout > 0"))
+        return 2
+    try:
+        server = SourceServer(host=args.bind, port=args.port, idle_timeout_s=args.idle_timeout)
+    except OSError as exc:
+        log.error("cannot listen", extra=kv(bind=args.bind, port=args.port, error=exc))
+        return EXIT_FAILED
+    return _serve_until_signal(server)
+
+
+def _serve_until_signal(server) -> int:
     stopped = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopped.set())
@@ -90,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(level=args.log_level, fmt="text")
     if args.kind == "sink":
         return _run_sink(args)
+    if args.kind == "source":
+        return _run_source(args)
     log.info("effective config", extra=kv(**dict(sorted(vars(args).items()))))
     try:
         settings = _settings(args)

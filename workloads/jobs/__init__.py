@@ -9,7 +9,7 @@ from workloads.jobs.base import Job
 KINDS: dict[str, tuple[str, str]] = {
     "cpu": ("workloads.jobs.cpu:CpuJob", "compute-bound: an iterated SHA-256 chain, --work hashes per unit"),
     "io": ("workloads.jobs.io:IoJob", "disk-bound: copy an input file in chunks (generated if absent), fsync"),
-    "net": ("workloads.jobs.net:NetJob", "network-bound: stream deterministic data to a TCP sink, resumable by offset"),
+    "net": ("workloads.jobs.net:NetJob", "network-bound: push seeded data to a sink or pull it from a source"),
     "train": ("workloads.jobs.train:TrainJob", "training-like: numpy mini-batch SGD on a seeded synthetic dataset"),
 }
 """kind -> (import path, one-line help)."""

@@ -45,3 +45,20 @@ def test_isolated_nodes_are_scaled_and_placed(tmp_path: Path, started: list[list
                                                                                     shares=None)  # fmt: skip
     cluster._add("etcd", ["/bin/etcd", "--x"])
     assert started == [nodes.cgroup_join_argv(isolation.SYSTEM_CGROUP, ["/bin/etcd", "--x"])]
+
+
+def test_a_system_process_starts_in_the_system_cgroup_and_links_are_not_scaled(
+        tmp_path: Path, started: list[list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    from policy.labworld import MULTI_NODES
+
+    cluster = RealCluster(workdir=tmp_path, binaries=Binaries(Path("/bin")), shapes=MULTI_NODES,
+                          node_binaries=NodeBinaries(bin_dir=Path("/bin"), images=()),
+                          isolation=Isolation(system_cpus="0", node_cpus="1"))  # fmt: skip
+    assert [(s.cpu_millis, s.net_mbit) for s in cluster.shapes] == [(100, 80), (200, 20), (200, 20), (400, 10)]
+    cluster.start_system_process("drsched-source", ["python", "-m", "workloads", "source"])
+    assert started == [nodes.cgroup_join_argv(isolation.SYSTEM_CGROUP, ["python", "-m", "workloads", "source"])]
+    stopped = []
+    monkeypatch.setattr(Component, "stop", lambda self: stopped.append(self.name))
+    cluster.stop_system_process("drsched-source")
+    cluster.stop_system_process("drsched-source")  # gone already: nothing
+    assert stopped == ["drsched-source"] and "drsched-source" not in cluster.components

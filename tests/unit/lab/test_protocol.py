@@ -135,3 +135,20 @@ def test_isolation_is_on_unless_the_protocol_turns_it_off() -> None:
     assert parse_protocol(MAIN + "isolate: false\n", path="x.yaml").isolate is False
     with pytest.raises(ProtocolError, match=r"x.yaml:32: field 'isolate': 'sometimes' is not true or false"):
         parse_protocol(MAIN + "isolate: sometimes\n", path="x.yaml")
+
+
+def test_the_world_is_drs_unless_the_scenario_names_another() -> None:
+    assert parse_protocol(MAIN, path="x.yaml").scenario.world == "drs"
+    named = parse_protocol(_with("  scale: 1.0\n", "  scale: 1.0\n  world: multi-resource\n"), path="x.yaml")
+    assert named.scenario.world == "multi-resource"
+
+
+@pytest.mark.parametrize("world, says", [
+    ("flat-earth", "x.yaml:10: field 'scenario.world': 'flat-earth' is not one of drs, multi-resource"),
+    ("[drs]", "x.yaml:10: field 'scenario.world': ['drs'] is not a string"),
+    ("3", "x.yaml:10: field 'scenario.world': 3 is not a string"),
+])
+def test_a_world_that_is_not_one_of_the_worlds_is_refused_naming_the_field(world, says) -> None:
+    with pytest.raises(ProtocolError) as err:
+        parse_protocol(_with("  scale: 1.0\n", f"  scale: 1.0\n  world: {world}\n"), path="x.yaml")
+    assert says in str(err.value)

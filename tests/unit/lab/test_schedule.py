@@ -3,11 +3,31 @@
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from lab.schedule import COLUMNS, ScheduleError, check_fit, make_schedule, parse_schedule, schedule_csv
-from policy.labworld import FLAT_REQUEST_M, HONEST_CAP_M, REAL_NODES, REQUEST_RATIO, TEMPLATES
+from lab.schedule import (
+    COLUMNS,
+    ScheduleError,
+    check_fit,
+    make_schedule,
+    parse_schedule,
+    schedule_csv,
+    uses_source,
+)
+from policy.labworld import (
+    FLAT_REQUEST_M,
+    HONEST_CAP_M,
+    REAL_NODES,
+    REQUEST_RATIO,
+    SOURCE_ENV,
+    TEMPLATES,
+    WORLDS,
+)
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_same_seed_same_schedule_and_another_seed_another() -> None:
@@ -111,3 +131,47 @@ def test_a_job_that_no_longer_fits_its_smallest_node_is_refused() -> None:
     check_fit([big], REAL_NODES, variant="under")  # 200 m on the 250 m node: fits
     with pytest.raises(ScheduleError, match=r"j000 \(cpu-s\) asks for 200 m cpu, more than node rn-small has"):
         check_fit([big], ISOLATED, variant="under")
+
+
+# ---- worlds: the drs world draws what it always drew, the multi-resource world its own mix ---------------------
+
+RESULTS = ROOT / "lab" / "results"
+COMMITTED = [  # (schedule file, how it was drawn): the landed runs' schedules, which results depend on
+    ("aa-pilot-2026-12-02/schedule-drs-under-201.csv", dict(seed=201, jobs=48, window_s=240.0), ISOLATED),
+    ("aa-pilot-2026-12-02/schedule-drs-under-203.csv", dict(seed=203, jobs=48, window_s=240.0), ISOLATED),
+    ("straggler-2026-12-01/schedule-straggler-under-4.csv", dict(seed=4, jobs=12, regime="straggler", scale=0.2),
+     REAL_NODES),
+]
+
+
+@pytest.mark.parametrize("world", [None, WORLDS["drs"]])
+@pytest.mark.parametrize(("name", "drawn", "shapes"), COMMITTED)
+def test_the_drs_world_draws_exactly_the_committed_schedules(name, drawn, shapes, world) -> None:
+    chosen = {} if world is None else {"world": world}
+    made = make_schedule(**drawn, shapes=shapes, **chosen)
+    assert schedule_csv(made) == (RESULTS / name).read_text()
+
+
+def test_the_multi_resource_world_draws_its_own_mix_and_pulling_net_jobs() -> None:
+    world = WORLDS["multi-resource"]
+    jobs = make_schedule(seed=11, jobs=400, world=world)
+    kinds = Counter(j.kind for j in jobs)
+    assert set(kinds) == {kind for kind, _ in world.mix}
+    for kind, weight in world.mix:  # 400 draws: each share within 0.07 of its weight (about 3 sd)
+        assert abs(kinds[kind] / len(jobs) - weight) < 0.07, (kind, kinds)
+    assert {j.template for j in jobs if j.kind == "net"} == {"net-p"}
+    assert {j.template for j in jobs if j.kind == "cpu"} == {"cpu-s", "cpu-l"}  # the shape's, not overridden
+    assert uses_source(jobs) and not uses_source(make_schedule(seed=11, jobs=400))
+    net = next(j for j in jobs if j.kind == "net")
+    assert f"--source-env={SOURCE_ENV}" in net.argv() and "--bandwidth=4" in net.argv()
+    drs = make_schedule(seed=11, jobs=400)  # the same seed in the other world: its own mix
+    assert Counter(j.kind for j in drs)["net"] < kinds["net"] and "io" in kinds
+
+
+def test_a_multi_resource_schedule_follows_its_nodes_scaled_like_the_drs_world() -> None:
+    world = WORLDS["multi-resource"]
+    small = tuple(dataclasses.replace(s, cpu_millis=s.cpu_millis * 2 // 5) for s in world.nodes)
+    full, scaled = make_schedule(seed=5, jobs=30, world=world), make_schedule(seed=5, jobs=30, world=world,
+                                                                              shapes=small)
+    assert [j.template for j in full] == [j.template for j in scaled]
+    assert all(b.units == a.units for a, b in zip(full, scaled, strict=True) if a.kind == "net")
