@@ -17,6 +17,11 @@ family per request variant; 12 jobs per episode and the lab's loads unless given
 ``table.txt`` ends with where the compute jobs (kinds cpu and train) went: placements per node type, summed
 over seeds, per case and policy (``compute_placements`` in ``runs.csv`` per run).
 
+``jct_ratios.csv`` and ``jct_ratios.md`` hold the real-node lab's primary endpoint computed on the simulated
+runs (``lab.endpoint``): per case and policy, the per-seed log ratio of its mean JCT to ``default-k8s``'s on
+the same seed, as a ratio exp(mean) with its 95 % t-interval, and the log ratio's standard deviation over
+seeds, which sizes a lab protocol's seeds (``lab.power``). A lab protocol's ``predicted`` ratios are these.
+
 ``--contention NAME`` runs every episode with parameter set NAME of the shipped calibration file
 (``policy.sim.calibration``) instead of its active set, so a result can be made in a fitted world without
 editing that file; the name and parameters are written to ``contention.json`` in ``--out``.
@@ -189,6 +194,39 @@ def summarise(rows: list[dict]) -> list[dict]:
         s["excess_ratio"], s["excess_ratio_ci"] = mean_ci95(ratios)
         out.append(s)
     return out
+
+
+def jct_ratios(rows: list[dict]) -> list[dict]:
+    """One row per (scenario, workload, load, policy) other than the baseline: the paired log mean-JCT ratio to
+    the baseline over seeds (module doc), ``jct_ratio`` exp(mean), ``jct_ratio_low`` / ``_high`` its 95 %
+    t-interval (NaN with one seed) and ``sd_log_ratio``."""
+    base = {(r["scenario"], r["workload"], r["load"], r["seed"]): r["mean_jct"] for r in rows
+            if r["policy"] == BASELINE}
+    logs: dict[tuple, list[float]] = {}
+    for r in rows:
+        b = base.get((r["scenario"], r["workload"], r["load"], r["seed"]), float("nan"))
+        if r["policy"] != BASELINE and np.isfinite(b) and np.isfinite(r["mean_jct"]) and min(b, r["mean_jct"]) > 0:
+            logs.setdefault((r["scenario"], r["workload"], r["load"], r["policy"]), []).append(
+                float(np.log(r["mean_jct"] / b)))
+    out = []
+    for (scen, wl, load, pol), xs in logs.items():
+        m, h = mean_ci95(xs)
+        sd = float(np.std(xs, ddof=1)) if len(xs) > 1 else float("nan")
+        out.append({"scenario": scen, "workload": wl, "load": load, "policy": pol, "seeds": len(xs),
+                    "jct_ratio": float(np.exp(m)), "jct_ratio_low": float(np.exp(m - h)),
+                    "jct_ratio_high": float(np.exp(m + h)), "sd_log_ratio": sd})
+    return out
+
+
+def format_jct_ratios(ratios: list[dict]) -> str:
+    """``jct_ratios`` as a markdown table, one row per case and policy."""
+    lines = [f"Mean JCT ratio to {BASELINE} (per-seed log ratio, exp of its mean; 95 % t-interval; sd of the log "
+             "ratio over seeds)\n", "| scenario | load | policy | seeds | ratio | 95 % interval | sd log ratio |",
+             "|---|---:|---|---:|---:|---|---:|"]
+    for r in sorted(ratios, key=lambda r: (r["scenario"], r["workload"], r["load"], r["policy"])):
+        lines.append(f"| {r['scenario']} | {r['load']:g} | {r['policy']} | {r['seeds']} | {r['jct_ratio']:.3f} | "
+                     f"{r['jct_ratio_low']:.3f}-{r['jct_ratio_high']:.3f} | {r['sd_log_ratio']:.3f} |")
+    return "\n".join(lines)
 
 
 def format_table(summary: list[dict]) -> str:
@@ -452,6 +490,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             indent=2) + "\n")
     table = format_table(summary) + "\n" + format_diagnostics(summary) + "\n" + format_placements(rows, COMPUTE_KINDS)
     (args.out / "table.txt").write_text(table + "\n")
+    ratios = jct_ratios(rows)
+    write_csv(args.out / "jct_ratios.csv", ratios)
+    (args.out / "jct_ratios.md").write_text(format_jct_ratios(ratios) + "\n")
     (args.out / "summary.md").write_text("Mean slowdown (1.0 = every job as fast as alone; best in bold)\n\n"
                                          + format_pivot(summary) + "\n")
     sys.stdout.write(table + "\n")

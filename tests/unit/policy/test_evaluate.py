@@ -59,3 +59,31 @@ def test_the_lab_split_defaults_to_the_labs_jobs_and_loads():
     args = parse_args(["--split", "lab"])
     assert (args.jobs, args.loads, args.scenarios) == (LAB_JOBS, ",".join(map(str, LAB_LOADS)), ",".join(LAB))
     assert parse_args(["--split", "validation"]).jobs == 200
+
+
+def _run(seed, policy, jct, scenario="s"):
+    return dict(scenario=scenario, workload="w", load=1.0, seed=seed, policy=policy, mean_jct=jct)
+
+
+def test_the_jct_ratio_is_the_labs_paired_log_ratio_over_seeds():
+    import math
+
+    from policy.evaluate import jct_ratios
+
+    rows = [_run(1, "default-k8s", 10.0), _run(1, "p", 20.0), _run(2, "default-k8s", 20.0), _run(2, "p", 10.0),
+            _run(3, "default-k8s", 10.0), _run(3, "p", 10.0), _run(4, "p", 99.0)]  # seed 4 has no baseline
+    (r,) = jct_ratios(rows)
+    assert (r["policy"], r["seeds"]) == ("p", 3)
+    assert r["jct_ratio"] == pytest.approx(1.0)  # 2x, 0.5x and 1x: a geometric mean, not (2 + 0.5 + 1) / 3
+    assert r["sd_log_ratio"] == pytest.approx(math.log(2))
+    half = 4.303 * math.log(2) / math.sqrt(3)  # t(0.975, 2)
+    assert (r["jct_ratio_low"], r["jct_ratio_high"]) == pytest.approx((math.exp(-half), math.exp(half)), rel=1e-3)
+
+
+def test_the_jct_ratio_pairs_seeds_within_a_case_and_leaves_the_baseline_out():
+    from policy.evaluate import jct_ratios
+
+    rows = [_run(1, "default-k8s", 10.0), _run(1, "p", 15.0), _run(1, "default-k8s", 30.0, "t"),
+            _run(1, "p", 15.0, "t")]
+    got = {r["scenario"]: r["jct_ratio"] for r in jct_ratios(rows)}
+    assert got == pytest.approx({"s": 1.5, "t": 0.5})
