@@ -67,6 +67,7 @@ from policy.sim.metrics import placement_counts
 from policy.sim.sharing import ContentionParams
 from policy.sim.traces import check_trace
 from policy.splits import LAB_JOBS, LAB_LOADS, LOADS, SPLITS, seeds
+from policy.state import DEFAULT_NET_MBPS
 
 if TYPE_CHECKING:
     from policy.migration_eval import MigrationArgs
@@ -137,14 +138,14 @@ def policy_setting(entry: str, hot_filter: str) -> tuple[str, str]:
 
 
 def _run_case(args: tuple) -> tuple[Case, str, dict, dict]:
-    case, n_jobs, entry, label, weight, default_filter, mapping, contention = args
+    case, n_jobs, entry, label, weight, default_filter, mapping, overrides = args
     spec, hot_filter = policy_setting(entry, default_filter)
     scorer = scorer_from_spec(spec, seed=case.seed)
     if weight is not None and spec != BASELINE:  # default-k8s is kube-scheduler without the extender
         scorer = Served(scorer, weight, thresholds=HOT_THRESHOLDS, mode=hot_filter, mapping=mapping)
     t0 = time.perf_counter()
     cfg = case.sim_config(n_jobs)
-    result = run_episode(cfg if contention is None else replace(cfg, contention=contention), case.seed, scorer)
+    result = run_episode(replace(cfg, **overrides) if overrides else cfg, case.seed, scorer)
     row = result.summary()
     row["wall_s"] = time.perf_counter() - t0
     row["compute_placements"] = format_counts(placement_counts(result.placements, COMPUTE_KINDS))
@@ -155,15 +156,18 @@ def _run_case(args: tuple) -> tuple[Case, str, dict, dict]:
 
 def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True,
             served_weight: float | None = None, hot_filter: str = "prefer-cool",
-            contention: ContentionParams | None = None, mapping: ScoreMapping = DEFAULT_MAPPING):
+            contention: ContentionParams | None = None, mapping: ScoreMapping = DEFAULT_MAPPING,
+            net_shown: float | None = None):
     """Run every (case, policy), each policy scored as served with extender weight ``served_weight`` and
     value-to-score ``mapping`` if a weight is given (``policy.served``), under ``contention`` if given (else
-    the calibration file's active set); ``NAME@MODE`` policies with hot filter MODE, the others ``hot_filter``
+    the calibration file's active set), every node showing net capacity ``net_shown`` if given
+    (``SimConfig.net_shown``); ``NAME@MODE`` policies with hot filter MODE, the others ``hot_filter``
     (``policy_setting``); returns rows (dicts) and the per-run series of the first seed."""
     labels = [scorer_label(s) + HOT_FILTER_SEP * bool(sep) + m
               for s, sep, m in (p.partition(HOT_FILTER_SEP) for p in policies)]
     labels = [lab if labels.count(lab) == 1 else p for lab, p in zip(labels, policies, strict=True)]
-    tasks = [(c, n_jobs, p, lab, served_weight, hot_filter, mapping, contention) for c in cases
+    overrides = {k: v for k, v in (("contention", contention), ("net_shown", net_shown)) if v is not None}
+    tasks = [(c, n_jobs, p, lab, served_weight, hot_filter, mapping, overrides) for c in cases
              for p, lab in zip(policies, labels, strict=True)]
     rows, series = [], {}
     bar = _progress(len(tasks), progress)
@@ -346,6 +350,10 @@ class EvaluateArgs:
     contention: str | None = option(None, metavar="NAME")
     """simulate with parameter set NAME of policy/sim/calibration.yaml, e.g. fitted-lab (unset: the file's active
     set, or $DRSCHED_SIM_CALIBRATION's)"""
+    net_shown: float | None = option(None, metavar="MBPS", fill={"default": f"{DEFAULT_NET_MBPS:g}"})
+    """every node shows the scheduler this network capacity (MB/s) instead of its own, as the extender assumes
+    {default} for a node without the drsched.io/net-mbps annotation; jobs still share the node's own (unset: its
+    own)"""
     workers: int = 1
     """parallel processes"""
     out: Path = Path("out/evaluate")
@@ -489,13 +497,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         cases = [Case(s, w, ld, args.seed_base + i) for s in scenarios for w in workloads for ld in loads
                  for i in range(args.seeds)]
     t0 = time.perf_counter()
+    if args.net_shown is not None and not args.net_shown > 0:
+        print(f"error: --net-shown: must be > 0 MB/s, got {args.net_shown}", file=sys.stderr)  # noqa: T201
+        return 2
     if args.served is not None and not args.served > 0:
         print(f"error: --served: the extender weight must be > 0, got {args.served}", file=sys.stderr)  # noqa: T201
         return 2
     try:
         rows, series = run_all(cases, policies, args.jobs, args.workers, progress=not args.quiet,
                                served_weight=args.served, hot_filter=args.hot_filter, contention=contention,
-                               mapping=args.mapping)
+                               mapping=args.mapping, net_shown=args.net_shown)
     except (ConfigError, SimError) as exc:  # raised in a worker and pickled back as itself (policy.errors)
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
         return 2

@@ -81,6 +81,10 @@ class SimConfig:
     contention: ContentionParams | None = None
     """How co-located jobs share a node (``policy.sim.sharing``); ``None``: the active set of the calibration
     file (``policy.sim.calibration``)."""
+    net_shown: float | None = None
+    """Network capacity, MB/s, every node shows the scheduler (its snapshots), as the extender assumes for a node
+    without the ``drsched.io/net-mbps`` annotation (``policy.state.DEFAULT_NET_MBPS``); ``None``: each node's own.
+    Jobs share each node's own capacity either way."""
 
     def __post_init__(self) -> None:
         if self.arrival not in (*ARRIVALS, "trace"):
@@ -98,6 +102,8 @@ class SimConfig:
             raise ConfigError("restore_cost", f"must be finite and >= 0, got {self.restore_cost}")
         if not 0 <= self.unprofiled <= 1:
             raise ConfigError("unprofiled", f"must be in [0, 1], got {self.unprofiled}")
+        if self.net_shown is not None and not (self.net_shown > 0 and math.isfinite(self.net_shown)):
+            raise ConfigError("net_shown", f"must be finite and > 0 or None, got {self.net_shown}")
         if self.checkpoint_interval is not None and not self.checkpoint_interval >= 0:
             raise ConfigError("checkpoint_interval", f"must be >= 0 or None, got {self.checkpoint_interval}")
 

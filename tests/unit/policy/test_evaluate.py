@@ -121,3 +121,12 @@ def test_the_hot_filter_of_a_policy_entry_reaches_its_episodes():
     off, _ = run_all(cases, ["worst-fit"], n_jobs=48, workers=1, progress=False, served_weight=10.0,
                      hot_filter="off")
     assert off[0]["mean_jct"] == by["worst-fit@off"]
+
+
+def test_net_shown_reaches_every_episode():
+    # worst-fit packs net jobs onto the slowest link while it sees the links; shown 1250 MB/s everywhere it cannot
+    cases = [Case("lab-mr-under", "lab-multi-resource-under", 1.07, 2**32, "lab")]
+    own, _ = run_all(cases, ["worst-fit"], n_jobs=48, workers=1, progress=False)
+    blind, _ = run_all(cases, ["worst-fit"], n_jobs=48, workers=1, progress=False, net_shown=1250.0)
+    assert blind[0]["mean_jct"] < own[0]["mean_jct"]
+    assert main(["--quick", "--net-shown", "0", "--out", "unused"]) == 2

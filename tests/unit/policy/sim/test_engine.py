@@ -268,3 +268,25 @@ def test_a_pulling_net_job_is_as_fast_as_its_nodes_link_and_shares_it(node, jobs
                     nodes=parse_cluster(f"{node}:1", np.random.default_rng(0)), jobs=_pulling_net_jobs(jobs))
     result = run(sim, first_feasible)
     assert result.jct.tolist() == pytest.approx([jct] * jobs, rel=1e-6)
+
+
+def test_net_shown_changes_what_the_scheduler_sees_not_how_fast_jobs_run():
+    from policy.sim.calibration import shipped
+    from policy.sim.cluster import parse_cluster
+
+    shown = []
+
+    def spy(snap, pod, mask):
+        shown.append(snap.capacity[:, 2].tolist())
+        return first_feasible(snap, pod, mask)
+
+    for net_shown, seen in ((None, 2.5), (1250.0, 1250.0)):
+        shown.clear()
+        sim = Simulator(SimConfig(contention=shipped("fitted-lab"), net_shown=net_shown), seed=0,
+                        nodes=parse_cluster("mr-medium:1", np.random.default_rng(0)), jobs=_pulling_net_jobs(1))
+        result = run(sim, spy)
+        assert shown == [[seen]]
+        assert result.jct.tolist() == pytest.approx([15.0 * 4 * 1.048576 / 2.5])  # the link limits it either way
+        assert result.utilisation[:, 2].max() == pytest.approx(1.0)  # measured against the node's own link
+    with pytest.raises(ConfigError, match="net_shown"):
+        SimConfig(net_shown=0.0)
