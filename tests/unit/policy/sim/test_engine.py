@@ -239,3 +239,54 @@ def test_koord_finishes_the_very_stale_family():
 
     result = run(Simulator(cfg, seed=seeds("test", 1)[0]), choose)
     assert (result.finished, result.unfinished, result.unschedulable) == (200, 0, 0)
+
+
+# ---- the multi-resource world's links: a net job is as fast as its node's link lets it --------------------
+
+def _pulling_net_jobs(n):
+    from policy.labworld import TEMPLATES
+    from policy.sim.labmix import WORLD_SCALES, demand, work
+
+    t = TEMPLATES["net-p"]
+    return [JobSpec("net", work(t, WORLD_SCALES["multi-resource"]), (0.02, 0.1), demand(t)) for _ in range(n)]
+
+
+@pytest.mark.parametrize("node,jobs,jct", [
+    ("mr-small", 1, 15.0),                       # 10 MB/s link: the job runs at its own 4 MiB/s cap
+    ("mr-small", 2, 15.0),                       # two caps (8.4 MB/s) still fit the link
+    ("mr-medium", 1, 15.0 * 4 * 1.048576 / 2.5),  # 2.5 MB/s link: 25.2 s
+    ("mr-medium", 2, 30.0 * 4 * 1.048576 / 2.5),  # two share it: each at half, 50.3 s
+    ("mr-large", 1, 15.0 * 4 * 1.048576 / 1.25),  # the most CPU, the slowest link (1.25 MB/s): 50.3 s
+    ("mr-large", 3, 45.0 * 4 * 1.048576 / 1.25),
+    ("rn-large", 1, 15.0),                       # the DRS world's node: its link never limits a net job
+])
+def test_a_pulling_net_job_is_as_fast_as_its_nodes_link_and_shares_it(node, jobs, jct):
+    from policy.sim.calibration import shipped
+    from policy.sim.cluster import parse_cluster
+
+    sim = Simulator(SimConfig(contention=shipped("fitted-lab")), seed=0,
+                    nodes=parse_cluster(f"{node}:1", np.random.default_rng(0)), jobs=_pulling_net_jobs(jobs))
+    result = run(sim, first_feasible)
+    assert result.jct.tolist() == pytest.approx([jct] * jobs, rel=1e-6)
+
+
+def test_net_shown_changes_what_the_scheduler_sees_not_how_fast_jobs_run():
+    from policy.sim.calibration import shipped
+    from policy.sim.cluster import parse_cluster
+
+    shown = []
+
+    def spy(snap, pod, mask):
+        shown.append(snap.capacity[:, 2].tolist())
+        return first_feasible(snap, pod, mask)
+
+    for net_shown, seen in ((None, 2.5), (1250.0, 1250.0)):
+        shown.clear()
+        sim = Simulator(SimConfig(contention=shipped("fitted-lab"), net_shown=net_shown), seed=0,
+                        nodes=parse_cluster("mr-medium:1", np.random.default_rng(0)), jobs=_pulling_net_jobs(1))
+        result = run(sim, spy)
+        assert shown == [[seen]]
+        assert result.jct.tolist() == pytest.approx([15.0 * 4 * 1.048576 / 2.5])  # the link limits it either way
+        assert result.utilisation[:, 2].max() == pytest.approx(1.0)  # measured against the node's own link
+    with pytest.raises(ConfigError, match="net_shown"):
+        SimConfig(net_shown=0.0)

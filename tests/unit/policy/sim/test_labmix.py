@@ -1,15 +1,26 @@
-"""The lab scenario: the simulator's lab nodes and jobs are the lab's world, timed, and its workload names parse."""
+"""The lab scenario: the simulator's lab nodes and jobs are the lab's worlds, timed, and its workload names parse."""
 
 import math
 
 import numpy as np
 import pytest
 
-from policy.labworld import MIX, REAL_NODES, SHAPES, TEMPLATES
-from policy.sim.cluster import LAB_CLUSTER, NODE_TYPES, parse_cluster
+from policy.labworld import MIX, REAL_NODES, SHAPES, TEMPLATES, WORLDS
+from policy.sim.arrivals import offered_work
+from policy.sim.cluster import LAB_CLUSTER, MULTI_CLUSTER, NODE_TYPES, parse_cluster
 from policy.sim.config import SimConfig, build_episode
 from policy.sim.errors import ConfigError, UnknownClassError
-from policy.sim.labmix import TEMPLATES_BY_KIND, demand, lab_variant, sample_lab, seconds_per_unit, work
+from policy.sim.labmix import (
+    LAB_WORKLOADS,
+    WORLD_SCALES,
+    demand,
+    parse_lab_workload,
+    sample_lab,
+    seconds_per_unit,
+    templates,
+    window_load,
+    work,
+)
 
 
 def test_the_lab_cluster_is_the_four_real_nodes_in_order_at_their_quota_and_memory():
@@ -18,6 +29,16 @@ def test_the_lab_cluster_is_the_four_real_nodes_in_order_at_their_quota_and_memo
     assert nodes.capacity[:, :2].tolist() == [[0.25, 0.75], [0.5, 1.0], [0.5, 2.0], [1.0, 2.0]]
     assert all(NODE_TYPES[t].max_pods == 110 for t in nodes.types)  # the kubelet's default
     assert [s.name for s in REAL_NODES] == list(nodes.types)
+
+
+def test_the_multi_resource_cluster_is_that_worlds_nodes_with_their_links_as_net_capacity():
+    nodes = parse_cluster(MULTI_CLUSTER, np.random.default_rng(0))
+    assert nodes.types == ("mr-small", "mr-medium", "mr-medium-mem", "mr-large")
+    assert nodes.capacity[:, :3].tolist() == [[0.25, 0.75, 10.0], [0.5, 1.0, 2.5], [0.5, 2.0, 2.5], [1.0, 2.0, 1.25]]
+    shapes = WORLDS["multi-resource"].nodes
+    assert nodes.capacity[:, 2].tolist() == [s.net_mbit / 8 for s in shapes]  # Mbit/s -> MB/s
+    assert nodes.capacity[:, 0].tolist() == [s.cpu_millis / 1000 for s in shapes]
+    assert all(NODE_TYPES[t].max_pods == 110 for t in nodes.types)
 
 
 @pytest.mark.parametrize(("key", "seconds"), [("cpu-s", 6.5), ("cpu-l", 13.0), ("train-m", 6.5), ("io-m", 7.5),
@@ -32,22 +53,41 @@ def test_io_and_net_units_take_their_chunk_through_the_4_mib_s_cap(key, per_unit
 
 
 def test_the_simulator_draws_the_core_shape_templates_of_every_kind_of_the_mix():
-    assert [k for k, _ in MIX] == list(TEMPLATES_BY_KIND)
-    assert {k: tuple(t.size for t in ts) for k, ts in TEMPLATES_BY_KIND.items()} == SHAPES["core"]
+    assert {k: tuple(t.size for t in templates("drs", k)) for k, _ in MIX} == SHAPES["core"]
     assert demand(TEMPLATES["net-m"]) == pytest.approx((0.1, 96 / 1024, 4 * 1.048576, 0.0))
 
 
-@pytest.mark.parametrize("workload,variant", [("lab-under", "under"), ("lab-flat", "flat"),
-                                              ("lab-honest", "honest"), ("drs", None), ("cpu:2,io:1", None)])
-def test_lab_workload_names(workload, variant):
-    assert lab_variant(workload) == variant
+def test_the_multi_resource_world_draws_the_pulling_net_template_and_the_core_compute_ones():
+    assert [t.key for t in templates("multi-resource", "net")] == ["net-p"]
+    assert [t.key for t in templates("multi-resource", "cpu")] == ["cpu-s", "cpu-l"]
+    assert demand(TEMPLATES["net-p"])[2] == pytest.approx(4 * 1.048576)  # its 4 MiB/s cap, in MB/s
+    assert work(TEMPLATES["net-p"], WORLD_SCALES["multi-resource"]) == pytest.approx(15.0)  # 60 MiB at 4 MiB/s
 
 
-def test_an_unknown_lab_variant_names_the_known_ones():
-    with pytest.raises(UnknownClassError, match="lab-flat"):
-        lab_variant("lab-fair")
+@pytest.mark.parametrize("workload,expected", [
+    ("lab-under", ("drs", "under")), ("lab-flat", ("drs", "flat")), ("lab-honest", ("drs", "honest")),
+    ("lab-multi-resource-under", ("multi-resource", "under")),
+    ("lab-multi-resource-honest", ("multi-resource", "honest")), ("drs", None), ("cpu:2,io:1", None)])
+def test_lab_workload_names(workload, expected):
+    assert parse_lab_workload(workload) == expected
+
+
+def test_every_world_has_a_scale_and_a_workload_per_variant():
+    assert set(WORLD_SCALES) == set(WORLDS)
+    assert len(LAB_WORKLOADS) == len(WORLDS) * 3
+
+
+@pytest.mark.parametrize("workload", ["lab-fair", "lab-multi-resource", "lab-mr-under", "lab-drs-under"])
+def test_an_unknown_lab_workload_names_the_known_ones(workload):
+    with pytest.raises(UnknownClassError, match="lab-multi-resource-flat"):
+        parse_lab_workload(workload)
+
+
+def test_an_unknown_variant_or_world_names_the_known_ones():
     with pytest.raises(ConfigError, match="honest"):
         sample_lab("fair", 3, np.random.default_rng(0))
+    with pytest.raises(ConfigError, match="multi-resource"):
+        sample_lab("under", 3, np.random.default_rng(0), world="moon")
 
 
 @pytest.mark.parametrize("variant,compute_m,small_m", [("under", 200, 20), ("flat", 100, 100),
@@ -70,3 +110,35 @@ def test_sample_lab_is_a_function_of_the_generator():
     for j in a:
         works[j.kind].append(j.work)
     assert all(math.isfinite(w) and w > 0 for ws in works.values() for w in ws)
+
+
+def test_the_drs_world_draws_exactly_what_it_drew_before_worlds():
+    # The jobs of seed 5 before sample_lab took a world (commit ae8f618): the DRS families' results stand.
+    jobs = sample_lab("under", 6, np.random.default_rng(5))
+    assert [j.kind for j in jobs] == ["net", "net", "train", "cpu", "cpu", "cpu"]
+    assert [round(j.work, 4) for j in jobs] == [7.0968, 6.9339, 7.0054, 6.6797, 11.4916, 7.6278]
+
+
+def test_a_multi_resource_episode_draws_its_mix_and_pulling_net_jobs():
+    cfg = SimConfig(cluster=MULTI_CLUSTER, workload="lab-multi-resource-under", profile_error=0.0, load=1.0,
+                    n_jobs=400)
+    _, jobs, _ = build_episode(cfg, np.random.default_rng(2))
+    kinds = [j.kind for j in jobs]
+    for kind, weight in WORLDS["multi-resource"].mix:
+        assert abs(kinds.count(kind) / len(kinds) - weight) < 0.06, kind
+    net = [j for j in jobs if j.kind == "net"]
+    assert all(j.demand == demand(TEMPLATES["net-p"]) and j.requests[0] == pytest.approx(0.02) for j in net)
+    assert np.median([j.work for j in net]) == pytest.approx(15.0, rel=0.05)
+    cpu_works = sorted(j.work for j in jobs if j.kind == "cpu")
+    assert cpu_works[len(cpu_works) // 4] < 16 < cpu_works[-len(cpu_works) // 4]  # cpu-s 13 s and cpu-l 26 s
+
+
+def test_window_load_is_the_arrival_rate_times_the_expected_offered_work():
+    cap = parse_cluster(MULTI_CLUSTER, np.random.default_rng(0)).capacity.sum(axis=0)
+    # by hand: 1 core of 2.25 for cpu (13 or 26 s) and train (13 s); 0.1 core for io (15 s); the net job's
+    # 4 MiB/s of the four links' 16.25 MB/s for 15 s
+    by_kind = {"cpu": 19.5 / 2.25, "train": 13 / 2.25, "io": 1.5 / 2.25, "net": 15 * 4 * 1.048576 / 16.25}
+    expected = sum(w * by_kind[k] for k, w in WORLDS["multi-resource"].mix) * 48 / 240
+    assert window_load("multi-resource", 48, 240.0, cap) == pytest.approx(expected)
+    jobs = sample_lab("under", 4000, np.random.default_rng(0), world="multi-resource")
+    assert offered_work(jobs, cap) * 48 / 240 == pytest.approx(expected, rel=0.03)  # what the episodes realise
