@@ -37,6 +37,7 @@ from typing import IO
 import yaml
 from kubernetes import client
 
+from kube.objects import NET_ANNOTATION
 from policy.labworld import REAL_NODES, RealNodeShape
 
 from . import hostres, nodenet, nodes, placement
@@ -359,6 +360,16 @@ class RealCluster(ControlPlane):
         for node in self.all_nodes():
             self.poll(lambda n=node: self.node_ready(n.name), timeout=NODE_READY_TIMEOUT_S,
                       what=f"node {node.name} Ready")
+        self._annotate_links()
+
+    def _annotate_links(self) -> None:
+        """Say each shaped node's link on the node, as a user annotates a real one (``kube.objects.NET_ANNOTATION``,
+        MB/s): kubelets have no network resource, and without it drsched assumes every node has the default link
+        (``policy.state.DEFAULT_NET_MBPS``) and could not tell a slow link from a fast one."""
+        for shape in self.shapes:
+            if shape.net_mbit > 0:
+                link = {NET_ANNOTATION: f"{shape.net_mbit / 8:g}"}
+                self.core.patch_node(shape.name, {"metadata": {"annotations": link}})
 
     def node_ready(self, name: str) -> client.V1Node | None:
         """The node if it is Ready, else None (also while its kubelet has not registered it yet)."""

@@ -21,6 +21,7 @@ from kubernetes import client
 from harness.cluster import Binaries
 from harness.isolation import Isolation, IsolationUnavailable
 from harness.realcluster import NodeBinaries, RealCluster
+from kube.objects import NET_ANNOTATION
 from lab.kube import JOB_UID
 from lab.source import pod_env, start_source
 from policy.labworld import MULTI_NODES, TEMPLATES, WORLDS
@@ -63,6 +64,10 @@ def test_a_pulling_net_job_is_as_fast_as_its_nodes_link(
     try:
         cluster.start()
         assert {s.name: s.net_mbit for s in cluster.shapes} == links  # isolation scales CPU, never links
+        # and each node says its link, in MB/s, where drsched reads it (kube.objects.NET_ANNOTATION)
+        said = {n.metadata.name: (n.metadata.annotations or {}).get(NET_ANNOTATION)
+                for n in cluster.core.list_node().items}
+        assert {name: said[name] for name in links} == {name: f"{mbit / 8:g}" for name, mbit in links.items()}
         try:
             image = drsched.import_images(cluster, "workloads", root=pinned_images)["workloads"]
         except drsched.ImagesMissing as exc:
