@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 
 from kube.atomic import atomic_rename
 from kube.logs import kv
+from workloads.tcpserver import BackgroundTCPServer
 
 log = logging.getLogger(__name__)
 
@@ -152,24 +153,17 @@ class _Stream:
         self.lock.release()
 
 
-class SinkServer(socketserver.ThreadingTCPServer):
+class SinkServer(BackgroundTCPServer):
     """Threaded TCP sink; ``start()`` serves in a daemon thread, ``stop()`` ends it."""
 
-    daemon_threads = True
-    allow_reuse_address = True
+    thread_name = "sink"
 
     def __init__(self, directory: Path, *, host: str = "127.0.0.1", port: int = 0) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self._streams: dict[str, _Stream] = {}
         self._streams_lock = threading.Lock()
-        self._thread: threading.Thread | None = None
         super().__init__((host, port), _Handler)
-
-    @property
-    def address(self) -> tuple[str, int]:
-        host, port = self.server_address[:2]
-        return host, port
 
     def acquire(self, name: str) -> _Stream:
         if not _STREAM.match(name):
@@ -181,10 +175,8 @@ class SinkServer(socketserver.ThreadingTCPServer):
         return stream
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self.serve_forever, name="sink", daemon=True)
-        self._thread.start()
+        super().start()
         log.info("sink listening", extra=kv(host=self.address[0], port=self.address[1], dir=self.directory))
 
     def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
+        super().stop()

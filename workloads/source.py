@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 
 from kube.logs import kv
 from workloads.jobs.data import chunk
+from workloads.tcpserver import BackgroundTCPServer
 
 log = logging.getLogger(__name__)
 
@@ -144,25 +145,18 @@ class _Handler(socketserver.StreamRequestHandler):
             pass
 
 
-class SourceServer(socketserver.ThreadingTCPServer):
+class SourceServer(BackgroundTCPServer):
     """Threaded TCP source; ``start()`` serves in a daemon thread, ``stop()`` ends it. ``counts``: requests
     ``served`` (and their ``bytes``), ``refused``, ``dropped`` (the client left or stopped reading mid-reply),
     ``idle`` (a served connection closed after ``idle_timeout_s`` without another request)."""
 
-    daemon_threads = True
-    allow_reuse_address = True
+    thread_name = "source"
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
         self.idle_timeout_s = idle_timeout_s
         self.counts: Counter[str] = Counter()
         self._counts_lock = threading.Lock()
-        self._thread: threading.Thread | None = None
         super().__init__((host, port), _Handler)
-
-    @property
-    def address(self) -> tuple[str, int]:
-        host, port = self.server_address[:2]
-        return host, port
 
     def count(self, what: str, nbytes: int = 0) -> int:
         """Count one ``what`` (and ``nbytes`` served); the new count."""
@@ -172,11 +166,9 @@ class SourceServer(socketserver.ThreadingTCPServer):
             return self.counts[what]
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self.serve_forever, name="source", daemon=True)
-        self._thread.start()
+        super().start()
         log.info("source listening", extra=kv(host=self.address[0], port=self.address[1]))
 
     def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
+        super().stop()
         log.info("source stopped", extra=kv(**dict(sorted(self.counts.items()))))
