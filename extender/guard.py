@@ -27,6 +27,7 @@ from starlette.exceptions import HTTPException
 
 from extender.telemetry import VERBS
 from extender.verbs import ERROR_STATUS, error_body
+from kube.asgi import answer_after_request
 from kube.logs import kv
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,7 @@ class LastResort:
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        receive, send = answer_after_request(receive, send)  # a 4xx to an unread body must not reset
         started = False
 
         async def tracking_send(message) -> None:

@@ -13,8 +13,9 @@ Both shells must read the cluster the same way, so the code that does lives here
     events.py     the one rate-limited, best-effort Kubernetes Event recorder
     config.py     settings -> CLI flags, validation errors -> one line, the default model path
     atomic.py     crash-safe file replacement (temp file, fsync, rename, fsync the directory)
+    asgi.py       the listeners' shared ASGI rule: drain an unread request body before answering (stdlib only)
     client.py     the layer's only module that imports ``kubernetes``: client, HTTP status -> error, Event sink
 
-Importing ``kube`` imports none of these: ``kube.logs`` and ``kube.atomic`` stay stdlib-only, so the node
+Importing ``kube`` imports none of these: ``kube.logs``, ``kube.atomic`` and ``kube.asgi`` stay stdlib-only, so the node
 monitor and the workloads can use them without numpy, pydantic or the Kubernetes client.
 """

@@ -18,6 +18,7 @@ from fastapi.responses import Response
 from prometheus_client import CollectorRegistry, Counter
 from starlette.exceptions import HTTPException
 
+from kube.asgi import answer_after_request
 from kube.logs import kv
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,7 @@ class LastResort:
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        receive, send = answer_after_request(receive, send)  # a 405 to a POST must not reset the connection
         started = False
 
         async def tracking_send(message) -> None:

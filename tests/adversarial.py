@@ -4,7 +4,9 @@ Why it exists: schemathesis generates requests from the OpenAPI schema, so it ne
 describes -- JSON nested 1,500 levels deep, a body cut off mid-token, invalid UTF-8, 100,000 keys, integers of
 5,000 digits. Those reached a plain-text 500 once (``extender.guard``). ``bodies(valid)`` builds that corpus
 around a valid body of the listener's own; ``send`` writes one request over a fresh socket and reads the whole
-answer, so a dropped connection (no status line) is seen as such rather than as a client exception.
+answer, so a dropped connection (no status line) is seen as such rather than as a client exception, and a reset
+(RST: the server closed with our bytes unread, so a client still sending gets an error, not the answer) is
+flagged on the answer.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ def _with_member(valid: dict, key: str, raw_value: bytes) -> bytes:
 class Answer:
     status: int | None  # None: the connection closed without a status line (a drop)
     body: bytes
+    reset: bool = False  # the server reset the connection (RST, not FIN): a real client may never see the answer
 
     def json(self):
         return json.loads(self.body)
@@ -80,23 +83,28 @@ def send(port: int, method: str, path: str, body: bytes = b"", *, headers: dict[
             f"Content-Length: {len(body)}"]
     head += [f"{k}: {v}" for k, v in (headers or {"Content-Type": "application/json"}).items()]
     data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1", "replace") + body
+    reset = False
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
-        sock.sendall(data)
+        try:
+            sock.sendall(data)
+        except (ConnectionResetError, BrokenPipeError):
+            reset = True  # it answered (or not) and closed before reading all we sent; read what it said
         chunks = []
         while True:
             try:
                 chunk = sock.recv(65536)
             except ConnectionResetError:
+                reset = True
                 break
             if not chunk:
                 break
             chunks.append(chunk)
     reply = b"".join(chunks)
     if not reply.startswith(b"HTTP/1."):
-        return Answer(None, reply)
+        return Answer(None, reply, reset)
     status_line, _, rest = reply.partition(b"\r\n")
     _, _, payload = rest.partition(b"\r\n\r\n")
-    return Answer(int(status_line.split()[1]), payload)
+    return Answer(int(status_line.split()[1]), payload, reset)
 
 
 def metric(port: int, name: str, path: str = "/metrics") -> dict[str, float]:

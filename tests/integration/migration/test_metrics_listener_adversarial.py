@@ -42,6 +42,7 @@ def _hostile(port: int) -> None:
         seen.append((f"{method} {path[:30]}", send(port, method, path)))
     for what, answer in seen:
         assert answer.status is not None, f"{what}: the connection closed without an answer"
+        assert not answer.reset, f"{what}: answered {answer.status}, then reset the connection (body left unread)"
         assert answer.status < 500, (what, answer.status, answer.body[:200])
     after = send(port, "GET", "/metrics", headers={})
     assert after.status == 200 and b"drsched_migration_started_total" in after.body

@@ -38,6 +38,7 @@ def test_hostile_requests_get_no_500_and_no_drop(start_agent) -> None:
         seen.append((f"{method} {path[:30]}", send(agent.port, method, path)))
     for what, answer in seen:
         assert answer.status is not None, f"{what}: the connection closed without an answer"
+        assert not answer.reset, f"{what}: answered {answer.status}, then reset the connection (body left unread)"
         assert answer.status < 500 or (what.startswith("GET /healthz") and answer.status == 503), \
             (what, answer.status, answer.body[:200])
         if answer.status >= 400 and answer.body.startswith(b"{"):

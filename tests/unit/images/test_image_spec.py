@@ -66,7 +66,8 @@ def test_version_comes_from_pyproject(tmp_path):
 def test_shipped_dockerfiles_copy_what_each_component_imports():
     sources = {spec.name: copy_sources((REPO / spec.dockerfile).read_text()) for spec in IMAGES}
     assert sources["extender"] == ["harness/images/constraints.txt", "policy/", "kube/", "extender/"]
-    assert sources["monitor"] == ["harness/images/constraints.txt", "monitor/", "kube/__init__.py", "kube/logs.py"]
+    assert sources["monitor"] == ["harness/images/constraints.txt", "monitor/", "kube/__init__.py", "kube/logs.py",
+                                  "kube/asgi.py"]
     assert sources["migration"] == ["harness/images/constraints.txt", "policy/", "kube/", "workloads/", "migration/"]
     assert sources["workloads"] == ["harness/images/constraints.txt", "workloads/", "kube/__init__.py",
                                     "kube/atomic.py", "kube/logs.py"]
