@@ -326,14 +326,19 @@ def _plots(out: Path, jobs: list[dict], usage: list[dict]) -> None:
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4), layout="constrained")
+    drawn = 0
     for variant in sorted({r["variant"] for r in jobs}):
         for arm in sorted_arms({r["arm"] for r in jobs}):
             x = np.sort([float(r["jct_s"]) for r in jobs if r["arm"] == arm and r["variant"] == variant
                          and r["jct_s"] != ""])
             if len(x):
                 ax.plot(x, np.arange(1, len(x) + 1) / len(x), label=f"{arm} ({variant})")
+                drawn += 1
     ax.set(xlabel="job completion time (s)", ylabel="fraction of jobs", title="JCT CDF, all seeds")
-    ax.legend(fontsize=8)
+    if drawn:
+        ax.legend(fontsize=8)
+    else:  # no job completed in any arm: say so on the plot rather than draw an empty legend
+        ax.text(0.5, 0.5, "no job completed", ha="center", va="center", transform=ax.transAxes)
     fig.savefig(out / "jct-cdf.png", dpi=80)
     plt.close(fig)
     first = min((int(r["seed"]) for r in usage), default=None)
