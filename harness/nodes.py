@@ -288,6 +288,9 @@ class RealNode:
         argv = cgroup_join_argv(self.runtime_cgroup, [
             self.env.kubelet_bin, f"--config={self.dir / 'kubelet.yaml'}",
             f"--kubeconfig={self.dir / 'kubelet.kubeconfig'}", f"--root-dir={self.data / 'kubelet'}",
+            # its own self-signed serving cert: the default /var/lib/kubelet/pki is one dir for every kubelet,
+            # and on a machine where it is still empty they write it at once and one reads a half-written file
+            f"--cert-dir={self.dir / 'pki'}",
             f"--hostname-override={self.name}", f"--node-ip={self.env.node_ip}",
             f"--node-labels={','.join(f'{k}={v}' for k, v in self.labels().items())}",
             "--v=1",
