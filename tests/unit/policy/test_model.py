@@ -76,3 +76,48 @@ def test_the_model_scorer_scores_by_q_values_of_the_one_encoder(tmp_path):
     assert scorer.name == "dqn:m"
     np.testing.assert_array_equal(scorer.score(snap, pod), model.q_values(encode(snap, pod)))
     np.testing.assert_array_equal(scorer.score_encoded(encode(snap, pod)), scorer.score(snap, pod))
+
+
+def _other(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    return save_model(tmp_path / f"o{seed}", [rng.normal(size=(N_INPUTS, 8)), rng.normal(size=(8, 1))],
+                      [np.zeros(8), np.zeros(1)], meta={"version": f"o{seed}"})
+
+
+def test_the_metadata_records_the_digest_of_the_weights_written_beside_it(tmp_path):
+    import hashlib
+    path = _write(tmp_path, version="v1")
+    meta = json.loads(path.with_suffix(".json").read_text())
+    assert meta["weights_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert load_model(path).version == "v1"
+
+
+def test_weights_beside_another_models_metadata_are_refused_naming_both(tmp_path):
+    path, other = _write(tmp_path, version="v1"), _other(tmp_path, 7)
+    path.write_bytes(other.read_bytes())  # the npz replaced, the json not: a half-finished swap
+    with pytest.raises(ModelError, match=r"m\.npz: these weights are not the ones m\.json describes"):
+        load_model(path)
+
+
+def test_metadata_copied_from_another_model_gets_this_models_digest(tmp_path):
+    other = _other(tmp_path, 7)
+    copied = json.loads(other.with_suffix(".json").read_text())
+    path = _write(tmp_path, **{k: v for k, v in copied.items() if k == "weights_sha256" or k == "version"})
+    assert load_model(path).version == "o7"  # loads: save recomputed the digest of its own bytes
+
+
+def test_metadata_from_before_the_digest_still_loads(tmp_path):
+    path = _write(tmp_path, version="legacy")
+    meta = json.loads(path.with_suffix(".json").read_text())
+    del meta["weights_sha256"]
+    path.with_suffix(".json").write_text(json.dumps(meta))
+    assert load_model(path).version == "legacy"
+
+
+def test_every_shipped_artifact_is_a_matching_pair():
+    from policy.model import SHIPPED_MODEL
+    artifacts = sorted(SHIPPED_MODEL.parent.rglob("*.npz"))
+    assert len(artifacts) >= 2
+    for npz in artifacts:
+        assert "weights_sha256" in json.loads(npz.with_suffix(".json").read_text()), npz
+        load_model(npz)
