@@ -1,5 +1,6 @@
 """The protocol's primary endpoint: the per-seed log mean-JCT ratio to ``default``, paired, with its 95 % interval,
-and the words a report may use for it. Pure.
+and the words a report may use for it. Pure. The arithmetic (``Interval``, ``log_ratios``, ``interval``) lives in
+``policy.paired``, which the simulator's ``policy.evaluate`` uses for the same endpoint; the words live here.
 
 Why it exists: a ratio of means over seeds, as ``lab.stats.ratios`` reports, is skewed (0.5x and 2x average to
 1.25x) and its interval can reach below 0; the log ratio is symmetric, and a t-interval on it, turned back
@@ -17,60 +18,9 @@ and supports no claim.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from policy.paired import LEVEL, Interval, interval, log_ratios
 
-from lab.power import t_quantile
-
-LEVEL = 0.95
-
-
-@dataclass(frozen=True)
-class Interval:
-    """One arm's paired ratio to the baseline over seeds (``low``/``high`` NaN with fewer than two seeds)."""
-
-    ratio: float
-    low: float
-    high: float
-    seeds: int
-    sd: float
-    """Per-seed standard deviation of the log ratio (what ``lab.power`` sizes seeds from)."""
-
-    @property
-    def excludes_one(self) -> bool:
-        return self.seeds >= 2 and (self.high < 1.0 or self.low > 1.0)
-
-    def within(self, margin: float) -> bool:
-        """Both ends inside [1 - margin, 1 + margin] (the A/A target: within +-5 %)."""
-        return self.seeds >= 2 and self.low >= 1.0 - margin and self.high <= 1.0 + margin
-
-
-def log_ratios(per_run: Mapping[tuple[int, str], Mapping[str, float]], arm: str, *, baseline: str = "default",
-               metric: str = "mean_jct_s") -> list[float]:
-    """ln(arm / baseline) per seed that has both, with finite positive values, in seed order."""
-    out = []
-    for seed in sorted({s for s, _ in per_run}):
-        base, this = per_run.get((seed, baseline)), per_run.get((seed, arm))
-        if base is None or this is None:
-            continue
-        b, a = base.get(metric, math.nan), this.get(metric, math.nan)
-        if math.isfinite(a) and math.isfinite(b) and a > 0 and b > 0:
-            out.append(math.log(a / b))
-    return out
-
-
-def interval(logs: list[float]) -> Interval:
-    """The paired ratio and its 95 % t-interval from per-seed log ratios (module docstring)."""
-    n = len(logs)
-    if n == 0:
-        return Interval(math.nan, math.nan, math.nan, 0, math.nan)
-    m = sum(logs) / n
-    if n == 1:
-        return Interval(math.exp(m), math.nan, math.nan, 1, math.nan)
-    sd = math.sqrt(sum((x - m) ** 2 for x in logs) / (n - 1))
-    h = t_quantile(0.5 + LEVEL / 2.0, n - 1) * sd / math.sqrt(n)
-    return Interval(math.exp(m), math.exp(m - h), math.exp(m + h), n, sd)
+__all__ = ["LEVEL", "Interval", "claim", "interval", "log_ratios"]
 
 
 def _pct(x: float) -> str:

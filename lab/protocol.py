@@ -5,7 +5,7 @@ Why it exists: issue #21's lab chose seeds, arms and the reading of its numbers 
 names the scenario (with its world, ``policy.labworld.WORLDS``: ``drs`` when unnamed), the seeds, the arms
 (``default``, ``model``, ``demand-aware``, an A/A copy of ``default`` and a positive control), the arm order
 (randomised per seed), the solo repetitions, the primary endpoint (``lab.endpoint``), the pilot that sized the
-seeds (``lab.power``), the simulator's predicted ratio per arm and the gates (``lab.gates``). ``python -m lab run
+seeds (``policy.paired``), the simulator's predicted ratio per arm and the gates (``lab.gates``). ``python -m lab run
 --protocol FILE`` runs it (resumably) and copies it into the output directory; ``python -m lab report`` judges
 the results against it (``lab.verdict``).
 

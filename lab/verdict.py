@@ -15,9 +15,9 @@ import math
 from collections.abc import Mapping
 
 from lab import endpoint
-from lab.power import seeds_for_power
 from lab.protocol import Protocol
 from lab.schedule import variant_text
+from policy.paired import seeds_for_power
 
 AA_MARGIN = 0.05
 """The A/A target: the A/A ratio's interval within +-5 % (issue #21)."""

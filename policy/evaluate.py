@@ -20,7 +20,7 @@ over seeds, per case and policy (``compute_placements`` in ``runs.csv`` per run)
 ``jct_ratios.csv`` and ``jct_ratios.md`` hold the real-node lab's primary endpoint computed on the simulated
 runs (``lab.endpoint``): per case and policy, the per-seed log ratio of its mean JCT to ``default-k8s``'s on
 the same seed, as a ratio exp(mean) with its 95 % t-interval, and the log ratio's standard deviation over
-seeds, which sizes a lab protocol's seeds (``lab.power``). A lab protocol's ``predicted`` ratios are these.
+seeds, which sizes a lab protocol's seeds (``policy.paired``). A lab protocol's ``predicted`` ratios are these.
 
 ``--contention NAME`` runs every episode with parameter set NAME of the shipped calibration file
 (``policy.sim.calibration``) instead of its active set, so a result can be made in a fitted world without
@@ -57,6 +57,7 @@ import numpy as np
 from policy.cli import add_arguments, from_namespace, option
 from policy.errors import ConfigError
 from policy.model import ModelError
+from policy.paired import interval
 from policy.report import format_counts, format_placements, mean_ci95, write_csv, write_plots
 from policy.served import DEFAULT_MAPPING, DEFAULT_WEIGHT, HOT_FILTERS, HOT_THRESHOLDS, ScoreMapping, Served
 from policy.sim import calibration
@@ -231,11 +232,10 @@ def jct_ratios(rows: list[dict]) -> list[dict]:
                 float(np.log(r["mean_jct"] / b)))
     out = []
     for (scen, wl, load, pol), xs in logs.items():
-        m, h = mean_ci95(xs)
-        sd = float(np.std(xs, ddof=1)) if len(xs) > 1 else float("nan")
-        out.append({"scenario": scen, "workload": wl, "load": load, "policy": pol, "seeds": len(xs),
-                    "jct_ratio": float(np.exp(m)), "jct_ratio_low": float(np.exp(m - h)),
-                    "jct_ratio_high": float(np.exp(m + h)), "sd_log_ratio": sd})
+        iv = interval(xs)  # the lab's own endpoint arithmetic (policy.paired), so predictions compare like for like
+        out.append({"scenario": scen, "workload": wl, "load": load, "policy": pol, "seeds": iv.seeds,
+                    "jct_ratio": iv.ratio, "jct_ratio_low": iv.low, "jct_ratio_high": iv.high,
+                    "sd_log_ratio": iv.sd})
     return out
 
 

@@ -1,6 +1,10 @@
-"""How many seeds a protocol needs: the power of the paired t-test on per-seed log ratios. Pure (numpy).
+"""Paired per-seed log ratios: their interval, and how many seeds a protocol needs to see an effect. Pure (numpy).
 
-Why it exists: issue #21's lab ran 5 seeds whatever the noise, so it could only detect effects of 25-80 %.
+One place for the statistics of the primary endpoint, shared by the real-node lab (``lab.endpoint`` words a
+claim from ``interval``; ``lab.verdict`` sizes seeds with ``seeds_for_power``) and the simulator
+(``policy.evaluate``'s ``jct_ratios``, which predicts a protocol's ratios by the same formula).
+
+Power. Why: issue #21's lab ran 5 seeds whatever the noise, so it could only detect effects of 25-80 %.
 A protocol instead sizes its seeds from an A/A pilot: two arms that differ in nothing give the per-seed
 standard deviation ``sd`` of the log mean-JCT ratio, and the primary endpoint (``lab.endpoint``) is a
 two-sided paired t-test of "mean log ratio = 0" at level ``alpha``. With ``n`` seeds and a true log ratio
@@ -19,6 +23,8 @@ either way. ``seeds_for_power`` is the least n >= 2 whose power reaches the targ
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -96,3 +102,53 @@ def normal_quantile(p: float) -> float:
         mid = (lo + hi) / 2.0
         lo, hi = (mid, hi) if 0.5 * math.erfc(-mid / math.sqrt(2.0)) < p else (lo, mid)
     return (lo + hi) / 2.0
+
+
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One arm's paired ratio to the baseline over seeds (``low``/``high`` NaN with fewer than two seeds)."""
+
+    ratio: float
+    low: float
+    high: float
+    seeds: int
+    sd: float
+    """Per-seed standard deviation of the log ratio (what ``policy.paired`` sizes seeds from)."""
+
+    @property
+    def excludes_one(self) -> bool:
+        return self.seeds >= 2 and (self.high < 1.0 or self.low > 1.0)
+
+    def within(self, margin: float) -> bool:
+        """Both ends inside [1 - margin, 1 + margin] (the A/A target: within +-5 %)."""
+        return self.seeds >= 2 and self.low >= 1.0 - margin and self.high <= 1.0 + margin
+
+
+def log_ratios(per_run: Mapping[tuple[int, str], Mapping[str, float]], arm: str, *, baseline: str = "default",
+               metric: str = "mean_jct_s") -> list[float]:
+    """ln(arm / baseline) per seed that has both, with finite positive values, in seed order."""
+    out = []
+    for seed in sorted({s for s, _ in per_run}):
+        base, this = per_run.get((seed, baseline)), per_run.get((seed, arm))
+        if base is None or this is None:
+            continue
+        b, a = base.get(metric, math.nan), this.get(metric, math.nan)
+        if math.isfinite(a) and math.isfinite(b) and a > 0 and b > 0:
+            out.append(math.log(a / b))
+    return out
+
+
+def interval(logs: list[float]) -> Interval:
+    """The paired ratio and its 95 % t-interval from per-seed log ratios (module docstring)."""
+    n = len(logs)
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, 0, math.nan)
+    m = sum(logs) / n
+    if n == 1:
+        return Interval(math.exp(m), math.nan, math.nan, 1, math.nan)
+    sd = math.sqrt(sum((x - m) ** 2 for x in logs) / (n - 1))
+    h = t_quantile(0.5 + LEVEL / 2.0, n - 1) * sd / math.sqrt(n)
+    return Interval(math.exp(m), math.exp(m - h), math.exp(m + h), n, sd)

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from lab.power import effect_delta, normal_quantile, paired_power, seeds_for_power, t_cdf, t_quantile
+from policy.paired import effect_delta, normal_quantile, paired_power, seeds_for_power, t_cdf, t_quantile
 
 
 @pytest.mark.parametrize("nu, q", [(1, 12.7062), (2, 4.3027), (4, 2.7764), (9, 2.2622), (29, 2.0452),
