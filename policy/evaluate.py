@@ -47,258 +47,40 @@ import logging
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from policy.cli import add_arguments, from_namespace, option
 from policy.errors import ConfigError
+from policy.grid import (
+    BASELINE,
+    COMPUTE_KINDS,
+    HOT_FILTER_SEP,
+    SCENARIOS,
+    WORKLOADS,
+    Case,
+    policy_setting,
+    run_all,
+    split_cases,
+)
 from policy.model import ModelError
-from policy.paired import interval
-from policy.report import format_counts, format_placements, mean_ci95, write_csv, write_plots
-from policy.served import DEFAULT_MAPPING, DEFAULT_WEIGHT, HOT_FILTERS, HOT_THRESHOLDS, ScoreMapping, Served
+from policy.report import format_placements, write_csv, write_plots
+from policy.served import DEFAULT_MAPPING, DEFAULT_WEIGHT, HOT_FILTERS, ScoreMapping
 from policy.sim import calibration
-from policy.sim.config import SimConfig
-from policy.sim.episode import run_episode, scorer_from_spec, scorer_label
+from policy.sim.episode import scorer_from_spec
 from policy.sim.errors import SimError
-from policy.sim.metrics import placement_counts
-from policy.sim.sharing import ContentionParams
 from policy.sim.traces import check_trace
-from policy.splits import LAB_JOBS, LAB_LOADS, LOADS, SPLITS, seeds
+from policy.splits import LAB_JOBS, LAB_LOADS, LOADS, SPLITS
 from policy.state import DEFAULT_NET_MBPS
+from policy.tables import format_diagnostics, format_jct_ratios, format_pivot, format_table, jct_ratios, summarise
 
 if TYPE_CHECKING:
     from policy.migration_eval import MigrationArgs
 
 log = logging.getLogger("policy.evaluate")
 
-SCENARIOS: dict[str, dict] = {
-    "base": dict(cluster="standard:8", profile_error=0.1, sample_interval=10.0),
-    "hetero": dict(cluster="mixed:16", profile_error=0.1, sample_interval=10.0),
-    "noisy": dict(cluster="standard:8", profile_error=0.5, sample_interval=10.0),
-    "stale": dict(cluster="standard:8", profile_error=0.1, sample_interval=60.0),
-}
-WORKLOADS: dict[str, dict] = {
-    "drs": dict(workload="drs", arrival="poisson"),
-    "drs-bursty": dict(workload="drs", arrival="bursty"),
-    "batch": dict(workload="batch", arrival="poisson"),
-    "alibaba": dict(workload="alibaba", arrival="trace", trace="alibaba"),
-    # Sensitivity axis, not data: the trace has no net/disk; pods get a median 30 / 50 MB/s per core they use.
-    "alibaba-io": dict(workload="alibaba", arrival="trace", trace="alibaba", trace_io=(30.0, 50.0)),
-}
 DEFAULT_POLICIES = "default-k8s,tlp,lvrb,koord,demand-aware,lookahead,random,round-robin"
-BASELINE = "default-k8s"
-MIN_BASE_EXCESS = 0.005
-"""Seeds where the baseline's excess slowdown is below this are left out of the ratio column."""
-METRICS = ("mean_slowdown", "excess_slowdown", "mean_jct", "p95_jct", "makespan", "imbalance", "util_cpu",
-           "util_net", "util_disk", "unschedulable", "choice_share", "excess_queue", "excess_contention")
-COMPUTE_KINDS = ("cpu", "train")
-"""Job kinds whose placements ``table.txt`` counts per node type: the jobs that use whole cores."""
-
-
-@dataclass(frozen=True)
-class Case:
-    """One episode: a scenario (or, with ``split``, a family of that split), workload, load and seed."""
-
-    scenario: str
-    workload: str
-    load: float
-    seed: int
-    split: str | None = None
-
-    def sim_config(self, n_jobs: int) -> SimConfig:
-        if self.split is not None:
-            return SimConfig(load=self.load, n_jobs=n_jobs, **SPLITS[self.split][self.scenario].config)
-        workload = WORKLOADS.get(self.workload) or dict(arrival="trace", trace=self.workload)  # --trace SPEC
-        return SimConfig(load=self.load, n_jobs=n_jobs, **SCENARIOS[self.scenario], **workload)
-
-
-def split_cases(split: str, families: Sequence[str], loads: Sequence[float], n_seeds: int,
-                offset: int = 0) -> list[Case]:
-    """Every (family, load, seed) case of ``split``, on the split's own seeds."""
-    fams = SPLITS[split]
-    return [Case(f, fams[f].workload, ld, seed, split) for f in families for ld in loads
-            for seed in seeds(split, n_seeds, offset)]
-
-
-HOT_FILTER_SEP = "@"
-"""``NAME@MODE`` in ``--policies``: NAME served with hot filter MODE, as the lab names an arm (``worst-fit@off``)."""
-
-
-def policy_setting(entry: str, hot_filter: str) -> tuple[str, str]:
-    """A ``--policies`` entry as (scorer spec, hot filter): ``NAME@MODE`` -> (NAME, MODE), a plain NAME ->
-    (NAME, ``hot_filter``); ``ValueError`` for a mode that is not one of ``HOT_FILTERS``."""
-    spec, sep, mode = entry.partition(HOT_FILTER_SEP)
-    if sep and mode not in HOT_FILTERS:
-        raise ValueError(f"hot-filter mode after {HOT_FILTER_SEP!r} must be one of {', '.join(HOT_FILTERS)}, "
-                         f"got {mode!r}")
-    return spec, mode if sep else hot_filter
-
-
-def _run_case(args: tuple) -> tuple[Case, str, dict, dict]:
-    case, n_jobs, entry, label, weight, default_filter, mapping, overrides = args
-    spec, hot_filter = policy_setting(entry, default_filter)
-    scorer = scorer_from_spec(spec, seed=case.seed)
-    if weight is not None and spec != BASELINE:  # default-k8s is kube-scheduler without the extender
-        scorer = Served(scorer, weight, thresholds=HOT_THRESHOLDS, mode=hot_filter, mapping=mapping)
-    t0 = time.perf_counter()
-    cfg = case.sim_config(n_jobs)
-    result = run_episode(replace(cfg, **overrides) if overrides else cfg, case.seed, scorer)
-    row = result.summary()
-    row["wall_s"] = time.perf_counter() - t0
-    row["compute_placements"] = format_counts(placement_counts(result.placements, COMPUTE_KINDS))
-    series = {"jct": result.jct, "tick_times": result.tick_times, "utilisation": result.utilisation,
-              "imbalance": result.imbalance_series}
-    return case, label, row, series
-
-
-def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True,
-            served_weight: float | None = None, hot_filter: str = "prefer-cool",
-            contention: ContentionParams | None = None, mapping: ScoreMapping = DEFAULT_MAPPING,
-            net_shown: float | None = None):
-    """Run every (case, policy), each policy scored as served with extender weight ``served_weight`` and
-    value-to-score ``mapping`` if a weight is given (``policy.served``), under ``contention`` if given (else
-    the calibration file's active set), every node showing net capacity ``net_shown`` if given
-    (``SimConfig.net_shown``); ``NAME@MODE`` policies with hot filter MODE, the others ``hot_filter``
-    (``policy_setting``); returns rows (dicts) and the per-run series of the first seed."""
-    labels = [scorer_label(s) + HOT_FILTER_SEP * bool(sep) + m
-              for s, sep, m in (p.partition(HOT_FILTER_SEP) for p in policies)]
-    labels = [lab if labels.count(lab) == 1 else p for lab, p in zip(labels, policies, strict=True)]
-    overrides = {k: v for k, v in (("contention", contention), ("net_shown", net_shown)) if v is not None}
-    tasks = [(c, n_jobs, p, lab, served_weight, hot_filter, mapping, overrides) for c in cases
-             for p, lab in zip(policies, labels, strict=True)]
-    rows, series = [], {}
-    bar = _progress(len(tasks), progress)
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = pool.map(_run_case, tasks, chunksize=1)
-            for out in results:
-                _collect(out, rows, series, bar)
-    else:
-        for task in tasks:
-            _collect(_run_case(task), rows, series, bar)
-    bar.close()
-    return rows, series
-
-
-def _collect(out, rows, series, bar) -> None:
-    case, label, row, ser = out
-    rows.append({"scenario": case.scenario, "workload": case.workload, "load": case.load, "seed": case.seed,
-                 "policy": label, **row})
-    series.setdefault((case.scenario, case.workload, case.load, case.seed), {})[label] = ser
-    bar.update(1)
-
-
-def _progress(total: int, enabled: bool):
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="episodes", unit="run", disable=not enabled, file=sys.stderr)
-
-
-def summarise(rows: list[dict]) -> list[dict]:
-    """One row per (scenario, workload, load, policy): means over seeds, ratio of excess to the baseline's."""
-    groups: dict[tuple, list[dict]] = {}
-    for r in rows:
-        groups.setdefault((r["scenario"], r["workload"], r["load"], r["policy"]), []).append(r)
-    base_excess = {(r["scenario"], r["workload"], r["load"], r["seed"]): r["excess_slowdown"]
-                   for r in rows if r["policy"] == BASELINE}
-    out = []
-    for (scen, wl, load, pol), rs in groups.items():
-        s = {"scenario": scen, "workload": wl, "load": load, "policy": pol, "seeds": len(rs)}
-        for m in METRICS:
-            s[m], s[m + "_ci"] = mean_ci95([r[m] for r in rs])
-        # A ratio to a baseline that lost (almost) nothing is noise, not a result: such seeds are left out.
-        ratios = [r["excess_slowdown"] / base_excess[(scen, wl, load, r["seed"])] for r in rs
-                  if base_excess.get((scen, wl, load, r["seed"]), 0) > MIN_BASE_EXCESS]
-        s["excess_ratio"], s["excess_ratio_ci"] = mean_ci95(ratios)
-        out.append(s)
-    return out
-
-
-def jct_ratios(rows: list[dict]) -> list[dict]:
-    """One row per (scenario, workload, load, policy) other than the baseline: the paired log mean-JCT ratio to
-    the baseline over seeds (module doc), ``jct_ratio`` exp(mean), ``jct_ratio_low`` / ``_high`` its 95 %
-    t-interval (NaN with one seed) and ``sd_log_ratio``."""
-    base = {(r["scenario"], r["workload"], r["load"], r["seed"]): r["mean_jct"] for r in rows
-            if r["policy"] == BASELINE}
-    logs: dict[tuple, list[float]] = {}
-    for r in rows:
-        b = base.get((r["scenario"], r["workload"], r["load"], r["seed"]), float("nan"))
-        if r["policy"] != BASELINE and np.isfinite(b) and np.isfinite(r["mean_jct"]) and min(b, r["mean_jct"]) > 0:
-            logs.setdefault((r["scenario"], r["workload"], r["load"], r["policy"]), []).append(
-                float(np.log(r["mean_jct"] / b)))
-    out = []
-    for (scen, wl, load, pol), xs in logs.items():
-        iv = interval(xs)  # the lab's own endpoint arithmetic (policy.paired), so predictions compare like for like
-        out.append({"scenario": scen, "workload": wl, "load": load, "policy": pol, "seeds": iv.seeds,
-                    "jct_ratio": iv.ratio, "jct_ratio_low": iv.low, "jct_ratio_high": iv.high,
-                    "sd_log_ratio": iv.sd})
-    return out
-
-
-def format_jct_ratios(ratios: list[dict]) -> str:
-    """``jct_ratios`` as a markdown table, one row per case and policy."""
-    lines = [f"Mean JCT ratio to {BASELINE} (per-seed log ratio, exp of its mean; 95 % t-interval; sd of the log "
-             "ratio over seeds)\n", "| scenario | load | policy | seeds | ratio | 95 % interval | sd log ratio |",
-             "|---|---:|---|---:|---:|---|---:|"]
-    for r in sorted(ratios, key=lambda r: (r["scenario"], r["workload"], r["load"], r["policy"])):
-        lines.append(f"| {r['scenario']} | {r['load']:g} | {r['policy']} | {r['seeds']} | {r['jct_ratio']:.3f} | "
-                     f"{r['jct_ratio_low']:.3f}-{r['jct_ratio_high']:.3f} | {r['sd_log_ratio']:.3f} |")
-    return "\n".join(lines)
-
-
-def format_table(summary: list[dict]) -> str:
-    """Plain-text tables, one per scenario/workload/load, policies sorted by mean slowdown."""
-    lines = []
-    keys = sorted({(s["scenario"], s["workload"], s["load"]) for s in summary})
-    head = (f"{'policy':<18}{'slowdown':>10}{'excess':>9}{'vs k8s (95% CI)':>20}{'mean JCT':>10}{'p95 JCT':>10}"
-            f"{'makespan':>10}{'imbal.':>8}{'cpu%':>6}{'net%':>6}{'disk%':>6}")
-    for key in keys:
-        rows = sorted((s for s in summary if (s["scenario"], s["workload"], s["load"]) == key),
-                      key=lambda s: s["mean_slowdown"])
-        n = rows[0]["seeds"]
-        lines.append(f"\n## scenario={key[0]} workload={key[1]} load={key[2]:g} ({n} seed{'s' * (n > 1)})")
-        lines.append(head)
-        for s in rows:
-            ratio = "—" if not np.isfinite(s["excess_ratio"]) else (
-                f"{s['excess_ratio']:.2f}" + (f" ± {s['excess_ratio_ci']:.2f}" if np.isfinite(s["excess_ratio_ci"])
-                                              else ""))
-            lines.append(
-                f"{s['policy']:<18}{s['mean_slowdown']:>10.3f}{s['excess_slowdown']:>9.3f}{ratio:>20}"
-                f"{s['mean_jct']:>10.1f}{s['p95_jct']:>10.1f}{s['makespan']:>10.0f}{s['imbalance']:>8.3f}"
-                f"{100 * s['util_cpu']:>6.1f}{100 * s['util_net']:>6.1f}{100 * s['util_disk']:>6.1f}")
-    return "\n".join(lines)
-
-
-def format_diagnostics(summary: list[dict]) -> str:
-    """Per case and policy: where placement could matter and where the excess came from."""
-    rows = sorted(summary, key=lambda s: (s["scenario"], s["workload"], s["load"], s["policy"]))
-    cases = [f"{s['scenario']}/{s['workload']}/{s['load']:g}" for s in rows]
-    w = max(map(len, cases), default=4) + 2
-    lines = ["\n## diagnostics: choice = share of decisions with >= 2 feasible nodes; excess = queue + contention",
-             f"{'case':<{w}}{'policy':<18}{'choice':>8}{'queue':>9}{'contention':>12}"]
-    for case, s in zip(cases, rows, strict=True):
-        lines.append(f"{case:<{w}}{s['policy']:<18}{s['choice_share']:>8.2f}{round(s['excess_queue'], 3) + 0.0:>9.3f}"
-                     f"{round(s['excess_contention'], 3) + 0.0:>12.3f}")
-    return "\n".join(lines)
-
-
-def format_pivot(summary: list[dict], metric: str = "mean_slowdown") -> str:
-    """A markdown table: one row per scenario/workload/load, one column per policy, best cell in bold."""
-    policies = sorted({s["policy"] for s in summary}, key=lambda p: (p != BASELINE, p))
-    cases = sorted({(s["scenario"], s["workload"], s["load"]) for s in summary})
-    cell = {(s["scenario"], s["workload"], s["load"], s["policy"]): s[metric] for s in summary}
-    lines = ["| scenario | workload | load | " + " | ".join(policies) + " |",
-             "|---|---|---|" + "---:|" * len(policies)]
-    for scen, wl, load in cases:
-        values = [cell.get((scen, wl, load, p), float("nan")) for p in policies]
-        best = np.nanmin(values)
-        shown = [f"**{v:.3f}**" if v == best else f"{v:.3f}" for v in values]
-        lines.append(f"| {scen} | {wl} | {load:g} | " + " | ".join(shown) + " |")
-    return "\n".join(lines)
 
 
 def _mapping(text: str) -> ScoreMapping:

@@ -2,7 +2,7 @@
 
 One place for the statistics of the primary endpoint, shared by the real-node lab (``lab.endpoint`` words a
 claim from ``interval``; ``lab.verdict`` sizes seeds with ``seeds_for_power``) and the simulator
-(``policy.evaluate``'s ``jct_ratios``, which predicts a protocol's ratios by the same formula).
+(``policy.tables.jct_ratios``, which predicts a protocol's ratios by the same formula).
 
 Power. Why: issue #21's lab ran 5 seeds whatever the noise, so it could only detect effects of 25-80 %.
 A protocol instead sizes its seeds from an A/A pilot: two arms that differ in nothing give the per-seed

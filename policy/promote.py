@@ -1,13 +1,13 @@
 """``python -m policy.promote``: a candidate model replaces the served one only if it is better, with its interval.
 
 Why it exists: a retrained model is not better because its training curve says so. The gate runs the
-candidate and the served model on the very same validation episodes (``policy.evaluate``'s cases and
+candidate and the served model on the very same validation episodes (``policy.grid``'s cases and
 ``run_all``: same family, load and seed, so the workload and arrivals are identical and each pair differs
 only by the model), and promotes only when the whole 95 % interval says the candidate loses less.
 
 The figure, per (family, workload, load, seed) pair: the ratio of excess slowdown (mean slowdown - 1, the
 time jobs lose to waiting and contention) candidate / served, each excess floored at
-``policy.evaluate.MIN_BASE_EXCESS`` (0.005). Below it a difference is noise, not a result, and the floor
+``policy.tables.MIN_BASE_EXCESS`` (0.005). Below it a difference is noise, not a result, and the floor
 keeps a candidate that loses nothing finite (ratio floor/served, not 0 or 0/0); two excesses both under
 it are a tie (ratio 1). The floor is symmetric, unlike leaving such pairs out: swapping the two models
 gives exactly the reciprocal ratios, so the gate cannot favour either side.
@@ -73,13 +73,15 @@ from pathlib import Path
 from policy.cli import add_arguments, from_namespace, option
 from policy.decisionlog import LogError, read_log
 from policy.errors import ConfigError
-from policy.evaluate import MIN_BASE_EXCESS, run_all, split_cases, unset_defaults
+from policy.evaluate import unset_defaults
+from policy.grid import run_all, split_cases
 from policy.model import SHIPPED_MODEL, ModelError, QModel, load_model, meta_path
 from policy.offline import TARGETS, importance_weighted
 from policy.report import mean_ci95
 from policy.served import DEFAULT_WEIGHT
 from policy.sim.errors import SimError
 from policy.splits import SPLITS
+from policy.tables import MIN_BASE_EXCESS
 
 log = logging.getLogger("policy.promote")
 

@@ -2,7 +2,7 @@
 
 Why it exists: how the extender's raw values become kube-scheduler's 0..10 (``policy.served.ScoreMapping``)
 and the weight kube-scheduler multiplies them by decide how much the policy's near-ties override
-kube-scheduler's own resource scoring. This sweep runs ``policy.evaluate``'s episodes (``run_all``) on the
+kube-scheduler's own resource scoring. This sweep runs the evaluation's episodes (``policy.grid.run_all``) on the
 VALIDATION split only, for every mapping x band x weight of the grid below, scoring the DQN and the
 strongest heuristics as served with the very same setting (``default-k8s`` is plain kube-scheduler, run
 once), and writes one row per setting, policy and case (mean excess slowdown over seeds) to
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from policy.evaluate import BASELINE, run_all, split_cases
+from policy.grid import BASELINE, run_all, split_cases
 from policy.served import ScoreMapping
 from policy.splits import LOADS, SPLITS
 

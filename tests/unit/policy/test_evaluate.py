@@ -2,7 +2,8 @@
 
 import pytest
 
-from policy.evaluate import Case, main, run_all
+from policy.evaluate import main
+from policy.grid import Case, run_all
 from policy.report import format_counts, format_placements, parse_counts
 from policy.sim import calibration
 from policy.sim.errors import ConfigError
@@ -68,7 +69,7 @@ def _run(seed, policy, jct, scenario="s"):
 def test_the_jct_ratio_is_the_labs_paired_log_ratio_over_seeds():
     import math
 
-    from policy.evaluate import jct_ratios
+    from policy.tables import jct_ratios
 
     rows = [_run(1, "default-k8s", 10.0), _run(1, "p", 20.0), _run(2, "default-k8s", 20.0), _run(2, "p", 10.0),
             _run(3, "default-k8s", 10.0), _run(3, "p", 10.0), _run(4, "p", 99.0)]  # seed 4 has no baseline
@@ -81,7 +82,7 @@ def test_the_jct_ratio_is_the_labs_paired_log_ratio_over_seeds():
 
 
 def test_the_jct_ratio_pairs_seeds_within_a_case_and_leaves_the_baseline_out():
-    from policy.evaluate import jct_ratios
+    from policy.tables import jct_ratios
 
     rows = [_run(1, "default-k8s", 10.0), _run(1, "p", 15.0), _run(1, "default-k8s", 30.0, "t"),
             _run(1, "p", 15.0, "t")]
@@ -94,13 +95,13 @@ def test_the_jct_ratio_pairs_seeds_within_a_case_and_leaves_the_baseline_out():
                                             ("dqn:policy/models/default.npz@prefer-fit",
                                              ("dqn:policy/models/default.npz", "prefer-fit"))])
 def test_a_policy_entry_may_name_its_hot_filter_as_the_labs_arms_do(entry, expected):
-    from policy.evaluate import policy_setting
+    from policy.grid import policy_setting
 
     assert policy_setting(entry, "prefer-cool") == expected
 
 
 def test_a_bad_hot_filter_in_a_policy_entry_is_refused(capsys, tmp_path):
-    from policy.evaluate import policy_setting
+    from policy.grid import policy_setting
 
     with pytest.raises(ValueError, match="prefer-cool, prefer-fit, strict, off"):
         policy_setting("worst-fit@cold", "off")

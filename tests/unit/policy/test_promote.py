@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from policy.decisionlog import decision_row, outcome_row, read_log
-from policy.evaluate import MIN_BASE_EXCESS
 from policy.promote import (
     REFUSED,
     Decision,
@@ -23,6 +22,7 @@ from policy.promote import (
     prev_path,
     verdict,
 )
+from policy.tables import MIN_BASE_EXCESS
 
 
 @pytest.mark.parametrize(("candidate", "served", "ratio"), [
