@@ -2,13 +2,9 @@
 
 An artifact is two files side by side: ``<name>.npz`` (the weights of the per-node Q-network, layers
 ``w0, b0, w1, b1, ...``) and ``<name>.json`` (metadata: ``format``, ``feature_version``, ``n_inputs``,
-``activation``, the training config, evaluation scores, the source commit, and ``weights_sha256``: the digest
-of the exact ``.npz`` bytes written beside it). ``load_model`` checks both against ``policy.features`` before
-anything is served and raises ``ModelError`` naming the file and the mismatch, so the extender can fall back
-to a heuristic and say why. The digest makes the pair one thing: weights beside another model's metadata (a
-promotion cut off between its two writes, one file copied without the other) are refused by name, not served
-with the wrong version, feature set or evaluation. Metadata written before the digest existed has none and
-loads as before (nothing to check it against).
+``activation``, the training config, evaluation scores, the source commit). ``load_model`` checks both
+against ``policy.features`` before anything is served and raises ``ModelError`` naming the file and the
+mismatch, so the extender can fall back to a heuristic and say why.
 
 The network is shared across nodes: each row of ``policy.features.stack(encoded)`` (node features, pod
 features, cluster summary) goes through the same MLP and gives that node's Q-value, so one set of
@@ -20,7 +16,6 @@ weights scores any number of nodes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import zipfile
 from dataclasses import dataclass, field
@@ -112,11 +107,6 @@ def meta_path(path: Path | str) -> Path:
     return Path(path).with_suffix(".json")
 
 
-def weights_digest(path: Path | str) -> str:
-    """The sha256 of an artifact's ``.npz`` as it is on disk (what ``weights_sha256`` records)."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def save_model(path: Path | str, weights: list[np.ndarray], biases: list[np.ndarray], *,
                activation: str = "relu", meta: dict | None = None) -> Path:
     """Write ``<path>.npz`` and its ``.json`` metadata; returns the .npz path."""
@@ -128,8 +118,7 @@ def save_model(path: Path | str, weights: list[np.ndarray], biases: list[np.ndar
         arrays[f"b{i}"] = np.asarray(b, dtype=np.float32)
     np.savez(path, **arrays)
     full_meta = {"format": FORMAT, "feature_version": FEATURE_VERSION, "n_inputs": N_INPUTS,
-                 "activation": activation, "layers": len(weights), **(meta or {}),
-                 "weights_sha256": weights_digest(path)}  # of these bytes, whatever a copied meta said
+                 "activation": activation, "layers": len(weights), **(meta or {})}
     meta_path(path).write_text(json.dumps(full_meta, indent=2, sort_keys=True) + "\n")
     return path
 
@@ -161,12 +150,6 @@ def load_model(path: Path | str) -> QModel:
             arrays = {k: data[k] for k in data.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise ModelError(path, f"cannot read weights (truncated or not an .npz): {exc}") from None
-    recorded = meta.get("weights_sha256")
-    if recorded is not None and recorded != (actual := weights_digest(path)):
-        raise ModelError(path, f"these weights are not the ones {mpath.name} describes (it records sha256 "
-                               f"{str(recorded)[:16]}..., the file has {actual[:16]}...): the pair was half "
-                               f"replaced or copied apart; copy both files of one model together, or restore "
-                               f"the pair kept as <name>.prev.npz / .prev.json by python -m policy.promote")
     n_layers = sum(1 for k in arrays if k.startswith("w"))
     try:
         weights = tuple(arrays[f"w{i}"] for i in range(n_layers))

@@ -43,11 +43,8 @@ so the candidate's figures are the simulator's.
 ``--apply`` (only on promote; otherwise a dry run that says what it would do) copies the served ``.npz`` and
 ``.json`` to ``<name>.prev.npz`` / ``.prev.json`` and replaces them with the candidate's, each through
 ``kube.atomic.atomic_write`` (a temp file in the same directory, fsync, ``os.replace``, fsync the directory).
-The two files are replaced one after the other, metadata first: a crash (or a reader) in between sees the
-candidate's metadata with the served weights, which ``policy.model.load_model`` refuses by name (the
-metadata's ``weights_sha256`` is the candidate's), so every point of the swap leaves the old pair, the new
-pair, or a pair that will not load and says so; never a model served under another's metadata. The
-``.prev`` pair is written the same way before either (the extender loads its model at start). The report (JSON, to
+The two files are replaced one after the other, metadata first: a reader in between sees the candidate's
+metadata with the served weights, both valid (the extender loads its model at start). The report (JSON, to
 ``--report`` or stdout) holds every pair, the interval, the decision and both models' versions.
 
 Exit status: 0 promoted (or, without ``--apply``, would be), 1 not promoted, 2 bad input (a missing or
