@@ -6,6 +6,11 @@ An artifact is two files side by side: ``<name>.npz`` (the weights of the per-no
 against ``policy.features`` before anything is served and raises ``ModelError`` naming the file and the
 mismatch, so the extender can fall back to a heuristic and say why.
 
+The two files are one artifact: the metadata records ``weights_sha256``, the digest of the exact .npz bytes
+``save_model`` wrote, and ``load_model`` refuses a pair whose weights do not match it (a crash between the
+two replacements, or one file copied without the other). An artifact saved before the digest existed has
+no ``weights_sha256``; it still loads, unverified, with a log line saying so.
+
 The network is shared across nodes: each row of ``policy.features.stack(encoded)`` (node features, pod
 features, cluster summary) goes through the same MLP and gives that node's Q-value, so one set of
 weights scores any number of nodes.
@@ -16,7 +21,10 @@ weights scores any number of nodes.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import logging
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +35,15 @@ import numpy as np
 from policy.features import FEATURE_VERSION, N_CLUSTER, N_NODE, N_POD, Encoded, encode
 from policy.state import ClusterSnapshot, PodView
 
+log = logging.getLogger(__name__)
+
 SHIPPED_MODEL = Path(__file__).resolve().parent / "models" / "default.npz"
 """The shipped DQN artifact: what the extender and the migration controller serve when given no model path."""
 
 FORMAT = "drsched-qnet/1"
 N_INPUTS = N_NODE + N_POD + N_CLUSTER
+DIGEST_KEY = "weights_sha256"
+"""The metadata key holding the sha256 of the .npz bytes the metadata belongs to."""
 _ACTIVATIONS = {"relu": lambda x: np.maximum(x, 0.0, out=x), "tanh": np.tanh}
 
 
@@ -107,24 +119,57 @@ def meta_path(path: Path | str) -> Path:
     return Path(path).with_suffix(".json")
 
 
+def meta_bytes(meta: dict) -> bytes:
+    """The one way metadata is written: sorted keys, 2-space indent, a final newline (deterministic)."""
+    return (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode()
+
+
+def with_digest(meta: dict, npz: bytes) -> dict:
+    """``meta`` recording ``npz``'s sha256 under ``DIGEST_KEY`` (replacing any digest it had)."""
+    return {**meta, DIGEST_KEY: hashlib.sha256(npz).hexdigest()}
+
+
 def save_model(path: Path | str, weights: list[np.ndarray], biases: list[np.ndarray], *,
                activation: str = "relu", meta: dict | None = None) -> Path:
-    """Write ``<path>.npz`` and its ``.json`` metadata; returns the .npz path."""
+    """Write ``<path>.npz`` and its ``.json`` metadata, which records the sha256 of the very bytes written;
+    returns the .npz path."""
     path = Path(path).with_suffix(".npz")
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays = {}
     for i, (w, b) in enumerate(zip(weights, biases, strict=True)):
         arrays[f"w{i}"] = np.asarray(w, dtype=np.float32)
         arrays[f"b{i}"] = np.asarray(b, dtype=np.float32)
-    np.savez(path, **arrays)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    npz = buf.getvalue()
+    path.write_bytes(npz)
     full_meta = {"format": FORMAT, "feature_version": FEATURE_VERSION, "n_inputs": N_INPUTS,
                  "activation": activation, "layers": len(weights), **(meta or {})}
-    meta_path(path).write_text(json.dumps(full_meta, indent=2, sort_keys=True) + "\n")
+    meta_path(path).write_bytes(meta_bytes(with_digest(full_meta, npz)))
     return path
 
 
+def check_digest(path: Path, meta: dict, npz: bytes) -> None:
+    """Refuse weights that are not the ones ``meta`` was written for (``ModelError`` naming both files, both
+    digests and the fix); metadata without a digest (saved before it existed) passes, logged as unverified."""
+    mpath = meta_path(path)
+    expected = meta.get(DIGEST_KEY)
+    if expected is None:
+        log.info("model %s: metadata %s has no %s (saved before the digest existed); the pair is not verified",
+                 path, mpath, DIGEST_KEY)
+        return
+    actual = hashlib.sha256(npz).hexdigest()
+    if expected != actual:
+        raise ModelError(path, f"weights do not match their metadata {mpath}: {mpath.name} records {DIGEST_KEY} "
+                               f"{expected}, {path.name} has sha256 {actual} (one file of the pair was replaced "
+                               f"or copied without the other); copy the .npz and .json of one save together, or "
+                               f"restore the pair python -m policy.promote --apply kept "
+                               f"({path.stem}.prev.npz / {path.stem}.prev.json)")
+
+
 def load_model(path: Path | str) -> QModel:
-    """Load and validate an artifact; every failure is a ``ModelError`` naming the file and the problem."""
+    """Load and validate an artifact; every failure is a ``ModelError`` naming the file and the problem. The
+    weights are read once; bytes that parse are checked against the metadata's digest (``check_digest``)."""
     path = Path(path).with_suffix(".npz")
     mpath = meta_path(path)
     if not path.is_file():
@@ -146,10 +191,15 @@ def load_model(path: Path | str) -> QModel:
     if activation not in _ACTIVATIONS:
         raise ModelError(mpath, f"unknown activation {activation!r}")
     try:
-        with np.load(path) as data:
+        npz = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(path, f"cannot read weights: {exc}") from None
+    try:
+        with np.load(io.BytesIO(npz)) as data:
             arrays = {k: data[k] for k in data.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise ModelError(path, f"cannot read weights (truncated or not an .npz): {exc}") from None
+    check_digest(path, meta, npz)
     n_layers = sum(1 for k in arrays if k.startswith("w"))
     try:
         weights = tuple(arrays[f"w{i}"] for i in range(n_layers))

@@ -72,7 +72,17 @@ from policy.decisionlog import LogError, read_log
 from policy.errors import ConfigError
 from policy.evaluate import unset_defaults
 from policy.grid import run_all, split_cases
-from policy.model import SHIPPED_MODEL, ModelError, QModel, load_model, meta_path
+from policy.model import (
+    DIGEST_KEY,
+    SHIPPED_MODEL,
+    ModelError,
+    QModel,
+    check_digest,
+    load_model,
+    meta_bytes,
+    meta_path,
+    with_digest,
+)
 from policy.offline import TARGETS, importance_weighted
 from policy.report import mean_ci95
 from policy.served import DEFAULT_WEIGHT
@@ -228,17 +238,39 @@ def prev_path(served: Path) -> Path:
     return served.with_name(served.stem + ".prev.npz")
 
 
+def _digested(npz_path: Path) -> tuple[bytes, bytes]:
+    """An artifact's (.npz bytes, .json bytes), the metadata recording the weights' digest: kept verbatim when it
+    already does (``ModelError`` if it records another one), rewritten with it when saved before digests."""
+    npz, raw = npz_path.read_bytes(), meta_path(npz_path).read_bytes()
+    meta = json.loads(raw)
+    check_digest(npz_path, meta, npz)
+    return npz, raw if DIGEST_KEY in meta else meta_bytes(with_digest(meta, npz))
+
+
 def install(candidate: Path, served: Path) -> Path:
-    """Keep the served artifact as ``prev_path`` and replace it by the candidate's, file by file, atomically."""
+    """Keep the served artifact as ``prev_path`` and replace it by the candidate's, file by file, atomically.
+
+    Everything is read (and each pair checked against its digest) before anything is written, and every
+    metadata written records its weights' sha256, so ``load_model`` can tell a half-replaced pair. The writes,
+    each an ``atomic_write``, in this order, and what a crash just before each leaves:
+
+    1. ``<name>.prev.json`` -- the served pair untouched (the old pair);
+    2. ``<name>.prev.npz``  -- served: the old pair; ``.prev.*``: the old metadata beside an earlier .prev.npz,
+       a pair load refuses (digest mismatch);
+    3. ``<name>.json``      -- served: the old pair; ``.prev.*``: a copy of it;
+    4. ``<name>.npz``       -- served: the new metadata beside the old weights, a pair load refuses (the new
+       metadata's digest is the candidate's weights'): restore ``.prev.*`` or rerun ``--apply``;
+    after 4: the new pair. The served pair is never half replaced unnoticed. Each metadata goes before its
+    weights because the one written always carries a digest, while the one it replaces may be from before
+    digests, and such metadata beside new weights would load unverified.
+    """
     from kube.atomic import atomic_write  # stdlib only; the one way drsched makes a file durable
 
     prev = prev_path(served)
-    files = [(meta_path(candidate), meta_path(served), meta_path(prev)), (candidate, served, prev)]
-    data = [(src.read_bytes(), dst.read_bytes()) for src, dst, _ in files]  # read all before writing any
-    for (_, _, keep), (_, old) in zip(files, data, strict=True):
-        atomic_write(keep, old)
-    for (_, dst, _), (new, _) in zip(files, data, strict=True):
-        atomic_write(dst, new)
+    (new_npz, new_meta), (old_npz, old_meta) = _digested(candidate), _digested(served)
+    for dst, data in ((meta_path(prev), old_meta), (prev, old_npz), (meta_path(served), new_meta),
+                      (served, new_npz)):
+        atomic_write(dst, data)
     return prev
 
 
@@ -330,6 +362,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if applied:
         try:
             prev = install(Path(candidate.path), Path(served.path))
+        except ModelError as exc:  # raised before any write: nothing was replaced
+            return _fail(f"not installed (nothing replaced): {exc}")
         except OSError as exc:
             return _fail(f"promoted, but {served.path} may be half replaced (its previous files are "
                          f"{prev_path(Path(served.path))} / .prev.json): {exc}")

@@ -219,6 +219,19 @@ def test_corrupt_model_falls_back_and_says_degraded(tmp_path):
         assert 'drsched_extender_fallback_total{reason="model_corrupt"} 1.0' in c.get("/metrics").text
 
 
+def test_a_half_replaced_model_pair_falls_back_and_says_why(tmp_path):
+    rng = np.random.default_rng(0)
+    a, b = (save_model(tmp_path / name, [rng.normal(size=(N_INPUTS, 8)), rng.normal(size=(8, 1))],
+                       [np.zeros(8), np.zeros(1)], meta={"version": name}) for name in ("a", "b"))
+    a.write_bytes(b.read_bytes())  # b's weights under a's metadata: valid shapes, only the digest tells
+    with TestClient(create_app(static_settings(model_path=str(a)))) as c:
+        ready = c.get("/readyz").json()
+        assert ready["status"] == "degraded" and ready["policy"] == "demand-aware"
+        reason = ready["reason"]
+        assert "weights do not match their metadata" in reason and str(a.with_suffix(".json")) in reason
+        assert 'drsched_extender_fallback_total{reason="model_corrupt"} 1.0' in c.get("/metrics").text
+
+
 def test_real_model_is_served(tmp_path):
     rng = np.random.default_rng(0)
     path = save_model(tmp_path / "m", [rng.normal(size=(N_INPUTS, 8)), rng.normal(size=(8, 1))],

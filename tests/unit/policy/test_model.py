@@ -1,14 +1,18 @@
 """policy.model: loading refuses every broken artifact with a ModelError naming file and mismatch."""
 
+import hashlib
 import json
+import logging
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from policy.features import FEATURE_VERSION, encode
-from policy.model import N_INPUTS, ModelError, ModelScorer, load_model, save_model
+from policy.model import DIGEST_KEY, N_INPUTS, ModelError, ModelScorer, load_model, save_model
 from policy.state import PodView
 from tests.unit.policy.helpers import snapshot
 
@@ -76,3 +80,53 @@ def test_the_model_scorer_scores_by_q_values_of_the_one_encoder(tmp_path):
     assert scorer.name == "dqn:m"
     np.testing.assert_array_equal(scorer.score(snap, pod), model.q_values(encode(snap, pod)))
     np.testing.assert_array_equal(scorer.score_encoded(encode(snap, pod)), scorer.score(snap, pod))
+
+
+def _strip_digest(path):
+    meta = json.loads(path.with_suffix(".json").read_text())
+    del meta[DIGEST_KEY]
+    path.with_suffix(".json").write_text(json.dumps(meta))
+
+
+def test_save_records_the_digest_of_the_bytes_it_wrote_and_load_verifies_it(tmp_path, caplog):
+    path = _write(tmp_path, version="v")
+    meta = json.loads(path.with_suffix(".json").read_text())
+    assert meta[DIGEST_KEY] == hashlib.sha256(path.read_bytes()).hexdigest()
+    with caplog.at_level(logging.INFO, logger="policy.model"):
+        assert load_model(path).meta[DIGEST_KEY] == meta[DIGEST_KEY]
+    assert "not verified" not in caplog.text
+    moved = tmp_path / "moved"  # the pair copied together still loads
+    moved.mkdir()
+    for suffix in (".npz", ".json"):
+        shutil.copy(path.with_suffix(suffix), moved / f"x{suffix}")
+    assert load_model(moved / "x.npz").version == "v"
+
+
+def test_weights_swapped_under_the_metadata_are_refused_naming_both_files_and_digests(tmp_path):
+    a = _write(tmp_path / "a")
+    rng = np.random.default_rng(1)
+    b = save_model(tmp_path / "b" / "m", [rng.normal(size=(N_INPUTS, 8)), rng.normal(size=(8, 1))],
+                   [np.zeros(8), np.zeros(1)])
+    expected = json.loads(a.with_suffix(".json").read_text())[DIGEST_KEY]
+    shutil.copy(b, a)  # same shapes, so only the digest can tell
+    actual = hashlib.sha256(a.read_bytes()).hexdigest()
+    with pytest.raises(ModelError) as err:
+        load_model(a)
+    msg = str(err.value)
+    assert str(a) in msg and str(a.with_suffix(".json")) in msg and expected in msg and actual in msg
+    assert "copy the .npz and .json of one save together" in msg and "m.prev.npz" in msg
+
+
+def test_an_artifact_saved_before_digests_still_loads_and_says_it_is_unverified(tmp_path, caplog):
+    path = _write(tmp_path, version="legacy")
+    _strip_digest(path)
+    with caplog.at_level(logging.INFO, logger="policy.model"):
+        assert load_model(path).version == "legacy"
+    assert f"has no {DIGEST_KEY}" in caplog.text and "not verified" in caplog.text
+
+
+def test_every_shipped_artifact_records_its_weights_digest():
+    paths = sorted(Path("policy/models").glob("**/*.npz"))
+    assert paths
+    for path in paths:
+        assert load_model(path).meta[DIGEST_KEY] == hashlib.sha256(path.read_bytes()).hexdigest(), path

@@ -2,11 +2,13 @@
 
 import json
 import math
+from hashlib import sha256
 
 import numpy as np
 import pytest
 
 from policy.decisionlog import decision_row, outcome_row, read_log
+from policy.model import DIGEST_KEY, N_INPUTS, ModelError, load_model, meta_bytes, save_model
 from policy.promote import (
     REFUSED,
     Decision,
@@ -139,22 +141,94 @@ def test_log_summary_reports_the_on_policy_mean_and_other_versions(tmp_path):
     assert log_summary(_log(tmp_path, ["v1"] * 2, [5.0, 7.0]), served_version="v1")["other_versions"] == []
 
 
-def _artifact(path, tag):
-    path.write_bytes(b"npz-" + tag)
-    path.with_suffix(".json").write_bytes(b"json-" + tag)
+def _artifact(path, version, *, legacy=False):
+    """A small valid artifact of ``version``; ``legacy``: its metadata without the digest (saved before it)."""
+    rng = np.random.default_rng(sum(version.encode()))  # other versions, other weights
+    path = save_model(path, [rng.normal(size=(N_INPUTS, 4)), rng.normal(size=(4, 1))], [np.zeros(4), np.zeros(1)],
+                      meta={"version": version})
+    if legacy:
+        meta = json.loads(path.with_suffix(".json").read_text())
+        del meta[DIGEST_KEY]
+        path.with_suffix(".json").write_bytes(meta_bytes(meta))
     return path
 
 
+def _files(directory):
+    return {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()}
+
+
 def test_install_keeps_the_previous_files_and_replaces_both(tmp_path):
-    (tmp_path / "served").mkdir()
-    served = _artifact(tmp_path / "served" / "default.npz", b"old")
-    cand = _artifact(tmp_path / "cand.npz", b"new")
+    served = _artifact(tmp_path / "served" / "default.npz", "old")
+    cand = _artifact(tmp_path / "cand.npz", "new")
+    old, new = _files(served.parent), _files(cand.parent)
     prev = install(cand, served)
     assert prev == prev_path(served) == tmp_path / "served" / "default.prev.npz"
-    assert served.read_bytes() == b"npz-new" and served.with_suffix(".json").read_bytes() == b"json-new"
-    assert prev.read_bytes() == b"npz-old" and prev.with_suffix(".json").read_bytes() == b"json-old"
+    assert served.read_bytes() == new["cand.npz"] and served.with_suffix(".json").read_bytes() == new["cand.json"]
+    assert prev.read_bytes() == old["default.npz"] and prev.with_suffix(".json").read_bytes() == old["default.json"]
+    assert load_model(served).version == "new" and load_model(prev).version == "old"
     assert sorted(p.name for p in served.parent.iterdir()) == ["default.json", "default.npz", "default.prev.json",
                                                                "default.prev.npz"]  # no temp file left
+
+
+def test_install_gives_pairs_saved_before_digests_one(tmp_path):
+    served = _artifact(tmp_path / "served" / "default.npz", "old", legacy=True)
+    cand = _artifact(tmp_path / "cand.npz", "new", legacy=True)
+    install(cand, served)
+    for path in (served, prev_path(served)):
+        assert json.loads(path.with_suffix(".json").read_text())[DIGEST_KEY] == sha256(path.read_bytes()).hexdigest()
+
+
+def test_install_refuses_a_half_replaced_candidate_before_writing_anything(tmp_path):
+    served = _artifact(tmp_path / "served" / "default.npz", "old")
+    cand = _artifact(tmp_path / "cand.npz", "new")
+    cand.write_bytes(served.read_bytes())
+    before = _files(served.parent)
+    with pytest.raises(ModelError, match="weights do not match their metadata"):
+        install(cand, served)
+    assert _files(served.parent) == before
+
+
+# A crash before write k (0-based; order: prev.json, prev.npz, served.json, served.npz): what the served and the
+# kept pair then are. "refused": load_model raises the digest mismatch.
+@pytest.mark.parametrize(("crash_before", "served_is", "prev_is"), [
+    (0, "old", "older"),
+    (1, "old", "refused"),
+    (2, "old", "old"),
+    (3, "refused", "old"),
+])
+@pytest.mark.parametrize("legacy", [False, True])
+def test_a_crash_between_the_writes_leaves_the_old_pair_the_new_one_or_a_refused_one(
+        tmp_path, monkeypatch, crash_before, served_is, prev_is, legacy):
+    import kube.atomic
+
+    served = _artifact(tmp_path / "served" / "default.npz", "old", legacy=legacy)
+    _artifact(prev_path(served), "older", legacy=legacy)  # an earlier --apply's kept pair
+    cand = _artifact(tmp_path / "cand.npz", "new", legacy=legacy)
+    real, calls = kube.atomic.atomic_write, []
+
+    def crashing(path, data, **kw):
+        calls.append(path.name)
+        if len(calls) == crash_before + 1:
+            raise OSError("simulated crash")
+        real(path, data, **kw)
+
+    monkeypatch.setattr(kube.atomic, "atomic_write", crashing)
+    with pytest.raises(OSError, match="simulated crash"):
+        install(cand, served)
+    assert calls[-1] == ["default.prev.json", "default.prev.npz", "default.json", "default.npz"][crash_before]
+
+    def state(path):
+        try:
+            return load_model(path).version
+        except ModelError as exc:
+            assert "weights do not match their metadata" in exc.problem
+            return "refused"
+
+    assert (state(served), state(prev_path(served))) == (served_is, prev_is)
+    monkeypatch.setattr(kube.atomic, "atomic_write", real)
+    if served_is == "old":  # rerun --apply from where it stopped: the new pair
+        install(cand, served)
+        assert load_model(served).version == "new"
 
 
 @pytest.mark.parametrize("split", sorted(REFUSED))
