@@ -2,8 +2,9 @@
 
 An image is rebuilt only when something that goes into it changed: its Dockerfile, the files its
 ``COPY`` lines take from the build context (read from the Dockerfile itself, so a new ``COPY`` is in the
-key without touching this module), the constraints, ``pyproject.toml``, ``.dockerignore``, the base
-image and the build flags. Pure functions over the checkout; no process is started here.
+key without touching this module), the constraints, the project version in ``pyproject.toml`` (the rest of
+that file goes into no image), ``.dockerignore``, the base image and the build flags. Pure functions over
+the checkout; no process is started here.
 """
 
 from __future__ import annotations
@@ -90,8 +91,11 @@ def image_key(root: Path, spec: ImageSpec, *, base_key: str) -> str:
         text = dockerfile.read_text()
     except OSError as exc:
         raise SpecError(f"cannot read {dockerfile}: {exc}") from exc
-    digest = hashlib.sha256(f"format={BUILD_FORMAT} name={spec.name} base={base_key}\n".encode())
-    files = [dockerfile, root / "pyproject.toml"]
+    # The project's version (the tag), not all of pyproject.toml: no image copies it, and a lint setting changed
+    # there rebuilt every image and, with the workloads image's new digest, threw away the lab's solo cache.
+    digest = hashlib.sha256(f"format={BUILD_FORMAT} name={spec.name} base={base_key} "
+                            f"version={project_version(root)}\n".encode())
+    files = [dockerfile]
     ignore = root / ".dockerignore"
     if ignore.is_file():
         files.append(ignore)

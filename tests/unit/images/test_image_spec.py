@@ -47,7 +47,13 @@ def test_key_follows_copied_files_and_dockerfile_but_not_other_files(tmp_path):
     assert second != first
     assert image_key(root, spec, base_key="b2") != second
     (root / "pkg" / "Dockerfile").write_text("FROM base\nCOPY pkg/ /srv/pkg/\n")
-    assert image_key(root, spec, base_key="b1") != second
+    third = image_key(root, spec, base_key="b1")
+    assert third != second
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n[tool.ruff]\nline-length = 99\n")  # no image copies it
+    assert image_key(root, spec, base_key="b1") == third
+    pyproject.write_text(pyproject.read_text().replace('version = "1.2.3"', 'version = "1.2.4"'))  # the tag does
+    assert image_key(root, spec, base_key="b1") != third
 
 
 def test_missing_copy_source_is_a_spec_error(tmp_path):
