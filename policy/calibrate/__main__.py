@@ -35,7 +35,7 @@ class CalibrateArgs:
 
     results: Path
     """lab results directory with jobs.csv, nodes.csv and (optional) events.csv"""
-    out: Path = Path("policy/results/calibration")
+    out: Path = Path("results/policy/calibration")
     """where calibration.md, predictions.csv and scatter.png go"""
     calibration: Path = CALIBRATION_FILE
     """the calibration file to read (and, with fit --write, to update)"""
