@@ -14,7 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent.parent / "results" / "bench"
+from policy.paths import BENCH_RESULTS
+
+RESULTS = Path(__file__).resolve().parent.parent / BENCH_RESULTS
 
 
 def load_average() -> float:

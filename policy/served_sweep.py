@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from policy.evaluate import BASELINE, run_all, split_cases
+from policy.paths import POLICY_RESULTS
 from policy.served import ScoreMapping
 from policy.splits import LOADS, SPLITS
 
@@ -156,7 +157,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m policy.served_sweep", description=__doc__.split("\n\n")[0],
                                 epilog=__doc__.split("\n\n", 1)[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", type=Path, default=Path("results/policy/served-sweep"),
+    p.add_argument("--out", type=Path, default=POLICY_RESULTS / "served-sweep",
                    help="directory of sweep.csv (default: %(default)s)")
     p.add_argument("--table", action="store_true", help="only print the table of the existing sweep.csv")
     p.add_argument("--with", dest="also", type=Path, action="append", default=[], metavar="DIR",

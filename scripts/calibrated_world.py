@@ -27,8 +27,10 @@ from pathlib import Path
 
 from readme_tables import BASELINE, COMPARISONS, DQN, MIN_EXCESS, MIN_RATIO, MODEL_BASED, _excess, _read, comparison
 
+from policy.paths import POLICY_RESULTS
+
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = Path("results/policy")
+RESULTS = POLICY_RESULTS
 PREFIX = "calibrated-"
 ORIGINAL = "original-world/"
 """The original-world result folders are ``ORIGINAL`` + their name; ``dqn:default`` in them, in the calibrated

@@ -30,8 +30,10 @@ import re
 import sys
 from pathlib import Path
 
+from policy.paths import BENCH_RESULTS, POLICY_RESULTS
+
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = Path("results/policy")
+RESULTS = POLICY_RESULTS
 BLOCK = re.compile(r"(<!-- BEGIN generated: (?P<path>[^ ]+) -->\n)(?P<body>.*?)(<!-- END generated -->)", re.S)
 DQN = "dqn:default"
 BASELINE = "default-k8s"
@@ -164,7 +166,7 @@ def migration(summary: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-BENCH = Path("results/bench")
+BENCH = BENCH_RESULTS
 TARGET_P99_MS = {100: 2.0, 1000: 4.0, 5000: 10.0}
 """prioritize p99 targets, names mode; 100 full nodes: ``TARGET_NODES_P99_MS``."""
 TARGET_NODES_P99_MS, TARGET_ENCODE_Q_MS, TARGET_RSS_MIB = 5.0, 2.0, 142.0
