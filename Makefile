@@ -75,18 +75,18 @@ lab: venv  ## the real-node experiment: every arm on the same seeded schedules (
 EVAL_POLICIES := default-k8s,tlp,lvrb,koord,demand-aware,lookahead,random,round-robin,dqn:policy/models/default.npz
 EVAL := nice -n 5 $(PY) -m policy.evaluate --workers 2 --no-plots -q
 
-evaluate: venv  ## the README's result tables: run the evaluations into policy/results/ (~17 min on 2 busy cores), regenerate the README blocks
-	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served --out policy/results/test-served
-	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served --hot-filter strict --out policy/results/test-served-strict
-	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served --hot-filter off --out policy/results/test-served-nohot
-	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --out policy/results/test
-	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --out policy/results/validation
-	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served --out policy/results/validation-served
-	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served --hot-filter strict --out policy/results/validation-served-strict
-	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served --hot-filter off --out policy/results/validation-served-nohot
-	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served --hot-filter prefer-fit --out policy/results/validation-served-fit
-	$(EVAL) --policies $(EVAL_POLICIES) --trace alibaba --scenarios base,hetero --loads 0.9,1.5 --seeds 3 --jobs 1000 --out policy/results/alibaba
-	nice -n 5 $(PY) -m policy.evaluate migration --workers 2 --no-plots --out policy/results/migration
+evaluate: venv  ## the README's result tables: run the evaluations into results/policy/ (~17 min on 2 busy cores), regenerate the README blocks
+	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served --out results/policy/test-served
+	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served --hot-filter strict --out results/policy/test-served-strict
+	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --served --hot-filter off --out results/policy/test-served-nohot
+	$(EVAL) --policies $(EVAL_POLICIES) --split test --seeds 5 --out results/policy/test
+	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --out results/policy/validation
+	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served --out results/policy/validation-served
+	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served --hot-filter strict --out results/policy/validation-served-strict
+	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served --hot-filter off --out results/policy/validation-served-nohot
+	$(EVAL) --policies $(EVAL_POLICIES) --split validation --seeds 5 --served --hot-filter prefer-fit --out results/policy/validation-served-fit
+	$(EVAL) --policies $(EVAL_POLICIES) --trace alibaba --scenarios base,hetero --loads 0.9,1.5 --seeds 3 --jobs 1000 --out results/policy/alibaba
+	nice -n 5 $(PY) -m policy.evaluate migration --workers 2 --no-plots --out results/policy/migration
 	$(PY) scripts/readme_tables.py
 
 model: venv  ## train the shipped default model with a fixed seed

@@ -22,7 +22,7 @@ asserts nothing.
     python bench/bench_extender.py --sizes 5000 --candidate-frac 0.1 --requests 1000
     python bench/bench_extender.py --sizes 1000 --bind-flood 2
     python bench/bench_extender.py --modes names --rounds 3 --baseline-tree /tmp/base \
-        --results bench/results/extender-incremental.json   # before / after, same run, arms alternating
+        --results results/bench/extender-incremental.json   # before / after, same run, arms alternating
 
 ``--baseline-tree DIR`` serves from another checkout too (``git worktree add /tmp/base main``), one server
 per size, tree and round, the trees alternating (and which goes first), and prints per tree the median and

@@ -1,4 +1,4 @@
-"""Where a benchmark leaves its figures: one JSON file per benchmark in ``bench/results/``, committed.
+"""Where a benchmark leaves its figures: one JSON file per benchmark in ``results/bench/``, committed.
 
 Why it exists: figures typed into the README by hand drift from what the code measures (an inference row
 outlived the model it timed). Each benchmark writes its figures here with the command, the time and the
@@ -14,7 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from policy.paths import BENCH_RESULTS
+
+RESULTS = Path(__file__).resolve().parent.parent / BENCH_RESULTS
 
 
 def load_average() -> float:

@@ -15,7 +15,7 @@ gives exactly the reciprocal ratios, so the gate cannot favour either side.
 Both models are scored as served (``policy.served``: the shipped value-to-score mapping, hot filter and
 extender weight, beside kube-scheduler's own resource scoring), since that is what a promoted model does on
 the cluster; ``--as-served 0`` scores the raw argmax of each model's values instead. The two views can
-disagree: on validation (``policy/results/promote/``), ``policy/models/original-world.npz`` against the shipped model is
+disagree: on validation (``results/policy/promote/``), ``policy/models/original-world.npz`` against the shipped model is
 0.882 (0.804-0.969) by argmax, which would promote, and 1.117 (0.967-1.290) as served, which does not.
 
 Summary: the geometric mean of the ratios and its 95 % interval, a Student t interval on the log ratios

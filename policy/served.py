@@ -29,7 +29,7 @@ policy.evaluate --mapping``), over the allowed nodes, the best raw value ``best`
 ``minmax`` stretches any spread, however small, to 0 vs 10, so at a high weight a near-tie of Q-values
 overrides kube-scheduler's own resource scoring; the other two keep nodes the policy is (nearly)
 indifferent between at the same score. ``DEFAULT_MAPPING`` and ``DEFAULT_WEIGHT`` were chosen on the
-validation split (``python -m policy.served_sweep``; ``policy/results/served-sweep/``) and are the
+validation split (``python -m policy.served_sweep``; ``results/policy/served-sweep/``) and are the
 defaults of the extender, of ``--served`` and, as numbers that YAML cannot import, of the shipped
 scheduler configs (a test keeps those equal).
 """

@@ -12,10 +12,10 @@ without running anything; ``--with DIR`` merges a sweep run on other validation 
 Selection: the setting with the lowest geometric mean, over the validation cases, of the DQN's excess
 as a ratio to default-k8s's (the DQN is what is served; a setting is not chosen for how it treats the
 heuristics). Near the top the settings differ by less than seed noise, so the shipped choice was made in
-two stages: the whole grid on validation seeds 0-4 (``policy/results/served-sweep``), then the best
-mappings x a few weights again on seeds 5-9 (``policy/results/served-sweep-confirm``, ``--seed-base 5``),
-choosing on all ten (``--table --out policy/results/served-sweep-confirm --with
-policy/results/served-sweep``). The table also gives, per setting, the DQN's geometric-mean ratio to the
+two stages: the whole grid on validation seeds 0-4 (``results/policy/served-sweep``), then the best
+mappings x a few weights again on seeds 5-9 (``results/policy/served-sweep-confirm``, ``--seed-base 5``),
+choosing on all ten (``--table --out results/policy/served-sweep-confirm --with
+results/policy/served-sweep``). The table also gives, per setting, the DQN's geometric-mean ratio to the
 best of lookahead and demand-aware and its worst family (the geometric mean of a family's loads). Ratio rules as the
 README's comparisons: a case whose denominator is below ``MIN_EXCESS`` is left out, ratios below
 ``MIN_RATIO`` count as ``MIN_RATIO``.
@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from policy.grid import BASELINE, run_all, split_cases
+from policy.paths import POLICY_RESULTS
 from policy.served import ScoreMapping
 from policy.splits import LOADS, SPLITS
 
@@ -156,7 +157,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m policy.served_sweep", description=__doc__.split("\n\n")[0],
                                 epilog=__doc__.split("\n\n", 1)[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", type=Path, default=Path("policy/results/served-sweep"),
+    p.add_argument("--out", type=Path, default=POLICY_RESULTS / "served-sweep",
                    help="directory of sweep.csv (default: %(default)s)")
     p.add_argument("--table", action="store_true", help="only print the table of the existing sweep.csv")
     p.add_argument("--with", dest="also", type=Path, action="append", default=[], metavar="DIR",

@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""The docs' result tables (README.md and docs/*.md), generated from the committed results in ``policy/results/``,
-``bench/results/`` and ``lab/results/``.
+"""The docs' result tables (README.md and docs/*.md), generated from the committed results in ``results/policy/``,
+``results/bench/`` and ``results/lab/``.
 
 Why it exists: tables typed by hand drift from what the code measures. ``make evaluate`` writes each
-evaluation's CSV and markdown into ``policy/results/``, and every benchmark its figures into
-``bench/results/<bench>.json`` (``bench/record.py``); this script derives the comparison tables the README
+evaluation's CSV and markdown into ``results/policy/``, and every benchmark its figures into
+``results/bench/<bench>.json`` (``bench/record.py``); this script derives the comparison tables the README
 argues from (DQN vs default-k8s and vs the best model-based heuristic: on the test split as served, the
 headline, and as a pure argmax, and on validation; each split side by side by scoring mode; migration) from
-those CSVs, the Benchmarks table (``bench/results/benchmarks.md``) from those JSON files, and copies every
+those CSVs, the Benchmarks table (``results/bench/benchmarks.md``) from those JSON files, and copies every
 result file into the README block that names it::
 
-    <!-- BEGIN generated: policy/results/test/summary.md -->
+    <!-- BEGIN generated: results/policy/test/summary.md -->
     ...
     <!-- END generated -->
 
@@ -30,8 +30,10 @@ import re
 import sys
 from pathlib import Path
 
+from policy.paths import BENCH_RESULTS, POLICY_RESULTS
+
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = Path("policy/results")
+RESULTS = POLICY_RESULTS
 BLOCK = re.compile(r"(<!-- BEGIN generated: (?P<path>[^ ]+) -->\n)(?P<body>.*?)(<!-- END generated -->)", re.S)
 DQN = "dqn:default"
 BASELINE = "default-k8s"
@@ -164,7 +166,7 @@ def migration(summary: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-BENCH = Path("bench/results")
+BENCH = BENCH_RESULTS
 TARGET_P99_MS = {100: 2.0, 1000: 4.0, 5000: 10.0}
 """prioritize p99 targets, names mode; 100 full nodes: ``TARGET_NODES_P99_MS``."""
 TARGET_NODES_P99_MS, TARGET_ENCODE_Q_MS, TARGET_RSS_MIB = 5.0, 2.0, 142.0
@@ -327,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything is out of date")
     p.add_argument("--root", type=Path, default=ROOT,
-                   help="the checkout whose policy/results/ to read (default: this one)")
+                   help="the checkout whose results/policy/ to read (default: this one)")
     p.add_argument("--readme", type=Path, action="append",
                    help="a doc to fill (repeatable; default: ROOT/README.md and ROOT/docs/*.md)")
     args = p.parse_args(argv)

@@ -21,6 +21,7 @@ from policy.calibrate.labdata import LabDataError, read_results
 from policy.calibrate.output import pct, record_fit, record_host, write
 from policy.calibrate.replay import DISK_MBPS, Machine
 from policy.cli import add_arguments, from_namespace, option
+from policy.paths import POLICY_RESULTS
 from policy.sim import calibration
 from policy.sim.calibration import DEFAULT_PATH as CALIBRATION_FILE
 from policy.sim.errors import ConfigError
@@ -35,7 +36,7 @@ class CalibrateArgs:
 
     results: Path
     """lab results directory with jobs.csv, nodes.csv and (optional) events.csv"""
-    out: Path = Path("policy/results/calibration")
+    out: Path = POLICY_RESULTS / "calibration"
     """where calibration.md, predictions.csv and scatter.png go"""
     calibration: Path = CALIBRATION_FILE
     """the calibration file to read (and, with fit --write, to update)"""

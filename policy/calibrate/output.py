@@ -23,7 +23,7 @@ HEADER = """\
 # How co-located jobs share a node in the simulator (policy.sim.sharing), and the measurements behind it.
 # `active` names the parameter set the simulator uses by default: every committed result and the shipped
 # model were made with it. `original` is the rule they were made with before the real-node fit (the results
-# compared in policy/results/calibrated-world.md are kept in policy/results/original-world/). Fitted sets and
+# compared in results/policy/calibrated-world.md are kept in results/policy/original-world/). Fitted sets and
 # their `fits` records (the data, seeds, errors behind them) are written by
 # `python -m policy.calibrate fit --write --name NAME`. `hosts` are replay-only models of the machine the lab
 # runs were measured on (`fit --write-host NAME`, then `--host-cpu-m NAME`): the simulator never reads them.

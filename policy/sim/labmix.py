@@ -28,7 +28,7 @@ from policy.sim.errors import UnknownClassError
 from policy.sim.jobs import JobSpec
 
 LAB_SCALE = 0.5
-"""``python -m lab run --scale`` of the lab's DRS runs (lab/results/drs-quiet-2026-11-30/notes.md)."""
+"""``python -m lab run --scale`` of the lab's DRS runs (results/lab/drs-quiet-2026-11-30/notes.md)."""
 WORLD_SCALES = {"drs": LAB_SCALE, "multi-resource": 1.0}
 """The ``--scale`` each world's workloads are drawn at: the DRS runs' for ``drs``; for ``multi-resource`` the
 protocol's (lab/protocols/multi-resource.yaml: ``scale: 1.0``, as the A/A pilot's), at which a pulling net
@@ -39,7 +39,7 @@ WORK_SIGMA = 0.1
 """Lognormal sigma of a job's work around its template's (real solo runtimes vary by about this)."""
 CPU_SECONDS_PER_UNIT = 0.0065
 """Seconds a cpu or train unit takes on a whole core: the median solo runtime on the lab's ``rn-small`` / 4,
-since a job there gets a quarter core (lab/results/drs-quiet-2026-11-30/jobs.csv)."""
+since a job there gets a quarter core (results/lab/drs-quiet-2026-11-30/jobs.csv)."""
 
 
 def templates(world: str, kind: str) -> tuple[Template, ...]:

@@ -19,12 +19,12 @@ def test_readme_blocks_match_committed_results():
     docs = readme_tables.docs(ROOT)
     named = {doc.name: [m["path"] for m in readme_tables.BLOCK.finditer(doc.read_text())] for doc in docs}
     everywhere = [path for paths in named.values() for path in paths]
-    assert "policy/results/test/summary.md" in everywhere and "policy/results/migration/migration.md" in everywhere
-    assert "bench/results/benchmarks.md" in everywhere
+    assert "results/policy/test/summary.md" in everywhere and "results/policy/migration/migration.md" in everywhere
+    assert "results/bench/benchmarks.md" in everywhere
     # the README's headline is the test split scored as served; the argmax tables live in the docs
-    assert named["README.md"][0] == "policy/results/test-served/comparison.md"
-    assert named["evaluation.md"].index("policy/results/test-served/comparison.md") < named["evaluation.md"].index(
-        "policy/results/test/summary.md")
+    assert named["README.md"][0] == "results/policy/test-served/comparison.md"
+    assert named["evaluation.md"].index("results/policy/test-served/comparison.md") < named["evaluation.md"].index(
+        "results/policy/test/summary.md")
     for doc in docs:
         text = doc.read_text()
         assert readme_tables.render(text, ROOT) == text, f"{doc}: run `python scripts/readme_tables.py`"
@@ -40,17 +40,17 @@ def test_docs_links_resolve():
 
 def test_derived_files_match_their_csvs():
     derived = readme_tables.derived(ROOT)
-    assert {str(p) for p in derived} >= {"policy/results/test-served/comparison.md",
-                                         "policy/results/test/comparison.md", "policy/results/served.md",
-                                         "policy/results/served-test.md",
-                                         "bench/results/benchmarks.md"}
+    assert {str(p) for p in derived} >= {"results/policy/test-served/comparison.md",
+                                         "results/policy/test/comparison.md", "results/policy/served.md",
+                                         "results/policy/served-test.md",
+                                         "results/bench/benchmarks.md"}
     for rel, text in derived.items():
         assert (ROOT / rel).read_text() == text, f"{rel} is stale: run `python scripts/readme_tables.py`"
 
 
 def _copy_results(dest: Path) -> None:
     """Every committed result tree a README block reads (the simulator's, the benchmarks' and the real-node lab's)."""
-    for tree in ("policy/results", "bench/results", "lab/results", "docs"):
+    for tree in ("results/policy", "results/bench", "results/lab", "docs"):
         shutil.copytree(ROOT / tree, dest / tree)
 
 
@@ -59,7 +59,7 @@ def test_check_fails_on_a_hand_edited_block(tmp_path, capsys):
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
     readme = tmp_path / "docs" / "evaluation.md"
     text = readme.read_text()
-    start = text.index("<!-- BEGIN generated: policy/results/test/summary.md -->")
+    start = text.index("<!-- BEGIN generated: results/policy/test/summary.md -->")
     end = text.index("<!-- END generated -->", start)
     readme.write_text(text[:end] + "| typed | by | hand |\n" + text[end:])
     assert readme_tables.main(["--check", "--root", str(tmp_path)]) == 1
@@ -71,7 +71,7 @@ def test_check_fails_on_a_hand_edited_block(tmp_path, capsys):
 def test_check_fails_on_a_stale_derived_file(tmp_path):
     _copy_results(tmp_path)
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
-    summary = tmp_path / "policy" / "results" / "test" / "summary.csv"
+    summary = tmp_path / "results" / "policy" / "test" / "summary.csv"
     rows = readme_tables._read(summary)
     rows[0]["excess_slowdown"] = str(float(rows[0]["excess_slowdown"]) + 1)  # a rerun with other numbers
     with summary.open("w", newline="") as f:
@@ -83,15 +83,15 @@ def test_check_fails_on_a_stale_derived_file(tmp_path):
 
 def test_missing_result_file_is_named(tmp_path):
     _copy_results(tmp_path)
-    (tmp_path / "policy" / "results" / "test" / "summary.md").unlink()
-    with pytest.raises(FileNotFoundError, match="policy/results/test/summary.md"):
+    (tmp_path / "results" / "policy" / "test" / "summary.md").unlink()
+    with pytest.raises(FileNotFoundError, match="results/policy/test/summary.md"):
         readme_tables.render((ROOT / "docs" / "evaluation.md").read_text(), tmp_path)
 
 
 def test_each_comparison_says_how_the_policies_were_scored():
     derived = readme_tables.derived(ROOT)
-    assert "scored as served" in derived[Path("policy/results/test-served/comparison.md")]
-    assert "pure argmax" in derived[Path("policy/results/test/comparison.md")]
+    assert "scored as served" in derived[Path("results/policy/test-served/comparison.md")]
+    assert "pure argmax" in derived[Path("results/policy/test/comparison.md")]
 
 
 def test_comparison_uses_ratio_of_mean_excess():

@@ -34,7 +34,7 @@ endpoint:
   alpha: 0.05
 pilot:
   sd_log_ratio: 0.1
-  source: lab/results/aa-pilot
+  source: results/lab/aa-pilot
 predicted:
   by: python -m policy.evaluate --lab-world --seeds 20
   ratios:

@@ -135,7 +135,7 @@ def test_a_job_that_no_longer_fits_its_smallest_node_is_refused() -> None:
 
 # ---- worlds: the drs world draws what it always drew, the multi-resource world its own mix ---------------------
 
-RESULTS = ROOT / "lab" / "results"
+RESULTS = ROOT / "results" / "lab"
 COMMITTED = [  # (schedule file, how it was drawn): the landed runs' schedules, which results depend on
     ("aa-pilot-2026-12-02/schedule-drs-under-201.csv", dict(seed=201, jobs=48, window_s=240.0), ISOLATED),
     ("aa-pilot-2026-12-02/schedule-drs-under-203.csv", dict(seed=203, jobs=48, window_s=240.0), ISOLATED),

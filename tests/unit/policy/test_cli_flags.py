@@ -57,7 +57,7 @@ def test_evaluate_refuses_bad_flags_as_usage_errors(argv):
 
 
 def test_calibrate_defaults_and_spellings():
-    common = dict(results=Path("r"), out=Path("policy/results/calibration"), calibration=calibration.DEFAULT_PATH,
+    common = dict(results=Path("r"), out=Path("results/policy/calibration"), calibration=calibration.DEFAULT_PATH,
                   disk_mbps=DISK_MBPS, host_cpu_m="none", cpu_bound="", ignore_links=False, no_plot=False)
     replay = calibrate_args(["replay", "--results", "r"])
     assert _values(replay, **common, set=None) == {**common, "set": None}

@@ -1,7 +1,7 @@
 """Issue #22's bar for the shipped model: scored as served on validation, its excess slowdown is at most 0.9x
-the best heuristic's (geometric mean over the cases of the committed ``policy/results/validation-served``,
+the best heuristic's (geometric mean over the cases of the committed ``results/policy/validation-served``,
 which ``make evaluate`` regenerates; best heuristic per case = the lowest of default-k8s, demand-aware and
-lookahead; the ratio rule is ``policy/results/horizon/report.py``'s, i.e. ``scripts/readme_tables.py``'s)."""
+lookahead; the ratio rule is ``results/policy/horizon/report.py``'s, i.e. ``scripts/readme_tables.py``'s)."""
 
 import importlib.util
 from pathlib import Path
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-_spec = importlib.util.spec_from_file_location("horizon_report", ROOT / "policy" / "results" / "horizon" / "report.py")
+_spec = importlib.util.spec_from_file_location("horizon_report", ROOT / "results" / "policy" / "horizon" / "report.py")
 report = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(report)
 
@@ -32,7 +32,7 @@ def test_ratio_leaves_out_cases_at_the_physical_limit_and_floors_tiny_ratios():
                                        "the best heuristic's (band:0.02 at weight 5; 1.09x with min-max at weight "
                                        "10; geometric mean, 12 cases); the bar is 0.9x")
 def test_shipped_model_served_validation_excess_is_at_most_0_9x_the_best_heuristics():
-    summary = report.readme_tables._read(ROOT / "policy" / "results" / "validation-served" / "summary.csv")
+    summary = report.readme_tables._read(ROOT / "results" / "policy" / "validation-served" / "summary.csv")
     ex = report.readme_tables._excess(summary)
     assert {p for _, _, p in ex} >= {report.SHIPPED, *report.HEURISTICS}
     assert len({(f, ld) for f, ld, _ in ex}) == 12  # six families at two loads

@@ -65,7 +65,7 @@ def test_the_lab_families_are_evaluation_only_and_leave_the_splits_alone():
 
 
 def test_the_lab_families_before_the_multi_resource_world_are_unchanged():
-    # Their results (policy/results/lab-sim/) were made with exactly these configs.
+    # Their results (results/policy/lab-sim/) were made with exactly these configs.
     drs = dict(cluster="rn-small:1,rn-medium:1,rn-medium-mem:1,rn-large:1", profile_error=0.0, sample_interval=10.0)
     for v in ("under", "flat", "honest"):
         assert LAB[f"lab-{v}"].config == {**drs, "workload": f"lab-{v}"}
