@@ -58,6 +58,7 @@ class Scenario:
     jobs: int
     window_s: float
     scale: float
+    """The work factor (``lab run --scale``); the world's (``policy.labworld.World.scale``) when the file names none."""
     note: str = ""
     world: str = DEFAULT_WORLD
     """The world it runs on (``policy.labworld.WORLDS``: nodes and job mix); ``drs`` when the file names none."""
@@ -248,18 +249,19 @@ def load_protocol(path: Path) -> Protocol:
 
 
 def _scenario(doc: _Doc, node: yaml.Node, *, strict: bool) -> Scenario:
-    s = doc.mapping(node, "scenario", required=("variant", "regime", "job_shape", "jobs", "window_s", "scale"),
-                    optional=("note", "world"))
+    s = doc.mapping(node, "scenario", required=("variant", "regime", "job_shape", "jobs", "window_s"),
+                    optional=("scale", "note", "world"))
     jobs = int(doc.number(s["jobs"], "scenario.jobs", low=1, integer=True, open_low=False))
     if strict and jobs < MIN_JOBS:
         raise doc.fail(s["jobs"], "scenario.jobs", f"{jobs} jobs: a main or pilot protocol runs at least {MIN_JOBS}")
+    world = doc.choice(s["world"], "scenario.world", tuple(WORLDS)) if "world" in s else DEFAULT_WORLD
     return Scenario(variant=doc.choice(s["variant"], "scenario.variant", VARIANTS),
                     regime=doc.choice(s["regime"], "scenario.regime", REGIMES),
                     job_shape=doc.choice(s["job_shape"], "scenario.job_shape", tuple(SHAPES)), jobs=jobs,
                     window_s=doc.number(s["window_s"], "scenario.window_s", low=0),
-                    scale=doc.number(s["scale"], "scenario.scale", low=0),
+                    scale=doc.number(s["scale"], "scenario.scale", low=0) if "scale" in s else WORLDS[world].scale,
                     note=doc.value(s["note"], "scenario.note", str, "a string") if "note" in s else "",
-                    world=doc.choice(s["world"], "scenario.world", tuple(WORLDS)) if "world" in s else DEFAULT_WORLD)
+                    world=world)
 
 
 def _seeds(doc: _Doc, node: yaml.Node, kind: str) -> tuple[int, ...]:

@@ -147,11 +147,15 @@ and 50 s on rn-large; a whole-core compute job is 4x faster on rn-large than on 
 @dataclass(frozen=True)
 class World:
     """A scenario's nodes and job mix: ``mix`` is (kind, weight); ``sizes`` overrides, per kind, the template
-    sizes the job shape would draw from (``SHAPES``)."""
+    sizes the job shape would draw from (``SHAPES``); ``scale`` is the work factor (``lab run --scale``) its
+    runs draw jobs at: a protocol's ``scenario.scale`` when the file names none, and the simulator's
+    ``lab-*`` workloads' (``policy.sim.labmix``). Not ``node_scale``, which shrinks the nodes (and their jobs)
+    to the CPUs host isolation leaves."""
 
     name: str
     nodes: tuple[RealNodeShape, ...]
     mix: tuple[tuple[str, float], ...]
+    scale: float
     sizes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     note: str = ""
 
@@ -161,8 +165,11 @@ class World:
 
 
 WORLDS: dict[str, World] = {w.name: w for w in (
-    World("drs", REAL_NODES, MIX, note="DRS's lab: links scale with CPU, net jobs stream to a sink in their own pod"),
-    World("multi-resource", MULTI_NODES, (("cpu", 0.4), ("train", 0.1), ("net", 0.3), ("io", 0.2)),
+    # 0.5: the DRS runs' ``lab run --scale`` (results/lab/drs-quiet-2026-11-30/notes.md).
+    World("drs", REAL_NODES, MIX, 0.5,
+          note="DRS's lab: links scale with CPU, net jobs stream to a sink in their own pod"),
+    # 1.0: the A/A pilot's; a pulling net job alone then takes 15 s on rn-small and 50 s on rn-large.
+    World("multi-resource", MULTI_NODES, (("cpu", 0.4), ("train", 0.1), ("net", 0.3), ("io", 0.2)), 1.0,
           sizes=(("net", ("p",)),),
           note="CPU and link speed do not scale together (links 80/20/20/10 Mbit/s for 1:2:2:4 cores); net jobs pull "
                "from a source outside the pod through their node's shaped link; io is not isolated (one shared disk)"),

@@ -6,7 +6,7 @@ Why it exists: drsched's model lost to the default scheduler on the lab's four r
 runs, the simulator's copy of it predicts each arm's ratio. That needs the lab's jobs in the simulator: this
 module draws a world's ``core``-shape jobs (its mix weights, a template size drawn uniformly per kind from
 ``World.template_sizes`` as ``lab.schedule.make_schedule`` does, its request variants) at the ``--scale``
-the lab's runs of that world use (``WORLD_SCALES``). What it adds to the lab's world is how long a unit of
+the lab's runs of that world use (``World.scale``). What it adds to the lab's world is how long a unit of
 work takes. The module owns no state.
 
 Units are ``policy.state``'s: cpu cores (``cpu_use_m`` / 1000), memory GiB (MiB / 1024), net MB/s (the
@@ -27,12 +27,6 @@ from policy.sim.arrivals import offered_work
 from policy.sim.errors import UnknownClassError
 from policy.sim.jobs import JobSpec
 
-LAB_SCALE = 0.5
-"""``python -m lab run --scale`` of the lab's DRS runs (results/lab/drs-quiet-2026-11-30/notes.md)."""
-WORLD_SCALES = {"drs": LAB_SCALE, "multi-resource": 1.0}
-"""The ``--scale`` each world's workloads are drawn at: the DRS runs' for ``drs``; for ``multi-resource`` the
-protocol's (lab/protocols/multi-resource.yaml: ``scale: 1.0``, as the A/A pilot's), at which a pulling net
-job alone takes 15 s on rn-small and 50 s on rn-large."""
 JOB_SHAPE = "core"
 """The lab's job shape the simulator draws (``policy.labworld.SHAPES``): whole-core cpu and train jobs."""
 WORK_SIGMA = 0.1
@@ -55,7 +49,7 @@ def seconds_per_unit(template: Template) -> float:
     return int(args["chunk-bytes"]) / (float(args["bandwidth"]) * 2**20)
 
 
-def work(template: Template, scale: float = LAB_SCALE) -> float:
+def work(template: Template, scale: float = WORLDS[DEFAULT_WORLD].scale) -> float:
     """Seconds alone on a whole core at ``scale`` (units rounded as the lab rounds them)."""
     return scaled_units(template.units, scale) * seconds_per_unit(template)
 
@@ -85,13 +79,13 @@ def parse_lab_workload(workload: str) -> tuple[str, str] | None:
 
 def sample_lab(variant: str, n: int, rng: np.random.Generator, *, world: str = DEFAULT_WORLD,
                scale: float | None = None) -> list[JobSpec]:
-    """Draw ``n`` jobs of ``world`` with ``variant`` requests at ``scale`` (None: ``WORLD_SCALES[world]``), submit
+    """Draw ``n`` jobs of ``world`` with ``variant`` requests at ``scale`` (None: the world's, ``World.scale``), submit
     time 0 (arrivals set it)."""
     if variant not in VARIANTS:
         raise UnknownClassError("lab request variant", variant, VARIANTS)
     if world not in WORLDS:
         raise UnknownClassError("lab world", world, list(WORLDS))
-    scale = WORLD_SCALES[world] if scale is None else scale
+    scale = WORLDS[world].scale if scale is None else scale
     mix = WORLDS[world].mix
     kinds = [k for k, _ in mix]
     weights = np.array([w for _, w in mix])
@@ -111,7 +105,7 @@ def window_load(world: str, n_jobs: int, window_s: float, total_capacity, *, sca
     """The offered load (``policy.sim.arrivals``) of a lab run of ``world``: ``n_jobs`` jobs arriving over
     ``window_s`` seconds (``lab.schedule``'s Poisson rate, ``n_jobs / window_s``) on nodes of ``total_capacity``
     together, in expectation over the world's mix and sizes (``scale`` as ``sample_lab``'s)."""
-    scale = WORLD_SCALES[world] if scale is None else scale
+    scale = WORLDS[world].scale if scale is None else scale
     mix = WORLDS[world].mix
     per_job = sum(weight * float(np.mean([offered_work([JobSpec(t.kind, work(t, scale), (0.0, 0.0), demand(t))],
                                                        total_capacity) for t in templates(world, kind)]))

@@ -86,7 +86,7 @@ def _with(old: str, new: str) -> str:
     (_with("  jobs: 48", "  jobs: true"), "x.yaml:7: field 'scenario.jobs': True is not an integer"),
     (_with("  variant: under", "  variant: over"), "x.yaml:4: field 'scenario.variant': 'over' is not one of"),
     (_with("  window_s: 240.0", "  window_s: 0"), "x.yaml:8: field 'scenario.window_s': 0 must be > 0"),
-    (_with("  scale: 1.0\n", ""), "x.yaml:4: field 'scenario.scale': missing"),
+    (_with("  scale: 1.0", "  scale: -1"), "x.yaml:9: field 'scenario.scale': -1 must be > 0"),
     (_with("seeds: [1, 2, 3, 4, 5, 6, 7]", "seeds: [1, 1]"), "x.yaml:10: field 'seeds': a seed is listed twice"),
     (_with("seeds: [1, 2, 3, 4, 5, 6, 7]", "seeds: [1]"), "x.yaml:10: field 'seeds': a main protocol runs at least 2"),
     (_with("seeds: [1, 2, 3, 4, 5, 6, 7]", "seeds: [1, -2]"), "x.yaml:10: field 'seeds[1]': -2 must be >= 0"),
@@ -141,6 +141,13 @@ def test_the_world_is_drs_unless_the_scenario_names_another() -> None:
     assert parse_protocol(MAIN, path="x.yaml").scenario.world == "drs"
     named = parse_protocol(_with("  scale: 1.0\n", "  scale: 1.0\n  world: multi-resource\n"), path="x.yaml")
     assert named.scenario.world == "multi-resource"
+
+
+def test_the_scale_is_the_worlds_unless_the_scenario_names_one() -> None:
+    assert parse_protocol(MAIN, path="x.yaml").scenario.scale == 1.0  # named, though the drs world's is 0.5
+    unnamed = {w: parse_protocol(_with("  scale: 1.0\n", f"  world: {w}\n"), path="x.yaml").scenario.scale
+               for w in ("drs", "multi-resource")}
+    assert unnamed == {"drs": 0.5, "multi-resource": 1.0}
 
 
 @pytest.mark.parametrize("world, says", [

@@ -244,11 +244,11 @@ def test_koord_finishes_the_very_stale_family():
 # ---- the multi-resource world's links: a net job is as fast as its node's link lets it --------------------
 
 def _pulling_net_jobs(n):
-    from policy.labworld import TEMPLATES
-    from policy.sim.labmix import WORLD_SCALES, demand, work
+    from policy.labworld import TEMPLATES, WORLDS
+    from policy.sim.labmix import demand, work
 
     t = TEMPLATES["net-p"]
-    return [JobSpec("net", work(t, WORLD_SCALES["multi-resource"]), (0.02, 0.1), demand(t)) for _ in range(n)]
+    return [JobSpec("net", work(t, WORLDS["multi-resource"].scale), (0.02, 0.1), demand(t)) for _ in range(n)]
 
 
 @pytest.mark.parametrize("node,jobs,jct", [
