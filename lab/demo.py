@@ -14,6 +14,8 @@ import argparse
 import time
 from pathlib import Path
 
+from policy.labworld import DEFAULT_WORLD, WORLDS
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -22,9 +24,10 @@ def add_parser(sub) -> None:
                        description=__doc__.split("\n\n")[0])
     d.add_argument("--kwok", action="store_true", help="run the KWOK demo (lab/kwokdemo) instead")
     d.add_argument("--out", type=Path, default=REPO / "out" / "demo-real", help="output directory [out/demo-real]")
-    d.add_argument("--seed", type=int, default=1, help="schedule seed [1]")
-    d.add_argument("--jobs", type=int, default=8, help="jobs [8]")
-    d.add_argument("--scale", type=float, default=0.5, help="job size factor [0.5]")
+    d.add_argument("--seed", type=int, default=1, help="schedule seed [%(default)s]")
+    d.add_argument("--jobs", type=int, default=8, help="jobs [%(default)s]")
+    d.add_argument("--scale", type=float, default=WORLDS[DEFAULT_WORLD].scale,
+                   help="job size factor [%(default)s: the world's, policy.labworld.World.scale]")
     d.add_argument("kwok_args", nargs=argparse.REMAINDER,
                    help="after --, arguments for the KWOK demo (--kwok -- --help lists them)")
     d.set_defaults(func=cmd_demo)
