@@ -16,7 +16,7 @@ ARM_OF = {"dqn:default": "model", "demand-aware": "demand-aware", "worst-fit@off
 
 @pytest.mark.parametrize("protocol", ["multi-resource.yaml", "mr-pilot.yaml"])
 def test_the_registered_ratios_are_what_the_by_command_computes(protocol, tmp_path):
-    # yaml directly: lab.protocol refuses multi-resource.yaml until its seeds are filled from its pilot
+    # the yaml directly: only the prediction is under test here, not the protocol's other fields
     doc = yaml.safe_load((ROOT / "lab" / "protocols" / protocol).read_text())
     argv = shlex.split(doc["predicted"]["by"])
     assert argv[:3] == ["python", "-m", "policy.evaluate"]
