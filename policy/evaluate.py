@@ -12,7 +12,8 @@ Held-out splits (``--split``, see ``policy.splits`` and policy/README.md): ``val
 ranges; what tuning and checkpoint selection may look at) and ``test`` (families outside training's ranges;
 reported only). ``--scenarios`` then names the split's families; each family fixes its workload. ``--split
 lab`` runs the evaluation-only family set that mirrors the real-node lab (its four nodes, its DRS mix, one
-family per request variant; 12 jobs per episode and the lab's loads unless given).
+family per request variant; 12 jobs per episode and the lab's loads unless given). ``--split size`` runs test
+families on 100 and 1,000 nodes, each with its own job count (``--jobs`` is refused there).
 
 ``table.txt`` ends with where the compute jobs (kinds cpu and train) went: placements per node type, summed
 over seeds, per case and policy (``compute_placements`` in ``runs.csv`` per run).
@@ -157,12 +158,20 @@ def unset_defaults(split: str | None, quick: bool) -> dict:
     on its loads (the lab split: the lab's loads and jobs per episode); the one place these defaults are written."""
     if split is not None:
         lab = split == "lab"
-        return dict(scenarios=",".join(SPLITS[split]), loads=",".join(map(str, LAB_LOADS if lab else LOADS)),
+        fill = dict(scenarios=",".join(SPLITS[split]), loads=",".join(map(str, LAB_LOADS if lab else LOADS)),
                     seeds=2 if quick else 5, jobs=LAB_JOBS if lab else 60 if quick else 200, seed_base=0)
+        if _fixes_jobs(split):
+            del fill["jobs"]
+        return fill
     if quick:
         return dict(scenarios="base", workloads="drs", loads="0.9,1.5", seeds=2, jobs=60, seed_base=1000)
     return dict(scenarios=",".join(SCENARIOS), workloads="drs", loads="0.6,0.9,1.2,1.5", seeds=5, jobs=200,
                 seed_base=1000)
+
+
+def _fixes_jobs(split: str) -> bool:
+    """Whether ``split``'s families fix their own job count (the size split's: scaled with their nodes)."""
+    return any("n_jobs" in f.config for f in SPLITS[split].values())
 
 
 def _defaults_text() -> str:
@@ -217,6 +226,8 @@ def parse_args(argv: Sequence[str] | None = None) -> EvaluateArgs | MigrationArg
     args = from_namespace(p.parse_args(argv))
     if isinstance(args, EvaluateArgs) and args.split is not None and args.workloads is not None:
         p.error("--workloads does not apply with --split: each family fixes its workload")
+    if isinstance(args, EvaluateArgs) and args.split is not None and args.jobs is not None and _fixes_jobs(args.split):
+        p.error(f"--jobs does not apply with --split {args.split}: each family fixes its jobs, scaled with its nodes")
     return args.with_unset_filled()
 
 

@@ -55,7 +55,8 @@ class Case:
 
     def sim_config(self, n_jobs: int) -> SimConfig:
         if self.split is not None:
-            return SimConfig(load=self.load, n_jobs=n_jobs, **SPLITS[self.split][self.scenario].config)
+            # A family that fixes its job count (the size split's) keeps it.
+            return SimConfig(**{"load": self.load, "n_jobs": n_jobs, **SPLITS[self.split][self.scenario].config})
         workload = WORKLOADS.get(self.workload) or dict(arrival="trace", trace=self.workload)  # --trace SPEC
         return SimConfig(load=self.load, n_jobs=n_jobs, **SCENARIOS[self.scenario], **workload)
 

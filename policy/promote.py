@@ -31,7 +31,7 @@ promoted), and only if the candidate leaves no more jobs unfinished than the ser
 the finished jobs, so a model that strands jobs could otherwise look fast). Identical models give ratio 1
 everywhere, an interval of [1, 1], and are not promoted.
 
-Only the validation split: the test split and the lab family set are reported on, never chosen on
+Only the validation split: the test split and the lab and size family sets are reported on, never chosen on
 (``policy.splits``), and a promotion is a choice. ``--split test`` is refused with a line saying so.
 
 ``--log DIR`` (a decision log, ``policy.decisionlog``) adds what the log can say: the on-policy mean JCT of
@@ -99,6 +99,7 @@ REFUSED = {
     "test": "the test split is reported on, never chosen on; a model promoted on it has no held-out result left "
             "(policy.splits). Promote on --split validation",
     "lab": "the lab families are evaluation-only, never chosen on (policy.splits). Promote on --split validation",
+    "size": "the size families are evaluation-only, never chosen on (policy.splits). Promote on --split validation",
 }
 """Why each other split is refused, in one line."""
 _DEFAULTS = unset_defaults(SPLIT, quick=False)

@@ -18,8 +18,17 @@ with their CPU, net jobs that pull through them). It says whether the simulator 
 showed, and predicts a lab scenario's ratios before it runs; nothing is tuned on it, and it is no part of
 validation or test.
 
+``SIZE`` is the other evaluation-only set (``--split size``): test families grown to ``SIZE_NODES`` nodes
+(``<family>-<nodes>``: ``large-hetero-1000`` is large-hetero's small-node-heavy mix on 1,000 nodes), on seeds
+from ``SEED_BASE["size"]``. It asks whether a policy's standing holds at a production cluster's size; a
+separate set, not more test families, so the test split's results and its cost stay what they are. Its
+families fix their job count (``n_jobs``, ``SIZE_JOBS_PER_NODE`` per node), which ``--jobs`` may not change:
+arrival rates scale with capacity (``policy.sim.arrivals``), so a fixed job count on 1,000 nodes would end
+before the cluster filled and every policy would tie.
+
 The seed ranges are disjoint by construction (train < 2**31 <= validation < 2**31 + 2**30 <= test < 2**32 <=
-lab), and a family is a fixed ``SimConfig`` (no ranges), so a case is one episode per (family, load, seed).
+lab < 2**32 + 2**30 <= size), and a family is a fixed ``SimConfig`` (no ranges), so a case is one episode per
+(family, load, seed).
 """
 
 from __future__ import annotations
@@ -27,12 +36,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from policy.labworld import RUN_JOBS, WORLDS
-from policy.sim.cluster import LAB_CLUSTER, MULTI_CLUSTER
+from policy.sim.cluster import LAB_CLUSTER, MULTI_CLUSTER, scaled_cluster
 from policy.sim.labmix import lab_workload
 
 TRAIN_SEED_LIMIT = 2**31
 """Training episodes draw their simulator seed in [0, TRAIN_SEED_LIMIT)."""
-SEED_BASE = {"validation": 2**31, "test": 2**31 + 2**30, "lab": 2**32}
+SEED_BASE = {"validation": 2**31, "test": 2**31 + 2**30, "lab": 2**32, "size": 2**32 + 2**30}
 SPLIT_SIZE = 2**30
 """Seeds per held-out split: ``SEED_BASE[split] + i`` for 0 <= i < SPLIT_SIZE."""
 LOADS = (0.9, 1.3)
@@ -41,7 +50,8 @@ LOADS = (0.9, 1.3)
 
 @dataclass(frozen=True)
 class Family:
-    """One kind of episode: ``SimConfig`` fields besides load, n_jobs and seed, and what it tests."""
+    """One kind of episode: ``SimConfig`` fields besides load and seed (and n_jobs, unless the family fixes it
+    as the size split's do), and what it tests."""
 
     name: str
     why: str
@@ -102,7 +112,20 @@ definition); 1.0 stands for its busier seeds and for the two-core host, which gi
 their quotas together."""
 LAB_JOBS = RUN_JOBS
 """Jobs per lab episode: a lab run's (``policy.labworld.RUN_JOBS``)."""
-SPLITS = {"validation": VALIDATION, "test": TEST, "lab": LAB}
+SIZE_NODES = (100, 1000)
+"""Cluster sizes of the size split (the test split: 8 to 32 nodes)."""
+SIZE_JOBS_PER_NODE = 6.25
+"""Jobs per node of a size family: large-hetero's 200 on 32 nodes, the test split's fewest per node. At a fixed
+jobs per node an episode spans about the same time at every size (arrivals scale with capacity); the fewest,
+because a 1,000-node episode's cost grows with its jobs."""
+SIZE_BASES = ("large-hetero", "bursty", "no-profile")
+"""The test families the size split grows: node mix, arrivals and profile quality, one each."""
+SIZE = _families(*(
+    Family(f"{base}-{n}", f"{TEST[base].why}, on {n:,} nodes",
+           {**TEST[base].config, "cluster": scaled_cluster(TEST[base].config["cluster"], n),
+            "n_jobs": round(SIZE_JOBS_PER_NODE * n)})
+    for base in SIZE_BASES for n in SIZE_NODES))
+SPLITS = {"validation": VALIDATION, "test": TEST, "lab": LAB, "size": SIZE}
 
 
 def seeds(split: str, n: int, offset: int = 0) -> list[int]:

@@ -41,6 +41,9 @@ Cluster spec grammar (``parse_cluster``):
     ``"mixed:16"``                  16 nodes in the ``MIXED_WEIGHTS`` proportions (largest remainder), order
                                     shuffled by the episode's generator
     ``"standard:4-8"``, ``"mixed:8-32"``  a size drawn uniformly per episode (inclusive)
+
+``scaled_cluster`` grows a fixed spec to another size in the same proportions (``"mixed:12"`` to
+``"mixed:1000"``, ``"small:12,standard:8"`` to ``"small:600,standard:400"``).
 """
 
 from __future__ import annotations
@@ -127,12 +130,32 @@ def _size(text: str, spec: str) -> tuple[int, int]:
     return lo_n, hi_n
 
 
-def _mixed(n: int) -> list[str]:
-    quotas = {k: w * n for k, w in MIXED_WEIGHTS.items()}
+def apportion(shares: dict[str, float], n: int) -> dict[str, int]:
+    """``n`` nodes split in ``shares`` (fractions summing to 1) by largest remainder, in ``shares``' order."""
+    quotas = {k: w * n for k, w in shares.items()}
     counts = {k: int(q) for k, q in quotas.items()}
     for k in sorted(quotas, key=lambda k: counts[k] - quotas[k])[: n - sum(counts.values())]:
         counts[k] += 1
+    return counts
+
+
+def _mixed(n: int) -> list[str]:
+    counts = apportion(MIXED_WEIGHTS, n)
     return [k for k in MIXED_WEIGHTS for _ in range(counts[k])]
+
+
+def scaled_cluster(spec: str, n: int) -> str:
+    """A fixed-size ``spec`` (``"small:12,standard:8"``, ``"mixed:12"``) grown or shrunk to ``n`` nodes in the
+    same proportions (``apportion``), for the size split's large clusters (``policy.splits.SIZE``)."""
+    parts = [part.strip().partition(":") for part in spec.split(",")]
+    try:
+        counts = {kind: int(count) for kind, _, count in parts}
+    except ValueError:
+        raise ConfigError("cluster", f"{spec!r}: scaling needs fixed counts, 'type:count' each") from None
+    if len(counts) != len(parts) or min(counts.values()) < 1 or n < 1:
+        raise ConfigError("cluster", f"{spec!r} to {n} nodes: need distinct types, counts >= 1 and n >= 1")
+    total = sum(counts.values())
+    return ",".join(f"{k}:{c}" for k, c in apportion({k: c / total for k, c in counts.items()}, n).items() if c)
 
 
 def parse_cluster(spec: str, rng: np.random.Generator, types: dict[str, NodeType] | None = None) -> Nodes:

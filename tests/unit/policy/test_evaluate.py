@@ -131,3 +131,15 @@ def test_net_shown_reaches_every_episode():
     blind, _ = run_all(cases, ["worst-fit"], n_jobs=48, workers=1, progress=False, net_shown=1250.0)
     assert blind[0]["mean_jct"] < own[0]["mean_jct"]
     assert main(["--quick", "--net-shown", "0", "--out", "unused"]) == 2
+
+
+def test_the_size_split_keeps_each_familys_jobs_and_refuses_jobs():
+    from policy.evaluate import parse_args
+    from policy.grid import split_cases
+
+    assert parse_args(["--split", "size"]).jobs is None
+    with pytest.raises(SystemExit):
+        parse_args(["--split", "size", "--jobs", "200"])
+    size = split_cases("size", ["bursty-100", "bursty-1000"], [0.9], 1)
+    assert [c.sim_config(200).n_jobs for c in size] == [625, 6250]
+    assert split_cases("test", ["bursty"], [0.9], 1)[0].sim_config(200).n_jobs == 200

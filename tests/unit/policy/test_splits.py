@@ -1,10 +1,25 @@
-"""The splits: disjoint seeds by construction, validation inside training's ranges, test outside them."""
+"""The splits: disjoint seeds by construction, validation inside training's ranges, test outside them, the size
+split the test families grown."""
 
 import numpy as np
 import pytest
 
-from policy.sim.cluster import parse_cluster
-from policy.splits import LAB, SEED_BASE, SPLIT_SIZE, SPLITS, TEST, TRAIN_SEED_LIMIT, VALIDATION, seeds
+from policy.sim.cluster import MIXED_WEIGHTS, parse_cluster
+from policy.sim.config import SimConfig, build_episode
+from policy.splits import (
+    LAB,
+    SEED_BASE,
+    SIZE,
+    SIZE_BASES,
+    SIZE_JOBS_PER_NODE,
+    SIZE_NODES,
+    SPLIT_SIZE,
+    SPLITS,
+    TEST,
+    TRAIN_SEED_LIMIT,
+    VALIDATION,
+    seeds,
+)
 from policy.train import Args, _split
 
 
@@ -77,3 +92,39 @@ def test_the_multi_resource_families_run_that_worlds_nodes_and_mix():
         c = LAB[f"lab-mr-{v}"].config
         assert c["cluster"] == "mr-small:1,mr-medium:1,mr-medium-mem:1,mr-large:1"
         assert c["workload"] == f"lab-multi-resource-{v}" and c["profile_error"] == 0.0
+
+
+def test_the_size_split_has_its_own_seeds_after_the_labs():
+    assert SEED_BASE["lab"] + SPLIT_SIZE <= SEED_BASE["size"]
+    assert seeds("size", 2) == [SEED_BASE["size"], SEED_BASE["size"] + 1]
+    assert not set(SIZE) & (set(VALIDATION) | set(TEST) | set(LAB))
+
+
+def test_each_size_family_is_its_test_family_on_more_nodes_with_jobs_to_match():
+    assert set(SIZE) == {f"{b}-{n}" for b in SIZE_BASES for n in SIZE_NODES} and SPLITS["size"] is SIZE
+    for base in SIZE_BASES:
+        src = TEST[base].config
+        src_types = parse_cluster(src["cluster"], np.random.default_rng(0)).types
+        shares = (MIXED_WEIGHTS if src["cluster"].startswith("mixed:")  # the mix itself, not its 12-node rounding
+                  else {t: src_types.count(t) / len(src_types) for t in set(src_types)})
+        for n in SIZE_NODES:
+            c = SIZE[f"{base}-{n}"].config
+            assert {k: v for k, v in c.items() if k not in ("cluster", "n_jobs")} == \
+                {k: v for k, v in src.items() if k != "cluster"}, base
+            types = parse_cluster(c["cluster"], np.random.default_rng(0)).types
+            assert len(types) == n and c["n_jobs"] == round(SIZE_JOBS_PER_NODE * n), (base, n)
+            for t, share in shares.items():  # the test family's node mix, to within one node of each type
+                assert abs(types.count(t) - n * share) < 1, (base, n, t)
+
+
+def _span(cfg):
+    _, jobs, _ = build_episode(cfg, np.random.default_rng(7))
+    return max(j.submit for j in jobs)
+
+
+def test_a_size_episode_keeps_its_test_familys_span_so_the_big_cluster_fills():
+    # Arrival rates grow with capacity, so only jobs grown with the nodes keep the load on for as long.
+    base = _span(SimConfig(load=0.9, n_jobs=200, **TEST["large-hetero"].config))
+    big = SIZE["large-hetero-1000"].config
+    assert 0.8 < _span(SimConfig(load=0.9, **big)) / base < 1.25
+    assert _span(SimConfig(load=0.9, **{**big, "n_jobs": 200})) < base / 10

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from policy.sim.cluster import NODE_TYPES, NodeType, parse_cluster
+from policy.sim.cluster import NODE_TYPES, NodeType, parse_cluster, scaled_cluster
 from policy.sim.errors import ConfigError, UnknownClassError
 
 
@@ -60,3 +60,22 @@ def test_a_mixed_cluster_with_tiny_nodes_holds_nodes_smaller_than_a_job():
         tiny = [t for t in nodes.types if t == "tiny"]
         assert 1 <= len(tiny) <= 4 and 3 <= nodes.n <= 12
     assert JOB_CLASSES["cpu"].demand[0] / NODE_TYPES["tiny"].capacity[0] == 4.0
+
+
+@pytest.mark.parametrize("spec,n,grown", [
+    ("mixed:12", 1000, "mixed:1000"),
+    ("small:12,standard:8,compute:6,netfast:6", 100, "small:37,standard:25,compute:19,netfast:19"),
+    ("small:12,standard:8,compute:6,netfast:6", 1000, "small:375,standard:250,compute:188,netfast:187"),
+    ("small:12,standard:8,compute:6,netfast:6", 32, "small:12,standard:8,compute:6,netfast:6"),
+    ("standard:3,netfast:1", 2, "standard:2"),  # a type whose share rounds to no node is left out
+])
+def test_scaled_cluster_keeps_the_proportions_by_largest_remainder(spec, n, grown):
+    assert scaled_cluster(spec, n) == grown
+    assert parse_cluster(grown, np.random.default_rng(0)).n == n
+
+
+@pytest.mark.parametrize("spec,n", [("mixed:8-32", 100), ("standard:2,standard:2", 8), ("standard:x", 8),
+                                    ("standard:4", 0)])
+def test_scaled_cluster_refuses_ranges_repeats_and_no_nodes(spec, n):
+    with pytest.raises(ConfigError):
+        scaled_cluster(spec, n)
