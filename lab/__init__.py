@@ -18,6 +18,7 @@
     source.py    the data source pulling net jobs read from (multi-resource world): started on the host, and
                  the pod variables that tell a job where it is
     runner.py    one arm on one schedule: submit on time, record every pod, sample usage
+    plan.py      what one run runs (``Plan``) and its defaults, as data
     experiment.py  one cluster (isolated by default), every seed x arm, the gates after each arm
     compare.py   a rerun against a reference run: same schedules, placements, ratios inside the intervals
     demo.py      ``lab demo``: a short measured default vs drsched run, or the KWOK demo (``--kwok``)

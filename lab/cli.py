@@ -27,11 +27,12 @@ from harness.procs import interrupt_on_signals
 from kube.logs import setup_logging
 from lab import arms, demo
 from lab.errors import LabError
+from lab.plan import Plan
 from lab.protocol import Protocol, ProtocolError, load_protocol
-from lab.schedule import SHAPES, VARIANTS, make_schedule, parse_schedule, schedule_csv, variant_text
+from lab.schedule import DEFAULTS, SHAPES, VARIANTS, make_schedule, parse_schedule, schedule_csv, variant_text
 from policy.cli import add_arguments, field_docs, flag, from_namespace, option
 from policy.errors import ConfigError
-from policy.labworld import DEFAULT_WORLD, WORLDS
+from policy.labworld import WORLDS
 from policy.served import HOT_FILTERS
 
 log = logging.getLogger("lab")
@@ -64,21 +65,22 @@ def _arms(text: str) -> list[str]:
 class ScheduleFlags:
     """The schedule a seed draws, as ``run`` and ``schedule`` take it; each field is the flag of the same name."""
 
-    jobs: int = 12
+    jobs: int = DEFAULTS.jobs
     """jobs per schedule"""
-    window_s: float = 60.0
+    window_s: float = DEFAULTS.window_s
     """jobs arrive over about this long"""
-    scale: float = 1.0
-    """multiply every job's work by this"""
-    variant: str = option("under", choices=VARIANTS,
+    scale: float | None = option(DEFAULTS.scale,
+                                 fill={"scales": ", ".join(f"{w.name} {w.scale:g}" for w in WORLDS.values())})
+    """multiply every job's work by this (unset: the world's, policy.labworld.World.scale: {scales})"""
+    variant: str = option(DEFAULTS.variant, choices=VARIANTS,
                           fill={"variants": "; ".join(f"{v}: {variant_text(v)}" for v in VARIANTS)})
     """{variants}"""
-    job_shape: str = option("core", choices=tuple(SHAPES))
+    job_shape: str = option(DEFAULTS.shape, choices=tuple(SHAPES))
     """core: cpu and train jobs use a whole core (up to 4x the smallest node); fraction: capped at 0.3 / 0.5
     cores, so a node holds several, as in the simulator"""
     straggler: bool = False
     """SpeCon's regime: all jobs within 30 s, 2.5x longer, one node's cpu quota cut mid-run"""
-    world: str = option(DEFAULT_WORLD, choices=tuple(WORLDS),
+    world: str = option(DEFAULTS.world, choices=tuple(WORLDS),
                         fill={"worlds": "; ".join(f"{w.name}: {w.note}" for w in WORLDS.values())})
     """the nodes, their links and the job mix the jobs are drawn from: {worlds}"""
 
@@ -96,13 +98,13 @@ class RunArgs(ScheduleFlags):
     """comma-separated arms: {bases} (worst-fit: the positive control), each drsched one optionally with
     @HOT_FILTER (the extender's --hot-filter for that arm: {filters}; without: the shipped one), any of them with
     #N for a replicate (default#2: the A/A arm), e.g. model,model@prefer-fit"""
-    arm_timeout_s: float = 600.0
+    arm_timeout_s: float = Plan.arm_timeout_s
     """give up on an arm after this long"""
-    straggler_node: str = "rn-large"
+    straggler_node: str = Plan.straggler_node
     """node whose quota is cut (--straggler)"""
-    straggler_at_s: float = 20.0
+    straggler_at_s: float = Plan.straggler_at_s
     """seconds into the arm of the cut"""
-    straggler_quota_m: int = 200
+    straggler_quota_m: int = Plan.straggler_quota_m
     """the node's cpu quota after the cut"""
     protocol: Path | None = None
     """run what this pre-registered protocol file fixes (seeds, arms, schedule, arm order, solo runs); the flags
@@ -193,10 +195,8 @@ def registration(path: Path) -> str:
     return last.stdout.strip()
 
 
-def plan_from_args(args: RunArgs):
+def plan_from_args(args: RunArgs) -> Plan:
     """The run's ``Plan``: from the flags, or from ``--protocol`` (refusing flags the protocol fixes)."""
-    from lab.experiment import Plan
-
     straggler = {"straggler_node": args.straggler_node, "straggler_at_s": args.straggler_at_s,
                  "straggler_quota_m": args.straggler_quota_m}
     if args.protocol is None:

@@ -58,7 +58,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return _kwok(args)
     import shutil
 
-    from lab.experiment import Plan, run
+    from lab.experiment import run
+    from lab.plan import Plan
     from lab.report import read_rows
 
     started = time.monotonic()

@@ -37,7 +37,6 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.cluster import COLD_BUILD, ensure_binaries
@@ -48,7 +47,6 @@ from harness.realcluster import RealCluster, ensure_node_binaries
 from lab import arms, counters, report, solo
 from lab.errors import RunError
 from lab.gates import (
-    MAX_SHARE,
     demand_from_jobs,
     flagged_runs,
     gate_rows,
@@ -57,6 +55,7 @@ from lab.gates import (
     system_rows,
 )
 from lab.kube import JOBS_NS, Lab
+from lab.plan import Plan
 from lab.records import controller_rows, counter_rows, event_rows, job_rows, node_rows, usage_rows
 from lab.runner import run_arm
 from lab.schedule import Job, make_schedule, schedule_csv, uses_source
@@ -64,41 +63,6 @@ from lab.source import start_source, stop_source
 from policy.labworld import DEFAULT_WORLD, WORLDS, World, node_scale
 
 log = logging.getLogger(__name__)
-
-@dataclass
-class Plan:
-    out: Path
-    seeds: list[int]
-    arms: list[str]
-    variant: str = "under"
-    regime: str = "drs"
-    jobs: int = 12
-    window_s: float = 60.0
-    scale: float = 1.0
-    shape: str = "core"
-    arm_timeout_s: float = 600.0
-    straggler_node: str = "rn-large"
-    straggler_at_s: float = 20.0
-    straggler_quota_m: int = 200
-    workdir: Path | None = None
-    order_key: str | None = None
-    """None: the order that needs fewest rollouts; a key: a seeded random order per seed (a protocol's)."""
-    solo_runs: int = 1
-    """Solo runs per job shape and node; the median is used."""
-    protocol: Path | None = None
-    """The protocol file this plan came from, copied into ``out`` as protocol.yaml."""
-    registration: str = ""
-    """The commit that registered the protocol (``lab.cli.registration``), logged per start in protocol-runs.txt."""
-    interference_max: float = MAX_SHARE
-    """The host-interference gate's limit: the most starved / busy samples an arm may have."""
-    require_scored: bool = True
-    """Check the scored gate: every pod of a drsched arm scored by the extender (its decision log)."""
-    isolate: bool = True
-    """Start the cluster isolated where this machine allows it (``Isolation.for_this_machine``); off: never."""
-    world: str = DEFAULT_WORLD
-    """The world it runs on (``policy.labworld.WORLDS``): the cluster's nodes and links, the schedules' job mix."""
-    schedules: dict[int, list[Job]] = field(default_factory=dict)
-
 
 ISOLATION_FILE = "isolation.json"
 """The run's record of its host isolation: isolated or not (and why not), CPU sets, node quotas."""

@@ -42,6 +42,25 @@ from policy.labworld import (
 REGIMES = ("drs", "straggler")
 
 
+@dataclass(frozen=True)
+class Draw:
+    """How a seed's schedule is drawn. ``DEFAULTS`` is the one record of what a run draws when nothing says
+    otherwise: ``make_schedule``'s, ``lab.plan.Plan``'s and the ``lab run`` / ``lab schedule`` flags' defaults."""
+
+    jobs: int = RUN_JOBS
+    window_s: float = 60.0
+    """Jobs arrive over about this long."""
+    regime: str = "drs"
+    variant: str = "under"
+    scale: float | None = None
+    """The work factor; None: the world's (``policy.labworld.World.scale``)."""
+    shape: str = "core"
+    world: str = DEFAULT_WORLD
+
+
+DEFAULTS = Draw()
+
+
 def variant_text(variant: str) -> str:
     """How a variant sets cpu requests, in words (help texts and reports)."""
     return {"under": f"cpu request = {REQUEST_RATIO:g} x use, no cpu limit",
@@ -78,14 +97,15 @@ class Job:
         return [t.kind, "--state-dir=/state", f"--units={self.units}", *args]
 
 
-def make_schedule(*, seed: int, jobs: int = RUN_JOBS, window_s: float = 60.0, regime: str = "drs",
-                  variant: str = "under", scale: float = 1.0, shape: str = "core",
-                  world: World = WORLDS[DEFAULT_WORLD], shapes: Sequence[RealNodeShape] | None = None) -> list[Job]:
+def make_schedule(*, seed: int, jobs: int = DEFAULTS.jobs, window_s: float = DEFAULTS.window_s,
+                  regime: str = DEFAULTS.regime, variant: str = DEFAULTS.variant, scale: float | None = DEFAULTS.scale,
+                  shape: str = DEFAULTS.shape, world: World = WORLDS[DEFAULTS.world],
+                  shapes: Sequence[RealNodeShape] | None = None) -> list[Job]:
     """``jobs`` jobs drawn from ``world``'s mix, arriving as a Poisson process over about ``window_s`` seconds.
 
     The straggler regime submits everything within 30 s and makes each job 2.5x longer, so jobs are still
-    running when a node slows down. ``scale`` shrinks or grows every job (the demo uses < 1). ``shape``
-    ``core`` runs cpu and train jobs on a whole core, ``fraction`` caps them at a fraction of one (same
+    running when a node slows down. ``scale`` shrinks or grows every job (None: the world's, ``World.scale``).
+    ``shape`` ``core`` runs cpu and train jobs on a whole core, ``fraction`` caps them at a fraction of one (same
     draws, so the same seed gives the same kinds, sizes and times in both). ``world`` (``policy.labworld.WORLDS``)
     gives the mix the kinds are drawn from and the template sizes of each kind (``World.template_sizes``): the
     ``drs`` world draws exactly what this function drew before worlds existed. ``shapes`` are the nodes the
@@ -98,6 +118,7 @@ def make_schedule(*, seed: int, jobs: int = RUN_JOBS, window_s: float = 60.0, re
         raise ScheduleError(f"shape {shape!r} is not one of {', '.join(SHAPES)}")
     if variant not in VARIANTS:
         raise ScheduleError(f"variant {variant!r} is not one of {', '.join(VARIANTS)}")
+    scale = world.scale if scale is None else scale
     if jobs < 1 or window_s <= 0 or scale <= 0:
         raise ScheduleError("jobs must be >= 1, window_s and scale > 0")
     shapes = world.nodes if shapes is None else shapes

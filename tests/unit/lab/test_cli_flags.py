@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from lab.cli import CompareArgs, ReportArgs, RunArgs, ScheduleArgs, parse_args
+from lab.cli import CompareArgs, ReportArgs, RunArgs, ScheduleArgs, parse_args, plan_from_args
+from lab.schedule import make_schedule
 from policy.cli import field_docs
+from policy.labworld import WORLDS
 
 
 def _parse(argv):
@@ -19,7 +21,8 @@ def _values(args, **expected) -> dict:
     return {name: getattr(args, name) for name in expected}
 
 
-SCHEDULE = dict(jobs=12, window_s=60.0, scale=1.0, variant="under", job_shape="core", straggler=False)
+SCHEDULE = dict(jobs=12, window_s=60.0, scale=None, variant="under", job_shape="core", straggler=False)
+"""``scale`` None: the world's (``test_a_flagless_run_takes_its_worlds_scale``)."""
 
 
 def test_run_defaults():
@@ -71,3 +74,14 @@ def test_help_describes_every_flag(cls, capsys, monkeypatch):
     text = " ".join(capsys.readouterr().out.split())
     for field, doc in field_docs(cls).items():
         assert " ".join(doc.split()).split("{")[0] in text, field
+
+
+@pytest.mark.parametrize(("world", "scale"), [("drs", 0.5), ("multi-resource", 1.0)])
+def test_a_flagless_run_takes_its_worlds_scale(world, scale):
+    """The work factor is written once, as ``World.scale``: a run or a schedule without --scale draws the
+    world's (the drs world's jobs at half size, as its protocols and the demo run them), --scale overrides it."""
+    assert plan_from_args(_parse(["run", "--out", "o", "--world", world])).scale == scale
+    assert plan_from_args(_parse(["run", "--out", "o", "--world", world, "--scale", "2"])).scale == 2.0
+    halved = make_schedule(seed=3, jobs=6, scale=scale, world=WORLDS[world])
+    assert make_schedule(seed=3, jobs=6, world=WORLDS[world]) == halved
+    assert make_schedule(seed=3, jobs=6, scale=2 * scale, world=WORLDS[world]) != halved

@@ -50,7 +50,7 @@ def test_variants_share_jobs_and_times_and_differ_only_in_cpu_requests() -> None
 
 
 def test_straggler_regime_submits_within_30_s_and_jobs_are_longer() -> None:
-    drs, strag = make_schedule(seed=1, jobs=20), make_schedule(seed=1, jobs=20, regime="straggler")
+    drs, strag = make_schedule(seed=1, jobs=20), make_schedule(seed=1, jobs=20, regime="straggler", scale=1.0)
     assert max(j.submit_s for j in strag) <= 31
     assert all(j.units == round(TEMPLATES[j.template].units * 2.5) for j in strag)
     assert max(j.submit_s for j in drs) > 31
@@ -137,8 +137,8 @@ def test_a_job_that_no_longer_fits_its_smallest_node_is_refused() -> None:
 
 RESULTS = ROOT / "results" / "lab"
 COMMITTED = [  # (schedule file, how it was drawn): the landed runs' schedules, which results depend on
-    ("aa-pilot-2026-12-02/schedule-drs-under-201.csv", dict(seed=201, jobs=48, window_s=240.0), ISOLATED),
-    ("aa-pilot-2026-12-02/schedule-drs-under-203.csv", dict(seed=203, jobs=48, window_s=240.0), ISOLATED),
+    ("aa-pilot-2026-12-02/schedule-drs-under-201.csv", dict(seed=201, jobs=48, window_s=240.0, scale=1.0), ISOLATED),
+    ("aa-pilot-2026-12-02/schedule-drs-under-203.csv", dict(seed=203, jobs=48, window_s=240.0, scale=1.0), ISOLATED),
     ("straggler-2026-12-01/schedule-straggler-under-4.csv", dict(seed=4, jobs=12, regime="straggler", scale=0.2),
      REAL_NODES),
 ]

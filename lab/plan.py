@@ -1,0 +1,57 @@
+"""What one ``lab run`` runs: its ``Plan``, as data. Imports nothing heavier than the schedule's defaults.
+
+Why it exists apart from ``lab.experiment`` (which runs a plan): the run's defaults are written once, here and in
+``lab.schedule.DEFAULTS`` (the schedule's own), and ``lab.cli``'s flags take theirs from these fields, so
+``python -m lab --help`` need not import the runner to say what a flagless run does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lab.gates import MAX_SHARE
+from lab.schedule import DEFAULTS, Job
+from policy.labworld import WORLDS
+
+
+@dataclass
+class Plan:
+    """One run: every seed's schedule under every arm, into ``out`` (``lab.experiment.run``)."""
+
+    out: Path
+    seeds: list[int]
+    arms: list[str]
+    variant: str = DEFAULTS.variant
+    regime: str = DEFAULTS.regime
+    jobs: int = DEFAULTS.jobs
+    window_s: float = DEFAULTS.window_s
+    scale: float | None = DEFAULTS.scale
+    """The work factor; None (the default): the world's (``policy.labworld.World.scale``), set on construction."""
+    shape: str = DEFAULTS.shape
+    arm_timeout_s: float = 600.0
+    straggler_node: str = "rn-large"
+    straggler_at_s: float = 20.0
+    straggler_quota_m: int = 200
+    workdir: Path | None = None
+    order_key: str | None = None
+    """None: the order that needs fewest rollouts; a key: a seeded random order per seed (a protocol's)."""
+    solo_runs: int = 1
+    """Solo runs per job shape and node; the median is used."""
+    protocol: Path | None = None
+    """The protocol file this plan came from, copied into ``out`` as protocol.yaml."""
+    registration: str = ""
+    """The commit that registered the protocol (``lab.cli.registration``), logged per start in protocol-runs.txt."""
+    interference_max: float = MAX_SHARE
+    """The host-interference gate's limit: the most starved / busy samples an arm may have."""
+    require_scored: bool = True
+    """Check the scored gate: every pod of a drsched arm scored by the extender (its decision log)."""
+    isolate: bool = True
+    """Start the cluster isolated where this machine allows it (``Isolation.for_this_machine``); off: never."""
+    world: str = DEFAULTS.world
+    """The world it runs on (``policy.labworld.WORLDS``): the cluster's nodes and links, the schedules' job mix."""
+    schedules: dict[int, list[Job]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.scale is None:
+            self.scale = WORLDS[self.world].scale
