@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
+from policy.comparison import BASELINE
 from policy.report import format_counts
 from policy.served import DEFAULT_MAPPING, HOT_FILTERS, HOT_THRESHOLDS, ScoreMapping, Served
 from policy.sim.config import SimConfig
@@ -38,7 +39,6 @@ WORKLOADS: dict[str, dict] = {
     # Sensitivity axis, not data: the trace has no net/disk; pods get a median 30 / 50 MB/s per core they use.
     "alibaba-io": dict(workload="alibaba", arrival="trace", trace="alibaba", trace_io=(30.0, 50.0)),
 }
-BASELINE = "default-k8s"
 COMPUTE_KINDS = ("cpu", "train")
 """Job kinds whose placements ``table.txt`` counts per node type: the jobs that use whole cores."""
 

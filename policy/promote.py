@@ -7,10 +7,11 @@ only by the model), and promotes only when the whole 95 % interval says the cand
 
 The figure, per (family, workload, load, seed) pair: the ratio of excess slowdown (mean slowdown - 1, the
 time jobs lose to waiting and contention) candidate / served, each excess floored at
-``policy.tables.MIN_BASE_EXCESS`` (0.005). Below it a difference is noise, not a result, and the floor
-keeps a candidate that loses nothing finite (ratio floor/served, not 0 or 0/0); two excesses both under
-it are a tie (ratio 1). The floor is symmetric, unlike leaving such pairs out: swapping the two models
-gives exactly the reciprocal ratios, so the gate cannot favour either side.
+``policy.comparison.MIN_EXCESS`` (0.005), every comparison's noise floor. Below it a difference is noise, not
+a result, and the floor keeps a candidate that loses nothing finite (ratio floor/served, not 0 or 0/0); two
+excesses both under it are a tie (ratio 1). The floor is symmetric, unlike leaving such pairs out as the
+README's comparison does (``policy.comparison``): swapping the two models gives exactly the reciprocal
+ratios, so the gate cannot favour either side; hence a rule of its own.
 
 Both models are scored as served (``policy.served``: the shipped value-to-score mapping, hot filter and
 extender weight, beside kube-scheduler's own resource scoring), since that is what a promoted model does on
@@ -68,6 +69,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from policy.cli import add_arguments, from_namespace, option
+from policy.comparison import MIN_EXCESS
 from policy.decisionlog import LogError, read_log
 from policy.errors import ConfigError
 from policy.evaluate import unset_defaults
@@ -88,7 +90,6 @@ from policy.report import mean_ci95
 from policy.served import DEFAULT_WEIGHT
 from policy.sim.errors import SimError
 from policy.splits import SPLITS
-from policy.tables import MIN_BASE_EXCESS
 
 log = logging.getLogger("policy.promote")
 
@@ -141,7 +142,7 @@ class Decision:
     reason: str
 
 
-def excess_ratio(candidate: float, served: float, *, floor: float = MIN_BASE_EXCESS) -> float:
+def excess_ratio(candidate: float, served: float, *, floor: float = MIN_EXCESS) -> float:
     """Candidate / served excess slowdown, each floored at ``floor`` (module docstring: why a floor); NaN if
     either is (an episode that finished no job)."""
     if not (math.isfinite(candidate) and math.isfinite(served)):
@@ -220,7 +221,7 @@ def build_report(*, pairs: Sequence[Pair], iv: Interval, decision: Decision, mod
     a figure that is not a finite number is null (JSON has no NaN)."""
     return _finite({"decision": verdict(decision, applied=applied), "promote": decision.promote, "applied": applied,
             "reason": decision.reason, **models, "setup": setup,
-            "ratio": f"excess slowdown candidate / served, each floored at {MIN_BASE_EXCESS}", "interval": asdict(iv),
+            "ratio": f"excess slowdown candidate / served, each floored at {MIN_EXCESS}", "interval": asdict(iv),
             "pairs": [asdict(p) for p in pairs], **({"log": log_info} if log_info is not None else {})})
 
 

@@ -17,8 +17,8 @@ mappings x a few weights again on seeds 5-9 (``results/policy/served-sweep-confi
 choosing on all ten (``--table --out results/policy/served-sweep-confirm --with
 results/policy/served-sweep``). The table also gives, per setting, the DQN's geometric-mean ratio to the
 best of lookahead and demand-aware and its worst family (the geometric mean of a family's loads). Ratio rules as the
-README's comparisons: a case whose denominator is below ``MIN_EXCESS`` is left out, ratios below
-``MIN_RATIO`` count as ``MIN_RATIO``.
+README's comparisons, and from the same place (``policy.comparison``): a case whose denominator is below
+``MIN_EXCESS`` is left out, ratios below ``MIN_RATIO`` count as ``MIN_RATIO``.
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ from __future__ import annotations
 import argparse
 import csv
 import logging
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from policy.grid import BASELINE, run_all, split_cases
+from policy.comparison import BASELINE, MODEL_BASED, case_ratio, geometric_mean
+from policy.grid import run_all, split_cases
 from policy.paths import POLICY_RESULTS
 from policy.served import ScoreMapping
 from policy.splits import LOADS, SPLITS
@@ -41,12 +41,12 @@ from policy.splits import LOADS, SPLITS
 log = logging.getLogger("policy.served_sweep")
 
 DQN = "dqn:policy/models/default.npz"
-HEURISTICS = ("lookahead", "demand-aware")
+HEURISTICS = MODEL_BASED
+"""The heuristics the sweep scores as served beside the DQN: the model-based ones the README compares it to."""
 MAPPINGS = ("minmax", "band:0.01", "band:0.02", "band:0.05", "band:0.1",
             "linear:0.005", "linear:0.01", "linear:0.02", "linear:0.05", "linear:0.1", "linear:0.2")
 WEIGHTS = tuple(range(1, 11))
 """kube-scheduler takes an integer extender weight; 1..10 keeps the extender at most 1000 points."""
-MIN_EXCESS, MIN_RATIO = 0.005, 0.01
 FIELDS = ("mapping", "weight", "policy", "family", "load", "seeds", "excess_slowdown")
 
 
@@ -111,10 +111,6 @@ def merge(*sweeps: list[dict]) -> list[dict]:
     return out
 
 
-def _gmean(ratios: list[float]) -> float:
-    return math.exp(sum(math.log(max(r, MIN_RATIO)) for r in ratios) / len(ratios)) if ratios else float("nan")
-
-
 def table(rows: list[dict]) -> list[dict]:
     """One row per setting, best (lowest DQN / default-k8s) first: the figures the module docstring names."""
     base = {(r["family"], float(r["load"])): float(r["excess_slowdown"]) for r in rows if r["policy"] == BASELINE}
@@ -128,15 +124,15 @@ def table(rows: list[dict]) -> list[dict]:
         cases = sorted({(f, ld) for _, f, ld in e})
         row = {"mapping": mapping, "weight": weight}
         for pol in ("dqn", *HEURISTICS):
-            row[f"{pol}/k8s"] = _gmean([e[(pol, *c)] / base[c] for c in cases if base[c] >= MIN_EXCESS])
+            row[f"{pol}/k8s"] = geometric_mean(case_ratio(e[(pol, *c)], base[c]) for c in cases)
         fam_ratios: dict[str, list[float]] = {}
         for c in cases:
-            best = min(e[(h, *c)] for h in HEURISTICS)
-            if best >= MIN_EXCESS:
-                fam_ratios.setdefault(c[0], []).append(e[("dqn", *c)] / best)
-        row["dqn/best"] = _gmean([r for rs in fam_ratios.values() for r in rs])
-        worst = max(fam_ratios, key=lambda f: _gmean(fam_ratios[f]), default="-")
-        row["worst family"], row["its ratio"] = worst, _gmean(fam_ratios.get(worst, []))
+            ratio = case_ratio(e[("dqn", *c)], min(e[(h, *c)] for h in HEURISTICS))
+            if ratio is not None:
+                fam_ratios.setdefault(c[0], []).append(ratio)
+        row["dqn/best"] = geometric_mean(r for rs in fam_ratios.values() for r in rs)
+        worst = max(fam_ratios, key=lambda f: geometric_mean(fam_ratios[f]), default="-")
+        row["worst family"], row["its ratio"] = worst, geometric_mean(fam_ratios.get(worst, []))
         row["dqn mean excess"] = float(np.mean([e[("dqn", *c)] for c in cases]))
         out.append(row)
     return sorted(out, key=lambda r: (r["dqn/k8s"], r["dqn/best"]))

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from policy.grid import BASELINE
+from policy.comparison import BASELINE, MIN_EXCESS
 from policy.paired import interval
 from policy.report import mean_ci95
 
-MIN_BASE_EXCESS = 0.005
-"""Seeds where the baseline's excess slowdown is below this are left out of the ratio column."""
 METRICS = ("mean_slowdown", "excess_slowdown", "mean_jct", "p95_jct", "makespan", "imbalance", "util_cpu",
            "util_net", "util_disk", "unschedulable", "choice_share", "excess_queue", "excess_contention")
 
@@ -31,9 +29,10 @@ def summarise(rows: list[dict]) -> list[dict]:
         s = {"scenario": scen, "workload": wl, "load": load, "policy": pol, "seeds": len(rs)}
         for m in METRICS:
             s[m], s[m + "_ci"] = mean_ci95([r[m] for r in rs])
-        # A ratio to a baseline that lost (almost) nothing is noise, not a result: such seeds are left out.
+        # A ratio to a baseline that lost (almost) nothing is noise, not a result: such seeds are left out (the
+        # noise floor is policy.comparison's; the per-seed mean here is this column's, not the README's rule).
         ratios = [r["excess_slowdown"] / base_excess[(scen, wl, load, r["seed"])] for r in rs
-                  if base_excess.get((scen, wl, load, r["seed"]), 0) > MIN_BASE_EXCESS]
+                  if base_excess.get((scen, wl, load, r["seed"]), 0) > MIN_EXCESS]
         s["excess_ratio"], s["excess_ratio_ci"] = mean_ci95(ratios)
         out.append(s)
     return out

@@ -5,7 +5,7 @@ evaluations in a fitted set, from the result files alone: the record behind the 
 Why it exists: a fitted contention set (``policy/sim/calibration.yaml``) changes the simulated world the DQN
 was trained in. Whether it must be retrained depends on how its standing moves: its excess slowdown as a
 ratio to default-k8s's and to the best model-based heuristic's (the README's comparison,
-``scripts/readme_tables.py``), and which policy ranks first. This script writes each calibrated folder's
+``policy.comparison``), and which policy ranks first. This script writes each calibrated folder's
 ``comparison.md`` and ``results/policy/calibrated-world.md`` from the ``summary.csv`` files that
 ``python -m policy.evaluate --contention NAME`` wrote, against the original-world ones (kept in
 ``results/policy/original-world/`` since the simulator runs the fitted set)::
@@ -14,19 +14,32 @@ ratio to default-k8s's and to the best model-based heuristic's (the README's com
     python scripts/calibrated_world.py --check    # exit 1 when one is out of date
 
 The verdict uses one rule, written in the file: the world changed materially for the DQN when, in any
-split and scoring mode, the geometric mean of either ratio rises by more than ``MATERIAL`` (10 %).
+split and scoring mode, the geometric mean of either ratio rises by more than ``MATERIAL`` (10 %). The ratios
+are ``policy.comparison``'s; this script adds the verdict and the record around them.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
-from readme_tables import BASELINE, COMPARISONS, DQN, MIN_EXCESS, MIN_RATIO, MODEL_BASED, _excess, _read, comparison
-
+from policy.comparison import (
+    BASELINE,
+    COMPARISONS,
+    DQN,
+    MIN_EXCESS,
+    MIN_RATIO,
+    MODEL_BASED,
+    SummaryError,
+    cases,
+    comparison,
+    excess_by_case,
+    geo_means,
+    ratios,
+    read_summary,
+)
 from policy.paths import POLICY_RESULTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,27 +69,15 @@ MAKE = ("python -m policy.evaluate --workers 2 --no-plots -q --policies $POLICIE
         "--split {split}{served} --out results/policy/calibrated-{name}")
 
 
-def geo_means(summary: list[dict], dqn: str = DQN) -> tuple[float, float]:
-    """Geometric means over cases of a DQN's excess / default-k8s's and / the best model-based one's."""
-    ex = _excess(summary)
-    k8s, best = [], []
-    for fam, load in sorted({(f, ld) for f, ld, _ in ex}):
-        d = ex[(fam, load, dqn)]
-        for out, den in ((k8s, ex[(fam, load, BASELINE)]), (best, min(ex[(fam, load, p)] for p in MODEL_BASED))):
-            if den >= MIN_EXCESS:
-                out.append(max(d / den, MIN_RATIO))
-    return tuple(math.exp(sum(map(math.log, v)) / len(v)) for v in (k8s, best))
-
-
 def ranking(summary: list[dict]) -> dict[str, tuple[float, int]]:
     """Policy -> (mean excess over the cases, cases in which it has the lowest excess)."""
-    ex = _excess(summary)
-    cases = sorted({(f, ld) for f, ld, _ in ex})
+    ex = excess_by_case(summary)
+    each = cases(ex)
     policies = sorted({p for _, _, p in ex})
     wins = {p: 0 for p in policies}
-    for fam, load in cases:
+    for fam, load in each:
         wins[min(policies, key=lambda p: ex[(fam, load, p)])] += 1
-    return {p: (sum(ex[(f, ld, p)] for f, ld in cases) / len(cases), wins[p]) for p in policies}
+    return {p: (sum(ex[(f, ld, p)] for f, ld in each) / len(each), wins[p]) for p in policies}
 
 
 def _pct(new: float, old: float) -> str:
@@ -96,10 +97,10 @@ def report(root: Path) -> tuple[str, dict[Path, str]]:
             "|---|---:|---:|---:|---:|---:|---:|---|---|"]
     changed, sections = [], []
     for name, label in RUNS:
-        old, new = _read(res / f"{ORIGINAL}{name}" / "summary.csv"), _read(res / f"{PREFIX}{name}" / "summary.csv")
+        old, new = (read_summary(res / f"{folder}{name}" / "summary.csv") for folder in (ORIGINAL, PREFIX))
         files[RESULTS / f"{PREFIX}{name}" / "comparison.md"] = comparison(new, SCORING[name] + f", contention set "
                                                                           f"{cal}")
-        (ok, ob), (nk, nb) = geo_means(old), geo_means(new)
+        (ok, ob), (nk, nb) = geo_means(excess_by_case(old)), geo_means(excess_by_case(new))
         ro, rn = ranking(old), ranking(new)
         first_o, first_n = (min(r, key=lambda p: r[p][0]) for r in (ro, rn))
         head.append(f"| {label} | {ok:.2f} | {nk:.2f} | {_pct(nk, ok)} | {ob:.2f} | {nb:.2f} | {_pct(nb, ob)} | "
@@ -168,8 +169,9 @@ def candidate(root: Path, cal: str) -> list[str]:
     better = []
     for world in ("original", cal):
         for name, label in RUNS:
-            summary = _read(root / MODEL_DIR / f"{world}-{name}" / "summary.csv")
-            (sk, sb), (ck, cb) = geo_means(summary), geo_means(summary, CANDIDATE)
+            summary = read_summary(root / MODEL_DIR / f"{world}-{name}" / "summary.csv")
+            ex = excess_by_case(summary)
+            (sk, sb), (ck, cb) = geo_means(ex), geo_means(ex, CANDIDATE)
             rank = ranking(summary)
             if rank[CANDIDATE][0] < rank[DQN][0]:
                 better.append(f"{world} {label.split(' (')[0]}")
@@ -197,7 +199,7 @@ def _controls(root: Path, cal: str) -> list[str]:
     """Every trained model side by side: dqn / best model-based (geometric mean) and mean excess."""
     models = [("original, seed 1 (old)", DQN), (f"{cal}, seed 1 (retrained, shipped now)", CANDIDATE)]
     models += [(f"{w}, seed {sd}", f"dqn:{w}-s{sd}") for w, sd in CONTROLS]
-    first = _read(root / MODEL_DIR / f"original-{RUNS[0][0]}" / "summary.csv")
+    first = read_summary(root / MODEL_DIR / f"original-{RUNS[0][0]}" / "summary.csv")
     models = [(label, pol) for label, pol in models if any(r["policy"] == pol for r in first)]
     if len(models) <= 2:
         return []
@@ -209,24 +211,19 @@ def _controls(root: Path, cal: str) -> list[str]:
              "|---|---|" + "---:|" * len(models)]
     for world in ("original", cal):
         for name, label in RUNS:
-            summary = _read(root / MODEL_DIR / f"{world}-{name}" / "summary.csv")
+            summary = read_summary(root / MODEL_DIR / f"{world}-{name}" / "summary.csv")
             rank = ranking(summary)
-            cells = [f"{geo_means(summary, pol)[1]:.2f} ({rank[pol][0]:.4f})" for _, pol in models]
+            ex = excess_by_case(summary)
+            cells = [f"{geo_means(ex, pol)[1]:.2f} ({rank[pol][0]:.4f})" for _, pol in models]
             lines.append(f"| {world} | {label} | " + " | ".join(cells) + " |")
     return lines
 
 
 def _per_case(old: list[dict], new: list[dict]) -> list[str]:
-    eo, en = _excess(old), _excess(new)
-    rows = []
-    for fam, load in sorted({(f, ld) for f, ld, _ in eo}):
-        cells = []
-        for kind in ("k8s", "best"):
-            for ex in (eo, en):
-                den = ex[(fam, load, BASELINE)] if kind == "k8s" else min(ex[(fam, load, p)] for p in MODEL_BASED)
-                cells.append("n/a" if den < MIN_EXCESS else f"{ex[(fam, load, DQN)] / den:.2f}")
-        rows.append(f"| {fam} | {load:g} | " + " | ".join(cells) + " |")
-    return rows
+    eo, en = excess_by_case(old), excess_by_case(new)
+    by = [ratios(ex, DQN, others) for others in ((BASELINE,), MODEL_BASED) for ex in (eo, en)]
+    return [f"| {fam} | {load:g} | " + " | ".join("n/a" if r[(fam, load)] is None else f"{r[(fam, load)]:.2f}"
+                                                 for r in by) + " |" for fam, load in cases(eo)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -235,7 +232,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file is out of date")
     p.add_argument("--root", type=Path, default=ROOT, help="the checkout whose results/policy/ to read")
     args = p.parse_args(argv)
-    _, files = report(args.root)
+    try:
+        _, files = report(args.root)
+    except SummaryError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
     stale = [rel for rel, text in files.items()
              if not (args.root / rel).is_file() or (args.root / rel).read_text() != text]
     if not args.check:

@@ -17,7 +17,9 @@ result file into the README block that names it::
     python scripts/readme_tables.py            # derive the comparison files, then rewrite every doc's blocks
     python scripts/readme_tables.py --check    # exit 1 when a block or a derived file is out of date
 
-The README keeps the headline; the long tables live in ``docs/*.md`` (``DOCS``), filled the same way.
+The README keeps the headline; the long tables live in ``docs/*.md`` (``docs``), filled the same way. The
+comparison itself (a ``summary.csv`` as per-case excess, the ratio rule, the comparison table) is
+``policy.comparison``'s; this script is the glue: which result files feed which derived file and doc block.
 """
 
 from __future__ import annotations
@@ -25,45 +27,30 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import math
 import re
 import sys
 from pathlib import Path
 
+from policy.comparison import (
+    BASELINE,
+    COMPARISONS,
+    SummaryError,
+    comparison,
+    excess_by_case,
+    read_summary,
+    served_setting,
+)
 from policy.paths import BENCH_RESULTS, POLICY_RESULTS
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = POLICY_RESULTS
 BLOCK = re.compile(r"(<!-- BEGIN generated: (?P<path>[^ ]+) -->\n)(?P<body>.*?)(<!-- END generated -->)", re.S)
-DQN = "dqn:default"
-BASELINE = "default-k8s"
-MODEL_BASED = ("lookahead", "demand-aware")
-MIN_EXCESS = 0.005
-"""A ratio to an excess below this (a policy already at the physical limit) is noise: shown as n/a, left out."""
-MIN_RATIO = 0.01
-"""Ratios below this count as this in the geometric mean, so one near-zero case cannot dominate it."""
-COMPARISONS = (("test-served", "each policy scored as served (the hot-node filter prefer-cool, then kube-scheduler's "
-                "resource scoring + the extender's 0-10 score at weight 10; default-k8s is plain kube-scheduler)"),
-               ("test", "each policy's scores taken as a pure argmax"),
-               ("validation", "each policy's scores taken as a pure argmax"))
-"""Result folders that get a ``comparison.md``, and how the policies were scored in them (a served folder's
-``served.json`` says it instead, ``served_scoring``; the text here is that of folders made before, with min-max
-at weight 10, which ``scripts/calibrated_world.py`` also describes)."""
 SERVED_COLUMNS = (("", "argmax"), ("-served", "served, hot filter prefer-cool"),
                   ("-served-fit", "served, hot filter prefer-fit"), ("-served-strict", "served, hot filter strict"),
                   ("-served-nohot", "served, no hot filter"))
 """Result folder suffix -> column label of the served tables (the mapping and weight are appended)."""
-PRE_RECORDED_SETTING = {"mapping": "minmax", "weight": 10}
-"""The served setting of result folders written before evaluations recorded theirs in ``served.json``."""
 SERVED_TABLES = {"served.md": "validation", "served-test.md": "test"}
 """Derived file -> the split it puts side by side by scoring mode."""
-
-
-def served_setting(folder: Path) -> dict:
-    """The served setting an evaluation ran with (its ``served.json``, written by ``policy.evaluate --served``;
-    ``PRE_RECORDED_SETTING`` for a folder written before evaluations recorded it)."""
-    path = folder / "served.json"
-    return json.loads(path.read_text()) if path.is_file() else {"hot_filter": "prefer-cool", **PRE_RECORDED_SETTING}
 
 
 def served_scoring(folder: Path, default: str) -> str:
@@ -88,55 +75,15 @@ def served_runs(results: Path, split: str) -> tuple[tuple[str, str], ...]:
     return tuple(runs)
 
 
-def _read(path: Path) -> list[dict]:
-    with path.open() as f:
-        return list(csv.DictReader(f))
-
-
-def _excess(summary: list[dict], metric: str = "excess_slowdown") -> dict[tuple, float]:
-    """(family, load, policy) -> mean excess slowdown (or another metric) over seeds."""
-    return {(r["scenario"], float(r["load"]), r["policy"]): float(r[metric]) for r in summary}
-
-
-def comparison(summary: list[dict], scoring: str = COMPARISONS[1][1]) -> str:
-    """Per case: the DQN's excess as a ratio to default-k8s's and to the best of lookahead and demand-aware."""
-    ex = _excess(summary)
-    seeds = sorted({int(r["seeds"]) for r in summary})
-    cases = sorted({(f, ld) for f, ld, _ in ex})
-    lines = [f"Excess slowdown (mean slowdown - 1, mean over {'/'.join(map(str, seeds))} seeds), {scoring}; "
-             "ratios are the DQN's mean excess / the other's. Best model-based = the lower of lookahead and "
-             "demand-aware.", "",
-             "| family | load | default-k8s | lookahead | demand-aware | dqn | dqn / default-k8s | "
-             "dqn / best model-based |", "|---|---|---:|---:|---:|---:|---:|---:|"]
-    ratios: dict[str, list[float]] = {"k8s": [], "best": []}
-
-    def ratio(key: str, num: float, den: float) -> str:
-        if den < MIN_EXCESS:
-            return "n/a"
-        ratios[key].append(num / den)
-        return f"{num / den:.2f}"
-    for fam, load in cases:
-        d, k = ex[(fam, load, DQN)], ex[(fam, load, BASELINE)]
-        best = min(ex[(fam, load, p)] for p in MODEL_BASED)
-        lines.append(f"| {fam} | {load:g} | {k:.4f} | {ex[(fam, load, 'lookahead')]:.4f} | "
-                     f"{ex[(fam, load, 'demand-aware')]:.4f} | {d:.4f} | {ratio('k8s', d, k)} | "
-                     f"{ratio('best', d, best)} |")
-    gm = {key: math.exp(sum(math.log(max(v, MIN_RATIO)) for v in vs) / len(vs)) if vs else float("nan")
-          for key, vs in ratios.items()}
-    lines.append(f"| geometric mean ({len(ratios['k8s'])} / {len(ratios['best'])} cases) | all | | | | | "
-                 f"**{gm['k8s']:.2f}** | **{gm['best']:.2f}** |")
-    lines += ["", f"n/a: the other's excess is below {MIN_EXCESS} (at the physical limit), so the ratio is noise and "
-              f"is left out of the geometric mean; ratios below {MIN_RATIO} count as {MIN_RATIO} in it."]
-    return "\n".join(lines) + "\n"
-
-
 def served(results: Path, runs_of: tuple[tuple[str, str], ...] | None = None) -> str:
     """Per policy: mean excess over one split's cases, as argmax and as served with each hot filter."""
     runs_of = served_runs(results, "validation") if runs_of is None else runs_of
-    runs = [(label, _excess(_read(results / name / "summary.csv")),
-             _excess(_read(results / name / "summary.csv"), "excess_queue")) for name, label in runs_of]
+    summaries = {name: read_summary(results / name / "summary.csv", metrics=("excess_slowdown", "excess_queue"))
+                 for name, _ in runs_of}
+    runs = [(label, excess_by_case(summaries[name]), excess_by_case(summaries[name], "excess_queue"))
+            for name, label in runs_of]
     policies = sorted({p for _, ex, _ in runs for _, _, p in ex}, key=lambda p: (p != BASELINE, p))
-    seeds = sorted({int(r["seeds"]) for name, _ in runs_of for r in _read(results / name / "summary.csv")})
+    seeds = sorted({int(r["seeds"]) for rows in summaries.values() for r in rows})
     split = runs_of[0][0].capitalize()
     lines = [f"{split}, excess slowdown averaged over its cases ({'/'.join(map(str, seeds))} seeds); "
              "default-k8s is plain kube-scheduler in every column; in brackets the part of it spent queueing "
@@ -298,14 +245,15 @@ def derived(root: Path) -> dict[Path, str]:
         out[BENCH / "benchmarks.md"] = benchmarks(records)
     for name, scoring in COMPARISONS:
         if (res / name / "summary.csv").exists():
-            out[RESULTS / name / "comparison.md"] = comparison(_read(res / name / "summary.csv"),
+            out[RESULTS / name / "comparison.md"] = comparison(read_summary(res / name / "summary.csv"),
                                                                served_scoring(res / name, scoring))
     for table, split in SERVED_TABLES.items():
         runs_of = served_runs(res, split)
         if {name for name, _ in runs_of} >= {split, f"{split}-served"}:  # argmax and the shipped filter at least
             out[RESULTS / table] = served(res, runs_of)
     if (res / "migration" / "migration_summary.csv").exists():
-        out[RESULTS / "migration" / "migration.md"] = migration(_read(res / "migration" / "migration_summary.csv"))
+        with (res / "migration" / "migration_summary.csv").open(newline="") as f:
+            out[RESULTS / "migration" / "migration.md"] = migration(list(csv.DictReader(f)))
     return out
 
 
@@ -335,7 +283,12 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     root = args.root
     stale = []
-    for rel, text in derived(root).items():
+    try:
+        files = derived(root)
+    except SummaryError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    for rel, text in files.items():
         if not (root / rel).is_file() or (root / rel).read_text() != text:
             stale.append(str(rel))
             if not args.check:

@@ -2,10 +2,12 @@
 """The size split's comparison (issue #22, "Size"): the DQN's excess slowdown against the best heuristic's and
 default-k8s's, per family and load, with a paired interval over seeds, from ``results/policy/size-test/``.
 
-Why it exists: the README's comparison (``readme_tables.comparison``) sets the DQN against the best model-based
-heuristic's mean only; the issue's target is the best of every heuristic, and with few seeds a ratio of means
-needs its interval. Each ``nodes-<N>/`` folder holds one ``policy.evaluate --split size --served`` run; this
-writes ``comparison.md`` beside them::
+Why it exists: the README's comparison (``policy.comparison.comparison``) sets the DQN against the best
+model-based heuristic's mean only; the issue's target is the best of every heuristic, and with few seeds a ratio
+of means needs its interval. Each ``nodes-<N>/`` folder holds one ``policy.evaluate --split size --served`` run;
+this writes ``comparison.md`` beside them, with the README's ratio rule (``policy.comparison``). It reads each
+folder's ``runs.csv`` (per seed), which is not committed (``results/policy/.gitignore``: it carries wall-clock
+seconds), so it runs only where the evaluations ran::
 
     python scripts/size_table.py
 """
@@ -18,8 +20,7 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from readme_tables import BASELINE, DQN, MIN_EXCESS, MIN_RATIO, served_setting
-
+from policy.comparison import BASELINE, DQN, MIN_EXCESS, case_ratio, geometric_mean, served_setting
 from policy.paired import t_quantile
 from policy.paths import POLICY_RESULTS
 
@@ -54,12 +55,12 @@ def table(folder: Path) -> tuple[list[str], float]:
         mean = {p: statistics.mean(v.values()) for p, v in by.items()}
         best = min((p for p in mean if p not in (DQN, BASELINE)), key=mean.get)
         d, b, k = mean[DQN], mean[best], mean[BASELINE]
-        ratio = "n/a" if b < MIN_EXCESS else f"{d / b:.2f}"
-        if b >= MIN_EXCESS:
-            ratios.append(max(d / b, MIN_RATIO))
-        rows.append(f"| {fam} | {load:g} | {len(by[DQN])} | {d:.4f} | {best} {b:.4f} | {ratio} | "
-                    f"{_interval(by[DQN], by[best])} | {k:.4f} | {d / k:.2f} | {_interval(by[DQN], by[BASELINE])} |")
-    return rows, math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
+        ratio = case_ratio(d, b)
+        ratios.append(ratio)
+        rows.append(f"| {fam} | {load:g} | {len(by[DQN])} | {d:.4f} | {best} {b:.4f} | "
+                    f"{'n/a' if ratio is None else f'{ratio:.2f}'} | {_interval(by[DQN], by[best])} | {k:.4f} | "
+                    f"{d / k:.2f} | {_interval(by[DQN], by[BASELINE])} |")
+    return rows, geometric_mean(ratios)
 
 
 def main() -> int:

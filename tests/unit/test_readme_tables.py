@@ -1,23 +1,41 @@
-"""The README's generated tables match the committed results they name, and the generator catches drift."""
+"""The README's generated tables match the committed results they name, and the generator catches drift.
+
+``scripts/readme_tables.py`` is run as the command it is (a subprocess, this checkout on its import path); the
+comparison it derives is ``policy.comparison``'s, tested in ``tests/unit/policy/test_comparison.py``.
+"""
 
 from __future__ import annotations
 
 import csv
-import importlib.util
+import json
+import os
+import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("readme_tables", ROOT / "scripts" / "readme_tables.py")
-readme_tables = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(readme_tables)
+SCRIPT = ROOT / "scripts" / "readme_tables.py"
+BEGIN = re.compile(r"<!-- BEGIN generated: (\S+) -->")
 
 
-def test_readme_blocks_match_committed_results():
-    docs = readme_tables.docs(ROOT)
-    named = {doc.name: [m["path"] for m in readme_tables.BLOCK.finditer(doc.read_text())] for doc in docs}
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=False)
+
+
+def _docs(root: Path) -> list[Path]:
+    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+
+
+def test_committed_docs_and_derived_files_are_up_to_date():
+    done = _run("--check")
+    assert done.returncode == 0, done.stderr
+
+
+def test_readme_blocks_name_the_headline_and_the_result_files():
+    named = {doc.name: BEGIN.findall(doc.read_text()) for doc in _docs(ROOT)}
     everywhere = [path for paths in named.values() for path in paths]
     assert "results/policy/test/summary.md" in everywhere and "results/policy/migration/migration.md" in everywhere
     assert "results/bench/benchmarks.md" in everywhere
@@ -25,81 +43,89 @@ def test_readme_blocks_match_committed_results():
     assert named["README.md"][0] == "results/policy/test-served/comparison.md"
     assert named["evaluation.md"].index("results/policy/test-served/comparison.md") < named["evaluation.md"].index(
         "results/policy/test/summary.md")
-    for doc in docs:
-        text = doc.read_text()
-        assert readme_tables.render(text, ROOT) == text, f"{doc}: run `python scripts/readme_tables.py`"
 
 
 def test_docs_links_resolve():
     """Every relative link in the README and docs/ names a file or folder of the checkout (moved text keeps working)."""
-    import re
-    for doc in readme_tables.docs(ROOT):
+    for doc in _docs(ROOT):
         for target in re.findall(r"\]\((?!https?:|#)([^)#]+)(?:#[^)]*)?\)", doc.read_text()):
             assert (doc.parent / target).exists(), f"{doc.relative_to(ROOT)} links to {target}, which does not exist"
-
-
-def test_derived_files_match_their_csvs():
-    derived = readme_tables.derived(ROOT)
-    assert {str(p) for p in derived} >= {"results/policy/test-served/comparison.md",
-                                         "results/policy/test/comparison.md", "results/policy/served.md",
-                                         "results/policy/served-test.md",
-                                         "results/bench/benchmarks.md"}
-    for rel, text in derived.items():
-        assert (ROOT / rel).read_text() == text, f"{rel} is stale: run `python scripts/readme_tables.py`"
 
 
 def _copy_results(dest: Path) -> None:
     """Every committed result tree a README block reads (the simulator's, the benchmarks' and the real-node lab's)."""
     for tree in ("results/policy", "results/bench", "results/lab", "docs"):
         shutil.copytree(ROOT / tree, dest / tree)
+    shutil.copy(ROOT / "README.md", dest / "README.md")
 
 
-def test_check_fails_on_a_hand_edited_block(tmp_path, capsys):
+DERIVED = ("results/policy/test-served/comparison.md", "results/policy/test/comparison.md",
+           "results/policy/validation/comparison.md", "results/policy/served.md", "results/policy/served-test.md",
+           "results/policy/migration/migration.md", "results/bench/benchmarks.md")
+
+
+def test_every_derived_file_is_rederived_from_its_inputs(tmp_path):
     _copy_results(tmp_path)
-    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    for rel in DERIVED:
+        (tmp_path / rel).unlink()
+    done = _run("--root", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    for rel in DERIVED:  # written back from the CSVs and JSON files alone, as committed
+        assert (tmp_path / rel).read_text() == (ROOT / rel).read_text(), rel
+
+
+def test_check_fails_on_a_hand_edited_block(tmp_path):
+    _copy_results(tmp_path)
     readme = tmp_path / "docs" / "evaluation.md"
     text = readme.read_text()
     start = text.index("<!-- BEGIN generated: results/policy/test/summary.md -->")
     end = text.index("<!-- END generated -->", start)
     readme.write_text(text[:end] + "| typed | by | hand |\n" + text[end:])
-    assert readme_tables.main(["--check", "--root", str(tmp_path)]) == 1
-    assert "evaluation.md" in capsys.readouterr().err
-    assert readme_tables.main(["--root", str(tmp_path)]) == 0  # regenerating restores the committed table
+    done = _run("--check", "--root", str(tmp_path))
+    assert done.returncode == 1 and "evaluation.md" in done.stderr
+    assert _run("--root", str(tmp_path)).returncode == 0  # regenerating restores the committed table
     assert readme.read_text() == text
 
 
 def test_check_fails_on_a_stale_derived_file(tmp_path):
     _copy_results(tmp_path)
-    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
     summary = tmp_path / "results" / "policy" / "test" / "summary.csv"
-    rows = readme_tables._read(summary)
+    with summary.open(newline="") as f:
+        rows = list(csv.DictReader(f))
     rows[0]["excess_slowdown"] = str(float(rows[0]["excess_slowdown"]) + 1)  # a rerun with other numbers
     with summary.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    assert readme_tables.main(["--check", "--root", str(tmp_path)]) == 1
+    done = _run("--check", "--root", str(tmp_path))
+    assert done.returncode == 1 and "results/policy/test/comparison.md" in done.stderr
+
+
+def test_a_bad_summary_is_one_line_naming_file_line_and_field(tmp_path):
+    _copy_results(tmp_path)
+    summary = tmp_path / "results" / "policy" / "test" / "summary.csv"
+    lines = summary.read_text().splitlines()
+    head = lines[0].split(",")
+    cells = lines[3].split(",")
+    cells[head.index("load")] = "high"
+    summary.write_text("\n".join([*lines[:3], ",".join(cells), *lines[4:]]) + "\n")
+    done = _run("--check", "--root", str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith("results/policy/test/summary.csv:4: load: not a number: 'high'")
+    assert "Traceback" not in done.stderr
 
 
 def test_missing_result_file_is_named(tmp_path):
     _copy_results(tmp_path)
     (tmp_path / "results" / "policy" / "test" / "summary.md").unlink()
-    with pytest.raises(FileNotFoundError, match="results/policy/test/summary.md"):
-        readme_tables.render((ROOT / "docs" / "evaluation.md").read_text(), tmp_path)
+    done = _run("--check", "--root", str(tmp_path))
+    assert done.returncode == 2 and "results/policy/test/summary.md, which does not exist" in done.stderr
 
 
 def test_each_comparison_says_how_the_policies_were_scored():
-    derived = readme_tables.derived(ROOT)
-    assert "scored as served" in derived[Path("results/policy/test-served/comparison.md")]
-    assert "pure argmax" in derived[Path("results/policy/test/comparison.md")]
-
-
-def test_comparison_uses_ratio_of_mean_excess():
-    rows = [{"scenario": "f", "load": "0.9", "policy": p, "seeds": "2", "excess_slowdown": str(x)}
-            for p, x in (("default-k8s", 0.4), ("lookahead", 0.1), ("demand-aware", 0.2), ("dqn:default", 0.2))]
-    table = readme_tables.comparison(rows)
-    assert "| f | 0.9 | 0.4000 | 0.1000 | 0.2000 | 0.2000 | 0.50 | 2.00 |" in table
-    assert "**0.50** | **2.00**" in table
+    # the committed files are what the generator writes (test_committed_docs_and_derived_files_are_up_to_date)
+    assert "scored as served" in (ROOT / "results/policy/test-served/comparison.md").read_text()
+    assert "pure argmax" in (ROOT / "results/policy/test/comparison.md").read_text()
 
 
 def _record(figures: dict) -> dict:
@@ -107,7 +133,7 @@ def _record(figures: dict) -> dict:
             "load_after": 2.0, "figures": figures}
 
 
-def test_benchmark_table_rows_and_target_marks_come_from_the_result_files():
+def test_benchmark_table_rows_and_target_marks_come_from_the_result_files(tmp_path):
     row = {"mode": "names", "nodes": 100, "noop": [0.3, 0.4, 0.2], "filter": [0.5, 0.8, 0.5],
            "prioritize": [0.6, 2.5, 0.55], "rss_mib": 70.0}
     records = {
@@ -118,7 +144,13 @@ def test_benchmark_table_rows_and_target_marks_come_from_the_result_files():
                                        "drsched": {"pods_s": 60.0, "cpu_per_pod": {"extender": 0.003,
                                                                                    "kube-scheduler": 0.002}}}}),
     }
-    table = readme_tables.benchmarks(records)
+    (tmp_path / "results" / "bench").mkdir(parents=True)
+    for name, rec in records.items():
+        (tmp_path / "results" / "bench" / f"{name}.json").write_text(json.dumps(rec))
+    (tmp_path / "README.md").write_text("# no blocks\n")
+    done = _run("--root", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    table = (tmp_path / "results" / "bench" / "benchmarks.md").read_text()
     assert "| 0.60/2.50 / 4.00/9.00 ms;" in table and "p99 ≤ 2 / 10 ms: ✘ / ✔" in table
     assert "| 0.10 / 2.50 ms (0.10 / 1.90 ms) | ≤ 2 ms at 5,000: wall ✘, CPU ✔ |" in table
     assert "| 150.0 MiB | ≤ 142 MiB ✘ |" in table

@@ -6,29 +6,28 @@ start/end marks, and the machine's load sampled every 20 s) it first writes ``ru
 per run) and ``learning_curves.csv`` (every validation check of every run); ``learning_curves.png`` is drawn
 from that CSV.
 
-The ratio is the one the README's comparison tables use (``scripts/readme_tables.py``: a case whose
-denominator is below ``MIN_EXCESS`` is left out, ratios below ``MIN_RATIO`` count as it), with the best
-heuristic per case = the lowest excess of default-k8s, demand-aware and lookahead on that case.
+The ratio is the one the README's comparison tables use (``policy.comparison``: a case whose denominator is
+below ``MIN_EXCESS`` is left out, ratios below ``MIN_RATIO`` count as it), with the best heuristic per case =
+the lowest excess of ``policy.comparison.HEURISTICS`` (default-k8s, demand-aware and lookahead) on that case.
+Run from the checkout's root, with it on the import path:
 
-    python results/policy/horizon/report.py [--logs /tmp/horizon]
+    PYTHONPATH=. python results/policy/horizon/report.py [--logs /tmp/horizon]
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import json
-import math
 import re
 import sys
 from pathlib import Path
 
+from policy.comparison import DQN, HEURISTICS, excess_by_case, geometric_mean, ratios, read_summary
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 CANDIDATES = ROOT / "policy" / "models" / "candidates"
-HEURISTICS = ("default-k8s", "demand-aware", "lookahead")
-SHIPPED = "dqn:default"
 RECIPES = {"A": "gamma 0.5, shaping gamma 1 (the shipped recipe)",
            "B": "gamma 0.95, shaping gamma 0.95 (exactly potential-based)",
            "C": "gamma 0.95, shaping gamma 0.95, 3-step returns",
@@ -37,24 +36,6 @@ RECIPES = {"A": "gamma 0.5, shaping gamma 1 (the shipped recipe)",
 10k (the ``100k`` ones: 100k steps, a check every 25k, the shipped recipe's)."""
 RUN = re.compile(r"^(?P<recipe>[A-Z][0-9k]*)-s(?P<seed>\d+)$")
 """A run's name in the runner's folder: recipe and training seed."""
-
-_spec = importlib.util.spec_from_file_location("readme_tables", ROOT / "scripts" / "readme_tables.py")
-readme_tables = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(readme_tables)
-
-
-def ratios(ex: dict[tuple, float], policy: str) -> dict[tuple, float | None]:
-    """(family, load) -> ``policy``'s excess / the best heuristic's (None where that is at the physical limit)."""
-    out: dict[tuple, float | None] = {}
-    for fam, load in sorted({(f, ld) for f, ld, _ in ex}):
-        best = min(ex[(fam, load, h)] for h in HEURISTICS)
-        out[(fam, load)] = None if best < readme_tables.MIN_EXCESS else ex[(fam, load, policy)] / best
-    return out
-
-
-def geomean(values: list[float | None]) -> float:
-    vs = [max(v, readme_tables.MIN_RATIO) for v in values if v is not None]
-    return math.exp(sum(math.log(v) for v in vs) / len(vs)) if vs else float("nan")
 
 
 def mean_excess(ex: dict[tuple, float], policy: str) -> float:
@@ -71,8 +52,8 @@ def _spread(values: list[float], fmt: str = ".2f") -> str:
 def comparison(ex: dict[tuple, float], runs: dict[str, list[str]]) -> str:
     """Per recipe: mean (min-max over seeds) of each case's ratio, the geometric mean and the mean excess."""
     cases = sorted({(f, ld) for f, ld, _ in ex})
-    rows = {**{r: names for r, names in runs.items()}, "shipped": [SHIPPED]}
-    per = {r: [ratios(ex, p) for p in names] for r, names in rows.items()}
+    rows = {**{r: names for r, names in runs.items()}, "shipped": [DQN]}
+    per = {r: [ratios(ex, p, HEURISTICS) for p in names] for r, names in rows.items()}
     head = " | ".join(rows)
     lines = ["Served validation (5 seeds per case, `--served 10`): the DQN's excess slowdown / the best heuristic's "
              "on the same case (the lowest of default-k8s, demand-aware, lookahead). Per recipe: mean over its "
@@ -85,7 +66,7 @@ def comparison(ex: dict[tuple, float], runs: dict[str, list[str]]) -> str:
             vs = [x[(fam, load)] for x in per[r] if x[(fam, load)] is not None]
             cells.append(_spread(vs) if vs else "n/a")
         lines.append(f"| {fam} | {load:g} | {best} {ex[(fam, load, best)]:.4f} | " + " | ".join(cells) + " |")
-    gms = {r: [geomean(list(x.values())) for x in per[r]] for r in rows}
+    gms = {r: [geometric_mean(x.values()) for x in per[r]] for r in rows}
     lines.append("| **geometric mean** | all | | " + " | ".join(f"**{_spread(gms[r])}**" for r in rows) + " |")
     lines.append("| mean excess | all | " + " / ".join(f"{h} {mean_excess(ex, h):.4f}" for h in HEURISTICS) + " | "
                  + " | ".join(_spread([mean_excess(ex, p) for p in rows[r]], ".4f") for r in rows) + " |")
@@ -173,8 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             w = csv.DictWriter(f, fieldnames=list(table[0]))
             w.writeheader()
             w.writerows(table)
-    summary = readme_tables._read(args.summary)
-    ex = readme_tables._excess(summary)
+    ex = excess_by_case(read_summary(args.summary))
     policies = {p for _, _, p in ex}
     runs = {r: sorted(p for p in policies if p.startswith(f"dqn:horizon-{r}-")) for r in RECIPES}
     runs = {r: names for r, names in runs.items() if names}

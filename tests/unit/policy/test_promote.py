@@ -7,6 +7,7 @@ from hashlib import sha256
 import numpy as np
 import pytest
 
+from policy.comparison import MIN_EXCESS
 from policy.decisionlog import decision_row, outcome_row, read_log
 from policy.model import DIGEST_KEY, N_INPUTS, ModelError, load_model, meta_bytes, save_model
 from policy.promote import (
@@ -24,16 +25,15 @@ from policy.promote import (
     prev_path,
     verdict,
 )
-from policy.tables import MIN_BASE_EXCESS
 
 
 @pytest.mark.parametrize(("candidate", "served", "ratio"), [
     (0.1, 0.2, 0.5),
     (0.2, 0.1, 2.0),
-    (0.0, 0.1, MIN_BASE_EXCESS / 0.1),   # a candidate that loses nothing: floored, finite
+    (0.0, 0.1, MIN_EXCESS / 0.1),        # a candidate that loses nothing: floored, finite
     (0.0, 0.0, 1.0),                      # both below the floor: a tie
     (0.001, 0.004, 1.0),
-    (0.1, 0.0, 0.1 / MIN_BASE_EXCESS),
+    (0.1, 0.0, 0.1 / MIN_EXCESS),
 ])
 def test_excess_ratio_floors_both_sides(candidate, served, ratio):
     assert excess_ratio(candidate, served) == pytest.approx(ratio)
