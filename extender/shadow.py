@@ -41,7 +41,7 @@ from kube.cache import ClusterCache, PodRecord
 from kube.logs import kv
 from kube.objects import pod_key, pod_terminated
 from policy.baselines.lookahead import predicted_slowdowns
-from policy.decisionlog import decision_row
+from policy.decisionlog import DecisionInputs, decision_row
 from policy.served import to_extender_scores
 from policy.state import PodView
 
@@ -121,7 +121,8 @@ class ShadowRecorder:
                 requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                 policy=self.policy.name, model_version=self.policy.version, nodes=snap.names, scores=final,
                 raw=scored.raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
-                slowdown=slowdown, predicted_gain=gain, keep=self.keep))
+                slowdown=slowdown, predicted_gain=gain, keep=self.keep,
+                inputs=DecisionInputs(snap=snap, cluster=scored.enc.cluster, max_usage_age=self.max_usage_age)))
         if self.track is not None:
             self.track(uid)
         self._record(result, gain, uid)
