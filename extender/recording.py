@@ -69,7 +69,8 @@ class Recording:
                                     scheduler_names=s.shadow_scheduler_names),
             replicas=s.shadow_replicas, index=s.shadow_replica_index or 0, replica=self.replica,
             submit=self.log.submit if self.log is not None else None,
-            track=self.outcomes.track if self.outcomes is not None else None, keep=s.decision_log_nodes) \
+            track=self.outcomes.track if self.outcomes is not None else None, keep=s.decision_log_nodes,
+            keep_inputs=s.decision_log_input_nodes) \
             if s.shadow else None
 
     def start(self) -> None:
@@ -115,7 +116,8 @@ class Recording:
                 demand_source=pod.demand_source, policy=self.policy.name, model_version=self.policy.version,
                 chosen=chosen, propensity=explored.propensity if explored is not None else 1.0,
                 explored=[names[i] for i in explored.tied] if explored is not None else None,
-                keep=s.decision_log_nodes, inputs=inputs))
+                keep=s.decision_log_nodes, inputs=inputs,
+                keep_inputs=s.decision_log_input_nodes))
             self.outcomes.track(uid)
         return scores
 

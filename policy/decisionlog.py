@@ -35,9 +35,12 @@ cluster what its kept nodes cannot give (``INPUT_FIELDS``): size, feasible count
 mean and std of estimated utilisation over the feasible nodes. Those last two are the one derived figure
 stored (the raw inputs of every node would make a row O(cluster)); an encoder that changes how they are
 computed cannot re-derive them from an old log. Floats are written exactly (JSON's shortest round-trip
-form), so ``policy.logged.encoding`` rebuilds bitwise the rows the policy scored. Only the kept nodes are
-recorded: with ``decision_log_nodes`` = K the row holds at most K + 2 nodes whatever the cluster's size, with 0
-(the default) every node (~230 KB a row at 1,000 nodes, ~24 KB in schema 1; extender/README.md).
+form), so ``policy.logged.encoding`` rebuilds bitwise the rows the policy scored. Inputs are recorded for a
+bounded set of the row's nodes (``inputs.at``): with ``decision_log_input_nodes`` = K (default 32) the best K by
+score and the chosen and actual ones, whatever the cluster's size, while the score vector keeps every node
+(``decision_log_nodes`` 0, the default) as shadow mode's full comparison needs; inputs for every node would make
+a row at 1,000 nodes ~230 KB (~24 KB in schema 1). The warm start therefore learns to rank among the best
+candidates by drsched's own score and the node actually chosen, not across the whole cluster.
 """
 
 from __future__ import annotations
@@ -81,15 +84,17 @@ INPUT_NODE_FIELDS: dict[str, tuple[type, ...]] = {
     "capacity": (list,), "requested": (list,), "usage": (list,), "usage_age": (list,), "assumed": (list,),
     "pods": (list,), "max_pods": (list,), "ready": (list,),
 }
-"""Per node of ``nodes``, in its order (null at a node the extender's cache did not know, which it did not
-score): the ``ClusterSnapshot`` fields of that node -- allocatable ``capacity`` (4), ``requested`` (cpu, mem),
-measured ``usage`` (4, null where no sample) and its ``usage_age`` (seconds, null where none), ``assumed``
-demand since the sample (4), ``pods``, ``max_pods``, ``ready``."""
+"""Per node of ``inputs.at`` (positions in the row's ``nodes``), in that order (null at a node the extender's
+cache did not know, which it did not score): the ``ClusterSnapshot`` fields of that node -- allocatable
+``capacity`` (4), ``requested`` (cpu, mem), measured ``usage`` (4, null where no sample) and its ``usage_age``
+(seconds, null where none), ``assumed`` demand since the sample (4), ``pods``, ``max_pods``, ``ready``."""
 INPUT_FIELDS: dict[str, tuple[type, ...]] = {
-    "max_usage_age": _NUM, "n_nodes": (int,), "n_feasible": (int,), "mean_capacity": (list,),
+    "at": (list,), "max_usage_age": _NUM, "n_nodes": (int,), "n_feasible": (int,), "mean_capacity": (list,),
     "est_util_mean": (list,), "est_util_std": (list,), **INPUT_NODE_FIELDS,
 }
-"""A decision's ``inputs``: the node fields above, and the figures of the whole cluster the features were
+"""A decision's ``inputs``: which of the row's nodes they describe (``at``; with ``decision_log_input_nodes``
+= K the best K by score and the chosen and actual ones, so a row's inputs stay bounded while its score vector
+may hold every node), the node fields above, and the figures of the whole cluster the features were
 computed over that the kept nodes alone cannot give -- the usage age limit, the cluster's size and how many of
 its nodes the pod fits (``n_feasible``), its ``mean_capacity`` (4) and the mean and std over its feasible
 nodes of estimated usage / capacity (4 each, the float32 values the policy saw)."""
@@ -138,14 +143,18 @@ def decision_row(*, ts: float, replica: str, mode: str, pod: tuple[str, str, str
                  propensity: float = 1.0, explored: Sequence[str] | None = None, actual: str | None = None,
                  scheduler: str | None = None, slowdown: dict[str, float] | None = None,
                  predicted_gain: float | None = None, keep: int = 0,
-                 inputs: DecisionInputs | None = None) -> dict[str, Any]:
+                 inputs: DecisionInputs | None = None, keep_inputs: int = 0) -> dict[str, Any]:
     """One decision row (see ``DECISION_FIELDS``), plain JSON values only. ``keep`` > 0: the score vector
     holds only the ``keep`` best nodes (by score, then raw value) and the chosen and actual nodes; ``inputs``
-    are recorded for those nodes (``inputs_of``)."""
+    are recorded for the ``keep_inputs`` best of those and the chosen and actual ones (0: for all of them;
+    ``inputs_of``)."""
     total = len(nodes)
-    kept = None
+    kept = list(range(total))
     if 0 < keep < total:
         nodes, scores, raw, kept = _best(nodes, scores, raw, keep=keep, also=(chosen, actual))
+    at = list(range(len(nodes)))
+    if 0 < keep_inputs < len(nodes):
+        at = _best(nodes, scores, raw, keep=keep_inputs, also=(chosen, actual))[3]
     requests, demand = [float(x) for x in requests], [float(x) for x in demand]
     return {"v": SCHEMA_VERSION, "kind": "decision", "ts": round(ts, 6), "replica": replica, "mode": mode,
             "namespace": pod[0], "name": pod[1], "uid": pod[2], "requests": requests,
@@ -156,7 +165,7 @@ def decision_row(*, ts: float, replica: str, mode: str, pod: tuple[str, str, str
             "explored": None if explored is None else list(explored), "actual": actual, "scheduler": scheduler,
             "slowdown": None if slowdown is None else {k: _round(v) for k, v in slowdown.items()},
             "predicted_gain": None if predicted_gain is None else _round(predicted_gain),
-            "inputs": None if inputs is None else inputs_of(inputs, kept, PodView(
+            "inputs": None if inputs is None else inputs_of(inputs, [kept[i] for i in at], at, PodView(
                 requests=requests, demand=demand, demand_source=demand_source))}
 
 
@@ -175,16 +184,16 @@ class DecisionInputs:
     """the snapshot row of each of the decision's nodes, -1 where unknown (None: the snapshot's own order)"""
 
 
-def inputs_of(inputs: DecisionInputs, kept: Sequence[int] | None, pod: PodView) -> dict[str, Any]:
-    """A row's ``inputs`` (``INPUT_FIELDS``) for the decision's nodes at ``kept`` (None: all of them)."""
+def inputs_of(inputs: DecisionInputs, picked: Sequence[int], at: Sequence[int], pod: PodView) -> dict[str, Any]:
+    """A row's ``inputs`` (``INPUT_FIELDS``) for the decision's nodes at ``picked`` (positions in the request's
+    node list), which are the row's ``nodes`` at ``at``."""
     snap = inputs.snap
-    at = np.arange(snap.n_nodes) if inputs.rows is None else np.asarray(inputs.rows, dtype=np.int64)
-    if kept is not None:
-        at = at[np.asarray(kept, dtype=np.int64)]
-    known = at >= 0
-    idx = at[known]
+    rows = np.arange(snap.n_nodes) if inputs.rows is None else np.asarray(inputs.rows, dtype=np.int64)
+    rows = rows[np.asarray(picked, dtype=np.int64)]
+    known = rows >= 0
+    idx = rows[known]
     cluster = np.asarray(inputs.cluster, dtype=np.float32)
-    return {"max_usage_age": float(inputs.max_usage_age), "n_nodes": snap.n_nodes,
+    return {"at": [int(i) for i in at], "max_usage_age": float(inputs.max_usage_age), "n_nodes": snap.n_nodes,
             "n_feasible": int(np.count_nonzero(feasible_mask(snap, pod))),
             "mean_capacity": mean_capacity(snap).tolist(),
             "est_util_mean": cluster[MEAN_UTIL].tolist(), "est_util_std": cluster[STD_UTIL].tolist(),
@@ -305,8 +314,10 @@ def _check_inputs(inputs: dict[str, Any], n: int, *, path: Path | str, line: int
         if not isinstance(value, types) or isinstance(value, bool):
             raise LogError(path, line, where, f"expected {' or '.join(t.__name__ for t in types)}, "
                                               f"got {type(value).__name__}")
-        if name in INPUT_NODE_FIELDS and len(value) != n:
-            raise LogError(path, line, where, f"{len(value)} values for {n} nodes")
+        if name == "at" and not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n for i in value):
+            raise LogError(path, line, where, f"positions in the row's {n} nodes expected")
+        if name in INPUT_NODE_FIELDS and len(value) != len(inputs["at"]):
+            raise LogError(path, line, where, f"{len(value)} values for {len(inputs['at'])} nodes (inputs.at)")
 
 
 def segments(path: Path | str) -> list[Path]:

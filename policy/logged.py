@@ -70,9 +70,10 @@ def _encoding(row: Row, inputs: dict) -> LoggedDecision:
     known = [i for i, c in enumerate(inputs["capacity"]) if c is not None]
     node = {name: [inputs[name][i] for i in known] for name in INPUT_NODE_FIELDS}
     n = len(known)
+    names = tuple(row["nodes"][inputs["at"][i]] for i in known)
     usage_age = _arr(node["usage_age"], n)
     snap = ClusterSnapshot(
-        names=tuple(row["nodes"][i] for i in known), capacity=_arr(node["capacity"], n, 4),
+        names=names, capacity=_arr(node["capacity"], n, 4),
         requested=_arr(node["requested"], n, 2), usage=_arr(node["usage"], n, 4),
         usage_age=np.where(np.isnan(usage_age), np.inf, usage_age), assumed=_arr(node["assumed"], n, 4),
         pods=_arr(node["pods"], n), max_pods=_arr(node["max_pods"], n),

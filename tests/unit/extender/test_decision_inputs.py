@@ -51,8 +51,21 @@ def pending(name: str) -> dict:
             "status": {"phase": "Pending"}}
 
 
-def runtime(tmp_path, cache: ClusterCache, keep: int) -> Runtime:
-    settings = build_settings(decision_log_dir=tmp_path, decision_log_nodes=keep, decision_log_flush_ms=10)
+def request(cache: ClusterCache, names: list[str], mode: str) -> ExtenderArgs:
+    """A prioritize request for pod p over ``names``: by name (names mode), or as full Node objects."""
+    if mode == "names":
+        return ExtenderArgs(Pod=pending("p"), NodeNames=names)
+    view = cache.view()
+    items = [{"metadata": {"name": n}, "status": {
+        "allocatable": {"cpu": str(view.capacity[view.index[n], 0]),
+                        "memory": f"{view.capacity[view.index[n], 1]}Gi", "pods": "110"},
+        "conditions": [{"type": "Ready", "status": "True"}]}} for n in names]
+    return ExtenderArgs.model_validate({"Pod": pending("p"), "Nodes": {"items": items}})
+
+
+def runtime(tmp_path, cache: ClusterCache, keep: int, keep_inputs: int = 32) -> Runtime:
+    settings = build_settings(decision_log_dir=tmp_path, decision_log_nodes=keep, decision_log_flush_ms=10,
+                              decision_log_input_nodes=keep_inputs)
     telemetry = Telemetry()
     policy = model_policy(load_model(SHIPPED_MODEL))
     rec = Recording(settings, cache=cache, policy=policy, telemetry=telemetry, thresholds=Thresholds())
@@ -77,7 +90,8 @@ def assert_rebuilt(row, scored, names: list[str], model) -> None:
     """The row's rebuilt encoding is, bitwise, the scored one at the row's kept nodes that the cache knew."""
     dec = encoding(row)
     at = [names.index(n) for n in dec.names]
-    assert dec.names == tuple(n for n in row["nodes"] if n in names) and len(at) >= 3
+    described = [row["nodes"][i] for i in row["inputs"]["at"]]
+    assert dec.names == tuple(n for n in described if n in names) and len(at) >= 3
     np.testing.assert_array_equal(dec.enc.nodes, scored.enc.nodes[at], strict=True)
     np.testing.assert_array_equal(dec.enc.mask, scored.enc.mask[at], strict=True)
     np.testing.assert_array_equal(dec.enc.pod, scored.enc.pod, strict=True)
@@ -92,19 +106,10 @@ def test_a_served_decision_rebuilds_the_policy_s_encoding(tmp_path, monkeypatch,
     rng = np.random.default_rng(seed)
     now = time.time()
     cache = random_cache(rng, 40, now)
-    rt = runtime(tmp_path, cache, keep)
+    rt = runtime(tmp_path, cache, keep)  # decision_log_input_nodes 32 > the 26 nodes: inputs for every kept one
     seen = capture(monkeypatch, runtime_mod)
     names = [f"node-{i:03d}" for i in sorted(rng.choice(40, 25, replace=False).tolist())]
-    if mode == "names":
-        args = ExtenderArgs(Pod=pending("p"), NodeNames=[*names, "ghost"])  # ghost: unknown to the cache
-    else:
-        view = cache.view()
-        items = [{"metadata": {"name": n}, "status": {
-            "allocatable": {"cpu": str(view.capacity[view.index[n], 0]),
-                            "memory": f"{view.capacity[view.index[n], 1]}Gi", "pods": "110"},
-            "conditions": [{"type": "Ready", "status": "True"}]}} for n in names]
-        args = ExtenderArgs.model_validate({"Pod": pending("p"), "Nodes": {"items": items}})
-    rt.prioritize(args)
+    rt.prioritize(request(cache, [*names, "ghost"] if mode == "names" else names, mode))  # ghost: not cached
     rt.recording.log.stop()
     (row,) = read_log(tmp_path).decisions
     (scored,) = seen
@@ -117,6 +122,29 @@ def test_a_served_decision_rebuilds_the_policy_s_encoding(tmp_path, monkeypatch,
         assert 0 < dec.enc.mask.sum() < len(names) and dec.enc.nodes[:, STALE].any()
         assert None in row["inputs"]["usage_age"]
     assert (row["inputs"]["capacity"][-1] is None) == (mode == "names" and keep == 0)  # ghost: unknown
+    assert_rebuilt(row, scored, names, rt.policy.scorer.model)
+
+
+@pytest.mark.parametrize("mode", ["names", "nodes"])
+def test_inputs_are_bounded_while_the_score_vector_keeps_every_node(tmp_path, monkeypatch, mode):
+    """decision_log_input_nodes = 5: the row scores all 26 nodes, but describes only the best 5 by score and the
+    chosen one (at most 6 of them), and those still rebuild bitwise."""
+    rng = np.random.default_rng(11)
+    cache = random_cache(rng, 40, time.time())
+    rt = runtime(tmp_path, cache, keep=0, keep_inputs=5)
+    seen = capture(monkeypatch, runtime_mod)
+    names = [f"node-{i:03d}" for i in sorted(rng.choice(40, 26, replace=False).tolist())]
+    rt.prioritize(request(cache, names, mode))
+    rt.recording.log.stop()
+    (row,) = read_log(tmp_path).decisions
+    (scored,) = seen
+    at = row["inputs"]["at"]
+    assert len(row["nodes"]) == 26 and 5 <= len(at) <= 6 and at == sorted(at)
+    assert row["nodes"].index(row["chosen"]) in at
+    best = sorted(range(26), key=lambda i: (-row["scores"][i], -(row["raw"][i] if row["raw"][i] is not None
+                                                                else -np.inf)))[:5]
+    assert set(best) <= set(at)
+    assert all(len(row["inputs"][f]) == len(at) for f in ("capacity", "usage", "ready"))
     assert_rebuilt(row, scored, names, rt.policy.scorer.model)
 
 
