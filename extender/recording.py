@@ -35,7 +35,7 @@ from extender.telemetry import Telemetry
 from kube.cache import ClusterCache, PodRecord
 from kube.errors import ConfigError
 from kube.logs import kv
-from policy.decisionlog import decision_row, filter_row, outcome_row
+from policy.decisionlog import DecisionInputs, decision_row, filter_row, outcome_row
 from policy.explore import explore
 from policy.state import PodView
 
@@ -69,7 +69,8 @@ class Recording:
                                     scheduler_names=s.shadow_scheduler_names),
             replicas=s.shadow_replicas, index=s.shadow_replica_index or 0, replica=self.replica,
             submit=self.log.submit if self.log is not None else None,
-            track=self.outcomes.track if self.outcomes is not None else None, keep=s.decision_log_nodes) \
+            track=self.outcomes.track if self.outcomes is not None else None, keep=s.decision_log_nodes,
+            keep_inputs=s.decision_log_input_nodes) \
             if s.shadow else None
 
     def start(self) -> None:
@@ -95,8 +96,9 @@ class Recording:
         return not self.settings.pass_through and (self.canary.everything or self.canary.matches(pod))
 
     def serve(self, *, key: tuple[str, str, str], pod: PodView, names: list[str], scores: np.ndarray,
-              known: np.ndarray, raw: np.ndarray, now: float) -> np.ndarray:
-        """The 0-10 scores to answer (drawn by exploration when on); the decision queued for the log."""
+              known: np.ndarray, raw: np.ndarray, now: float, inputs: DecisionInputs) -> np.ndarray:
+        """The 0-10 scores to answer (drawn by exploration when on); the decision queued for the log, with what
+        the encoder read (``inputs``, by reference: the row is built on the writer thread)."""
         s = self.settings
         uid = key[2] or f"{key[0]}/{key[1]}"
         explored = explore(scores, names, uid=uid, margin=s.explore_margin, seed=s.explore_seed) \
@@ -114,7 +116,8 @@ class Recording:
                 demand_source=pod.demand_source, policy=self.policy.name, model_version=self.policy.version,
                 chosen=chosen, propensity=explored.propensity if explored is not None else 1.0,
                 explored=[names[i] for i in explored.tied] if explored is not None else None,
-                keep=s.decision_log_nodes))
+                keep=s.decision_log_nodes, inputs=inputs,
+                keep_inputs=s.decision_log_input_nodes))
             self.outcomes.track(uid)
         return scores
 

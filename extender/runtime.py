@@ -45,6 +45,7 @@ from kube.logs import kv
 from kube.objects import pod_key, pod_requests
 from kube.profiles import pod_view_for
 from policy.baselines import make_scorer
+from policy.decisionlog import DecisionInputs
 from policy.model import ModelError, load_model
 from policy.state import ClusterSnapshot, PodView
 
@@ -239,14 +240,17 @@ class Runtime:
             idx = view.lookup(names)
             known = idx >= 0
             every = bool(known.all())
+            context = view.snapshot(now)
             scored = score(None, pod, self.policy, max_usage_age=self.settings.max_usage_age_s,
-                           context=view.snapshot(now), rows=idx if every else idx[known], cache=self.rows)
+                           context=context, rows=idx if every else idx[known], cache=self.rows)
             cand = Candidates(names=names, known=known, snap=None, items=None)
             known_names = names if every else [n for n, k in zip(names, known.tolist(), strict=True) if k]
+            encoded_over, rows = context, idx
         else:
             cand = self.candidates(args, now, view)
             scored = score(cand.snap, pod, self.policy, max_usage_age=self.settings.max_usage_age_s)
             known_names = cand.snap.names
+            encoded_over, rows = cand.snap, None
         metrics = self.telemetry.metrics
         metrics.decisions.labels(verb="prioritize", policy=self.policy.name).inc()
         n_stale = int(scored.stale.sum())
@@ -258,8 +262,10 @@ class Runtime:
             scores = np.zeros(len(cand.names), dtype=np.int64)
             scores[cand.known] = scored.scores
         if self.recording is not None:  # exploration may redraw the top node; the decision is queued for the log
-            scores = self.recording.serve(key=key, pod=pod, names=cand.names, scores=scores, known=cand.known,
-                                          raw=scored.raw, now=now)
+            scores = self.recording.serve(
+                key=key, pod=pod, names=cand.names, scores=scores, known=cand.known, raw=scored.raw, now=now,
+                inputs=DecisionInputs(snap=encoded_over, cluster=scored.enc.cluster,
+                                      max_usage_age=self.settings.max_usage_age_s, rows=rows))
         out = self.replies.reply(view, cand.names, scores.tolist())
         self._remember(key, pod, known_names, now, scored)
         return out

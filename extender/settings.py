@@ -158,6 +158,9 @@ class Settings(BaseSettings):
                                                               "and counted, the request never waits.")
     decision_log_nodes: int = Field(0, ge=0, description="Score vector entries kept per logged decision: the best "
                                                          "this many nodes plus the chosen and actual ones (0: all).")
+    decision_log_input_nodes: int = Field(32, ge=0, description="Nodes per logged decision whose feature-encoder "
+                                          "inputs are recorded (for the warm start): the best this many by score "
+                                          "plus the chosen and actual ones (0: every node the row keeps).")
     shadow: bool = Field(False, description="Shadow mode: at each binding by a selected other scheduler, record "
                                             "what drsched would have chosen (binds and changes nothing).")
     shadow_scheduler_names: Annotated[list[str], NoDecode] = Field(

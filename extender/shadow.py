@@ -41,7 +41,7 @@ from kube.cache import ClusterCache, PodRecord
 from kube.logs import kv
 from kube.objects import pod_key, pod_terminated
 from policy.baselines.lookahead import predicted_slowdowns
-from policy.decisionlog import decision_row
+from policy.decisionlog import DecisionInputs, decision_row
 from policy.served import to_extender_scores
 from policy.state import PodView
 
@@ -59,11 +59,12 @@ class ShadowRecorder:
     def __init__(self, *, cache: ClusterCache, policy: ServedPolicy, telemetry: Telemetry, selector: PodSelector,
                  thresholds: Thresholds, max_usage_age: float, replicas: int = 1, index: int = 0,
                  replica: str = "", submit: Callable[..., Any] | None = None,
-                 track: Callable[[str], None] | None = None, recent: int = 50, keep: int = 0) -> None:
+                 track: Callable[[str], None] | None = None, recent: int = 50, keep: int = 0,
+                 keep_inputs: int = 0) -> None:
         self.cache, self.policy, self.telemetry, self.selector = cache, policy, telemetry, selector
         self.thresholds, self.max_usage_age = thresholds, max_usage_age
         self.replicas, self.index, self.replica = replicas, index, replica
-        self.submit, self.track, self.keep = submit, track, keep
+        self.submit, self.track, self.keep, self.keep_inputs = submit, track, keep, keep_inputs
         self._lock = threading.Lock()
         self._recent: deque[dict] = deque(maxlen=recent)
         self._agree = self._differ = 0
@@ -121,7 +122,8 @@ class ShadowRecorder:
                 requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                 policy=self.policy.name, model_version=self.policy.version, nodes=snap.names, scores=final,
                 raw=scored.raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
-                slowdown=slowdown, predicted_gain=gain, keep=self.keep))
+                slowdown=slowdown, predicted_gain=gain, keep=self.keep, keep_inputs=self.keep_inputs,
+                inputs=DecisionInputs(snap=snap, cluster=scored.enc.cluster, max_usage_age=self.max_usage_age)))
         if self.track is not None:
             self.track(uid)
         self._record(result, gain, uid)

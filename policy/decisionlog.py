@@ -23,6 +23,24 @@ Rows, schema version ``SCHEMA_VERSION`` (field ``v``; a reader refuses any other
 The log is append-only, so an outcome cannot be written into its decision's row: ``LogContents.joined``
 joins them by pod UID when read. Rows hold names and resource figures only -- never env, args, images,
 annotations or secrets.
+
+What a decision keeps for learning (schema 2, issue #23's warm start): the *inputs* of
+``policy.features.encode`` for the nodes the row keeps, not the features it made, so that an encoder of a
+later ``FEATURE_VERSION`` can still learn from an old log. A node's row of features depends on that node's
+own ``ClusterSnapshot`` fields, the pod, the cluster's mean capacity and the usage age limit
+(``features.node_rows``); the pod row on the pod and the mean capacity; the cluster row on every node of
+the cluster. So a row records, per kept node, its snapshot fields (``INPUT_NODE_FIELDS``); the pod's
+requests, demand and demand source, exactly (schema 1 rounded them to 6 decimals); and of the whole
+cluster what its kept nodes cannot give (``INPUT_FIELDS``): size, feasible count, mean capacity, and the
+mean and std of estimated utilisation over the feasible nodes. Those last two are the one derived figure
+stored (the raw inputs of every node would make a row O(cluster)); an encoder that changes how they are
+computed cannot re-derive them from an old log. Floats are written exactly (JSON's shortest round-trip
+form), so ``policy.logged.encoding`` rebuilds bitwise the rows the policy scored. Inputs are recorded for a
+bounded set of the row's nodes (``inputs.at``): with ``decision_log_input_nodes`` = K (default 32) the best K by
+score and the chosen and actual ones, whatever the cluster's size, while the score vector keeps every node
+(``decision_log_nodes`` 0, the default) as shadow mode's full comparison needs; inputs for every node would make
+a row at 1,000 nodes ~230 KB (~24 KB in schema 1). The warm start therefore learns to rank among the best
+candidates by drsched's own score and the node actually chosen, not across the whole cluster.
 """
 
 from __future__ import annotations
@@ -35,7 +53,10 @@ from typing import Any
 
 import numpy as np
 
-SCHEMA_VERSION = 1
+from policy.features import MEAN_UTIL, STD_UTIL, feasible_mask, mean_capacity
+from policy.state import ClusterSnapshot, PodView
+
+SCHEMA_VERSION = 2
 SEGMENT_GLOB = "decisions-*.jsonl"
 MODES = ("serve", "shadow")
 
@@ -49,6 +70,7 @@ DECISION_FIELDS: dict[str, tuple[type, ...]] = {
     "demand_source": (str,), "policy": (str,), "model_version": (str,), "nodes": (list,), "scores": (list,),
     "raw": (list,), "nodes_total": (int,), "chosen": _OPT_STR, "propensity": _NUM, "explored": (list, type(None)),
     "actual": _OPT_STR, "scheduler": _OPT_STR, "slowdown": (dict, type(None)), "predicted_gain": _OPT_NUM,
+    "inputs": (dict, type(None)),
 }
 """A decision: the pod (names and resource figures only), the policy, the full score vector over ``nodes``
 (``scores`` 0-10 as served, ``raw`` the policy's values, null where refused; with ``decision_log_nodes`` only
@@ -56,7 +78,26 @@ the best nodes and the chosen and actual ones, of ``nodes_total``), drsched's ``
 the probability it had of being chosen (``propensity``, 1 unless exploring; ``explored``: the near-tied nodes
 it was drawn from). Shadow rows add the ``actual`` node the other ``scheduler`` bound, the predicted
 slowdown of the pod on both nodes (node -> slowdown, 1 = as fast as alone) and ``predicted_gain`` (slowdown
-on the actual node minus on drsched's; > 0: drsched's choice predicted better)."""
+on the actual node minus on drsched's; > 0: drsched's choice predicted better). ``inputs``: what the encoder
+read (``INPUT_FIELDS``), null only from a writer that had no snapshot (a tool, a test)."""
+INPUT_NODE_FIELDS: dict[str, tuple[type, ...]] = {
+    "capacity": (list,), "requested": (list,), "usage": (list,), "usage_age": (list,), "assumed": (list,),
+    "pods": (list,), "max_pods": (list,), "ready": (list,),
+}
+"""Per node of ``inputs.at`` (positions in the row's ``nodes``), in that order (null at a node the extender's
+cache did not know, which it did not score): the ``ClusterSnapshot`` fields of that node -- allocatable
+``capacity`` (4), ``requested`` (cpu, mem), measured ``usage`` (4, null where no sample) and its ``usage_age``
+(seconds, null where none), ``assumed`` demand since the sample (4), ``pods``, ``max_pods``, ``ready``."""
+INPUT_FIELDS: dict[str, tuple[type, ...]] = {
+    "at": (list,), "max_usage_age": _NUM, "n_nodes": (int,), "n_feasible": (int,), "mean_capacity": (list,),
+    "est_util_mean": (list,), "est_util_std": (list,), **INPUT_NODE_FIELDS,
+}
+"""A decision's ``inputs``: which of the row's nodes they describe (``at``; with ``decision_log_input_nodes``
+= K the best K by score and the chosen and actual ones, so a row's inputs stay bounded while its score vector
+may hold every node), the node fields above, and the figures of the whole cluster the features were
+computed over that the kept nodes alone cannot give -- the usage age limit, the cluster's size and how many of
+its nodes the pod fits (``n_feasible``), its ``mean_capacity`` (4) and the mean and std over its feasible
+nodes of estimated usage / capacity (4 each, the float32 values the policy saw)."""
 OUTCOME_FIELDS: dict[str, tuple[type, ...]] = {
     "namespace": (str,), "name": (str,), "uid": (str,), "node": _OPT_STR, "phase": (str,),
     "created": _OPT_NUM, "started": _OPT_NUM, "finished": _OPT_NUM, "jct_s": _OPT_NUM, "run_s": _OPT_NUM,
@@ -101,32 +142,93 @@ def decision_row(*, ts: float, replica: str, mode: str, pod: tuple[str, str, str
                  nodes: Sequence[str], scores: Sequence[int], raw: Sequence[float], chosen: str | None,
                  propensity: float = 1.0, explored: Sequence[str] | None = None, actual: str | None = None,
                  scheduler: str | None = None, slowdown: dict[str, float] | None = None,
-                 predicted_gain: float | None = None, keep: int = 0) -> dict[str, Any]:
+                 predicted_gain: float | None = None, keep: int = 0,
+                 inputs: DecisionInputs | None = None, keep_inputs: int = 0) -> dict[str, Any]:
     """One decision row (see ``DECISION_FIELDS``), plain JSON values only. ``keep`` > 0: the score vector
-    holds only the ``keep`` best nodes (by score, then raw value) and the chosen and actual nodes."""
+    holds only the ``keep`` best nodes (by score, then raw value) and the chosen and actual nodes; ``inputs``
+    are recorded for the ``keep_inputs`` best of those and the chosen and actual ones (0: for all of them;
+    ``inputs_of``)."""
     total = len(nodes)
+    kept = list(range(total))
     if 0 < keep < total:
-        nodes, scores, raw = _best(nodes, scores, raw, keep=keep, also=(chosen, actual))
+        nodes, scores, raw, kept = _best(nodes, scores, raw, keep=keep, also=(chosen, actual))
+    at = list(range(len(nodes)))
+    if 0 < keep_inputs < len(nodes):
+        at = _best(nodes, scores, raw, keep=keep_inputs, also=(chosen, actual))[3]
+    requests, demand = [float(x) for x in requests], [float(x) for x in demand]
     return {"v": SCHEMA_VERSION, "kind": "decision", "ts": round(ts, 6), "replica": replica, "mode": mode,
-            "namespace": pod[0], "name": pod[1], "uid": pod[2], "requests": [_round(x) for x in requests],
-            "demand": [_round(x) for x in demand], "demand_source": demand_source, "policy": policy,
+            "namespace": pod[0], "name": pod[1], "uid": pod[2], "requests": requests,
+            "demand": demand, "demand_source": demand_source, "policy": policy,
             "model_version": model_version, "nodes": list(nodes),
             "scores": np.asarray(scores, dtype=np.int64).tolist(), "raw": _floats(raw), "nodes_total": total,
             "chosen": chosen, "propensity": round(float(propensity), 9),
             "explored": None if explored is None else list(explored), "actual": actual, "scheduler": scheduler,
             "slowdown": None if slowdown is None else {k: _round(v) for k, v in slowdown.items()},
-            "predicted_gain": None if predicted_gain is None else _round(predicted_gain)}
+            "predicted_gain": None if predicted_gain is None else _round(predicted_gain),
+            "inputs": None if inputs is None else inputs_of(inputs, [kept[i] for i in at], at, PodView(
+                requests=requests, demand=demand, demand_source=demand_source))}
 
 
-def _best(nodes: Sequence[str], scores, raw, *, keep: int, also: Sequence[str | None]) -> tuple[list, list, list]:
-    """The ``keep`` best entries (score, then raw value) and those named in ``also``, in their original order."""
+@dataclass(frozen=True, slots=True, eq=False)
+class DecisionInputs:
+    """What the encoder read for one decision, by reference: the request path hands it over as is, and the
+    row's ``inputs`` are built from it on the log's writer thread (``inputs_of``). The snapshot's arrays
+    are the cache view's own copies, never changed after."""
+
+    snap: ClusterSnapshot
+    """the snapshot the features were computed over (in names mode the whole cached cluster)"""
+    cluster: np.ndarray
+    """the ``Encoded.cluster`` row the policy saw"""
+    max_usage_age: float
+    rows: np.ndarray | None = None
+    """the snapshot row of each of the decision's nodes, -1 where unknown (None: the snapshot's own order)"""
+
+
+def inputs_of(inputs: DecisionInputs, picked: Sequence[int], at: Sequence[int], pod: PodView) -> dict[str, Any]:
+    """A row's ``inputs`` (``INPUT_FIELDS``) for the decision's nodes at ``picked`` (positions in the request's
+    node list), which are the row's ``nodes`` at ``at``."""
+    snap = inputs.snap
+    rows = np.arange(snap.n_nodes) if inputs.rows is None else np.asarray(inputs.rows, dtype=np.int64)
+    rows = rows[np.asarray(picked, dtype=np.int64)]
+    known = rows >= 0
+    idx = rows[known]
+    cluster = np.asarray(inputs.cluster, dtype=np.float32)
+    return {"at": [int(i) for i in at], "max_usage_age": float(inputs.max_usage_age), "n_nodes": snap.n_nodes,
+            "n_feasible": int(np.count_nonzero(feasible_mask(snap, pod))),
+            "mean_capacity": mean_capacity(snap).tolist(),
+            "est_util_mean": cluster[MEAN_UTIL].tolist(), "est_util_std": cluster[STD_UTIL].tolist(),
+            **{name: _per_node(getattr(snap, name)[idx], known) for name in INPUT_NODE_FIELDS}}
+
+
+def _finite_or_none(v: Any) -> Any:
+    if isinstance(v, list):
+        return [_finite_or_none(x) for x in v]
+    return v if not isinstance(v, float) or (v == v and abs(v) != float("inf")) else None
+
+
+def _per_node(values: np.ndarray, known: np.ndarray) -> list:
+    """``values`` (one entry per known node) as exact JSON values in the decision's node order: None at a
+    node not known, and for NaN / inf (no usage sample)."""
+    out = values.tolist()
+    if values.dtype.kind == "f" and not np.isfinite(values).all():
+        out = [_finite_or_none(v) for v in out]
+    if known.all():
+        return out
+    it = iter(out)
+    return [next(it) if k else None for k in known.tolist()]
+
+
+def _best(nodes: Sequence[str], scores, raw, *, keep: int,
+          also: Sequence[str | None]) -> tuple[list, np.ndarray, np.ndarray, list[int]]:
+    """The ``keep`` best entries (score, then raw value) and those named in ``also``, in their original order,
+    and their positions."""
     s = np.asarray(scores, dtype=np.float64)
     r = np.nan_to_num(np.asarray(raw, dtype=np.float64), nan=-np.inf)
     rows = set(np.lexsort((-r, -s))[:keep].tolist())
     names = list(nodes)
     rows.update(names.index(n) for n in also if n is not None and n in names)
     idx = sorted(rows)
-    return [names[i] for i in idx], s[idx].astype(np.int64), np.asarray(raw, dtype=np.float64)[idx]
+    return [names[i] for i in idx], s[idx].astype(np.int64), np.asarray(raw, dtype=np.float64)[idx], idx
 
 
 def outcome_row(*, ts: float, replica: str, pod: tuple[str, str, str], node: str | None, phase: str,
@@ -197,7 +299,25 @@ def check_row(data: Any, *, path: Path | str, line: int) -> dict[str, Any]:
         for name in ("scores", "raw"):
             if len(data[name]) != n:
                 raise LogError(path, line, name, f"{len(data[name])} values for {n} nodes")
+        if data["inputs"] is not None:
+            _check_inputs(data["inputs"], n, path=path, line=line)
     return data
+
+
+def _check_inputs(inputs: dict[str, Any], n: int, *, path: Path | str, line: int) -> None:
+    """A decision's ``inputs``: each field present and typed, each per-node list one entry per node."""
+    for name, types in INPUT_FIELDS.items():
+        where = f"inputs.{name}"
+        if name not in inputs:
+            raise LogError(path, line, where, "missing")
+        value = inputs[name]
+        if not isinstance(value, types) or isinstance(value, bool):
+            raise LogError(path, line, where, f"expected {' or '.join(t.__name__ for t in types)}, "
+                                              f"got {type(value).__name__}")
+        if name == "at" and not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n for i in value):
+            raise LogError(path, line, where, f"positions in the row's {n} nodes expected")
+        if name in INPUT_NODE_FIELDS and len(value) != len(inputs["at"]):
+            raise LogError(path, line, where, f"{len(value)} values for {len(inputs['at'])} nodes (inputs.at)")
 
 
 def segments(path: Path | str) -> list[Path]:

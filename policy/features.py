@@ -245,8 +245,15 @@ def cluster_row(nodes: np.ndarray, mask: np.ndarray) -> np.ndarray:
         np.square(dev, out=dev)
         cluster[MEAN_UTIL] = mean
         cluster[STD_UTIL] = np.sqrt((np.add.accumulate(dev, axis=1)[:, -1].astype(np.float64) / k).astype(np.float32))
-    cluster[FEASIBLE_FRAC] = np.count_nonzero(mask) / mask.shape[0]  # = mask.mean(), without its Python layers
-    cluster[LOG_NODES] = np.log10(nodes.shape[0] + 1) / 4.0
+    return cluster_summary(cluster, n_feasible=int(np.count_nonzero(mask)), n_nodes=nodes.shape[0])
+
+
+def cluster_summary(cluster: np.ndarray, *, n_feasible: int, n_nodes: int) -> np.ndarray:
+    """``cluster`` (float32, ``MEAN_UTIL`` and ``STD_UTIL`` filled) completed with the counts' columns: the
+    cluster row from its figures. ``cluster_row`` computes the figures from the rows; the decision log stores
+    them (``policy.decisionlog``), as a logged decision keeps only some of the cluster's nodes."""
+    cluster[FEASIBLE_FRAC] = n_feasible / n_nodes  # = mask.mean(), without its Python layers
+    cluster[LOG_NODES] = np.log10(n_nodes + 1) / 4.0
     return cluster
 
 

@@ -4,6 +4,7 @@ Reads top to bottom: arguments, environment, network, learning loop; the steps s
 
     python -m policy.train --steps 200000 --seed 1 --out policy/models/default
     python -m policy.train --config policy/models/default-train.yaml      # flags override the file
+    python -m policy.train --warm-start /var/lib/drsched/decisions        # imitate the log first (policy.warmstart)
 
 Every ``--eval-every`` steps the current network is exported to numpy and evaluated, through the same
 ``policy.sim.episode`` loop the evaluator uses, on the validation split (``policy.splits``: its families and
@@ -100,6 +101,13 @@ class Args:
     """artifact path without extension: writes <out>.npz, <out>.json, <out>.sb3.zip"""
     resume: str = ""
     """SB3 checkpoint (.sb3.zip) to continue from"""
+    warm_start: str = ""
+    """decision log (directory or segment) to imitate before training: the Q-network is fitted to its picks
+    (serve rows' chosen, shadow rows' actual node), then DQN training continues from it (policy.warmstart)"""
+    warm_start_epochs: int = 20
+    """passes over the log's decisions when warm starting"""
+    warm_start_holdout: float = 0.2
+    """share of the log's usable decisions, the most recent, held out to report the imitation agreement on"""
     tensorboard: str = ""
     """TensorBoard log directory (off when empty)"""
     progress: bool = True
@@ -129,6 +137,10 @@ def parse_args(argv: list[str] | None = None) -> Args:
     args = from_namespace(p.parse_args(argv))
     if args.n_steps < 1:
         p.error(f"--n-steps: must be at least 1, got {args.n_steps}")
+    if args.warm_start and args.resume:
+        p.error("--warm-start with --resume: a resumed checkpoint is trained already; warm start a new run")
+    if not 0.0 <= args.warm_start_holdout < 1.0:
+        p.error(f"--warm-start-holdout: must be in [0, 1), got {args.warm_start_holdout}")
     try:
         contention_of(args)
     except ValueError as exc:
@@ -279,6 +291,12 @@ def train(args: Args) -> Path:
     out.with_suffix(".train-config.json").write_text(json.dumps(asdict(args), indent=2, sort_keys=True) + "\n")
     env = make_env(args)
     model = make_model(args, env)
+    if args.warm_start:
+        from policy.warmstart import warm_start
+
+        report = warm_start(model, args.warm_start, epochs=args.warm_start_epochs, holdout=args.warm_start_holdout,
+                            seed=args.seed)
+        out.with_suffix(".warm-start.json").write_text(json.dumps(asdict(report), indent=2, sort_keys=True) + "\n")
     callback = make_callback(args, out, source)
     t0 = time.perf_counter()
     try:
@@ -302,7 +320,12 @@ def train(args: Args) -> Path:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parse_args(argv)
-    path = train(args)
+    from policy.warmstart import WarmStartError
+
+    try:
+        path = train(args)
+    except WarmStartError as exc:
+        raise SystemExit(f"error: {exc}") from None
     log.info("model written to %s", path)
     return 0
 

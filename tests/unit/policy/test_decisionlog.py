@@ -2,10 +2,12 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from policy.decisionlog import (
     SCHEMA_VERSION,
+    DecisionInputs,
     LogError,
     LogSchemaError,
     check_row,
@@ -13,6 +15,8 @@ from policy.decisionlog import (
     outcome_row,
     read_log,
 )
+
+from .helpers import snapshot
 
 
 def decision(uid="u1", **over):
@@ -57,7 +61,8 @@ def test_a_torn_last_line_is_skipped_and_listed_but_strict_refuses_it(tmp_path):
     (b'{"v": 1, "kind": "deci\n' + json.dumps(decision()).encode() + b"\n", ":1: <row>: not JSON", LogError),
     (b"pod,node\np1,n1\n", ":1: <row>: not JSON", LogError),                          # a foreign file
     (json.dumps({"pod": "p"}).encode() + b"\n", ":1: v: missing", LogError),             # foreign JSON lines
-    (json.dumps(decision(v=SCHEMA_VERSION + 1)).encode() + b"\n", ":1: v: schema version 2", LogSchemaError),
+    (json.dumps(decision(v=1)).encode() + b"\n", ":1: v: schema version 1; this reader reads 2", LogSchemaError),
+    (json.dumps(decision(v=SCHEMA_VERSION + 1)).encode() + b"\n", ":1: v: schema version 3", LogSchemaError),
     (json.dumps(decision(kind="guess")).encode() + b"\n", ":1: kind:", LogError),
     (json.dumps(decision(scores=[1])).encode() + b"\n", ":1: scores: 1 values for 2 nodes", LogError),
     (json.dumps(decision(propensity="1")).encode() + b"\n", ":1: propensity: expected int or float, got str",
@@ -95,3 +100,40 @@ def test_keep_holds_the_best_nodes_and_the_chosen_and_actual_ones_in_order():
     assert decision_row(**{**{k: row[k] for k in ("ts", "replica", "mode", "demand_source", "policy", "chosen")},
                            "pod": ("ns", "p", "u"), "requests": [1, 1], "demand": [1, 1, 0, 0], "model_version": "v",
                            "nodes": ["a"], "scores": [10], "raw": [1.0], "keep": 2})["nodes_total"] == 1
+
+
+def with_inputs(keep=0):
+    """A shadow decision over 5 nodes whose inputs are recorded: node b has no usage sample, node c is full."""
+    snap = snapshot([[4, 16, 125, 200]] * 5, requested=[[1, 2]] * 5, pods=[1, 1, 110, 1, 1],
+                    usage=[[1, 2, 3, 4], [np.nan] * 4, [1, 1, 1, 1], [0.5, 1, 0, 0], [2, 2, 2, 2]],
+                    age=[1.0, np.inf, 1.0, 1.0, 90.0])
+    return decision_row(ts=1.0, replica="r", mode="shadow", pod=("ns", "p", "u"), requests=[0.1 + 0.2, 1],
+                        demand=[1 / 3, 1, 0, 0], demand_source="learned", policy="p", model_version="v",
+                        nodes=snap.names, scores=[3, 10, 0, 10, 7], raw=[0.3, 0.9, float("-inf"), 1.0, 0.7],
+                        chosen="n3", actual="n2", keep=keep,
+                        inputs=DecisionInputs(snap=snap, cluster=np.arange(10, dtype=np.float32) / 7,
+                                              max_usage_age=60.0))
+
+
+def test_inputs_are_recorded_exactly_for_the_kept_nodes():
+    row = json.loads(json.dumps(with_inputs(keep=2)))  # as written and read back
+    check_row(row, path="f", line=1)
+    inp = row["inputs"]
+    assert row["nodes"] == ["n1", "n2", "n3"] and row["requests"] == [0.1 + 0.2, 1.0]  # not rounded
+    assert row["demand"][0] == 1 / 3
+    assert inp["usage"][0] == [None] * 4 and inp["usage_age"] == [None, 1.0, 1.0] and inp["pods"][1] == 110
+    assert inp["n_nodes"] == 5 and inp["n_feasible"] == 4 and inp["mean_capacity"] == [4, 16, 125, 200]
+    assert inp["est_util_mean"] == np.float32(np.arange(4) / 7).tolist()  # the float32 values, exactly
+    assert inp["ready"] == [True] * 3 and inp["max_usage_age"] == 60.0
+
+
+@pytest.mark.parametrize(("change", "where"), [
+    (lambda i: i.pop("n_feasible"), "inputs.n_feasible: missing"),
+    (lambda i: i.update(capacity=i["capacity"][:1]), "inputs.capacity: 1 values for 5 nodes"),
+    (lambda i: i.update(n_nodes=5.0), "inputs.n_nodes: expected int, got float"),
+])
+def test_bad_inputs_name_their_field(change, where):
+    row = with_inputs()
+    change(row["inputs"])
+    with pytest.raises(LogError, match=f"f:3: {where}"):
+        check_row(row, path="f", line=3)
