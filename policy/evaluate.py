@@ -3,8 +3,10 @@
 Every policy runs on the very same episodes (the workload is a function of the scenario and seed only),
 so differences are the policies' own. Prints one table per scenario/workload/load with mean slowdown,
 its excess over the physical limit 1.0, each policy's excess as a ratio to ``default-k8s``'s with a 95 %
-interval over seeds, mean and p95 JCT, makespan, load imbalance and utilisation; writes ``runs.csv``,
-``summary.csv``, ``table.txt``, ``summary.md`` (a policies x cases markdown table), with ``--served`` its
+interval over seeds, mean and p95 JCT, makespan, load imbalance and utilisation; writes ``runs.csv`` (one row
+per episode: every metric, deterministic for fixed seeds, so it is committed with the results and per-seed
+tables are made from it), ``timing.csv`` (each episode's wall seconds, which differ on every rerun: not
+committed), ``summary.csv``, ``table.txt``, ``summary.md`` (a policies x cases markdown table), with ``--served`` its
 setting (``served.json``: weight, mapping, hot filter), and PNG plots (JCT CDF, imbalance and utilisation
 over time) to ``--out``.
 
@@ -82,6 +84,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("policy.evaluate")
 
 DEFAULT_POLICIES = "default-k8s,tlp,lvrb,koord,demand-aware,lookahead,random,round-robin"
+RUN_KEYS = ("scenario", "workload", "load", "seed", "policy")
+"""The columns that name an episode in ``runs.csv`` and ``timing.csv``."""
+TIMING = ("wall_s",)
+"""Per-episode columns that vary from run to run (the machine's speed): ``timing.csv``'s, not ``runs.csv``'s."""
 
 
 def _mapping(text: str) -> ScoreMapping:
@@ -305,7 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     summary = summarise(rows)
     args.out.mkdir(parents=True, exist_ok=True)
-    write_csv(args.out / "runs.csv", rows)
+    write_csv(args.out / "runs.csv", [{k: v for k, v in r.items() if k not in TIMING} for r in rows])
+    write_csv(args.out / "timing.csv", [{k: r[k] for k in (*RUN_KEYS, *TIMING)} for r in rows])
     write_csv(args.out / "summary.csv", summary)
     if args.served is not None:  # what the scoring was, for the tables made from this folder
         (args.out / "served.json").write_text(json.dumps(

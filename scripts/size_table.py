@@ -5,9 +5,8 @@ default-k8s's, per family and load, with a paired interval over seeds, from ``re
 Why it exists: the README's comparison (``policy.comparison.comparison``) sets the DQN against the best
 model-based heuristic's mean only; the issue's target is the best of every heuristic, and with few seeds a ratio
 of means needs its interval. Each ``nodes-<N>/`` folder holds one ``policy.evaluate --split size --served`` run;
-this writes ``comparison.md`` beside them, with the README's ratio rule (``policy.comparison``). It reads each
-folder's ``runs.csv`` (per seed), which is not committed (``results/policy/.gitignore``: it carries wall-clock
-seconds), so it runs only where the evaluations ran::
+this writes ``comparison.md`` beside them, with the README's ratio rule (``policy.comparison``) and the lab's
+paired interval (``policy.paired.interval``), from each folder's committed ``runs.csv`` (per seed)::
 
     python scripts/size_table.py
 """
@@ -21,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from policy.comparison import BASELINE, DQN, MIN_EXCESS, case_ratio, geometric_mean, served_setting
-from policy.paired import t_quantile
+from policy.paired import interval
 from policy.paths import POLICY_RESULTS
 
 SIZE = POLICY_RESULTS / "size-test"
@@ -43,9 +42,8 @@ def _interval(num: dict[int, float], den: dict[int, float]) -> str:
     seeds = sorted(num)
     if len(seeds) < 2 or min(min(num.values()), min(den.values())) < MIN_EXCESS:
         return "-"
-    logs = [math.log(num[s] / den[s]) for s in seeds]
-    m, half = statistics.mean(logs), t_quantile(0.975, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
-    return f"{math.exp(m):.2f} [{math.exp(m - half):.2f}, {math.exp(m + half):.2f}]"
+    iv = interval([math.log(num[s] / den[s]) for s in seeds])
+    return f"{iv.ratio:.2f} [{iv.low:.2f}, {iv.high:.2f}]"
 
 
 def table(folder: Path) -> tuple[list[str], float]:

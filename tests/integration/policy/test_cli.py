@@ -49,6 +49,15 @@ def test_evaluate_a_split_on_its_own_seeds(tmp_path):
     assert {r["scenario"] for r in runs} == {"bursty", "no-profile"}
     assert {int(r["seed"]) for r in runs} == {SEED_BASE["test"], SEED_BASE["test"] + 1}
     assert {r["workload"] for r in runs} == {TEST["bursty"].workload}
+    # runs.csv is committed with the results: a rerun writes it byte for byte; the wall seconds go to timing.csv
+    again = tmp_path / "again"
+    proc = _run("policy.evaluate", "--split", "test", "--quick", "--scenarios", "bursty,no-profile",
+                "--policies", "default-k8s,demand-aware", "--no-plots", "--out", str(again), "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert (again / "runs.csv").read_bytes() == (tmp_path / "runs.csv").read_bytes() and "wall_s" not in runs[0]
+    timing = list(csv.DictReader((again / "timing.csv").open()))
+    assert [(r["scenario"], r["seed"], r["policy"]) for r in timing] == [
+        (r["scenario"], r["seed"], r["policy"]) for r in runs] and all(float(r["wall_s"]) > 0 for r in timing)
     proc = _run("policy.evaluate", "--split", "test", "--workloads", "batch", "--out", str(tmp_path))
     assert proc.returncode == 2 and "--workloads does not apply" in proc.stderr
     proc = _run("policy.evaluate", "--split", "validation", "--scenarios", "bursty", "--out", str(tmp_path))
