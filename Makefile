@@ -12,6 +12,10 @@ EXTRAS ?= serve,train,traces,dev
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)-$(shell echo $(CURDIR) | sha1sum | cut -c1-8)
 PYTEST := $(PY) -m pytest
 export PYTHONDONTWRITEBYTECODE := 1
+# The venv is shared by every clone on the machine (it lives in CACHE) and its editable install points at the
+# clone that installed last; this checkout's own code comes first for everything make runs (a script run as a
+# file, scripts/*.py, would otherwise import another clone's packages).
+export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
 .PHONY: help venv venv-demo deps test test-unit test-integration test-e2e lint demo evaluate model bench controlplane clean-venv
 
