@@ -28,6 +28,7 @@ from typing import Any
 
 from prometheus_client.core import CounterMetricFamily
 
+from extender.drain import draining_server
 from kube.logs import kv
 
 log = logging.getLogger("extender.listeners")
@@ -178,7 +179,8 @@ def tls_front_factory(context: ssl.SSLContext, refusals: Refusals) -> Callable[.
 
 
 def serve(settings, app, debug_app=None) -> None:
-    """Run the service listener and, when given, the debug listener until a signal stops them.
+    """Run the service listener and, when given, the debug listener until a signal stops them (SIGTERM after
+    the app's drain, ``extender.drain``).
 
     The app's lifespan (cache, model, loops) runs on the service listener only; the debug app reads the
     service app's runtime. When either server stops, the other is told to stop too."""
@@ -190,11 +192,12 @@ def serve(settings, app, debug_app=None) -> None:
         front = tls_front_factory(context, app.state.refusals)
         context = None  # TlsFront terminates TLS; uvicorn sees plain bytes
     common: dict[str, Any] = {"log_config": None, "access_log": False}
-    servers = [uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port, http=front, **common,
-                                             **_uvicorn_ssl(settings, context)))]
+    drain = app.state.drain  # the first SIGTERM drains (extender.drain); both listeners stop when it is due
+    servers = [draining_server(uvicorn.Config(app, host=settings.host, port=settings.port, http=front, **common,
+                                              **_uvicorn_ssl(settings, context)), drain)]
     if debug_app is not None:
-        servers.append(uvicorn.Server(uvicorn.Config(debug_app, host=settings.debug_host, port=settings.debug_port,
-                                                     lifespan="off", **common)))
+        servers.append(draining_server(uvicorn.Config(debug_app, host=settings.debug_host,
+                                                      port=settings.debug_port, lifespan="off", **common), drain))
     asyncio.run(_serve_all(servers))
 
 

@@ -3,7 +3,8 @@
 Routes (``P`` = ``url_prefix`` without its trailing slash):
 
     POST P/filter  P/prioritize  P/bind  P/preempt      the extender verbs (always HTTP 200 when handled)
-    GET  /healthz  /readyz  /metrics                    liveness, readiness (degraded = heuristic fallback)
+    GET  /healthz  /readyz  /metrics                    liveness, readiness (degraded = heuristic fallback;
+                                                        draining = stopping, ``extender.drain``)
 
 ``P/bind`` answers 404 unless ``bind_enabled``; with ``tls_client_ca_file`` every verb needs a verified
 client certificate (``extender.listeners.ClientCertGate``). The ``/debug/*`` routes are a separate app
@@ -34,6 +35,7 @@ from pydantic_core import to_json
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from extender.annotation_trust import AnnotationTrust
+from extender.drain import CloseWhileDraining, Drain
 from extender.fastwire import FastVerbs, replay_body
 from extender.guard import LastResort, http_error, verb_of
 from extender.listeners import ClientCertGate, Refusals, peer_of
@@ -276,7 +278,9 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
     if effective.tls_client_ca_file is not None:
         verbs = frozenset(f"{prefix}/{verb}" for verb in ("filter", "prioritize", "bind", "preempt"))
         app.add_middleware(ClientCertGate, protected=verbs, refusals=refusals)
-    app.add_middleware(LastResort, count=lambda verb: count_internal_error(app, verb))  # outermost
+    app.add_middleware(LastResort, count=lambda verb: count_internal_error(app, verb))
+    app.state.drain = drain = Drain(effective.shutdown_drain_s)  # started by SIGTERM (extender.listeners.serve)
+    app.add_middleware(CloseWhileDraining, drain=drain)  # outermost: every answer while draining closes
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
@@ -350,14 +354,18 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
         """Liveness: the process answers."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["ops"], responses={503: {"description": "Cache not synced yet."}})
+    @app.get("/readyz", tags=["ops"],
+             responses={503: {"description": "Cache not synced yet, or draining before shutdown."}})
     async def readyz(request: Request) -> Response:
-        """Readiness; ``degraded`` (still 200) when a heuristic stands in for the model, with the reason."""
+        """Readiness; ``degraded`` (still 200) when a heuristic stands in for the model, with the reason;
+        ``draining`` (503) between SIGTERM and shutdown (``extender.drain``)."""
         rt = rt_of(request)
         ok, why = rt.ready()
-        body = {"status": ("degraded" if rt.degraded else "ready") if ok else "not ready",
-                "policy": rt.policy.name, "version": rt.policy.version, "reason": rt.degraded or why,
-                "nodes": len(rt.cache.node_names), "pods": rt.cache.n_pods,
+        status = ("degraded" if rt.degraded else "ready") if ok else "not ready"
+        if request.app.state.drain.active:  # stopping: the Service should send new connections elsewhere
+            ok, why, status = False, "draining before shutdown", "draining"
+        body = {"status": status, "policy": rt.policy.name, "version": rt.policy.version,
+                "reason": rt.degraded or why, "nodes": len(rt.cache.node_names), "pods": rt.cache.n_pods,
                 "usage_provider": rt.settings.usage_provider, "stale_nodes": _stale_nodes(rt)}
         return _json(body, 200 if ok else 503)
 

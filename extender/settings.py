@@ -123,6 +123,11 @@ class Settings(BaseSettings):
     default_disk_mbps: float = Field(DEFAULT_DISK_MBPS, gt=0, description="Disk capacity of nodes without the "
                                                                           "annotation.")
     profile_annotation: str = Field(PROFILE_ANNOTATION, description="Pod annotation with its demand profile.")
+    shutdown_drain_s: float = Field(0.0, ge=0, description="On SIGTERM keep serving this long before stopping, "
+                                    "/readyz 503 'draining' and every answer 'Connection: close', so the Service and "
+                                    "kube-scheduler's keep-alive connection move to another replica first (the "
+                                    "shipped Deployment: 5, so a rolling upgrade drops no request); 0: stop at once. "
+                                    "Keep it below the pod's terminationGracePeriodSeconds.")
     bind_timeout_s: float = Field(5.0, gt=0, description="Timeout of one Binding POST (one retry after a timeout).")
     max_body_bytes: int = Field(64 * 2**20, gt=0, description="Larger request bodies are refused with 400.")
     decision_history: int = Field(1000, ge=0, description="Recent decisions kept for /debug/explain.")
