@@ -91,6 +91,9 @@ def test_a_new_model_rolled_out_while_pods_are_scheduled_drops_no_request(
         with_decision_log(logged.spec.template, host_dir)
         apps.replace_namespaced_deployment(EXTENDER, NS, logged)
         rollout(deployed)
+        # `rollout status` returns while the old replicas still drain (and answer, without the log): wait them out
+        deployed.poll(lambda: True if not any(p.metadata.deletion_timestamp for p in pods_of(deployed, EXTENDER))
+                      else None, timeout=60, what="the replicas without the decision log gone")  # fmt: skip
         (old_version,) = readyz_versions(deployed)
 
         stop, errors = threading.Event(), []
