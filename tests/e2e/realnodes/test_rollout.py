@@ -18,6 +18,7 @@ second. ``tests/integration/extender/test_extender_drain.py`` shows the drain's 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import threading
@@ -156,3 +157,5 @@ def test_a_new_model_rolled_out_while_pods_are_scheduled_drops_no_request(
         apps.replace_namespaced_deployment(EXTENDER, NS, restored)
         rollout(deployed)
         shutil.rmtree(host_dir, ignore_errors=True)
+        with contextlib.suppress(OSError):  # the parent too, unless another run still uses it
+            host_dir.parent.rmdir()
