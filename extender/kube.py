@@ -2,8 +2,10 @@
 
 ``KubeWatcher`` runs one thread per resource (nodes, pods): list (raw JSON, ``_preload_content=False``),
 replace the cache's set, then watch from the list's resourceVersion; a 410 Gone (or any broken stream)
-means re-list. ``stop()`` ends both loops within ``watch_timeout_s``. Event handling (``apply_node_event``,
-``apply_pod_event``) is plain functions over dicts so unit tests feed them without an apiserver.
+means re-list. Whether each watch is connected, since when and why not, is ``health``
+(``extender.watch_health``: /readyz and the metrics read it). ``stop()`` ends both loops within
+``watch_timeout_s``. Event handling (``apply_node_event``, ``apply_pod_event``) is plain functions over
+dicts so unit tests feed them without an apiserver.
 
 ``KubeBinder`` POSTs the Binding with ``_preload_content=False`` (the generated client raises *after* a
 successful bind otherwise: the apiserver answers a Status, the client expects a Binding). A 409 "already
@@ -27,6 +29,7 @@ from extender.errors import BindError
 from extender.profile_store import ProfileStore
 from extender.settings import Settings
 from extender.telemetry import Telemetry
+from extender.watch_health import WatchHealth
 from kube.cache import ClusterCache, PodRecord, record_for
 from kube.client import make_api_client, status_message
 from kube.errors import QuantityError
@@ -146,12 +149,19 @@ def make_core_api(*, kubeconfig: Path | None):
     return client.CoreV1Api(make_api_client(kubeconfig=kubeconfig, component="extender"))
 
 
+def _short(exc: BaseException, limit: int = 200) -> str:
+    """An exception as one short line (urllib3's retry errors nest the whole chain)."""
+    text = f"{type(exc).__name__}: {exc}".replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class KubeWatcher:
     """List + watch nodes and pods into the cache, in two stoppable threads."""
 
     def __init__(self, core, cache: ClusterCache, settings: Settings, *, store: ProfileStore | None,
-                 telemetry: Telemetry, watch_timeout_s: int = 30) -> None:
+                 telemetry: Telemetry, watch_timeout_s: int = 30, health: WatchHealth | None = None) -> None:
         self.core, self.cache, self.settings = core, cache, settings
+        self.health = health if health is not None else WatchHealth()
         self.store, self.telemetry = store, telemetry
         self.watch_timeout_s = watch_timeout_s
         self._stop = threading.Event()
@@ -200,6 +210,7 @@ class KubeWatcher:
             try:
                 if rv is None:
                     rv = self._relist(kind)
+                    self.health.up(kind)
                 w = DictWatch()  # events as dicts decoded once, not V1Pod models (see dict_watch_class)
                 for ev in w.stream(fn, resource_version=rv, allow_watch_bookmarks=True,
                                    timeout_seconds=self.watch_timeout_s):
@@ -217,11 +228,13 @@ class KubeWatcher:
                     log.info("watch expired, re-listing", extra=kv(kind=kind))
                 else:
                     log.warning("watch failed, re-listing", extra=kv(kind=kind, status=exc.status, error=exc.reason))
+                    self.health.failed(kind, f"HTTP {exc.status}: {exc.reason}")
                     self._stop.wait(backoff)
                     backoff = min(backoff * 2, 30.0)
                 rv = None
             except Exception as exc:  # connection reset, bad JSON: start over after a pause
                 log.warning("watch broken, re-listing", extra=kv(kind=kind, error=repr(exc)))
+                self.health.failed(kind, _short(exc))
                 rv = None
                 self._stop.wait(backoff)
                 backoff = min(backoff * 2, 30.0)

@@ -68,6 +68,8 @@ Readiness = Callable[[], tuple[bool, str]]
 """/readyz: (ready, reason); e.g. whether the watch has synced with the apiserver."""
 UsageStatus = Callable[[], Mapping[str, Mapping[str, Any]]]
 """The usage provider's health per node: {node: {age_s, error, detail, ...}} (``UsagePoller.status``)."""
+WatchStatus = Callable[[], Mapping[str, Mapping[str, Any]]]
+"""Each apiserver watch's state: {kind: {up, for_s, failures, error}} (``WatchHealth.snapshot``)."""
 PodWorkload = Callable[[str], str | None]
 """Pod UID -> workload key (the watch's pod index, or the settings' static ``pod_workloads``)."""
 
@@ -76,7 +78,7 @@ def _always_ready() -> tuple[bool, str]:
     return True, ""
 
 
-def _no_usage_status() -> Mapping[str, Mapping[str, Any]]:
+def _empty_status() -> Mapping[str, Mapping[str, Any]]:
     return {}
 
 
@@ -123,7 +125,8 @@ class Runtime:
     profiles: ProfileStore = field(default_factory=InMemoryProfileStore)
     binder: Binder = field(default_factory=RecordingBinder)
     ready: Readiness = _always_ready
-    usage_status: UsageStatus = _no_usage_status
+    usage_status: UsageStatus = _empty_status
+    watch_status: WatchStatus = _empty_status  # no watches (a static cluster)
     pod_workload: PodWorkload = _no_pod_workload
     recording: Recording | None = None  # decision log, shadow, exploration, canary (extender.recording)
     rows: RowCache = field(default_factory=RowCache)  # names mode: the cluster's encoded rows across requests

@@ -49,6 +49,7 @@ from extender.static_cluster import StaticCluster, load_static_cluster
 from extender.telemetry import Telemetry
 from extender.usage import ProviderContext, UsagePoller, make_provider
 from extender.verbs import answer, count, error_body
+from extender.watch_health import WatchHealth, WatchMetrics
 from extender.wire import (
     ErrorBody,
     ExtenderArgs,
@@ -172,6 +173,7 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         metrics=ProfileMetrics(registry),
         trust=AnnotationTrust(fraction=settings.annotation_trust_fraction, registry=registry, telemetry=telemetry))
     await asyncio.to_thread(profiles.load)
+    watch_metrics = WatchMetrics(registry)  # the families are announced in every mode (the alert rules read them)
     context = ProviderContext(telemetry=telemetry, usage_metrics=UsageMetrics(registry),
                               node_names=lambda: cache.node_names)
     pod_workload: PodWorkload = settings.pod_workloads.get
@@ -195,6 +197,7 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         for workload, demand in cluster.profiles.items():
             profiles.put(workload, demand)
         binder = RecordingBinder()
+        watch_status = dict  # no apiserver, no watches
 
         def ready() -> tuple[bool, str]:
             return True, "static cluster"
@@ -210,14 +213,20 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
                          namespace=settings.monitor_namespace, workload_of=profiles.workload_of)
         context.agents, context.addresses, pod_workload = index.agents, index.addresses, index.workload
         context.not_ready = index.not_ready
-        watcher = IndexingWatcher(core, cache, settings, store=profiles, telemetry=telemetry, index=index)
+        watches = WatchHealth(metrics=watch_metrics)
+        watcher = IndexingWatcher(core, cache, settings, store=profiles, telemetry=telemetry, index=index,
+                                  health=watches)
+        watch_status = watches.snapshot
         watcher.observer = recording.observe_pod  # shadow mode and outcomes see each pod event first
         watcher.start()
         binder = KubeBinder(core, timeout_s=settings.bind_timeout_s)
 
         def ready() -> tuple[bool, str]:
-            return ((True, "cache synced") if all(e.is_set() for e in watcher.synced.values())
-                    else (False, "cache not synced with the apiserver yet"))
+            # Synced once, it stays ready: a frozen cache still scores what it knows; it says which watch is down.
+            if not all(e.is_set() for e in watcher.synced.values()):
+                return False, "cache not synced with the apiserver yet"
+            down = watches.down()
+            return True, f"cache synced; {down} (scoring from the last-known cache)" if down else "cache synced"
 
         async def stop_watch() -> None:
             await asyncio.to_thread(watcher.stop)
@@ -231,7 +240,7 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
                          timeout_s=settings.usage_timeout_s, learner=learner)
     rt = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=policy, degraded=degraded,
                  profiles=profiles, binder=binder, ready=ready, usage_status=poller.status,
-                 pod_workload=pod_workload, recording=recording)
+                 pod_workload=pod_workload, recording=recording, watch_status=watch_status)
     await poller.start()
     stoppers.insert(0, poller.stop)
     stoppers.append(recording.stop)  # last: after the watch, whose events it writes, has stopped
@@ -366,7 +375,8 @@ def create_app(settings: Settings | None = None, *, cluster: StaticCluster | Non
             ok, why, status = False, "draining before shutdown", "draining"
         body = {"status": status, "policy": rt.policy.name, "version": rt.policy.version,
                 "reason": rt.degraded or why, "nodes": len(rt.cache.node_names), "pods": rt.cache.n_pods,
-                "usage_provider": rt.settings.usage_provider, "stale_nodes": _stale_nodes(rt)}
+                "usage_provider": rt.settings.usage_provider, "stale_nodes": _stale_nodes(rt),
+                "watches": rt.watch_status()}
         return _json(body, 200 if ok else 503)
 
     @app.get("/metrics", tags=["ops"])

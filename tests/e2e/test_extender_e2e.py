@@ -14,7 +14,6 @@ decision history) and what the apiserver says (where pods are bound, Pending rea
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -190,15 +189,32 @@ def test_bind_is_idempotent(cluster: ControlPlane, extenders: Extenders, unique)
     assert ext.counter("drsched_extender_binds_total", outcome="refused") == 1
 
 
+def _readyz_if(ext: ExtenderProcess, *, up: bool) -> dict | None:
+    """/readyz once every watch it lists is up (``up``) or every one is down."""
+    ready = ext.get("/readyz")
+    return ready if all(w["up"] is up for w in ready["watches"].values()) else None
+
+
 def test_extender_survives_an_apiserver_restart(cluster: ControlPlane, extenders: Extenders, unique) -> None:
     ext = extenders.start()
     listed_before = ext.log_path.read_text().count("listed")
+    assert all(w["up"] for w in ext.get("/readyz")["watches"].values())
+    failures_before = {kind: sum_samples(ext.metrics(), "drsched_extender_watch_failures_total", kind=kind)
+                       for kind in ("nodes", "pods")}
     apiserver = cluster.components["kube-apiserver"]
     apiserver.stop()
-    time.sleep(1)  # let the watches notice
+    # While it is away the extender stays ready, serving from its cache, and says which watches are down.
+    down = _until(lambda: _readyz_if(ext, up=False), timeout=30, what="/readyz reporting both watches down")
+    assert down["status"] in ("ready", "degraded") and "watch of nodes down" in down["reason"], down
+    assert all(w["error"] for w in down["watches"].values()), down
+    metrics = ext.metrics()
+    for kind in ("nodes", "pods"):
+        assert sum_samples(metrics, "drsched_extender_watch_up", kind=kind) == 0
+        assert sum_samples(metrics, "drsched_extender_watch_failures_total", kind=kind) > failures_before[kind]
     assert ext.running and ext.get("/healthz") == {"status": "ok"}  # serving from its cache meanwhile
     apiserver.start()
     _until(lambda: cluster.core.read_namespace("default"), timeout=60, what="the apiserver back")
+    _until(lambda: _readyz_if(ext, up=True), timeout=60, what="/readyz reporting both watches up again")
 
     name = unique("after-restart")
     pod = small_pod(name, scheduler_name="nobody")
