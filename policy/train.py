@@ -184,8 +184,8 @@ def make_model(args: Args, env):
 
     if args.resume:
         log.info("resuming from %s", args.resume)
-        return MaskedDQN.load(args.resume, env=env, tensorboard_log=args.tensorboard or None)
-    return MaskedDQN(
+        return _quiet_logger(MaskedDQN.load(args.resume, env=env, tensorboard_log=args.tensorboard or None), args)
+    return _quiet_logger(MaskedDQN(
         PerNodeDQNPolicy, env, learning_rate=args.learning_rate, gamma=args.gamma, n_steps=args.n_steps,
         buffer_size=args.buffer_size, learning_starts=args.learning_starts, batch_size=args.batch_size,
         train_freq=args.train_freq, target_update_interval=args.target_update,
@@ -193,7 +193,17 @@ def make_model(args: Args, env):
         seed=args.seed, verbose=0, device="cpu",
         policy_kwargs=dict(net_arch=list(args.net_arch), activation_fn=nn.ReLU),
         tensorboard_log=args.tensorboard or None,
-    )
+    ), args)
+
+
+def _quiet_logger(model, args: Args):
+    """Without --tensorboard, a logger that writes nothing: SB3's default one makes an empty
+    ``$TMPDIR/SB3-<time>`` directory on every learn() (one per training run and per test left in /tmp)."""
+    if not args.tensorboard:
+        from stable_baselines3.common.logger import Logger
+
+        model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
 
 
 def evaluate_export(model_path: Path, args: Args) -> dict:
