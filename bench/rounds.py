@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 import statistics
 
-ARM = re.compile(r"(?P<arm>no extender|no-op extender|drsched, baseline tree|drsched)(?: #(?P<round>[0-9]+))?")
+KINDS = ("no extender", "no-op extender", "drsched, baseline tree", "drsched")
+"""The arms of a round, in the order they run."""
+ARM = re.compile(rf"(?P<arm>{'|'.join(KINDS)})(?: #(?P<round>[0-9]+))?")
 FIELDS = ("ratio_to_noop", "ratio_to_no_extender", "baseline_ratio_to_noop", "extender_ms", "noop_extender_ms",
           "scheduler_ms")
 """Per-round figures: ratios, then CPU ms per scheduled pod."""
@@ -28,14 +30,19 @@ def _ms(arm: dict, process: str) -> float:
     return 1000 * arm["cpu_per_pod"].get(process, 0.0)
 
 
-def rounds(arms: dict[str, dict]) -> list[dict]:
-    """One dict per round that has both a no-op and a drsched arm, in round order: ``round`` and ``FIELDS``
-    (None where the round lacks the arm: no extender after round 1, a baseline tree when none ran)."""
+def _by_round(arms: dict[str, dict]) -> dict[int, dict[str, dict]]:
     by: dict[int, dict[str, dict]] = {}
     for name, arm in arms.items():
         m = ARM.fullmatch(name)
         if m:
             by.setdefault(int(m["round"] or 1), {})[m["arm"]] = arm
+    return by
+
+
+def rounds(arms: dict[str, dict]) -> list[dict]:
+    """One dict per round that has both a no-op and a drsched arm, in round order: ``round`` and ``FIELDS``
+    (None where the round lacks the arm: no extender after round 1, a baseline tree when none ran)."""
+    by = _by_round(arms)
     out = []
     for n in sorted(by):
         r = by[n]
@@ -59,9 +66,12 @@ def spread(values: list[float]) -> dict | None:
 
 
 def summary(arms: dict[str, dict]) -> dict:
-    """``{"rounds": [per round], "n": rounds, field: spread over the rounds that have it}`` for each of ``FIELDS``."""
+    """``{"rounds": [per round], "n": rounds, field: spread over the rounds that have it}`` for each of ``FIELDS``,
+    and ``"pods_s"``: per arm kind that ran, the spread of its pods/s over those rounds."""
     per = rounds(arms)
-    return {"n": len(per), "rounds": per,
+    by = _by_round(arms)
+    pods = {kind: spread([by[r["round"]][kind]["pods_s"] for r in per if kind in by[r["round"]]]) for kind in KINDS}
+    return {"n": len(per), "rounds": per, "pods_s": {k: v for k, v in pods.items() if v is not None},
             **{f: spread([r[f] for r in per if r[f] is not None]) for f in FIELDS}}
 
 

@@ -56,6 +56,9 @@ def test_the_summary_spreads_each_figure_over_the_rounds_that_have_it():
                                   "n": 3}
     assert s["ratio_to_no_extender"]["n"] == 1 and s["baseline_ratio_to_noop"] is None
     assert (s["extender_ms"]["median"], s["noop_extender_ms"]["median"], s["scheduler_ms"]["max"]) == (5.0, 1.5, 7.0)
+    assert s["pods_s"] == {"no extender": {"median": 200.0, "min": 200.0, "max": 200.0, "n": 1},
+                           "no-op extender": {"median": 100.0, "min": 50.0, "max": 100.0, "n": 3},
+                           "drsched": {"median": 60.0, "min": 45.0, "max": 80.0, "n": 3}}
 
 
 def test_the_printed_table_has_a_row_per_round_then_the_spread():
