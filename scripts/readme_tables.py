@@ -265,22 +265,31 @@ def _enough_rounds(rec: dict) -> bool:
     return round_summary(rec["figures"]["arms"])["n"] >= ROUNDS_TO_ARGUE
 
 
-KEEP_EVERY_RUN = {"scheduler": _enough_rounds, "extender": lambda rec: True}
-"""Benchmark -> which of its run files may make the table (the newest that may, else the newest run)."""
+def _every_size(rec: dict) -> bool:
+    """A run of this checkout alone with names-mode rows at each size the targets name (not a one-size look)."""
+    fig = rec["figures"]
+    return not fig.get("baseline_tree") and {("names", n) for n in TARGET_P99_MS} <= {
+        (r["mode"], r["nodes"]) for r in fig["rows"]}
+
+
+KEEP_EVERY_RUN = {"scheduler": (_enough_rounds, False), "extender": (_every_size, True)}
+"""Benchmark -> (which of its run files the table prefers, whether the legacy file comes before a run it does not)."""
 
 
 def bench_record(root: Path, bench: str) -> dict | None:
     """The record ``bench``'s rows come from, with ``file`` (its path from ``root``): the newest of
     ``results/bench/runs/<bench>-*.json`` (by ``measured_at``, then name) that ``KEEP_EVERY_RUN`` prefers, else the
-    newest run, else the legacy ``results/bench/<bench>.json``; None when there is none."""
+    newest run, else the legacy ``results/bench/<bench>.json`` (the extender: the legacy file before a run of
+    fewer sizes); None when there is none."""
+    prefer, legacy_first = KEEP_EVERY_RUN[bench]
     runs = [{**json.loads(p.read_text()), "file": str(BENCH_RUNS / p.name)}
             for p in (root / BENCH_RUNS).glob(f"{bench}-*.json")]
-    runs.sort(key=lambda rec: (rec["measured_at"], rec["file"]))
-    preferred = [rec for rec in runs if KEEP_EVERY_RUN[bench](rec)]
-    if preferred or runs:
-        return (preferred or runs)[-1]
-    legacy = root / BENCH / f"{bench}.json"
-    return {**json.loads(legacy.read_text()), "file": str(BENCH / legacy.name)} if legacy.is_file() else None
+    runs.sort(key=lambda rec: (rec["measured_at"], rec["file"]), reverse=True)
+    path = root / BENCH / f"{bench}.json"
+    legacy = [{**json.loads(path.read_text()), "file": str(BENCH / path.name)}] if path.is_file() else []
+    others = [rec for rec in runs if not prefer(rec)]
+    order = [rec for rec in runs if prefer(rec)] + (legacy + others if legacy_first else others + legacy)
+    return order[0] if order else None
 
 
 def derived(root: Path) -> dict[Path, str]:
