@@ -27,6 +27,19 @@ asserts nothing.
 ``--baseline-tree DIR`` serves from another checkout too (``git worktree add /tmp/base main``), one server
 per size, tree and round, the trees alternating (and which goes first), and prints per tree the median and
 range over the rounds of the server CPU per request: the comparison a busy machine still allows.
+
+``--pin`` (the default where this process may run on two CPUs or more; ``--no-pin`` turns it off) puts each
+server on one CPU and this process, the load generator timing the requests, on another
+(``os.sched_setaffinity``; the printout and the record say which). Why: a latency is the client's clock from
+send to reply, and on a shared 2-core machine an unpinned client and server queue for the same core, so a
+p99 then measures the scheduler's choice of core as much as the server. Processes started from here (the
+in-process workers) inherit the client's CPU; the ``--bind-flood`` flooders get back every CPU this run was
+allowed, as before. Unpinned figures are what the machine gives both together.
+
+Every run writes a new ``results/bench/runs/extender-<UTC yyyymmddTHHMM of the start>.json``
+(``bench/record.py``; ``--results`` elsewhere) and refuses to start when that file exists; the README's rows
+are the newest run of this checkout alone at 100, 1,000 and 5,000 names-mode nodes, else the older
+``results/bench/extender.json`` (``scripts/readme_tables.py``).
 """
 
 from __future__ import annotations
@@ -46,7 +59,7 @@ from pathlib import Path
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # before numpy, as the extender serves (encode + Q is timed in-process)
 import numpy as np  # noqa: E402
-from record import RESULTS, load_average  # noqa: E402  (bench/ is on the path: run as a script)
+from record import ResultsExist, load_average, refuse_existing, run_path  # noqa: E402  (bench/ is on the path)
 from record import write as write_results  # noqa: E402
 
 from harness.pki import Pki  # noqa: E402
@@ -242,13 +255,30 @@ def timings(conn: http.client.HTTPConnection, path: str, body: bytes, count: int
     return out * 1000.0
 
 
+def pin_cpus(allowed: set[int], pin: bool | None) -> tuple[int, int] | None:
+    """(server CPU, client CPU) from the CPUs this process may use: the lowest two; None unpinned (``pin``
+    False, or None with fewer than two allowed). ``pin`` True with fewer than two: ValueError."""
+    if pin is False or (pin is None and len(allowed) < 2):
+        return None
+    if len(allowed) < 2:
+        raise ValueError(f"--pin needs two CPUs; this process may use {sorted(allowed)}")
+    server, client = sorted(allowed)[:2]
+    return server, client
+
+
 def start_extender(cluster: Path, port: int, debug_port: int, policy: str, *extra: str,
-                   tree: Path = ROOT) -> subprocess.Popen:
-    """``python -m extender`` of checkout ``tree`` (its own code: the working directory comes first on the path)."""
+                   tree: Path = ROOT, cpu: int | None = None) -> subprocess.Popen:
+    """``python -m extender`` of checkout ``tree`` (its own code: the working directory comes first on the path),
+    on CPU ``cpu`` alone when one is given."""
     env = {**os.environ, "DRSCHED_LOG_LEVEL": "ERROR"}  # a refused flood logs rate-limited WARNINGs only
-    return subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(cluster), "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "extender", "--static-cluster", str(cluster), "--port", str(port),
                              "--debug-port", str(debug_port), "--policy", policy, *extra], cwd=tree, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if cpu is not None:
+        # Popen returns once the child has exec'd, before the interpreter starts a thread: every thread
+        # it makes later (and the child it forks to parse the cluster) inherits the mask
+        os.sched_setaffinity(proc.pid, {cpu})
+    return proc
 
 
 def connect(proc: subprocess.Popen, port: int, context: ssl.SSLContext | None = None) -> http.client.HTTPConnection:
@@ -278,7 +308,7 @@ def run_size(n: int, args: argparse.Namespace, *, tree: Path = ROOT, in_process:
                   "nodes": {"Pod": POD, "Nodes": {"metadata": {}, "items": nodes[:k]}, "NodeNames": None}}
         bodies = {m: json.dumps(bodies[m], separators=(",", ":")).encode() for m in args.modes.split(",")}
         port, debug_port = free_port(), free_port()
-        proc = start_extender(cluster, port, debug_port, args.policy, tree=tree)
+        proc = start_extender(cluster, port, debug_port, args.policy, tree=tree, cpu=args.server_cpu)
         try:
             results = []
             for mode, body in bodies.items():
@@ -302,8 +332,10 @@ def run_size(n: int, args: argparse.Namespace, *, tree: Path = ROOT, in_process:
             proc.wait(timeout=10)
 
 
-def flood(port: int, ca: str, go, stop, sent) -> None:
-    """One flooding process: keep-alive HTTPS without a client certificate, POST /bind while `go` is set."""
+def flood(port: int, ca: str, go, stop, sent, cpus: set[int]) -> None:
+    """One flooding process: keep-alive HTTPS without a client certificate, POST /bind while `go` is set (on
+    ``cpus``, every CPU the run was allowed: not only the timing client's)."""
+    os.sched_setaffinity(0, cpus)
     context = ssl.create_default_context(cafile=ca)
     count = 0
     conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=10, context=context)
@@ -339,7 +371,7 @@ def run_flood(n: int, args: argparse.Namespace) -> dict:
         port = free_port()
         proc = start_extender(cluster, port, free_port(), args.policy, "--tls-cert-file", str(server.cert),
                               "--tls-key-file", str(server.key), "--tls-client-ca-file", str(pki.ca.cert),
-                              "--bind-enabled", "true")
+                              "--bind-enabled", "true", cpu=args.server_cpu)
         mp = multiprocessing.get_context("fork")
         go, stop, sent = mp.Event(), mp.Event(), mp.Value("q", 0)
         flooders = []
@@ -347,7 +379,7 @@ def run_flood(n: int, args: argparse.Namespace) -> dict:
             conn = connect(proc, port, trusted)
             res = {"nodes": n, "candidates": k, "flooders": args.bind_flood, "rounds": args.flood_rounds}
             timings(conn, "/prioritize", body, args.requests, args.warmup)  # a fresh server: warm it first
-            flooders = [mp.Process(target=flood, args=(port, str(pki.ca.cert), go, stop, sent))
+            flooders = [mp.Process(target=flood, args=(port, str(pki.ca.cert), go, stop, sent, args.allowed_cpus))
                         for _ in range(args.bind_flood)]
             for f in flooders:
                 f.start()
@@ -483,8 +515,12 @@ def main(argv: list[str] | None = None) -> int:
                              "run, alternating with this tree; prints both trees' medians over the rounds")
     parser.add_argument("--rounds", type=int, default=1,
                         help="servers started per size and tree (with --baseline-tree, the arms alternate)")
-    parser.add_argument("--results", default=str(RESULTS / "extender.json"),
-                        help="write the figures here for the README's table ('' = do not write)")
+    parser.add_argument("--results", default=None,
+                        help="write the figures here, a file that does not exist yet ('' = do not write; default "
+                             "results/bench/runs/extender-<UTC start>.json, read by the README's table)")
+    parser.add_argument("--pin", action=argparse.BooleanOptionalAction, default=None,
+                        help="each server on one CPU, this client on another (default: on where >= 2 CPUs are "
+                             "allowed)")
     parser.add_argument("--in-process", action="store_true",
                         help="also time prioritize in-process (thread CPU, steady and with a bind before each "
                              "request), per tree in fresh processes, after the HTTP runs")
@@ -495,8 +531,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.in_process_worker:  # one tree's in-process timing, in that tree's process (run_in_process)
         print(json.dumps(prioritize_cpu_ms(Path(args.in_process_worker), args.requests, args.policy)))
         return 0
+    args.allowed_cpus = os.sched_getaffinity(0)
+    try:
+        pinned = pin_cpus(args.allowed_cpus, args.pin)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.results is None:
+        args.results = str(run_path("extender"))
+    try:
+        refuse_existing(args.results)
+    except ResultsExist as exc:
+        parser.error(str(exc))
+    args.server_cpu = pinned[0] if pinned else None
+    if pinned is not None:
+        os.sched_setaffinity(0, {pinned[1]})  # this thread, the one timing requests (it starts no other)
     load_before = load_average()
     print(f"load average before: {Path('/proc/loadavg').read_text().strip()}")
+    print(f"pinned: server on CPU {pinned[0]}, client on CPU {pinned[1]}" if pinned else
+          f"not pinned: server and client share CPUs {sorted(args.allowed_cpus)}")
     print(f"{'mode':>5} {'nodes':>6} {'cand':>6} {'body KiB':>8} | {'noop p50/p99':>14} | {'filter p50/p99':>15} "
           f"{'ratio':>5} | {'prioritize p50/p99':>18} {'ratio':>5} {'target':>6} | {'RSS MiB':>7} | "
           f"server CPU ms/request noop / filter / prioritize")
@@ -532,11 +584,15 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['flooded'][0]:>7.2f}/{r['flooded'][1]:>6.2f} ms | {r['rounds']:>6} {r['flooders']:>8} "
                   f"{r['flood_rate']:>11.0f} {r['refused']:>8.0f} {r['binds']:>5.0f}", flush=True)
     figures = {"rows": rows, "encode_q_ms": {str(n): ms for n, ms in encode_q.items()}, "bind_flood": flood,
-               "policy": args.policy, "requests": args.requests, "in_process_prioritize_cpu_ms": in_process}
+               "policy": args.policy, "requests": args.requests, "in_process_prioritize_cpu_ms": in_process,
+               "pin": {"server_cpu": pinned[0], "client_cpu": pinned[1]} if pinned else None,
+               "allowed_cpus": sorted(args.allowed_cpus)}
     if args.baseline_tree:
         figures.update(baseline_tree=args.baseline_tree, baseline_commit=_commit(Path(args.baseline_tree)),
                        commit=_commit(ROOT), rounds=args.rounds, summary=summary)
-    write_results(args.results, figures, load_before=load_before)
+    write_results(args.results, figures, load_before=load_before, overwrite=False)
+    if args.results:
+        print(f"figures: {args.results}")
     return 0
 
 

@@ -28,12 +28,20 @@ no-op extender's (target within 15 %). Then what the control plane did, per sche
 kube-apiserver's /metrics and its audit log (``bench/cp_requests.py``): requests by client (user agent) x
 verb x resource, requests by verb x resource, watch events and KiB by resource, etcd requests, watches
 open. ``--no-audit`` runs without the audit log (no per-client rows; the apiserver
-then skips a JSON line per request). ``--repeat N`` runs the no-op and drsched arms N times, alternating,
-on the same cluster. Prints figures; asserts nothing.
+then skips a JSON line per request). ``--repeat N`` runs the no-op and drsched arms N times, alternating
+(ABAB...), on the same cluster, and ends with a table of the rounds (``bench/rounds.py``): per round drsched's
+ratio to the no-op extender of that round and the extender's CPU per scheduled pod, then the median, min and
+max over the rounds; the ratio to no-op printed last, and the README's row, is that median. One round moves
+with the machine's load more than with the code; use 5 rounds or more for a figure to argue from. Prints
+figures; asserts nothing.
+
+Every run writes a new file, ``results/bench/runs/scheduler-<UTC yyyymmddTHHMM of the start>.json``
+(``bench/record.py``; ``--results`` elsewhere), and refuses to start when that file exists: the README's row
+is the newest run with >= 5 rounds (``scripts/readme_tables.py``), the others stay beside it.
 
     python bench/bench_scheduler.py                          # 500 nodes x 2,000 pods
     python bench/bench_scheduler.py --nodes 100 --pods 300   # a quick look
-    python bench/bench_scheduler.py --repeat 3               # no-op / drsched interleaved, three rounds
+    python bench/bench_scheduler.py --repeat 5               # no-op / drsched interleaved, five rounds
 """
 
 from __future__ import annotations
@@ -50,8 +58,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import cp_requests  # (bench/ is on the path: run as a script)
+import rounds
 import yaml
-from record import RESULTS, load_average
+from record import ResultsExist, load_average, refuse_existing, run_path
 from record import write as write_results
 
 from harness.cluster import ControlPlane, ensure_binaries
@@ -346,8 +355,7 @@ def report(args: argparse.Namespace, arms: dict) -> None:
     print(f"  with extender:    {drsched:8.1f} pods/s   (policy {args.policy})")
     verdict = "met" if ratio >= TARGET_RATIO else "MISSED"
     print(f"  ratio:            {ratio:8.2f}        (target >= {TARGET_RATIO}: {verdict})")
-    print(f"ratio to no-op extender: {noop_ratio:.2f}")
-    print(f"  (target >= {TARGET_NOOP_RATIO}: {'met' if noop_ratio >= TARGET_NOOP_RATIO else 'MISSED'})")
+    print(f"  ratio to no-op:   {noop_ratio:8.2f}        (round 1; over the rounds: the end)")
     if "drsched, baseline tree" in arms:
         base = arms["drsched, baseline tree"]["pods_s"]
         print(f"  baseline tree ({args.baseline_tree}): {base:.1f} pods/s, {base / noop:.2f} of the no-op extender")
@@ -379,6 +387,14 @@ def report(args: argparse.Namespace, arms: dict) -> None:
         for verb, (p50, p99, mean, count) in arms[arm]["latency"].items():
             print(f"  {arm:<22} {verb:<10}  p50 {fmt(p50):>9}  p99 {fmt(p99):>9}  mean {fmt(mean):>9}"
                   f"  ({count:.0f} requests)")
+    summary = rounds.summary(arms)
+    print()
+    for line in rounds.render(summary):
+        print(line)
+    over = summary["ratio_to_noop"]
+    verdict = "met" if over["median"] >= TARGET_NOOP_RATIO else "MISSED"
+    print(f"ratio to no-op extender: {over['median']:.2f} (median of {over['n']} rounds, {over['min']:.2f}-"
+          f"{over['max']:.2f}; target >= {TARGET_NOOP_RATIO}: {verdict})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -402,11 +418,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds after each arm over which every process's idle CPU rate is read (0: none)")
     parser.add_argument("--no-audit", dest="audit", action="store_false",
                         help="run kube-apiserver without its audit log (no per-client request rows)")
-    parser.add_argument("--results", default=str(RESULTS / "scheduler.json"),
-                        help="write the figures here for the README's table ('' = do not write)")
+    parser.add_argument("--results", default=None,
+                        help="write the figures here, a file that does not exist yet ('' = do not write; default "
+                             "results/bench/runs/scheduler-<UTC start>.json, read by the README's table)")
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.idle_s < 0:
         parser.error("--repeat must be >= 1 and --idle-s >= 0")
+    if args.results is None:
+        args.results = str(run_path("scheduler"))
+    try:
+        refuse_existing(args.results)  # now, not after half an hour of measuring
+    except ResultsExist as exc:
+        parser.error(str(exc))
     logging.basicConfig(level=logging.WARNING)
     load_before = load_average()
     print(f"load average before: {Path('/proc/loadavg').read_text().strip()}", flush=True)
@@ -423,7 +446,11 @@ def main(argv: list[str] | None = None) -> int:
                                  "ratio_to_noop": arms["drsched"]["pods_s"] / arms["no-op extender"]["pods_s"],
                                  "control_plane_excess": {f"drsched{s}": {"all": e, "above_idle": a}
                                                           for s, e, a in control_plane_excess(arms)},
-                                 "audit": args.audit, "idle_s": args.idle_s, "arms": arms}, load_before=load_before)
+                                 "rounds": rounds.summary(arms),
+                                 "audit": args.audit, "idle_s": args.idle_s, "arms": arms}, load_before=load_before,
+                  overwrite=False)
+    if args.results:
+        print(f"figures: {args.results}")
     return 0
 
 

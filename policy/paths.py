@@ -2,7 +2,8 @@
 
 ``RESULTS`` is relative to the checkout's root (the Makefile and the docs run every command from there); each producer
 writes its own sub-tree: ``RESULTS / "policy"`` (evaluations, calibration, sweeps), ``RESULTS / "lab"`` (real-node
-runs) and ``RESULTS / "bench"`` (benchmark figures). Results are outputs, so they sit outside the code packages.
+runs) and ``RESULTS / "bench"`` (benchmark figures; ``BENCH_RUNS``: a file per run of the benchmarks that keep every
+run). Results are outputs, so they sit outside the code packages.
 Standard library only.
 """
 
@@ -12,3 +13,4 @@ RESULTS = Path("results")
 POLICY_RESULTS = RESULTS / "policy"
 LAB_RESULTS = RESULTS / "lab"
 BENCH_RESULTS = RESULTS / "bench"
+BENCH_RUNS = BENCH_RESULTS / "runs"

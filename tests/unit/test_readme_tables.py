@@ -141,6 +141,7 @@ def test_benchmark_table_rows_and_target_marks_come_from_the_result_files(tmp_pa
                              "encode_q_ms": {"100": [0.1, 0.1], "5000": [2.5, 1.9]}}),
         "scheduler": _record({"nodes": 500, "pods": 2000, "ratio_to_noop": 0.9, "ratio_to_no_extender": 0.6,
                               "arms": {"no extender": {"pods_s": 100.0, "cpu_per_pod": {"kube-scheduler": 0.002}},
+                                       "no-op extender": {"pods_s": 200 / 3, "cpu_per_pod": {"extender": 0.001}},
                                        "drsched": {"pods_s": 60.0, "cpu_per_pod": {"extender": 0.003,
                                                                                    "kube-scheduler": 0.002}}}}),
     }
@@ -156,3 +157,58 @@ def test_benchmark_table_rows_and_target_marks_come_from_the_result_files(tmp_pa
     assert "| 150.0 MiB | ≤ 142 MiB ✘ |" in table
     assert "ratio to no-op extender **0.90**" in table and "ratio to no-op ≥ 0.85 ✔; to none ≥ 0.7 ✘" in table
     assert "2026-11-30 19:00 UTC, load 1.5 → 2" in table and "Commands: `python bench/x.py`" in table
+
+
+def _scheduler_run(ratios: list[float], measured_at: str) -> dict:
+    """A bench_scheduler record of ``len(ratios)`` interleaved rounds, drsched at ``ratio`` x the no-op's pods/s."""
+    arms = {"no extender": {"pods_s": 200.0, "cpu_per_pod": {"kube-scheduler": 0.002}}}
+    for r, ratio in enumerate(ratios, 1):
+        suffix = "" if r == 1 else f" #{r}"
+        arms[f"no-op extender{suffix}"] = {"pods_s": 100.0, "cpu_per_pod": {"extender": 0.001, "kube-scheduler": 0.003}}
+        arms[f"drsched{suffix}"] = {"pods_s": 100.0 * ratio, "cpu_per_pod": {"extender": 0.002 + r / 1000,
+                                                                            "kube-scheduler": 0.004}}
+    return {**_record({"nodes": 500, "pods": 2000, "arms": arms}), "measured_at": measured_at,
+            "command": f"python bench/bench_scheduler.py --repeat {len(ratios)}"}
+
+
+def _scheduler_row(root: Path) -> str:
+    done = _run("--root", str(root))
+    assert done.returncode == 0, done.stderr
+    return next(line for line in (root / "results" / "bench" / "benchmarks.md").read_text().splitlines()
+                if "stock kube-scheduler" in line)
+
+
+def test_the_scheduler_row_is_the_newest_run_with_five_rounds_then_the_newest_then_the_legacy_file(tmp_path):
+    bench = tmp_path / "results" / "bench"
+    (bench / "runs").mkdir(parents=True)
+    (tmp_path / "README.md").write_text("# no blocks\n")
+    (bench / "scheduler.json").write_text(json.dumps(_scheduler_run([0.5], "2026-11-30 19:00 UTC")))
+    assert "1 round of the arms" in (row := _scheduler_row(tmp_path)) and "`results/bench/scheduler.json` |" in row
+
+    (bench / "runs" / "scheduler-20261201T1000.json").write_text(json.dumps(_scheduler_run([0.6, 0.7],
+                                                                                          "2026-12-01 10:40 UTC")))
+    assert "`results/bench/runs/scheduler-20261201T1000.json` |" in _scheduler_row(tmp_path)  # newest, too short
+
+    five = _scheduler_run([0.9, 0.8, 0.7, 0.86, 0.95], "2026-12-02 10:40 UTC")
+    (bench / "runs" / "scheduler-20261202T1000.json").write_text(json.dumps(five))
+    (bench / "runs" / "scheduler-20261203T1000.json").write_text(json.dumps(_scheduler_run([0.9, 0.9],
+                                                                                          "2026-12-03 10:40 UTC")))
+    row = _scheduler_row(tmp_path)  # the newer two-round run does not replace the five-round one
+    assert "`results/bench/runs/scheduler-20261202T1000.json` |" in row and "5 rounds of the arms" in row
+    assert "ratio to no-op extender **0.86 [0.70–0.95]**, to no extender 0.45;" in row
+    assert "extender CPU ms per pod drsched 5.00 [3.00–7.00], no-op 1.00 [1.00–1.00]; kube-scheduler 4.00" in row
+    assert "| ratio to no-op ≥ 0.85 ✔ (3 of 5 rounds); to none ≥ 0.7 ✘ |" in row
+    assert "| 200.0 / 100.0 [100.0–100.0] / 86.0 [70.0–95.0] pods/s:" in row
+    assert "Commands: `python bench/bench_scheduler.py --repeat 5`" in (bench / "benchmarks.md").read_text()
+
+
+def test_a_scheduler_record_without_a_complete_round_is_one_line_naming_the_file(tmp_path):
+    bench = tmp_path / "results" / "bench"
+    (bench / "runs").mkdir(parents=True)
+    (tmp_path / "README.md").write_text("# no blocks\n")
+    rec = _scheduler_run([0.5], "2026-12-01 10:40 UTC")
+    del rec["figures"]["arms"]["drsched"]
+    (bench / "runs" / "scheduler-20261201T1000.json").write_text(json.dumps(rec))
+    done = _run("--root", str(tmp_path))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "results/bench/runs/scheduler-20261201T1000.json: no round with both" in done.stderr

@@ -50,3 +50,12 @@ def test_the_audited_apiserver_logs_every_request_at_metadata_level(tmp_path):
     policy = yaml.safe_load(Path(args["audit-policy-file"]).read_text())
     assert policy["rules"] == [{"level": "Metadata"}] and "RequestReceived" in policy["omitStages"]
     assert ControlPlane(workdir=tmp_path, binaries=Binaries(tmp_path))._audit_args() == []
+
+
+def test_a_run_refuses_to_start_when_its_results_file_exists(tmp_path, capsys):
+    existing = tmp_path / "scheduler-20261203T1807.json"
+    existing.write_text("{}")
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--results", str(existing)])  # before any cluster starts: an error at once, not after the run
+    assert exc.value.code == 2 and "exists; every run keeps its own file" in capsys.readouterr().err
+    assert existing.read_text() == "{}"
