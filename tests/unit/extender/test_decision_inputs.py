@@ -110,7 +110,7 @@ def test_a_served_decision_rebuilds_the_policy_s_encoding(tmp_path, monkeypatch,
     seen = capture(monkeypatch, runtime_mod)
     names = [f"node-{i:03d}" for i in sorted(rng.choice(40, 25, replace=False).tolist())]
     rt.prioritize(request(cache, [*names, "ghost"] if mode == "names" else names, mode))  # ghost: not cached
-    rt.recording.log.stop()
+    rt.recording.log.stop(timeout=60)  # a loaded machine can starve the writer past the 5 s default
     (row,) = read_log(tmp_path).decisions
     (scored,) = seen
     assert row["inputs"]["n_nodes"] == (40 if mode == "names" else 25)
@@ -135,7 +135,7 @@ def test_inputs_are_bounded_while_the_score_vector_keeps_every_node(tmp_path, mo
     seen = capture(monkeypatch, runtime_mod)
     names = [f"node-{i:03d}" for i in sorted(rng.choice(40, 26, replace=False).tolist())]
     rt.prioritize(request(cache, names, mode))
-    rt.recording.log.stop()
+    rt.recording.log.stop(timeout=60)  # a loaded machine can starve the writer past the 5 s default
     (row,) = read_log(tmp_path).decisions
     (scored,) = seen
     at = row["inputs"]["at"]
@@ -166,7 +166,7 @@ def test_a_shadowed_binding_rebuilds_the_policy_s_encoding(tmp_path, monkeypatch
     pod = {**pending("s"), "spec": {**pending("s")["spec"], "schedulerName": "default-scheduler"}}
     watcher._apply("pods", "ADDED", pod)
     watcher._apply("pods", "MODIFIED", {**pod, "spec": {**pod["spec"], "nodeName": "node-017"}})
-    rec.log.stop()
+    rec.log.stop(timeout=60)  # a loaded machine can starve the writer past the 5 s default
     (row,) = read_log(tmp_path).decisions
     (scored,) = seen
     assert row["mode"] == "shadow" and row["actual"] == "node-017" and "node-017" in row["nodes"]

@@ -23,7 +23,7 @@ def test_rows_are_written_in_order_and_read_back(tmp_path):
     log.start()
     for i in range(100):
         assert log.submit(row, i)
-    log.stop()
+    log.stop(timeout=60)
     got = read_log(tmp_path)
     assert [r["uid"] for r in got.outcomes.values()] == [f"uid-{i}" for i in range(100)] and not got.torn
 
@@ -36,7 +36,7 @@ def test_rows_reach_the_file_within_the_flush_interval_while_running(tmp_path):
     while time.monotonic() < deadline and not log.path.read_bytes():
         time.sleep(0.01)
     assert len(read_log(log.path).outcomes) == 1  # on disk with the writer still running
-    log.stop()
+    log.stop(timeout=60)
 
 
 def test_segments_rotate_and_the_oldest_go_so_the_log_stays_within_its_bound(tmp_path):
@@ -47,7 +47,7 @@ def test_segments_rotate_and_the_oldest_go_so_the_log_stays_within_its_bound(tmp
         log.submit(row, i)
         if i % 100 == 0:
             time.sleep(0.02)
-    log.stop()
+    log.stop(timeout=60)
     segs = sorted(tmp_path.glob("decisions-*.jsonl"))
     assert 3 <= len(segs) <= 4 and sum(p.stat().st_size for p in segs) <= 16384
     assert all(p.stat().st_size <= 4096 for p in segs)
@@ -64,7 +64,7 @@ def test_a_full_queue_drops_and_counts_without_blocking_and_is_reported_once(tmp
     assert time.perf_counter() - start < 0.05
     assert accepted == [True] * 10 + [False] * 40 and t.metrics.decision_log_dropped._value.get() == 40
     log.start()
-    log.stop()
+    log.stop(timeout=60)
     assert len(read_log(tmp_path).outcomes) == 10
     assert t.metrics.fallbacks.labels(reason="decision_log_full")._value.get() == 1
     assert [r.kv["dropped"] for r in caplog.records if getattr(r, "kv", {}).get("reason") == "decision_log_full"] \
@@ -78,7 +78,7 @@ def test_a_restart_starts_a_new_segment_and_never_touches_the_old_one(tmp_path):
         log = make(tmp_path)
         log.start()
         log.submit(row, 1)
-        log.stop()
+        log.stop(timeout=60)
     assert old.read_bytes() == b'{"torn by a kill' and len(list(tmp_path.glob("decisions-*.jsonl"))) == 3
     got = read_log(sorted(tmp_path.glob("decisions-*.jsonl"))[1:])
     assert len(got.outcomes) == 1  # both runs wrote uid-1: the reader keeps the first outcome
@@ -93,5 +93,5 @@ def test_a_row_builder_that_fails_loses_that_row_only(tmp_path):
     log.submit(row, 1)
     log.submit(broken)
     log.submit(row, 2)
-    log.stop()
+    log.stop(timeout=60)
     assert sorted(read_log(tmp_path).outcomes) == ["uid-1", "uid-2"]

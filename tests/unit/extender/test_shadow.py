@@ -70,7 +70,7 @@ def test_a_binding_elsewhere_is_recorded_with_drsched_choice_slowdowns_and_its_o
     watcher._apply("pods", "MODIFIED", kpod("p", "hot", phase="Succeeded"))
     assert rec.summary()["observed_mean_jct_s"] == {"agreed": {"pods": 0, "mean": None},
                                                     "differed": {"pods": 1, "mean": 65.0}}
-    rec.log.stop()
+    rec.log.stop(timeout=60)  # a loaded machine can starve the writer past the 5 s default
     log = read_log(tmp_path)
     (decision, outcome), = log.joined()
     assert decision["mode"] == "shadow" and decision["actual"] == "hot" and decision["chosen"] == "cool"
@@ -113,8 +113,8 @@ def test_with_two_replicas_each_binding_is_recorded_exactly_once(tmp_path):
         for w in (wa, wb):  # both replicas watch every event
             w._apply("pods", "ADDED", kpod(f"p{i}", cpu="100m"))
             w._apply("pods", "MODIFIED", kpod(f"p{i}", "cool", cpu="100m"))
-    a.log.stop()
-    b.log.stop()
+    a.log.stop(timeout=60)  # a loaded machine can starve the writer past the 5 s default
+    b.log.stop(timeout=60)  # a loaded machine can starve the writer past the 5 s default
     rows = {r: {d["uid"] for d in read_log(tmp_path / r).decisions} for r in ("a", "b")}
     assert rows["a"] | rows["b"] == {f"uid-p{i}" for i in range(60)} and not rows["a"] & rows["b"]
     assert rows["a"] and rows["b"] and all(owner(u, 2) == 0 for u in rows["a"])
