@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Issue #23's A/B, warm start vs cold start of DQN training, as a table from ``results/policy/warm-start/``.
+
+Why it exists: the endpoint was fixed before the runs (the folder's README) and is read off the trainer's
+periodic validation figures; this script is the one place that reads them, so the README's numbers can be
+rebuilt from the committed per-run files. ``--collect DIR`` first turns a run directory's training logs
+(``<arm>-<seed>.log``, the trainer's ``eval steps=...`` lines) into ``runs/<arm>-<seed>.eval.csv`` and copies
+the small JSON files beside them; without it, ``table.md`` (and ``validation.png``) are written from ``runs/``::
+
+    python scripts/warm_start_table.py --collect /tmp/ws     # once, from the runs
+    python scripts/warm_start_table.py                        # the table from the committed files
+
+Primary endpoint, per seed: the first evaluation step at which an arm's validation excess slowdown is within
+``WITHIN`` of the cold arm's final figure (at most ``(1 + WITHIN) x`` it); secondary: the figure at ``STEPS``,
+warm vs cold, paired by seed (mean difference, and the ratio's 95 % t-interval, ``policy.paired.interval``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import re
+import shutil
+from pathlib import Path
+
+from policy.paired import interval
+from policy.paths import POLICY_RESULTS
+
+FOLDER = POLICY_RESULTS / "warm-start"
+RUNS = FOLDER / "runs"
+ARMS = ("cold", "warm")
+WITHIN = 0.05
+"""The primary endpoint's tolerance: within 5 % of the cold arm's final validation figure."""
+STEPS = (2500, 5000, 10000, 20000)
+"""The secondary endpoint's steps."""
+FIELDS = ("steps", "dqn", "default-k8s", "demand-aware")
+_EVAL = re.compile(r"eval steps=(\d+) dqn=([\d.]+) default-k8s=([\d.]+) demand-aware=([\d.]+)")
+
+
+def collect(src: Path) -> None:
+    """Each ``<arm>-<seed>.log`` in ``src`` to ``runs/<arm>-<seed>.eval.csv``; its JSON files and the log copied."""
+    RUNS.mkdir(parents=True, exist_ok=True)
+    for log in sorted(src.glob("*-*.log")):
+        if log.stem.split("-")[0] not in ARMS:
+            continue
+        by_step = {int(m[1]): m.groups() for m in _EVAL.finditer(log.read_text())}  # the final eval repeats the last
+        with (RUNS / f"{log.stem}.eval.csv").open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(FIELDS)
+            w.writerows(by_step[s] for s in sorted(by_step))
+        shutil.copy(log, RUNS / f"{log.stem}.train.log")
+        for suffix in (".json", ".warm-start.json", ".train-config.json"):
+            if (src / f"{log.stem}{suffix}").is_file():
+                shutil.copy(src / f"{log.stem}{suffix}", RUNS / f"{log.stem}{suffix}")
+    for name in ("times.csv", "log.out"):
+        if (src / name).is_file():
+            shutil.copy(src / name, RUNS / name)
+
+
+def curves() -> dict[str, dict[int, dict[int, float]]]:
+    """arm -> seed -> step -> the DQN's validation excess slowdown."""
+    out: dict[str, dict[int, dict[int, float]]] = {arm: {} for arm in ARMS}
+    for path in sorted(RUNS.glob("*.eval.csv")):
+        arm, seed = path.name.split(".")[0].split("-")
+        with path.open() as f:
+            out[arm][int(seed)] = {int(r["steps"]): float(r["dqn"]) for r in csv.DictReader(f)}
+    return out
+
+
+def steps_to(curve: dict[int, float], target: float) -> int | None:
+    """The first evaluation step whose figure is at most ``target`` (None: never within the run)."""
+    return next((s for s in sorted(curve) if curve[s] <= target), None)
+
+
+def _fmt_steps(s: int | None, last: int) -> str:
+    return f"> {last:,}" if s is None else f"{s:,}"
+
+
+def table() -> list[str]:
+    c = curves()
+    seeds = sorted(set(c["cold"]) & set(c["warm"]))
+    last = max(max(c["cold"][s]) for s in seeds)
+    lines = ["## Primary: steps to within 5 % of the cold arm's final validation excess", "",
+             f"Target per seed = {1 + WITHIN:g} x the cold run's excess at its last evaluation ({last:,} steps); "
+             "the first evaluation (every 2,500 steps) at or below it.", "",
+             "| seed | cold final | target | cold steps | warm steps | warm - cold |",
+             "|---:|---:|---:|---:|---:|---:|"]
+    diffs = []
+    for s in seeds:
+        final = c["cold"][s][max(c["cold"][s])]
+        target = (1 + WITHIN) * final
+        sc, sw = steps_to(c["cold"][s], target), steps_to(c["warm"][s], target)
+        d = None if sc is None or sw is None else sw - sc
+        if d is not None:
+            diffs.append(d)
+        lines.append(f"| {s} | {final:.4f} | {target:.4f} | {_fmt_steps(sc, last)} | {_fmt_steps(sw, last)} | "
+                     f"{'n/a' if d is None else f'{d:+,}'} |")
+    mean = f"{sum(diffs) / len(diffs):+,.0f}" if len(diffs) == len(seeds) else "n/a (a run never reached it)"
+    lines += [f"| mean | | | | | {mean} |", "",
+              "## Secondary: validation excess slowdown at fixed steps, paired by seed", "",
+              "warm / cold: exp of the mean per-seed log ratio with its 95 % t-interval (2 degrees of freedom "
+              "with 3 seeds: wide).", "",
+              "| steps | " + " | ".join(f"cold s{s} | warm s{s}" for s in seeds) +
+              " | mean cold | mean warm | mean warm - cold | warm / cold [95 %] |",
+              "|---:|" + "---:|" * (2 * len(seeds) + 4)]
+    for step in sorted({st for arm in ARMS for s in seeds for st in c[arm][s]}):
+        if not all(step in c[arm][s] for arm in ARMS for s in seeds):
+            continue
+        cold, warm = [c["cold"][s][step] for s in seeds], [c["warm"][s][step] for s in seeds]
+        iv = interval([math.log(w / k) for w, k in zip(warm, cold, strict=True)])
+        mark = "**" if step in STEPS else ""
+        lines.append(f"| {mark}{step:,}{mark} | " +
+                     " | ".join(f"{k:.4f} | {w:.4f}" for k, w in zip(cold, warm, strict=True)) +
+                     f" | {sum(cold) / len(cold):.4f} | {sum(warm) / len(warm):.4f} | "
+                     f"{(sum(warm) - sum(cold)) / len(cold):+.4f} | {iv.ratio:.2f} [{iv.low:.2f}, {iv.high:.2f}] |")
+    lines += ["", "Bold: the steps fixed as the secondary endpoint; the others are shown, not tested.", ""]
+    lines += _baselines() + _warm_start_reports() + _times()
+    return lines
+
+
+def _baselines() -> list[str]:
+    """The baselines' figures on the same episodes (equal in every run and step: they do not learn)."""
+    vals: dict[str, set[float]] = {"default-k8s": set(), "demand-aware": set()}
+    for path in RUNS.glob("*.eval.csv"):
+        with path.open() as f:
+            for r in csv.DictReader(f):
+                for k in vals:
+                    vals[k].add(float(r[k]))
+    return ["Baselines on the same validation episodes: " +
+            ", ".join(f"{k} {'/'.join(f'{v:.4f}' for v in sorted(vs))}" for k, vs in vals.items()), ""]
+
+
+def _warm_start_reports() -> list[str]:
+    lines = ["## The imitation stage (warm arm only)", "",
+             "| seed | decisions | usable | held out | chance | agreement before | held-out after | train after | "
+             "final loss |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for path in sorted(RUNS.glob("warm-*.warm-start.json")):
+        r = json.loads(path.read_text())
+        lines.append(f"| {path.name.split('.')[0].split('-')[1]} | {r['decisions']:,} | {r['usable']:,} | "
+                     f"{r['held_out']:,} | {r['chance']:.3f} | {r['agreement_before']:.3f} | "
+                     f"{r['agreement_after']:.3f} | {r['train_agreement_after']:.3f} | {r['final_loss']:.3f} |")
+    return [*lines, ""]
+
+
+def _times() -> list[str]:
+    """Wall seconds per run (the runner's ``times.csv``) and the imitation's share, from the log timestamps."""
+    path = RUNS / "times.csv"
+    if not path.is_file():
+        return []
+    lines = ["## Wall time", "", "| run | seconds | imitation stage (s) |", "|---|---:|---:|"]
+    with path.open() as f:
+        for arm, seed, rc, secs in csv.reader(f):
+            stage = _imitation_seconds(RUNS / f"{arm}-{seed}.train.log") if arm == "warm" else None
+            lines.append(f"| {arm}-{seed}{'' if rc == '0' else f' (rc {rc})'} | {float(secs):.0f} | "
+                         f"{'' if stage is None else f'{stage:.1f}'} |")
+    return [*lines, ""]
+
+
+_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
+
+
+def _imitation_seconds(log: Path) -> float | None:
+    """Seconds from the trainer's 'effective config' line to its 'warm start:' line (env and model set-up,
+    a fraction of a second, included)."""
+    import datetime as dt
+
+    t = {}
+    for line in log.read_text().splitlines():
+        m = _STAMP.match(line)
+        for key in ("effective config", "warm start:"):
+            if m and key in line and key not in t:
+                t[key] = dt.datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S").timestamp() + int(m[2]) / 1000
+    return t["warm start:"] - t["effective config"] if len(t) == 2 else None
+
+
+def plot(path: Path) -> None:
+    """Validation excess vs steps, one line per run, both arms."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    c = curves()
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
+    for arm, colour in zip(ARMS, ("tab:blue", "tab:orange"), strict=True):
+        for i, (seed, curve) in enumerate(sorted(c[arm].items())):
+            xs = sorted(curve)
+            ax.plot(xs, [curve[x] for x in xs], color=colour, marker="o", ms=3, lw=1,
+                    ls=("-", "--", ":")[i % 3], label=f"{arm} s{seed}")
+    ax.set_xlabel("DQN steps (the warm arm's imitation is before step 0)")
+    ax.set_ylabel("validation excess slowdown (lower is better)")
+    ax.set_title("Warm start from a default-k8s log vs cold start")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--collect", type=Path, help="run directory to read the training logs from first")
+    a = p.parse_args()
+    if a.collect:
+        collect(a.collect)
+    (FOLDER / "table.md").write_text("\n".join(table()))
+    plot(FOLDER / "validation.png")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
