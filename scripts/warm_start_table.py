@@ -35,6 +35,8 @@ WITHIN = 0.05
 """The primary endpoint's tolerance: within 5 % of the cold arm's final validation figure."""
 STEPS = (2500, 5000, 10000, 20000)
 """The secondary endpoint's steps."""
+PRIMARY_SEEDS = (1, 2, 3)
+"""The training seeds the A/B was planned with; more seeds, when run, get a second table."""
 FIELDS = ("steps", "dqn", "default-k8s", "demand-aware")
 _EVAL = re.compile(r"eval steps=(\d+) dqn=([\d.]+) default-k8s=([\d.]+) demand-aware=([\d.]+)")
 
@@ -78,11 +80,10 @@ def _fmt_steps(s: int | None, last: int) -> str:
     return f"> {last:,}" if s is None else f"{s:,}"
 
 
-def table() -> list[str]:
-    c = curves()
-    seeds = sorted(set(c["cold"]) & set(c["warm"]))
+def table(c: dict[str, dict[int, dict[int, float]]], seeds: list[int]) -> list[str]:
+    """The primary and secondary endpoints over ``seeds`` (each with both arms)."""
     last = max(max(c["cold"][s]) for s in seeds)
-    lines = ["## Primary: steps to within 5 % of the cold arm's final validation excess", "",
+    lines = ["### Primary: steps to within 5 % of the cold arm's final validation excess", "",
              f"Target per seed = {1 + WITHIN:g} x the cold run's excess at its last evaluation ({last:,} steps); "
              "the first evaluation (every 2,500 steps) at or below it.", "",
              "| seed | cold final | target | cold steps | warm steps | warm - cold |",
@@ -99,9 +100,9 @@ def table() -> list[str]:
                      f"{'n/a' if d is None else f'{d:+,}'} |")
     mean = f"{sum(diffs) / len(diffs):+,.0f}" if len(diffs) == len(seeds) else "n/a (a run never reached it)"
     lines += [f"| mean | | | | | {mean} |", "",
-              "## Secondary: validation excess slowdown at fixed steps, paired by seed", "",
-              "warm / cold: exp of the mean per-seed log ratio with its 95 % t-interval (2 degrees of freedom "
-              "with 3 seeds: wide).", "",
+              "### Secondary: validation excess slowdown at fixed steps, paired by seed", "",
+              f"warm / cold: exp of the mean per-seed log ratio with its 95 % t-interval ({len(seeds) - 1} "
+              "degrees of freedom).", "",
               "| steps | " + " | ".join(f"cold s{s} | warm s{s}" for s in seeds) +
               " | mean cold | mean warm | mean warm - cold | warm / cold [95 %] |",
               "|---:|" + "---:|" * (2 * len(seeds) + 4)]
@@ -115,9 +116,34 @@ def table() -> list[str]:
                      " | ".join(f"{k:.4f} | {w:.4f}" for k, w in zip(cold, warm, strict=True)) +
                      f" | {sum(cold) / len(cold):.4f} | {sum(warm) / len(warm):.4f} | "
                      f"{(sum(warm) - sum(cold)) / len(cold):+.4f} | {iv.ratio:.2f} [{iv.low:.2f}, {iv.high:.2f}] |")
-    lines += ["", "Bold: the steps fixed as the secondary endpoint; the others are shown, not tested.", ""]
-    lines += _baselines() + _warm_start_reports() + _times()
-    return lines
+    return [*lines, "", "Bold: the steps fixed as the secondary endpoint; the others are shown, not tested.", ""]
+
+
+def document() -> list[str]:
+    """table.md: the brief's seeds first, then every paired seed when there are more, then the extras."""
+    c = curves()
+    paired = sorted(set(c["cold"]) & set(c["warm"]))
+    first = [s for s in PRIMARY_SEEDS if s in paired]
+    lines = [f"## Training seeds {', '.join(map(str, first))} (the planned A/B)", "", *table(c, first)]
+    if len(paired) > len(first):
+        lines += [f"## Training seeds {paired[0]}-{paired[-1]} (the planned seeds and the extra ones, "
+                  "decided before any warm run)", "", *table(c, paired)]
+    return lines + _baselines() + _step0() + _warm_start_reports() + _times()
+
+
+def _step0() -> list[str]:
+    """Each arm's network before any DQN step (``scripts/warm_start_step0.py``), when measured."""
+    path = RUNS / "step0.csv"
+    if not path.is_file():
+        return []
+    with path.open() as f:
+        rows = list(csv.DictReader(f))
+    lines = ["## Step 0: the networks DQN starts from (descriptive)", "",
+             "| seed | cold (fresh init) | warm (after imitation) |", "|---:|---:|---:|"]
+    by = {(int(r["seed"]), r["arm"]): float(r["dqn"]) for r in rows}
+    for seed in sorted({s for s, _ in by}):
+        lines.append(f"| {seed} | {by.get((seed, 'cold'), math.nan):.4f} | {by.get((seed, 'warm'), math.nan):.4f} |")
+    return [*lines, ""]
 
 
 def _baselines() -> list[str]:
@@ -185,15 +211,17 @@ def plot(path: Path) -> None:
     c = curves()
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
     for arm, colour in zip(ARMS, ("tab:blue", "tab:orange"), strict=True):
-        for i, (seed, curve) in enumerate(sorted(c[arm].items())):
+        for curve in c[arm].values():
             xs = sorted(curve)
-            ax.plot(xs, [curve[x] for x in xs], color=colour, marker="o", ms=3, lw=1,
-                    ls=("-", "--", ":")[i % 3], label=f"{arm} s{seed}")
+            ax.plot(xs, [curve[x] for x in xs], color=colour, lw=0.7, alpha=0.45)
+        xs = sorted(set.intersection(*(set(v) for v in c[arm].values())))
+        ax.plot(xs, [sum(v[x] for v in c[arm].values()) / len(c[arm]) for x in xs], color=colour, lw=2.2,
+                marker="o", ms=4, label=f"{arm}: mean of {len(c[arm])} seeds (thin: each seed)")
     ax.set_xlabel("DQN steps (the warm arm's imitation is before step 0)")
     ax.set_ylabel("validation excess slowdown (lower is better)")
     ax.set_title("Warm start from a default-k8s log vs cold start")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -205,7 +233,7 @@ def main() -> int:
     a = p.parse_args()
     if a.collect:
         collect(a.collect)
-    (FOLDER / "table.md").write_text("\n".join(table()))
+    (FOLDER / "table.md").write_text("\n".join(document()))
     plot(FOLDER / "validation.png")
     return 0
 
