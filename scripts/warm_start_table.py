@@ -179,7 +179,8 @@ def _times() -> list[str]:
     with path.open() as f:
         for arm, seed, rc, secs in csv.reader(f):
             stage = _imitation_seconds(RUNS / f"{arm}-{seed}.train.log") if arm == "warm" else None
-            lines.append(f"| {arm}-{seed}{'' if rc == '0' else f' (rc {rc})'} | {float(secs):.0f} | "
+            name = "decision log (sim_decision_log)" if arm == "log" else f"{arm}-{seed}"
+            lines.append(f"| {name}{'' if rc == '0' else f' (rc {rc})'} | {float(secs):.0f} | "
                          f"{'' if stage is None else f'{stage:.1f}'} |")
     return [*lines, ""]
 
