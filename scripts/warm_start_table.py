@@ -38,11 +38,14 @@ STEPS = (2500, 5000, 10000, 20000)
 PRIMARY_SEEDS = (1, 2, 3)
 """The training seeds the A/B was planned with; more seeds, when run, get a second table."""
 FIELDS = ("steps", "dqn", "default-k8s", "demand-aware")
+OUTPUT = ".trainer-output.txt"
+"""The training log's committed name (``*.log`` is git-ignored)."""
 _EVAL = re.compile(r"eval steps=(\d+) dqn=([\d.]+) default-k8s=([\d.]+) demand-aware=([\d.]+)")
 
 
 def collect(src: Path) -> None:
-    """Each ``<arm>-<seed>.log`` in ``src`` to ``runs/<arm>-<seed>.eval.csv``; its JSON files and the log copied."""
+    """Each ``<arm>-<seed>.log`` in ``src`` to ``runs/<arm>-<seed>.eval.csv``; its JSON files and the log (as
+    ``OUTPUT``) copied."""
     RUNS.mkdir(parents=True, exist_ok=True)
     for log in sorted(src.glob("*-*.log")):
         if log.stem.split("-")[0] not in ARMS:
@@ -52,8 +55,8 @@ def collect(src: Path) -> None:
             w = csv.writer(f)
             w.writerow(FIELDS)
             w.writerows(by_step[s] for s in sorted(by_step))
-        shutil.copy(log, RUNS / f"{log.stem}.train.log")
-        for suffix in (".json", ".warm-start.json", ".train-config.json"):
+        shutil.copy(log, RUNS / f"{log.stem}{OUTPUT}")
+        for suffix in (".json", ".warm-start.json"):  # the .json holds the effective config too
             if (src / f"{log.stem}{suffix}").is_file():
                 shutil.copy(src / f"{log.stem}{suffix}", RUNS / f"{log.stem}{suffix}")
     for name in ("times.csv", "log.out"):
@@ -178,7 +181,7 @@ def _times() -> list[str]:
     lines = ["## Wall time", "", "| run | seconds | imitation stage (s) |", "|---|---:|---:|"]
     with path.open() as f:
         for arm, seed, rc, secs in csv.reader(f):
-            stage = _imitation_seconds(RUNS / f"{arm}-{seed}.train.log") if arm == "warm" else None
+            stage = _imitation_seconds(RUNS / f"{arm}-{seed}{OUTPUT}") if arm == "warm" else None
             name = "decision log (sim_decision_log)" if arm == "log" else f"{arm}-{seed}"
             lines.append(f"| {name}{'' if rc == '0' else f' (rc {rc})'} | {float(secs):.0f} | "
                          f"{'' if stage is None else f'{stage:.1f}'} |")
