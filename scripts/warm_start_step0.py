@@ -5,9 +5,14 @@ Why it exists: the trainer's first evaluation is at ``--eval-every`` steps, afte
 first TD updates, so it cannot show what the warm start hands DQN. This builds the model exactly as
 ``policy.train.train`` does for a seed (same config, same initialisation), exports and evaluates it through
 ``policy.train.evaluate_export`` (the trainer's own check), then warm starts it from the log as the warm arm
-does and evaluates again. Descriptive, not an endpoint. Writes ``runs/step0.csv`` of the result folder::
+does and evaluates again. Descriptive, not an endpoint. Writes ``runs/step0.csv`` of the result folder.
+
+``--finals DIR`` instead re-evaluates each run's end-of-training checkpoint (``DIR/<arm>-<seed>.sb3.zip``, saved
+after the last gradient step) the same way, into ``runs/final.csv`` at full precision: the trainer logs its
+figures to 4 decimals, too coarse for a run that ends within rounding of the 5 % target::
 
     PYTHONPATH=. python scripts/warm_start_step0.py --log /tmp/ws/log --seeds 1 2 3
+    PYTHONPATH=. python scripts/warm_start_step0.py --finals /tmp/ws
 """
 
 from __future__ import annotations
@@ -40,6 +45,25 @@ def step0(log_dir: Path, seed: int, tmp: Path) -> list[dict]:
     return rows
 
 
+def finals(src: Path, tmp: Path) -> list[dict]:
+    """Rows (run, validation excess) of every ``<arm>-<seed>.sb3.zip`` in ``src``, with the run's own config."""
+    import json
+
+    from policy.dqn import MaskedDQN
+    from policy.train import Args
+
+    rows = []
+    for ckpt in sorted(src.glob("*-*.sb3.zip")):
+        run = ckpt.name.removesuffix(".sb3.zip")
+        args = Args(**json.loads((src / f"{run}.json").read_text())["train_config"])
+        model = MaskedDQN.load(str(ckpt), env=make_env(args), device="cpu")
+        source = {"source_commit": "final", "source_dirty": None}
+        path = export(model, tmp / run, args, None, model.num_timesteps, source)
+        rows.append({"run": run, "steps": model.num_timesteps, "dqn": f"{evaluate_export(path, args)['dqn']:.6f}"})
+        logging.info("final: %s", rows[-1])
+    return rows
+
+
 def torch_threads_one() -> None:
     """The trainer's thread setting, so the imitation runs as in the warm arm."""
     import torch
@@ -50,11 +74,24 @@ def torch_threads_one() -> None:
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--log", type=Path, required=True, help="the decision log the warm arm started from")
+    p.add_argument("--log", type=Path, help="the decision log the warm arm started from")
+    p.add_argument("--finals", type=Path, help="run directory: re-evaluate its end-of-training checkpoints instead")
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="training seeds")
     a = p.parse_args()
-    out = POLICY_RESULTS / "warm-start" / "runs" / "step0.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
+    runs = POLICY_RESULTS / "warm-start" / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    if a.finals:
+        torch_threads_one()
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = finals(a.finals, Path(tmp))
+        with (runs / "final.csv").open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=["run", "steps", "dqn"])
+            w.writeheader()
+            w.writerows(rows)
+        return 0
+    if a.log is None:
+        p.error("--log is required (or --finals)")
+    out = runs / "step0.csv"
     with tempfile.TemporaryDirectory() as tmp:
         rows = [r for s in a.seeds for r in step0(a.log, s, Path(tmp))]
     with out.open("w", newline="") as f:
