@@ -5,10 +5,10 @@ Why it exists: the trainer's first evaluation is at ``--eval-every`` steps, afte
 first TD updates, so it cannot show what the warm start hands DQN. This builds the model exactly as
 ``policy.train.train`` does for a seed (same config, same initialisation), exports and evaluates it through
 ``policy.train.evaluate_export`` (the trainer's own check), then warm starts it from the log as the warm arm
-does and evaluates again. Descriptive, not an endpoint. Writes ``runs/step0.csv`` of the result folder.
+does and evaluates again. Descriptive, not an endpoint. Writes ``per-run/step0.csv`` of the result folder.
 
 ``--finals DIR`` instead re-evaluates each run's end-of-training checkpoint (``DIR/<arm>-<seed>.sb3.zip``, saved
-after the last gradient step) the same way, into ``runs/final.csv`` at full precision: the trainer logs its
+after the last gradient step) the same way, into ``per-run/final.csv`` at full precision: the trainer logs its
 figures to 4 decimals, too coarse for a run that ends within rounding of the 5 % target::
 
     PYTHONPATH=. python scripts/warm_start_step0.py --log /tmp/ws/log --seeds 1 2 3
@@ -78,7 +78,7 @@ def main() -> int:
     p.add_argument("--finals", type=Path, help="run directory: re-evaluate its end-of-training checkpoints instead")
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="training seeds")
     a = p.parse_args()
-    runs = POLICY_RESULTS / "warm-start" / "runs"
+    runs = POLICY_RESULTS / "warm-start" / "per-run"
     runs.mkdir(parents=True, exist_ok=True)
     if a.finals:
         torch_threads_one()

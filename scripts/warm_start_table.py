@@ -4,8 +4,8 @@
 Why it exists: the endpoint was fixed before the runs (the folder's README) and is read off the trainer's
 periodic validation figures; this script is the one place that reads them, so the README's numbers can be
 rebuilt from the committed per-run files. ``--collect DIR`` first turns a run directory's training logs
-(``<arm>-<seed>.log``, the trainer's ``eval steps=...`` lines) into ``runs/<arm>-<seed>.eval.csv`` and copies
-the small JSON files beside them; without it, ``table.md`` (and ``validation.png``) are written from ``runs/``::
+(``<arm>-<seed>.log``, the trainer's ``eval steps=...`` lines) into ``per-run/<arm>-<seed>.eval.csv`` and copies
+the small JSON files beside them; without it, ``table.md`` (and ``validation.png``) are written from ``per-run/``::
 
     python scripts/warm_start_table.py --collect /tmp/ws     # once, from the runs
     python scripts/warm_start_table.py                        # the table from the committed files
@@ -29,7 +29,8 @@ from policy.paired import interval
 from policy.paths import POLICY_RESULTS
 
 FOLDER = POLICY_RESULTS / "warm-start"
-RUNS = FOLDER / "runs"
+RUNS = FOLDER / "per-run"
+"""The per-run files (not ``runs/``: git ignores that name)."""
 ARMS = ("cold", "warm")
 WITHIN = 0.05
 """The primary endpoint's tolerance: within 5 % of the cold arm's final validation figure."""
@@ -44,7 +45,7 @@ _EVAL = re.compile(r"eval steps=(\d+) dqn=([\d.]+) default-k8s=([\d.]+) demand-a
 
 
 def collect(src: Path) -> None:
-    """Each ``<arm>-<seed>.log`` in ``src`` to ``runs/<arm>-<seed>.eval.csv``; its JSON files and the log (as
+    """Each ``<arm>-<seed>.log`` in ``src`` to ``per-run/<arm>-<seed>.eval.csv``; its JSON files and the log (as
     ``OUTPUT``) copied."""
     RUNS.mkdir(parents=True, exist_ok=True)
     for log in sorted(src.glob("*-*.log")):
@@ -98,7 +99,7 @@ def table(c: dict[str, dict[int, dict[int, float]]], seeds: list[int]) -> list[s
     lines = ["### Primary: steps to within 5 % of the cold arm's final validation excess", "",
              f"Target per seed = {1 + WITHIN:g} x the cold run's excess at its last evaluation ({last:,} steps); "
              "the first evaluation (every 2,500 steps) at or below it. The last evaluation's figures are at full "
-             "precision when `runs/final.csv` has them, the others as the trainer logs them (4 decimals).", "",
+             "precision when `per-run/final.csv` has them, the others as the trainer logs them (4 decimals).", "",
              "| seed | cold final | target | cold steps | warm steps | warm - cold |",
              "|---:|---:|---:|---:|---:|---:|"]
     diffs = []
@@ -217,7 +218,7 @@ def _imitation_seconds(log: Path) -> float | None:
 
 def plot(path: Path) -> None:
     """Validation excess vs steps for the seeds with both arms: each seed thin, the arm's mean thick (step 0 from
-    ``runs/step0.csv`` when measured), the baselines dashed; log scale, the curves span a factor of ten."""
+    ``per-run/step0.csv`` when measured), the baselines dashed; log scale, the curves span a factor of ten."""
     import matplotlib
 
     matplotlib.use("Agg")
