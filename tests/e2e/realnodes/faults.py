@@ -11,7 +11,6 @@ through an apiserver outage (a create that committed before the connection broke
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import threading
@@ -38,18 +37,6 @@ def metrics_of(url: str) -> dict | None:
             return parse_metrics(resp.read().decode())
     except OSError:
         return None
-
-
-def json_of(url: str) -> dict | None:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310
-            return json.loads(resp.read())
-    except OSError as exc:  # 503 while not ready still has a body
-        body = getattr(exc, "read", None)
-        try:
-            return json.loads(body()) if body else None
-        except (OSError, ValueError):
-            return None
 
 
 def live_pods(cluster: RealCluster, app: str) -> list[client.V1Pod]:

@@ -43,7 +43,6 @@ from .faults import (
     Stream,
     apiserver_back,
     extender_signal,
-    json_of,
     kill_container,
     kill_host_process,
     kill_pids,
@@ -148,7 +147,7 @@ def test_twenty_faults_under_load_lose_no_pod_and_no_job(
         url = f"http://{again.status.pod_ip}:8888/readyz"
 
         def ready_again() -> dict | None:
-            ready = json_of(url) or {}
+            ready = drsched.get_json(url) or {}
             return ready if ready.get("status") in ("ready", "degraded") else None
 
         ready = cluster.poll(ready_again, timeout=60, what=f"{pod.metadata.name} /readyz ready after its restart")
@@ -185,7 +184,7 @@ def test_twenty_faults_under_load_lose_no_pod_and_no_job(
             url = f"http://{replicas[0].status.pod_ip}:8888/readyz"
 
             def stale() -> dict | None:
-                entry = ((json_of(url) or {}).get("stale_nodes") or {}).get(victim.name)
+                entry = ((drsched.get_json(url) or {}).get("stale_nodes") or {}).get(victim.name)
                 return entry if entry and entry.get("error") == "node_not_ready" else None
 
             entry = cluster.poll(stale, timeout=150, what=f"{victim.name} stale (node_not_ready) on {url}")
