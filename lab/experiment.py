@@ -256,7 +256,7 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
             progress("tearing the cluster down")
             cluster.close()
             if lab is not None:
-                shutil.rmtree(lab.decision_dir, ignore_errors=True)
+                lab.remove_decision_log()
         elif lab is not None:
             lab.undeploy()
         shutil.rmtree(pinned, ignore_errors=True)

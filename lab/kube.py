@@ -80,7 +80,17 @@ class Lab:
         """Remove what deploy() made, waiting until it is gone, so a cluster shared with tests is left clean."""
         harness_deploy.undeploy(self.cluster)
         self.cluster.kubectl("delete", "namespace", JOBS_NS, "--wait=true", "--ignore-not-found", timeout=180)
+        self.remove_decision_log()
+
+    def remove_decision_log(self) -> None:
+        """This deploy's decision-log directory, and the decisions directory above it once no other deploy's
+        log is in it (nothing of a run is left under STATE_ROOT)."""
         shutil.rmtree(self.decision_dir, ignore_errors=True)
+        for empty in (self.decision_dir.parent, STATE_ROOT):
+            try:
+                empty.rmdir()
+            except OSError:  # not empty: another deploy's log or a run's state is still there
+                break
 
     # ---- what the gates read ----------------------------------------------------------------------
 
