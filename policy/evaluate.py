@@ -73,6 +73,7 @@ from policy.served import DEFAULT_MAPPING, DEFAULT_WEIGHT, HOT_FILTERS, ScoreMap
 from policy.sim import calibration
 from policy.sim.episode import scorer_from_spec
 from policy.sim.errors import SimError
+from policy.sim.progress import PROGRESS_SHOWN
 from policy.sim.traces import check_trace
 from policy.splits import LAB_JOBS, LAB_LOADS, LOADS, SPLITS
 from policy.state import DEFAULT_NET_MBPS
@@ -143,6 +144,10 @@ class EvaluateArgs:
     """every node shows the scheduler this network capacity (MB/s) instead of its own, as the extender assumes
     {default} for a node without the drsched.io/net-mbps annotation; jobs still share the node's own (unset: its
     own)"""
+    progress: str = option("none", choices=PROGRESS_SHOWN)
+    """what the scheduler is shown of the running pods' progress and the incoming pod's run time (issue #22;
+    only lookahead-time reads it): none; reports, what a deployment learns (time left from each pod's fraction
+    done and time running, run time from its class's completed pods); oracle, the truth"""
     workers: int = 1
     """parallel processes"""
     out: Path = Path("out/evaluate")
@@ -305,7 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         rows, series = run_all(cases, policies, args.jobs, args.workers, progress=not args.quiet,
                                served_weight=args.served, hot_filter=args.hot_filter, contention=contention,
-                               mapping=args.mapping, net_shown=args.net_shown)
+                               mapping=args.mapping, net_shown=args.net_shown, progress_shown=args.progress)
     except (ConfigError, SimError) as exc:  # raised in a worker and pickled back as itself (policy.errors)
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
@@ -317,6 +322,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.served is not None:  # what the scoring was, for the tables made from this folder
         (args.out / "served.json").write_text(json.dumps(
             {"weight": args.served, "mapping": str(args.mapping), "hot_filter": args.hot_filter}, indent=2) + "\n")
+    if args.progress != "none":
+        (args.out / "progress.json").write_text(json.dumps({"progress_shown": args.progress}) + "\n")
     if contention is not None:
         (args.out / "contention.json").write_text(json.dumps(
             {"set": args.contention, "file": "policy/sim/calibration.yaml", "params": contention.as_dict()},

@@ -19,6 +19,7 @@ Units (everywhere in ``policy/``):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,6 +50,52 @@ def _as_2d(name: str, value, n: int, cols: int) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class RunningProgress:
+    """How far along the running pods are, as their progress reports show it (issue #22, deliverable 1).
+
+    One entry per running pod that reports, in any order:
+        node: (M,) index of the pod's node in the snapshot's node order.
+        time_left: (M,) seconds it is expected to need still at its present rate; NaN where its report is
+            missing or unusable (too young, stale, going backwards, absurdly fast).
+        duration: (M,) seconds it is expected to take alone (its workload's learned profile); NaN if unknown.
+
+    Pods that do not report have no entry: a node's ``pods`` minus its entries are the pods nothing is known of.
+    """
+
+    node: np.ndarray
+    time_left: np.ndarray
+    duration: np.ndarray
+
+    def __post_init__(self) -> None:
+        node = np.asarray(self.node, dtype=np.int64).reshape(-1)
+        m = node.shape[0]
+        for name in ("time_left", "duration"):
+            arr = np.asarray(getattr(self, name), dtype=np.float64).reshape(-1)
+            if arr.shape != (m,):
+                raise SnapshotError(f"progress {name} has {arr.shape[0]} entries, node has {m}")
+            if np.any(arr[np.isfinite(arr)] < 0):
+                raise SnapshotError(f"progress {name} must be >= 0 or NaN")
+            object.__setattr__(self, name, arr)
+        object.__setattr__(self, "node", node)
+
+    @classmethod
+    def empty(cls) -> RunningProgress:
+        return cls(np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
+
+    def on(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """(time_left, duration) of the reporting pods on node ``i``."""
+        sel = self.node == i
+        return self.time_left[sel], self.duration[sel]
+
+    def subset(self, idx: np.ndarray) -> RunningProgress:
+        """The entries of the nodes at ``idx`` (node indices), renumbered to their positions in ``idx``."""
+        where = {int(n): k for k, n in enumerate(idx)}
+        keep = np.array([int(n) in where for n in self.node], dtype=bool)
+        return RunningProgress(np.array([where[int(n)] for n in self.node[keep]], dtype=np.int64),
+                               self.time_left[keep], self.duration[keep])
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class ClusterSnapshot:
     """What a scheduler can know about N nodes at one instant.
 
@@ -65,6 +112,8 @@ class ClusterSnapshot:
         max_pods: (N,) pod capacity of each node.
         ready: (N,) whether the node accepts pods (Ready, not cordoned).
         now: the snapshot's time, seconds (simulated or wall clock).
+        progress: the running pods' progress reports (``RunningProgress``); ``None`` where the producer has
+            none (every scorer but ``lookahead-time`` ignores it).
     """
 
     names: tuple[str, ...]
@@ -77,6 +126,7 @@ class ClusterSnapshot:
     max_pods: np.ndarray
     ready: np.ndarray
     now: float = 0.0
+    progress: RunningProgress | None = None
 
     def __post_init__(self) -> None:
         n = len(self.names)
@@ -91,6 +141,9 @@ class ClusterSnapshot:
             if arr.shape != (n,):
                 raise SnapshotError(f"{name} has shape {arr.shape}, expected ({n},)")
             object.__setattr__(self, name, arr)
+        if self.progress is not None and self.progress.node.size and not (
+                0 <= int(self.progress.node.min()) and int(self.progress.node.max()) < n):
+            raise SnapshotError(f"progress names a node index outside 0..{n - 1}")
         if n and not np.all(self.capacity > 0):
             bad = int(np.argwhere(~(self.capacity > 0))[0][0])
             raise SnapshotError(f"node {self.names[bad]!r}: capacity must be > 0, got {self.capacity[bad].tolist()}")
@@ -102,13 +155,13 @@ class ClusterSnapshot:
     @classmethod
     def trusted(cls, *, names: tuple[str, ...], capacity: np.ndarray, requested: np.ndarray, usage: np.ndarray,
                 usage_age: np.ndarray, assumed: np.ndarray, pods: np.ndarray, max_pods: np.ndarray,
-                ready: np.ndarray, now: float = 0.0) -> ClusterSnapshot:
+                ready: np.ndarray, now: float = 0.0, progress: RunningProgress | None = None) -> ClusterSnapshot:
         """Build without validation, for producers whose arrays are float64/bool of the right shapes by
         construction (the simulator's hot path: validation costs more than the rest of a decision)."""
         snap = object.__new__(cls)
         for name, value in (("names", names), ("capacity", capacity), ("requested", requested), ("usage", usage),
                             ("usage_age", usage_age), ("assumed", assumed), ("pods", pods),
-                            ("max_pods", max_pods), ("ready", ready), ("now", now)):
+                            ("max_pods", max_pods), ("ready", ready), ("now", now), ("progress", progress)):
             object.__setattr__(snap, name, value)
         return snap
 
@@ -124,6 +177,7 @@ class ClusterSnapshot:
             names=tuple(self.names[i] for i in idx), capacity=self.capacity[idx], requested=self.requested[idx],
             usage=self.usage[idx], usage_age=self.usage_age[idx], assumed=self.assumed[idx], pods=self.pods[idx],
             max_pods=self.max_pods[idx], ready=self.ready[idx], now=self.now,
+            progress=None if self.progress is None else self.progress.subset(idx),
         )
 
 
@@ -137,6 +191,8 @@ class PodView:
             to *use* when running alone (learned, annotated, or derived from requests).
         demand_source: where ``demand`` came from: ``annotation``, ``learned``, ``requests`` or ``sim``.
         name: pod name, for logs and explanations.
+        expected_duration: seconds the pod is expected to run alone (its workload's learned profile); NaN if
+            unknown. Only ``lookahead-time`` reads it so far (issue #22).
     """
 
     requests: np.ndarray
@@ -144,6 +200,7 @@ class PodView:
     demand_source: str = "requests"
     name: str = ""
     labels: dict[str, str] = field(default_factory=dict)
+    expected_duration: float = math.nan
 
     def __post_init__(self) -> None:
         req = np.asarray(self.requests, dtype=np.float64).reshape(-1)
@@ -158,6 +215,10 @@ class PodView:
             raise SnapshotError(f"pod {self.name!r}: requests and demand must be finite and >= 0")
         object.__setattr__(self, "requests", req)
         object.__setattr__(self, "demand", dem)
+        d = float(self.expected_duration)
+        if not (math.isnan(d) or 0.0 < d < _INF):
+            raise SnapshotError(f"pod {self.name!r}: expected_duration must be > 0 and finite, or NaN; got {d}")
+        object.__setattr__(self, "expected_duration", d)
 
     @classmethod
     def from_requests(cls, cpu: float, mem: float, *, name: str = "") -> PodView:

@@ -13,6 +13,7 @@ with its source in the docstring and a table test in ``tests/unit/policy/baselin
 | koord         | measured cpu, mem          | Koordinator LoadAware: hot filter 65/95 %, least-used   |
 | demand-aware  | measured usage + profile   | minimise the highest utilisation after placing the pod  |
 | lookahead     | measured usage + profile   | minimise the contention model's predicted added excess  |
+| lookahead-time| ... + progress, run time   | the same over the newcomer's stay, knowing who leaves when |
 | worst-fit     | measured usage + profile   | the reverse: maximise it, smallest node first (control)  |
 | random        | nothing                    | uniform                                                 |
 | round-robin   | nothing                    | next feasible node after the last one chosen            |
@@ -27,7 +28,7 @@ import numpy as np
 from policy.baselines.default_k8s import DefaultK8s
 from policy.baselines.demand_aware import DemandAware
 from policy.baselines.koord import Koord
-from policy.baselines.lookahead import Lookahead
+from policy.baselines.lookahead import Lookahead, LookaheadTime
 from policy.baselines.simple import RandomScorer, RoundRobin
 from policy.baselines.trimaran import LoadVariationRiskBalancing, TargetLoadPacking
 from policy.baselines.worst_fit import WorstFit
@@ -50,13 +51,14 @@ SCORERS: dict[str, Callable[..., Scorer]] = {
     "koord": Koord,
     "demand-aware": DemandAware,
     "lookahead": Lookahead,
+    "lookahead-time": LookaheadTime,
     "worst-fit": WorstFit,
     "random": RandomScorer,
     "round-robin": RoundRobin,
 }
 
 
-_LOAD_AWARE = (TargetLoadPacking, LoadVariationRiskBalancing, Koord, DemandAware, Lookahead, WorstFit)
+_LOAD_AWARE = (TargetLoadPacking, LoadVariationRiskBalancing, Koord, DemandAware, Lookahead, LookaheadTime, WorstFit)
 
 
 def make_scorer(name: str, *, seed: int = 0, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> Scorer:

@@ -24,6 +24,8 @@ compete for.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from policy.fairshare import fair_rates
@@ -82,4 +84,77 @@ class Lookahead:
         demand = tuple(pod.demand.tolist())
         for i in contended:
             out[i] = marginal_excess(est[i].tolist(), cap[i].tolist(), demand, float(snap.pods[i]))
+        return out
+
+
+def timed_marginal_excess(est, capacity, demand, pods: int, duration: float, time_left, work) -> float:
+    """``marginal_excess`` knowing how long the pods already there will stay and how long the newcomer runs
+    (``LookaheadTime``'s module doc). ``time_left``/``work``: one entry per pod known (NaN = not known);
+    the other ``pods - len(time_left)`` pods, and any whose time left is NaN, are taken to outlast the newcomer,
+    as ``marginal_excess`` takes them all. ``work`` NaN: the newcomer's ``duration``."""
+    if not (pods >= 1 and math.isfinite(duration) and duration > 0):
+        return marginal_excess(est, capacity, demand, float(pods))
+    left = [t for t in time_left if not math.isnan(t)]
+    works = [w if math.isfinite(w) and w > 0 else duration for t, w in zip(time_left, work, strict=True)
+             if not math.isnan(t)]
+    unknown = max(pods - len(left), 0)
+    # (departure time, work) per pod, the unknown ones never departing; departures in time order
+    stay = sorted(zip(left, works, strict=True)) + [(math.inf, duration)] * unknown
+    n = len(stay)
+    share = [e / n for e in est]
+    cap = tuple(capacity)
+    demand = tuple(demand)
+    t, rem, cost, first = 0.0, duration, 0.0, 0  # stay[first:] are still there
+    while rem > 0:
+        m = n - first
+        if m == 0:
+            (x_p,) = fair_rates([demand], cap)
+            t += rem / max(x_p, _RATE_FLOOR)
+            break
+        agg = tuple(s * m for s in share)
+        (x_b,) = fair_rates([agg], cap)
+        x_e, x_p = fair_rates([agg, demand], cap)
+        x_p = max(x_p, _RATE_FLOOR)
+        span = min(stay[first][0] - t, rem / x_p)
+        loss = max(x_b - x_e, 0.0) * span
+        for _, w in stay[first:]:
+            cost += loss / w
+        rem -= x_p * span
+        t += span
+        while first < n and stay[first][0] <= t and rem > 1e-12:
+            first += 1
+        if rem <= 1e-12 * duration:
+            break
+    return cost + t / duration - 1.0
+
+
+class LookaheadTime(Lookahead):
+    """``lookahead`` that also knows how long things run (issue #22, deliverable 1): the running pods' time
+    left from their progress reports (``ClusterSnapshot.progress``) and the incoming pod's expected run time
+    (``PodView.expected_duration``).
+
+    ``lookahead`` assumes the pods already on a node outlast the newcomer and have its work. This rule walks the
+    newcomer's stay instead: the node's pods are ``pods`` equal shares of its estimated usage; between two
+    departures (in order of the reported time left; pods without a usable report never depart) the
+    newcomer progresses at its max-min fair rate beside those still there, and each of them loses
+    ``x_b - x_e`` of progress per second, counted against its own expected run time (the newcomer's where
+    unknown). Cost = the newcomer's excess (its finish time over its run time, minus 1) + the losses. With
+    nothing known it is exactly ``lookahead``'s cost. First order: the pods' own delays do not move their
+    departures.
+    """
+
+    name = "lookahead-time"
+
+    def _costs(self, snap: ClusterSnapshot, pod: PodView, est: np.ndarray) -> np.ndarray:
+        progress, duration = snap.progress, pod.expected_duration
+        if progress is None or math.isnan(duration):
+            return Lookahead._costs(snap, pod, est)
+        cap = snap.capacity
+        out = np.zeros(snap.n_nodes)
+        contended = np.flatnonzero(((est + pod.demand) > cap * (1.0 + 1e-12)).any(axis=1))
+        demand = tuple(pod.demand.tolist())
+        for i in contended:
+            left, work = progress.on(int(i))
+            out[i] = timed_marginal_excess(est[i].tolist(), cap[i].tolist(), demand, int(snap.pods[i]), duration,
+                                           left.tolist(), work.tolist())
         return out

@@ -19,6 +19,7 @@ from policy.sim.errors import ConfigError
 from policy.sim.events import Event
 from policy.sim.jobs import PROFILES, JobSpec, parse_mix, sample_mix, with_profiles, without_profiles
 from policy.sim.labmix import parse_lab_workload, sample_lab
+from policy.sim.progress import PROGRESS_SHOWN
 from policy.sim.sharing import ContentionParams
 from policy.sim.traces import load_alibaba, load_csv, sample_alibaba, trace_kind
 
@@ -85,12 +86,20 @@ class SimConfig:
     """Network capacity, MB/s, every node shows the scheduler (its snapshots), as the extender assumes for a node
     without the ``drsched.io/net-mbps`` annotation (``policy.state.DEFAULT_NET_MBPS``); ``None``: each node's own.
     Jobs share each node's own capacity either way."""
+    progress_shown: str = "none"
+    """What snapshots show of the running pods' progress (``ClusterSnapshot.progress``) and of the incoming pod's
+    expected run time (``PodView.expected_duration``), issue #22: ``"none"``; ``"reports"``, what a deployment
+    has (``policy.sim.progress``: time left from each pod's fraction done over its time running, run time from
+    the median of its class's completed pods); ``"oracle"``, the truth (time left at its present rate, its
+    work): the bound on what the information is worth."""
 
     def __post_init__(self) -> None:
         if self.arrival not in (*ARRIVALS, "trace"):
             raise ConfigError("arrival", f"unknown {self.arrival!r}; known: {', '.join(ARRIVALS)}, trace")
         if self.arrival == "trace" and not self.trace:
             raise ConfigError("trace", "arrival='trace' needs a trace file")
+        if self.progress_shown not in PROGRESS_SHOWN:
+            raise ConfigError("progress_shown", f"unknown {self.progress_shown!r}; known: {', '.join(PROGRESS_SHOWN)}")
         if self.profile not in PROFILES:
             raise ConfigError("profile", f"unknown {self.profile!r}; known: {', '.join(PROFILES)}")
         for name in ("load", "sample_interval", "burst_on", "time_limit", "work_scale", "migration_interval"):

@@ -47,7 +47,8 @@ from policy.sim.fleet import COMPLETE, Fleet
 from policy.sim.jobs import JobSpec
 from policy.sim.metrics import RunResult, imbalance
 from policy.sim.migration import Controller, Migrator
-from policy.state import ClusterSnapshot, PodView
+from policy.sim.progress import DurationLearner, running_progress
+from policy.state import ClusterSnapshot, PodView, RunningProgress
 
 log = logging.getLogger(__name__)
 
@@ -69,20 +70,23 @@ class PendingPod:
     ``PodView`` built on first access so loops that only need the mask do not pay for it). ``demand`` and
     ``source`` are the profile served now (the job's drawn ``expected`` unless a learned profile replaces it)."""
 
-    __slots__ = ("job_id", "_spec", "_pod", "demand", "source")
+    __slots__ = ("job_id", "_spec", "_pod", "demand", "source", "duration")
 
-    def __init__(self, job_id: int, spec: JobSpec, demand=None, source: str | None = None) -> None:
+    def __init__(self, job_id: int, spec: JobSpec, demand=None, source: str | None = None,
+                 duration: float = math.nan) -> None:
         self.job_id = job_id
         self._spec = spec
         self._pod: PodView | None = None
         self.demand = spec.expected if demand is None else demand
         self.source = spec.demand_source if source is None else source
+        self.duration = duration
 
     @property
     def pod(self) -> PodView:
         if self._pod is None:
             s = self._spec
-            self._pod = PodView(s.requests, self.demand, self.source, f"{s.kind}-{self.job_id}")
+            self._pod = PodView(s.requests, self.demand, self.source, f"{s.kind}-{self.job_id}",
+                                expected_duration=self.duration)
         return self._pod
 
     def __repr__(self) -> str:
@@ -134,6 +138,8 @@ class Simulator:
         self.lost_work = 0.0
         self._learning = cfg.profile == "learned"
         self._profiles: dict[str, Profile] = {}
+        self._durations = DurationLearner()  # only read with cfg.progress_shown == "reports"
+        self._kinds = [spec.kind for spec in self.jobs]
         self.migrator = None if self._controller is None else Migrator(
             self._controller, self.jobs, self.fleet, self.nodes.names, checkpoint_interval=cfg.checkpoint_interval,
             restore_cost=cfg.restore_cost)
@@ -226,12 +232,15 @@ class Simulator:
 
     def _pending_pod(self, j: int) -> PendingPod:
         spec = self.jobs[j]
+        shown = self.config.progress_shown
+        duration = (math.nan if shown == "none" else spec.work if shown == "oracle"
+                    else self._durations.expected(spec.kind))
         if spec.demand_source != "learned":
-            return PendingPod(j, spec)
+            return PendingPod(j, spec, duration=duration)
         served = served_demand(self._profiles.get(spec.kind))
         if served is None:  # not trusted yet: the pod is scored from its requests, as the extender does
-            return PendingPod(j, spec, source="requests")
-        return PendingPod(j, spec, tuple(served.tolist()), "learned")
+            return PendingPod(j, spec, source="requests", duration=duration)
+        return PendingPod(j, spec, tuple(served.tolist()), "learned", duration=duration)
 
     def _step(self) -> None:
         """Process the earliest of: heap event, monitor tick, arrival; or end the run."""
@@ -280,6 +289,7 @@ class Simulator:
         f = self.fleet
         if isinstance(a, int):  # a completion: (job, version), already checked current
             f.complete(a, self.now, self._heap)
+            self._durations.completed(self.jobs[a].kind, self.now - self.started[a])
             self._state[a] = _DONE
             self._finish[a] = self.now
             self._finished.append(a)
@@ -370,8 +380,15 @@ class Simulator:
             self._snap = ClusterSnapshot.trusted(  # arrays are float64/bool of the right shapes by construction
                 names=tuple(n.names), capacity=self._shown_capacity, requested=f.requested.copy(), usage=self._usage,
                 usage_age=np.full(n.n, self.now - self._sampled_at), assumed=self._assumed.copy(),
-                pods=f.pods.copy(), max_pods=n.max_pods, ready=f.ready.copy(), now=self.now)
+                pods=f.pods.copy(), max_pods=n.max_pods, ready=f.ready.copy(), now=self.now,
+                progress=None if self.config.progress_shown == "none" else self._running_progress())
         return self._snap
+
+    def _running_progress(self) -> RunningProgress:
+        f, now = self.fleet, self.now
+        return running_progress(self.config.progress_shown, f.on_node, now=now, done=lambda j: f.done(j, now),
+                                work=f.work, rate=f.rate, started=self.started, kinds=self._kinds,
+                                durations=self._durations)
 
     # -- actions ----------------------------------------------------------------------------------------
     def place(self, node: int) -> None:
