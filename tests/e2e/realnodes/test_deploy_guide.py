@@ -158,6 +158,8 @@ def test_the_deploy_guide_as_written_pulls_from_a_registry_and_drsched_scores_a_
 
     # Pushed by the guide's command, and nothing else in the registry but the test's kube-scheduler.
     assert set(registry.catalog()) == {f"drsched/{name}" for name in PULLED} | {"drsched-e2e/kube-scheduler"}
+    # The hello pod ran from the pulled workloads image (the guide waits for it to succeed, then reads its log).
+    assert any("placed by drsched" in out for out in outputs), outputs[-1][-2000:]
     # Pulled, not imported: containerd says so in each Pulled Event, and the registry served the manifests.
     messages = _pulled_messages(cluster)
     for name in PULLED:
