@@ -26,7 +26,8 @@ def table(summary: Path) -> str:
     with summary.open() as fh:
         for row in csv.DictReader(fh):
             excess[(row["scenario"], row["load"])][row["policy"]] = float(row["excess_slowdown"])
-    lines = ["| family | load | lookahead | lookahead-time | time / plain | time / best rule |", "|---|---|---:|---:|---:|---:|"]
+    lines = ["| family | load | lookahead | lookahead-time | time / plain | time / best rule |",
+             "|---|---|---:|---:|---:|---:|"]
     logs = []
     for (fam, load), e in sorted(excess.items()):
         plain, timed = e["lookahead"], e["lookahead-time"]
