@@ -138,7 +138,7 @@ class Simulator:
         self.lost_work = 0.0
         self._learning = cfg.profile == "learned"
         self._profiles: dict[str, Profile] = {}
-        self._durations = DurationLearner()  # only read with cfg.progress_shown == "reports"
+        self._durations = DurationLearner() if cfg.progress_shown == "reports" else None  # off the default path
         self._kinds = [spec.kind for spec in self.jobs]
         self.migrator = None if self._controller is None else Migrator(
             self._controller, self.jobs, self.fleet, self.nodes.names, checkpoint_interval=cfg.checkpoint_interval,
@@ -289,7 +289,8 @@ class Simulator:
         f = self.fleet
         if isinstance(a, int):  # a completion: (job, version), already checked current
             f.complete(a, self.now, self._heap)
-            self._durations.completed(self.jobs[a].kind, self.now - self.started[a])
+            if self._durations is not None:
+                self._durations.completed(self.jobs[a].kind, self.now - self.started[a])
             self._state[a] = _DONE
             self._finish[a] = self.now
             self._finished.append(a)

@@ -35,16 +35,14 @@ class DurationLearner:
 
     def __init__(self) -> None:
         self._seen: dict[str, list[float]] = {}
-        self._median: dict[str, float] = {}
 
     def completed(self, kind: str, run_time: float) -> None:
         if run_time > 0 and math.isfinite(run_time):
-            seen = self._seen.setdefault(kind, [])
-            seen.append(run_time)
-            self._median[kind] = statistics.median(seen)
+            self._seen.setdefault(kind, []).append(run_time)
 
     def expected(self, kind: str) -> float:
-        return self._median.get(kind, math.nan)
+        seen = self._seen.get(kind)
+        return statistics.median(seen) if seen else math.nan
 
 
 def report_time_left(done: float, work: float, running_for: float) -> float:
@@ -57,7 +55,7 @@ def report_time_left(done: float, work: float, running_for: float) -> float:
 
 def running_progress(mode: str, on_node: Sequence[Sequence[int]], *, now: float, done, work: Sequence[float],
                      rate: Sequence[float], started: Sequence[float], kinds: Sequence[str],
-                     durations: DurationLearner) -> RunningProgress:
+                     durations: DurationLearner | None) -> RunningProgress:
     """The ``RunningProgress`` of the jobs ``on_node[i]`` (running on node ``i``) shown in ``mode``;
     ``done(j)`` is job ``j``'s work done by ``now``."""
     node, left, dur = [], [], []
