@@ -16,12 +16,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from datetime import datetime
 
-from kube.objects import TERMINAL_PHASES, pod_key
-
-
-def _map(obj, key: str) -> Mapping:
-    value = obj.get(key) if isinstance(obj, Mapping) else None
-    return value if isinstance(value, Mapping) else {}
+from kube.objects import TERMINAL_PHASES, child_map, pod_key
 
 
 def _epoch(stamp) -> float | None:
@@ -36,18 +31,18 @@ def _epoch(stamp) -> float | None:
 def pod_times(pod: Mapping) -> tuple[float | None, float | None, float | None]:
     """(created, started, finished) epoch seconds of a v1.Pod: creation; the first container start (else
     the pod's startTime); the last container finish (None until every container has terminated)."""
-    status = _map(pod, "status")
-    created = _epoch(_map(pod, "metadata").get("creationTimestamp"))
+    status = child_map(pod, "status")
+    created = _epoch(child_map(pod, "metadata").get("creationTimestamp"))
     starts, ends, running = [], [], False
     for cs in status.get("containerStatuses") or []:
-        state = _map(cs, "state")
-        term = _map(state, "terminated")
+        state = child_map(cs, "state")
+        term = child_map(state, "terminated")
         if term:
             starts.append(_epoch(term.get("startedAt")))
             ends.append(_epoch(term.get("finishedAt")))
         else:
             running = True
-            starts.append(_epoch(_map(state, "running").get("startedAt")))
+            starts.append(_epoch(child_map(state, "running").get("startedAt")))
     starts = [s for s in starts if s is not None]
     ends = [e for e in ends if e is not None]
     started = min(starts) if starts else _epoch(status.get("startTime"))
@@ -80,7 +75,7 @@ class OutcomeTracker:
         key = pod_key(pod)
         if not key[2]:
             return None
-        phase = _map(pod, "status").get("phase")
+        phase = child_map(pod, "status").get("phase")
         if event_type == "DELETED":
             phase = phase if phase in TERMINAL_PHASES else "deleted"
         elif phase not in TERMINAL_PHASES:
@@ -90,5 +85,5 @@ class OutcomeTracker:
                 return None
             del self._uids[key[2]]
         created, started, finished = pod_times(pod)
-        return {"pod": key, "node": _map(pod, "spec").get("nodeName") or None, "phase": str(phase),
+        return {"pod": key, "node": child_map(pod, "spec").get("nodeName") or None, "phase": str(phase),
                 "created": created, "started": started, "finished": finished}

@@ -19,15 +19,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
-from kube.objects import pod_key, workload_key
+from kube.objects import child_map, pod_key, workload_key
 from kube.selectors import matches
-
-
-def _map(obj: Any, key: str) -> Mapping:
-    value = obj.get(key) if isinstance(obj, Mapping) else None
-    return value if isinstance(value, Mapping) else {}
 
 
 class PodIndex:
@@ -43,8 +37,8 @@ class PodIndex:
 
     # -- pods ----------------------------------------------------------------------------------------
     def _agent(self, pod: Mapping) -> tuple[str, str, bool] | None:
-        meta, spec, status = _map(pod, "metadata"), _map(pod, "spec"), _map(pod, "status")
-        labels = _map(meta, "labels")
+        meta, spec, status = child_map(pod, "metadata"), child_map(pod, "spec"), child_map(pod, "status")
+        labels = child_map(meta, "labels")
         if not matches(labels, self.selector):
             return None
         if self.namespace and meta.get("namespace") != self.namespace:
@@ -103,16 +97,16 @@ class PodIndex:
 
     # -- nodes ---------------------------------------------------------------------------------------
     def _put_node(self, node: Mapping) -> None:
-        name = str(_map(node, "metadata").get("name") or "")
+        name = str(child_map(node, "metadata").get("name") or "")
         if not name:
             return
         addrs = {}
-        for a in _map(node, "status").get("addresses") or []:
+        for a in child_map(node, "status").get("addresses") or []:
             if isinstance(a, Mapping) and a.get("type") in ("InternalIP", "ExternalIP", "Hostname") \
                     and a.get("address"):
                 addrs[str(a["address"])] = name
         self._addresses[name] = addrs
-        conditions = [c for c in _map(node, "status").get("conditions") or [] if isinstance(c, Mapping)]
+        conditions = [c for c in child_map(node, "status").get("conditions") or [] if isinstance(c, Mapping)]
         ready = next((c for c in conditions if c.get("type") == "Ready"), None)
         if ready is not None and ready.get("status") != "True":  # no condition at all: a KWOK or fresh node
             self._not_ready[name] = (f"Ready={ready.get('status')} since {ready.get('lastTransitionTime')} "
@@ -123,7 +117,7 @@ class PodIndex:
     def apply_node(self, event_type: str, node: Mapping) -> None:
         with self._lock:
             if event_type == "DELETED":
-                name = str(_map(node, "metadata").get("name") or "")
+                name = str(child_map(node, "metadata").get("name") or "")
                 self._addresses.pop(name, None)
                 self._not_ready.pop(name, None)
             elif event_type in ("ADDED", "MODIFIED"):

@@ -10,12 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from kube.objects import child_map
 from kube.selectors import matches, parse_selector
-
-
-def _map(obj, key: str) -> Mapping:
-    value = obj.get(key) if isinstance(obj, Mapping) else None
-    return value if isinstance(value, Mapping) else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +33,10 @@ class PodSelector:
         """Whether a v1.Pod (dict) is selected; a pod without a namespace is in ``default``."""
         if self.everything:
             return True
-        meta = _map(pod, "metadata")
+        meta = child_map(pod, "metadata")
         if self.namespaces and str(meta.get("namespace") or "default") not in self.namespaces:
             return False
         if self.scheduler_names and \
-                str(_map(pod, "spec").get("schedulerName") or "default-scheduler") not in self.scheduler_names:
+                str(child_map(pod, "spec").get("schedulerName") or "default-scheduler") not in self.scheduler_names:
             return False
-        return not self.labels or matches(_map(meta, "labels"), dict(self.labels))
+        return not self.labels or matches(child_map(meta, "labels"), dict(self.labels))

@@ -1,10 +1,12 @@
 """Pod requests (kube-scheduler accounting), node capacity and workload keys from Kubernetes JSON."""
 
+from collections.abc import Mapping
+
 import numpy as np
 import pytest
 
 from kube.errors import QuantityError
-from kube.objects import node_info, pod_requests, pod_terminated, workload_key
+from kube.objects import child_list, child_map, node_info, pod_requests, pod_terminated, workload_key
 
 
 def c(cpu=None, mem=None, **extra):
@@ -78,3 +80,30 @@ def test_node_ready(node, ready):
 def test_node_without_allocatable_gets_tiny_capacity():
     info = node_info({"metadata": {"name": "n"}}, **NODE_KW)
     assert 0 < info.capacity[0] < 1e-6
+
+
+class _Frozen(Mapping):
+    """A Mapping that is not a dict: the slow path must answer as the dict fast path does."""
+
+    def __init__(self, data):
+        self._data = dict(data)
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self):
+        return len(self._data)
+
+
+@pytest.mark.parametrize("wrap", [dict, _Frozen])
+def test_child_map_and_list_read_fields_of_any_mapping(wrap):
+    inner = {"cpu": "1"}
+    obj = wrap({"spec": wrap(inner), "items": [1, 2], "bad": "text", "none": None})
+    assert dict(child_map(obj, "spec")) == inner
+    assert child_map(obj, "bad") == {} and child_map(obj, "none") == {} and child_map(obj, "missing") == {}
+    assert child_map("not a mapping", "spec") == {} and child_map(None, "spec") == {}
+    assert child_list(obj, "items") == [1, 2]
+    assert child_list(obj, "bad") == [] and child_list(["spec"], "spec") == []
