@@ -86,10 +86,22 @@ def deploy(cluster: RealCluster, *, images: Path | None = None) -> str:
     return harness_deploy.deploy(cluster, archives=archives, token=MONITOR_TOKEN)
 
 
+def slowed_node(cluster: RealCluster) -> str:
+    """The node whose CPU quota the migration tests cut to slow their job down: the largest."""
+    return max(cluster.shapes, key=lambda s: s.cpu_millis).name
+
+
 def activate_migration(cluster: RealCluster) -> client.V1Pod:
-    """One acting (not dry-run) controller with `MIGRATION_ARGS`; returns its Running pod once it leads."""
+    """One acting (not dry-run) controller with `MIGRATION_ARGS`; returns its Running pod once it leads.
+
+    It runs off `slowed_node`: what the tests slow down is the job, not the controller. On that node, cut to a
+    tenth of a core, the controller starves beside the job it is to move; a liveness timeout restarts it and
+    its counters start again from zero under the test that reads them (the likely cause of a CI run where the
+    move completed and the outcome counter never rose: the controller had landed on the largest node)."""
     apps = client.AppsV1Api(cluster.api)
-    patch = {"spec": {"replicas": 1, "template": {"spec": {"containers": [
+    away = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": [slowed_node(cluster)]}]}]}}}
+    patch = {"spec": {"replicas": 1, "template": {"spec": {"affinity": away, "containers": [
         {"name": "controller", "args": MIGRATION_ARGS}]}}}}
     apps.patch_namespaced_deployment("drsched-migration", NS, patch,
                                      _content_type="application/strategic-merge-patch+json")
@@ -169,3 +181,18 @@ def state_dir(tmp_path: Path, name: str) -> Path:
     state.mkdir()
     os.chown(state, JOB_UID, JOB_UID)
     return state
+
+
+def job_story(cluster: RealCluster, job: str) -> str:
+    """The job's pods, the migration controller's restarts and its last log lines about the job, for a failure
+    message."""
+    lines = []
+    for p in cluster.core.list_namespaced_pod("default").items:
+        if p.metadata.name == job or p.metadata.name.startswith(f"{job}-m"):
+            lines.append(cluster.describe_pod(p.metadata.name))
+    for p in pods_of(cluster, "drsched-migration"):
+        restarts = sum(c.restart_count for c in p.status.container_statuses or [])
+        lines.append(f"controller {p.metadata.name} on {p.spec.node_name}: restarts {restarts}")
+    logs = cluster.kubectl("-n", NS, "logs", "deployment/drsched-migration", "--tail=400", timeout=60)
+    lines += [line for line in logs.stdout.splitlines() if job in line][-30:]
+    return "\n".join(lines)

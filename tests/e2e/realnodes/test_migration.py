@@ -20,9 +20,10 @@ import pytest
 from kubernetes import client
 
 from harness import nodes
+from harness.errors import WaitTimeout
 from harness.realcluster import RealCluster
 
-from .drsched import controller_count, cpu_units_for, job_args, migratable_job, state_dir
+from .drsched import controller_count, cpu_units_for, job_args, job_story, migratable_job, slowed_node, state_dir
 
 pytestmark = [pytest.mark.e2e, pytest.mark.realnodes]
 WORK = 20000
@@ -43,7 +44,7 @@ def test_slow_job_is_checkpointed_and_resumed_on_another_node_with_identical_out
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
-        shape = max(cluster.shapes, key=lambda s: s.cpu_millis)
+        shape = next(s for s in cluster.shapes if s.name == slowed_node(cluster))
         source = unique("mig")
         state = state_dir(tmp_path, "state")
         not_slow_before = controller_count(metrics, "drsched_migration_skipped_total", reason="not-slow")
@@ -82,8 +83,11 @@ def test_slow_job_is_checkpointed_and_resumed_on_another_node_with_identical_out
         assert progress["state"] == "done" and progress["units_done"] == units
         assert 0 < progress["resumed_from"] < units, progress  # resumed from the checkpoint, not from scratch
         # The controller saw the successor resume at or after the confirmed checkpoint: outcome completed.
-        cluster.poll(lambda: True if controller_count(metrics, "drsched_migration_completed_total")
-                     > completed_before else None, timeout=60, what="migration outcome completed")  # fmt: skip
+        try:
+            cluster.poll(lambda: True if controller_count(metrics, "drsched_migration_completed_total")
+                         > completed_before else None, timeout=60, what="migration outcome completed")  # fmt: skip
+        except WaitTimeout as exc:
+            raise AssertionError(f"{exc}\n{job_story(cluster, source)}") from exc
         _, err = reference.communicate(timeout=300)
         assert reference.returncode == 0, err.decode()[-2000:]
         assert (state / "output.json").read_bytes() == (local / "output.json").read_bytes()
