@@ -16,10 +16,33 @@ Targets are functions of a logged row. The log holds each decision's full score 
 cluster's state, so the policies it can evaluate are those computable from it: ``logged`` (the choice
 made, i.e. the on-policy mean) and ``greedy`` (the logged policy's best raw value, exploration removed).
 Shadow rows have no propensity (another scheduler
-decided), so for them only the model's ``predicted_gain`` and the observed JCT split by agreement are
-reported; evaluating a new model on them needs the simulator (not done here).
+decided), so for them the model's ``predicted_gain`` and the observed JCT split by agreement are reported,
+and any other policy is evaluated by the contention model (``--policy``, below).
+
+**Any policy, by the calibrated contention model** (``--policy SPEC``: a baseline's name or ``dqn:<model.npz>``;
+``model_based``). Where no propensity covers a policy's choice (every shadow row; every serve row the policy
+would decide otherwise without exploration), importance weighting has nothing to weigh, so the log's own
+snapshot answers instead: ``policy.logged.encoding`` rebuilds what the extender saw at the decision (the kept
+nodes' usage, requests and pod counts, the pod's demand profile), the policy picks among the kept feasible nodes
+(its raw argmax; the model scores the logged encoding, bitwise what the extender scored), and the simulator's
+calibrated contention model (``policy.sim.sharing.shared_rates`` under ``policy.sim.calibration``'s active
+set) predicts the pod's slowdown ``s`` on the node it was bound to (``b``) and on the policy's pick (``t``). The
+observed outcome is the anchor: the pod's run time is scaled by the predicted ratio and its wait kept,
+
+    jct_hat = (jct - run) + run * s_t / s_b          (run_s: run * s_t / s_b)
+
+so a policy that agrees with the binding gets the observed value exactly, and only the model's *relative*
+error between two nodes enters (the doubly robust correction on explored serve rows is then zero: the
+estimate is already exact on the logged action). Reported: the policy's mean, the observed mean over the same
+pods, their ratio with a 95 % paired bootstrap interval, agreement, and why rows were left out. What it
+assumes, and why it is an estimate and not a replay: the rates at the decision hold for the pod's whole
+stay; the other pods' placements stay as logged (one decision changed at a time, no knock-on effects on later
+pods); the policy chooses only among the row's kept nodes (``inputs.at``: the best K by drsched's score and
+the chosen and actual ones); a node's pods are ``pods`` equal shares of its estimated usage (at most
+``_MAX_SPLIT`` of them).
 
     python -m policy.offline /var/lib/drsched/decisions --target greedy
+    python -m policy.offline /var/lib/drsched/decisions --policy lookahead --policy dqn:policy/models/dqn.npz
 """
 
 from __future__ import annotations
@@ -32,7 +55,16 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from policy.baselines import UnknownScorer, pick
 from policy.decisionlog import LogError, Row, read_log
+from policy.features import estimated_usage
+from policy.logged import encoding
+from policy.model import ModelError, ModelScorer, Scorer
+from policy.sim import calibration
+from policy.sim.calibration import default_params
+from policy.sim.episode import scorer_from_spec
+from policy.sim.errors import ConfigError
+from policy.sim.sharing import ContentionParams, shared_rates
 
 Target = Callable[[Row], str | None]
 
@@ -104,6 +136,103 @@ def shadow_summary(pairs: list[tuple[Row, Row]], *, reward: str = "jct_s") -> di
             "observed_mean_jct_where_agreed": mean_jct(True), "observed_mean_jct_where_differed": mean_jct(False)}
 
 
+_MAX_SPLIT = 64
+_RATE_FLOOR = 1e-9
+MODEL_SKIPS = ("no_outcome", "no_inputs", "bound_unknown", "bound_not_kept", "no_pick")
+"""Why a (decision, outcome) pair gives no model-based estimate: the pod has not ended (or has no run time),
+the row has no ``inputs``, no bound node is known, the bound node is not among the kept nodes, or the policy
+allows none of them."""
+
+
+def slowdown_on(snap, pod, i: int, est: np.ndarray, params: ContentionParams) -> float:
+    """Predicted slowdown (1 = as fast as alone) of ``pod`` on node ``i`` of ``snap`` beside the pods there,
+    which are ``pods`` equal shares of its estimated usage ``est[i]`` and of its requests (module doc); usage on
+    a node that reports no pods (daemons, the host) is one job."""
+    k = min(max(int(snap.pods[i]), 1), _MAX_SPLIT) if np.any(est[i] > 0) else 0  # usage without pods: one job
+    demands = [(est[i] / k).tolist()] * k + [pod.demand.tolist()] if k else [pod.demand.tolist()]
+    requests = [(snap.requested[i] / k).tolist()] * k + [pod.requests.tolist()] if k else [pod.requests.tolist()]
+    rates = shared_rates(demands, requests, snap.capacity[i].tolist(), params)
+    return 1.0 / max(rates[-1], _RATE_FLOOR)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelEstimate:
+    policy: str
+    params: str           # the contention parameters' label
+    n: int                # pairs estimated
+    agreed: int           # of which the policy picks the node the pod was bound to
+    value: float | None   # the policy's estimated mean reward over those pods
+    observed: float | None  # the observed mean reward over the same pods
+    ratio: float | None   # value / observed
+    lo: float | None      # 95 % paired bootstrap interval of the ratio
+    hi: float | None
+    skipped: dict
+
+
+def bound_node(decision: Row, outcome: Row | None) -> str | None:
+    """Where the pod ran: the outcome's node, else the shadow's actual node, else the serve row's choice."""
+    if outcome is not None and outcome["node"] is not None:
+        return outcome["node"]
+    return decision["actual"] if decision["mode"] == "shadow" else decision["chosen"]
+
+
+def _scores(scorer: Scorer, dec) -> np.ndarray:
+    if isinstance(scorer, ModelScorer):
+        return scorer.score_encoded(dec.enc)  # the logged cluster row: bitwise what the extender scored
+    return scorer.score(dec.snap, dec.pod)
+
+
+def model_based(pairs: list[tuple[Row, Row | None]], scorer: Scorer, *, params: ContentionParams | None = None,
+                params_label: str = "active", reward: str = "jct_s", draws: int = 1000,
+                seed: int = 0) -> ModelEstimate:
+    """``scorer``'s mean ``reward`` over the logged pods, by the contention model anchored at the observed
+    outcome (module doc)."""
+    params = default_params() if params is None else params
+    skipped = dict.fromkeys(MODEL_SKIPS, 0)
+    est_r, obs_r, agreed = [], [], 0
+    for d, o in pairs:
+        if o is None or o[reward] is None or o["run_s"] is None:
+            skipped["no_outcome"] += 1
+            continue
+        if d["inputs"] is None:
+            skipped["no_inputs"] += 1
+            continue
+        bound = bound_node(d, o)
+        if bound is None:
+            skipped["bound_unknown"] += 1
+            continue
+        dec = encoding(d)
+        if bound not in dec.names:
+            skipped["bound_not_kept"] += 1
+            continue
+        t = pick(np.asarray(_scores(scorer, dec), dtype=np.float64), dec.enc.mask)
+        if t is None:
+            skipped["no_pick"] += 1
+            continue
+        b = dec.names.index(bound)
+        r, run = float(o[reward]), float(o["run_s"])
+        if t == b:
+            agreed += 1
+            est_r.append(r)
+        else:
+            est = estimated_usage(dec.snap, d["inputs"]["max_usage_age"])
+            ratio = slowdown_on(dec.snap, dec.pod, t, est, params) / slowdown_on(dec.snap, dec.pod, b, est, params)
+            est_r.append(r - run + run * ratio if reward == "jct_s" else run * ratio)
+        obs_r.append(r)
+    n = len(est_r)
+    if n == 0:
+        return ModelEstimate(scorer.name, params_label, 0, 0, None, None, None, None, None, skipped)
+    e, ob = np.array(est_r), np.array(obs_r)
+
+    def ratio_of(idx: np.ndarray) -> float:
+        den = ob[idx].mean()
+        return float(e[idx].mean() / den) if den > 0 else np.nan
+
+    lo, hi = _bootstrap(ratio_of, n, draws=draws, seed=seed)
+    return ModelEstimate(scorer.name, params_label, n, agreed, _clean(e.mean()), _clean(ob.mean()),
+                         _clean(ratio_of(np.arange(n))), _clean(lo), _clean(hi), skipped)
+
+
 def _clean(x: float) -> float | None:
     return round(float(x), 6) if x is not None and np.isfinite(x) else None
 
@@ -115,13 +244,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reward", choices=("jct_s", "run_s"), default="jct_s", help="outcome to average")
     p.add_argument("--draws", type=int, default=1000, help="bootstrap resamples for the interval")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--policy", action="append", default=[], metavar="SPEC",
+                   help="also estimate this policy by the calibrated contention model (module doc): a baseline's "
+                        "name or dqn:<model.npz>; repeatable")
+    p.add_argument("--params", default=None, metavar="SET",
+                   help="contention parameter set of the calibration file for --policy (default: its active set)")
     a = p.parse_args(argv)
     try:
+        scorers = [scorer_from_spec(spec, seed=a.seed) for spec in a.policy]
+        params = default_params() if a.params is None else calibration.params_of(
+            calibration.read(calibration.DEFAULT_PATH), a.params)
         log = read_log(a.log)
-    except LogError as exc:
+        pairs = log.joined()
+        by_model = [asdict(model_based(pairs, sc, params=params, params_label=a.params or "active",
+                                       reward=a.reward, draws=a.draws, seed=a.seed)) for sc in scorers]
+    except (LogError, ModelError, UnknownScorer, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201 -- a command's answer
         return 2
-    pairs = log.joined()
     serve = [(d, o) for d, o in pairs if d["mode"] == "serve"]
     explored = sum(1 for d, _ in serve if d["propensity"] < 1)
     elsewhere = sum(1 for d, o in serve if o is not None and o["node"] is not None and o["node"] != d["chosen"])
@@ -131,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
               "target": a.target, "reward": a.reward,
               "estimates": [asdict(e) for e in importance_weighted(serve, TARGETS[a.target], reward=a.reward,
                                                                   draws=a.draws, seed=a.seed)],
-              "shadow": shadow_summary(pairs, reward=a.reward)}
+              "shadow": shadow_summary(pairs, reward=a.reward), "model_based": by_model}
     print(json.dumps(report, indent=2))  # noqa: T201 -- a command's answer
     return 0
 

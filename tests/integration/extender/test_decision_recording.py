@@ -123,3 +123,33 @@ def test_a_filter_that_leaves_at_most_one_node_is_logged_so_no_prioritize_is_exp
     assert not log.decisions and len(log.filters) == 1  # only the filter kube-scheduler would not follow up
     row = log.filters[0]
     assert (row["uid"], row["passed"], row["nodes_total"]) == (V1_POD["metadata"]["uid"], 1, 4)
+
+
+def test_a_served_row_evaluates_any_policy_offline_and_one_that_agrees_gets_the_observed_jct(tmp_path):
+    """The extender's own log, not a hand-built row: its kept inputs rebuild the decision for the contention
+    model, and a policy choosing what drsched chose is credited the outcome exactly."""
+    import json
+
+    from policy.baselines import make_scorer
+    from policy.decisionlog import outcome_row
+    from policy.offline import model_based
+
+    with TestClient(create_app(static_settings(decision_log_dir=tmp_path))) as client:
+        client.post("/prioritize", json=args_names())
+    row = read_log(tmp_path).decisions[0]
+    outcome = outcome_row(ts=row["ts"] + 40, replica="r", pod=(row["namespace"], row["name"], row["uid"]),
+                          node=row["chosen"], phase="Succeeded", created=0.0, started=2.0, finished=32.0)
+    with (tmp_path / "decisions-outcomes.jsonl").open("w") as f:
+        f.write(json.dumps(outcome) + "\n")
+    pairs = read_log(tmp_path).joined()
+    assert len(pairs) == 1 and pairs[0][1] is not None
+    agreed = set()
+    for rule in ("lookahead", "default-k8s", "worst-fit", "random"):
+        e = model_based(pairs, make_scorer(rule, seed=0), draws=20)
+        assert e.n == 1 and sum(e.skipped.values()) == 0 and e.observed == 32.0
+        if e.agreed:
+            agreed.add(rule)
+            assert e.value == 32.0
+        else:  # another node of this static cluster: the model's ratio of the two, applied to the 30 s run
+            assert e.value > 2.0
+    assert 0 < len(agreed) < 4, agreed  # both branches taken

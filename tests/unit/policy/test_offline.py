@@ -68,3 +68,76 @@ def test_the_command_prints_a_report_and_names_a_bad_log(tmp_path, capsys):
     bad.write_text('{"v": 7, "kind": "decision"}\n')
     assert main([str(tmp_path)]) == 2
     assert "decisions-2.jsonl:1: v: schema version 7" in capsys.readouterr().err
+
+
+# -- any policy, by the calibrated contention model -----------------------------------------------------------
+
+from policy.baselines import make_scorer  # noqa: E402
+from policy.decisionlog import DecisionInputs  # noqa: E402
+from policy.features import encode  # noqa: E402
+from policy.offline import model_based  # noqa: E402
+from policy.sim.sharing import ORIGINAL, ContentionParams  # noqa: E402
+from policy.state import ClusterSnapshot, PodView  # noqa: E402
+
+EQUAL_CPU = ContentionParams(cpu_share="equal")
+
+
+def contended_pair(i: int, *, busy_cpu: float = 3.0, wait: float = 5.0, run: float = 30.0):
+    """Another scheduler bound a 2-core pod to node a (one pod there using ``busy_cpu`` of 4 cores) although
+    b (same size) was idle; the pod waited ``wait`` s and ran ``run`` s."""
+    cap = np.array([[4.0, 16.0, 1000.0, 500.0]] * 2)
+    snap = ClusterSnapshot(names=("a", "b"), capacity=cap, requested=np.array([[1.0, 2.0], [0.0, 0.0]]),
+                           usage=np.array([[busy_cpu, 2.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]),
+                           usage_age=np.array([5.0, 5.0]), assumed=np.zeros((2, 4)), pods=np.array([1.0, 0.0]),
+                           max_pods=np.full(2, 110.0), ready=np.array([True, True]))
+    pod = PodView(requests=[2.0, 1.0], demand=[2.0, 1.0, 0.0, 0.0], demand_source="learned")
+    uid = ("ns", f"p{i}", f"u{i}")
+    d = decision_row(ts=i, replica="r", mode="shadow", pod=uid, requests=pod.requests, demand=pod.demand,
+                     demand_source="learned", policy="model", model_version="v", nodes=["a", "b"], scores=[0, 10],
+                     raw=[-1.0, 0.0], chosen="b", actual="a", scheduler="default-scheduler",
+                     inputs=DecisionInputs(snap=snap, cluster=encode(snap, pod).cluster, max_usage_age=60.0))
+    o = outcome_row(ts=i + 1, replica="r", pod=uid, node="a", phase="Succeeded", created=0.0, started=wait,
+                    finished=wait + run)
+    return Row("f", 2 * i + 1, d), Row("f", 2 * i + 2, o)
+
+
+def test_a_policy_that_avoids_the_busy_node_is_credited_the_predicted_slowdown_and_keeps_the_wait():
+    pairs = [contended_pair(i) for i in range(20)]
+    # original rule: the 3-core pod and the 2-core pod rise together to 4/5 of their demand: slowdown 1.25
+    # on a, 1 on the idle b; so jct 35 = 5 wait + 30 run becomes 5 + 30 / 1.25 = 29
+    e = model_based(pairs, make_scorer("lookahead"), params=ORIGINAL, draws=100)
+    assert (e.n, e.agreed) == (20, 0) and e.observed == pytest.approx(35.0)
+    assert e.value == pytest.approx(29.0) and e.ratio == pytest.approx(29 / 35) and e.lo == e.hi == e.ratio
+    # equal cpu shares (CFS): the newcomer gets its 2 cores, the other pod the rest: no predicted slowdown on a
+    assert model_based(pairs, make_scorer("lookahead"), params=EQUAL_CPU, draws=100).value == pytest.approx(35.0)
+    # a policy that picks where the pod was bound is credited exactly what happened
+    same = model_based(pairs, make_scorer("worst-fit"), params=ORIGINAL, draws=100)
+    assert (same.agreed, same.value, same.ratio) == (20, 35.0, 1.0)
+    # run_s: the wait is not part of it
+    assert model_based(pairs, make_scorer("lookahead"), params=ORIGINAL, reward="run_s").value == pytest.approx(24.0)
+
+
+def test_the_interval_covers_the_spread_and_rows_it_cannot_use_are_counted():
+    rng = np.random.default_rng(3)
+    pairs = [contended_pair(i, run=float(rng.uniform(10, 50))) for i in range(60)]
+    d, o = contended_pair(99)
+    elsewhere = (Row("f", 1, {**d.data, "actual": "c"}), Row("f", 2, {**o.data, "node": None}))
+    rows = [*pairs, (d, None), (Row("f", 1, {**d.data, "inputs": None}), o), elsewhere]
+    e = model_based(rows, make_scorer("lookahead"), params=ORIGINAL, draws=300)
+    assert e.n == 60 and (e.skipped["no_outcome"], e.skipped["no_inputs"], e.skipped["bound_not_kept"]) == (1, 1, 1)
+    assert e.lo < e.ratio < e.hi < 1.0  # runs vary, the wait does not: the ratio moves with their mix
+
+
+def test_the_command_estimates_a_shipped_model_and_a_baseline_and_names_a_bad_spec(tmp_path, capsys):
+    lines = [r for i in range(10) for r in contended_pair(i)]
+    (tmp_path / "decisions-1.jsonl").write_text("".join(json.dumps(r.data) + "\n" for r in lines))
+    assert main([str(tmp_path), "--policy", "lookahead", "--policy", "dqn:policy/models/default.npz",
+                 "--params", "original", "--draws", "50"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    look, model = report["model_based"]
+    assert look["policy"] == "lookahead" and look["value"] == pytest.approx(29.0) and look["params"] == "original"
+    assert model["policy"] == "dqn:default" and model["n"] == 10
+    assert main([str(tmp_path), "--policy", "no-such-rule"]) == 2
+    assert "unknown scorer 'no-such-rule'" in capsys.readouterr().err
+    assert main([str(tmp_path), "--policy", "lookahead", "--params", "nope"]) == 2
+    assert "no parameter set 'nope'" in capsys.readouterr().err
