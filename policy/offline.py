@@ -182,15 +182,14 @@ def _scores(scorer: Scorer, dec) -> np.ndarray:
     return scorer.score(dec.snap, dec.pod)
 
 
-def model_based(pairs: list[tuple[Row, Row | None]], scorer: Scorer, *, params: ContentionParams | None = None,
-                params_label: str = "active", reward: str = "jct_s", draws: int = 1000,
-                seed: int = 0) -> ModelEstimate:
-    """``scorer``'s mean ``reward`` over the logged pods, by the contention model anchored at the observed
-    outcome (module doc)."""
-    params = default_params() if params is None else params
+def model_estimates(pairs: list[tuple[Row, Row | None]], scorer: Scorer, *, params: ContentionParams,
+                    reward: str = "jct_s") -> tuple[dict[int, tuple[float, float, bool, str]], dict]:
+    """Per pair (its index in ``pairs``): ``scorer``'s estimated ``reward``, the observed one, whether it agrees
+    with the binding, and the node it picks (module doc); and the count of pairs left out, by ``MODEL_SKIPS``
+    reason."""
     skipped = dict.fromkeys(MODEL_SKIPS, 0)
-    est_r, obs_r, agreed = [], [], 0
-    for d, o in pairs:
+    out: dict[int, tuple[float, float, bool, str]] = {}
+    for k, (d, o) in enumerate(pairs):
         if o is None or o[reward] is None or o["run_s"] is None:
             skipped["no_outcome"] += 1
             continue
@@ -212,25 +211,71 @@ def model_based(pairs: list[tuple[Row, Row | None]], scorer: Scorer, *, params: 
         b = dec.names.index(bound)
         r, run = float(o[reward]), float(o["run_s"])
         if t == b:
-            agreed += 1
-            est_r.append(r)
-        else:
-            est = estimated_usage(dec.snap, d["inputs"]["max_usage_age"])
-            ratio = slowdown_on(dec.snap, dec.pod, t, est, params) / slowdown_on(dec.snap, dec.pod, b, est, params)
-            est_r.append(r - run + run * ratio if reward == "jct_s" else run * ratio)
-        obs_r.append(r)
-    n = len(est_r)
-    if n == 0:
-        return ModelEstimate(scorer.name, params_label, 0, 0, None, None, None, None, None, skipped)
-    e, ob = np.array(est_r), np.array(obs_r)
+            out[k] = (r, r, True, bound)
+            continue
+        est = estimated_usage(dec.snap, d["inputs"]["max_usage_age"])
+        ratio = slowdown_on(dec.snap, dec.pod, t, est, params) / slowdown_on(dec.snap, dec.pod, b, est, params)
+        out[k] = (r - run + run * ratio if reward == "jct_s" else run * ratio, r, False, dec.names[t])
+    return out, skipped
 
+
+def _ratio_interval(num: np.ndarray, den: np.ndarray, *, draws: int, seed: int) -> tuple[float, float, float]:
+    """mean(num) / mean(den) and its 95 % paired bootstrap interval."""
     def ratio_of(idx: np.ndarray) -> float:
-        den = ob[idx].mean()
-        return float(e[idx].mean() / den) if den > 0 else np.nan
+        d = den[idx].mean()
+        return float(num[idx].mean() / d) if d > 0 else np.nan
 
-    lo, hi = _bootstrap(ratio_of, n, draws=draws, seed=seed)
-    return ModelEstimate(scorer.name, params_label, n, agreed, _clean(e.mean()), _clean(ob.mean()),
-                         _clean(ratio_of(np.arange(n))), _clean(lo), _clean(hi), skipped)
+    lo, hi = _bootstrap(ratio_of, len(num), draws=draws, seed=seed)
+    return ratio_of(np.arange(len(num))), lo, hi
+
+
+def model_based(pairs: list[tuple[Row, Row | None]], scorer: Scorer, *, params: ContentionParams | None = None,
+                params_label: str = "active", reward: str = "jct_s", draws: int = 1000,
+                seed: int = 0) -> ModelEstimate:
+    """``scorer``'s mean ``reward`` over the logged pods, by the contention model anchored at the observed
+    outcome (module doc); the ratio is to the observed mean over the same pods."""
+    params = default_params() if params is None else params
+    per, skipped = model_estimates(pairs, scorer, params=params, reward=reward)
+    if not per:
+        return ModelEstimate(scorer.name, params_label, 0, 0, None, None, None, None, None, skipped)
+    e, ob = (np.array([v[j] for v in per.values()]) for j in (0, 1))
+    ratio, lo, hi = _ratio_interval(e, ob, draws=draws, seed=seed)
+    return ModelEstimate(scorer.name, params_label, len(per), sum(v[2] for v in per.values()), _clean(e.mean()),
+                         _clean(ob.mean()), _clean(ratio), _clean(lo), _clean(hi), skipped)
+
+
+@dataclass(frozen=True, slots=True)
+class PairedEstimate:
+    candidate: str
+    baseline: str
+    params: str
+    n: int                  # pods both policies could be estimated on
+    differ: int             # of which the two pick different nodes
+    candidate_value: float | None
+    baseline_value: float | None
+    ratio: float | None     # candidate / baseline mean reward
+    lo: float | None        # 95 % paired bootstrap interval of the ratio
+    hi: float | None
+    skipped: dict           # the candidate's skips (the rows left out are the same for both but ``no_pick``)
+
+
+def model_paired(pairs: list[tuple[Row, Row | None]], candidate: Scorer, baseline: Scorer, *,
+                 params: ContentionParams | None = None, params_label: str = "active", reward: str = "jct_s",
+                 draws: int = 1000, seed: int = 0) -> PairedEstimate:
+    """Two policies on the same logged pods by the contention model: mean ``reward`` candidate / baseline,
+    paired (each pod counts for both, so the interval is of the difference the policies make, not of the
+    spread of the pods)."""
+    params = default_params() if params is None else params
+    c, skipped = model_estimates(pairs, candidate, params=params, reward=reward)
+    b, _ = model_estimates(pairs, baseline, params=params, reward=reward)
+    both = sorted(c.keys() & b.keys())
+    if not both:
+        return PairedEstimate(candidate.name, baseline.name, params_label, 0, 0, None, None, None, None, None,
+                              skipped)
+    ec, eb = np.array([c[k][0] for k in both]), np.array([b[k][0] for k in both])
+    ratio, lo, hi = _ratio_interval(ec, eb, draws=draws, seed=seed)
+    return PairedEstimate(candidate.name, baseline.name, params_label, len(both), sum(c[k][3] != b[k][3] for k in both),
+                          _clean(ec.mean()), _clean(eb.mean()), _clean(ratio), _clean(lo), _clean(hi), skipped)
 
 
 def _clean(x: float) -> float | None:

@@ -36,10 +36,15 @@ Only the validation split: the test split and the lab and size family sets are r
 (``policy.splits``), and a promotion is a choice. ``--split test`` is refused with a line saying so.
 
 ``--log DIR`` (a decision log, ``policy.decisionlog``) adds what the log can say: the on-policy mean JCT of
-the served decisions (``policy.offline``'s ``logged`` target, SNIPS, bootstrap interval) and the model
-versions that wrote it, with a warning when one is not ``--served``'s. The log cannot score the candidate:
-it holds each decision's score vector, not the cluster state a new model would need (``policy.offline``),
-so the candidate's figures are the simulator's.
+the served decisions (``policy.offline``'s ``logged`` target, SNIPS, bootstrap interval), the model versions
+that wrote it, with a warning when one is not ``--served``'s, and both models on the log's own pods by the
+calibrated contention model (``policy.offline.model_paired``: each logged decision rebuilt from its recorded
+inputs, each model's pick's predicted slowdown anchored at the pod's observed outcome; mean JCT candidate /
+served with a 95 % paired bootstrap interval). That estimate rests on the model's assumptions (one decision
+changed at a time, the rates at the decision hold for the pod's stay; ``policy.offline``), so it does not
+promote on its own; it can only stop a promotion: when its whole interval lies above 1 (the cluster's own
+pods say the candidate loses), the simulator's verdict is overruled and nothing is installed. A log with no
+pods both models can be estimated on (no recorded inputs, no outcomes yet) says nothing either way.
 
 ``--apply`` (only on promote; otherwise a dry run that says what it would do) copies the served ``.npz`` and
 ``.json`` to ``<name>.prev.npz`` / ``.prev.json`` and replaces them with the candidate's, each through
@@ -78,14 +83,16 @@ from policy.model import (
     DIGEST_KEY,
     SHIPPED_MODEL,
     ModelError,
+    ModelScorer,
     QModel,
+    Scorer,
     check_digest,
     load_model,
     meta_bytes,
     meta_path,
     with_digest,
 )
-from policy.offline import TARGETS, importance_weighted
+from policy.offline import TARGETS, importance_weighted, model_paired
 from policy.report import mean_ci95
 from policy.served import DEFAULT_WEIGHT
 from policy.sim.errors import SimError
@@ -191,9 +198,10 @@ def decide(iv: Interval, *, unfinished: tuple[int, int] = (0, 0)) -> Decision:
     return Decision(False, f"{figures}; the upper bound is not below 1")
 
 
-def log_summary(pairs: Sequence[tuple], *, served_version: str) -> dict:
+def log_summary(pairs: Sequence[tuple], *, served_version: str, candidate: Scorer, served: Scorer) -> dict:
     """What a decision log says beside the simulator: the served decisions' on-policy mean JCT, the model
-    versions that wrote the log, and whether one differs from ``served_version``."""
+    versions that wrote the log, whether one differs from ``served_version``, and ``candidate`` against
+    ``served`` on the log's pods by the contention model (``model_paired``)."""
     serve = [(d, o) for d, o in pairs if d["mode"] == "serve"]
     est = next(e for e in importance_weighted(serve, TARGETS["logged"]) if e.estimator == "snips")
     versions = Counter(d["model_version"] for d, _ in pairs)
@@ -201,8 +209,18 @@ def log_summary(pairs: Sequence[tuple], *, served_version: str) -> dict:
             "on_policy_mean_jct_s": est.value, "on_policy_mean_jct_ci95": [est.lo, est.hi],
             "model_versions": dict(sorted(versions.items())), "served_version": served_version,
             "other_versions": sorted(v for v in versions if v != served_version),
-            "candidate": "not scored from the log: it holds score vectors, not the cluster state a new model needs "
-                         "(policy.offline); the candidate's figures are the simulator's"}
+            "model_based": asdict(model_paired(pairs, candidate, served))}
+
+
+def log_veto(decision: Decision, log_info: dict | None) -> Decision:
+    """``decision``, unless it promotes and the log's contention-model estimate says the candidate loses (its
+    whole interval of mean JCT candidate / served above 1; module doc)."""
+    mb = None if log_info is None else log_info["model_based"]
+    if not decision.promote or mb is None or mb["lo"] is None or not mb["lo"] > 1.0:
+        return decision
+    return Decision(False, f"{decision.reason}; but on the log's {mb['n']} pods the contention model says the "
+                           f"candidate loses: mean JCT ratio {mb['ratio']:.3f}, 95 % interval "
+                           f"{mb['lo']:.3f}-{mb['hi']:.3f}")
 
 
 def describe(m: QModel, sha256: str) -> dict:
@@ -297,7 +315,8 @@ class PromoteArgs:
     quick: bool = False
     """a smoke run of policy.evaluate's --quick size on validation (fewer seeds, shorter episodes)"""
     log: Path | None = option(None, metavar="DIR")
-    """a decision log: report its on-policy mean JCT and the model versions that wrote it"""
+    """a decision log: report its on-policy mean JCT, the model versions that wrote it and both models on its
+    pods by the contention model, which stops a promotion when it says the candidate loses"""
     apply: bool = False
     """replace the served model if the candidate is promoted (unset: a dry run)"""
     report: Path | None = None
@@ -344,8 +363,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup = _setup(args)
     log.info("promote candidate=%s served=%s setup=%s", args.candidate, args.served, setup)
     try:
-        log_info = None if args.log is None else log_summary(read_log(args.log).joined(), served_version=served.version)
-    except LogError as exc:
+        log_info = None if args.log is None else log_summary(
+            read_log(args.log).joined(), served_version=served.version,
+            candidate=ModelScorer(candidate, name="candidate"), served=ModelScorer(served, name="served"))
+    except (LogError, ModelError, ConfigError) as exc:
         return _fail(f"--log: {exc}")
     if log_info is not None and log_info["other_versions"]:
         log.warning("the log was written by model version(s) %s, not --served's %s", log_info["other_versions"],
@@ -358,8 +379,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc))
     pairs = pair_rows(*rows)
     iv = interval([p.ratio for p in pairs])
-    decision = decide(iv, unfinished=(sum(p.candidate_unfinished for p in pairs),
-                                      sum(p.served_unfinished for p in pairs)))
+    decision = log_veto(decide(iv, unfinished=(sum(p.candidate_unfinished for p in pairs),
+                                               sum(p.served_unfinished for p in pairs))), log_info)
     applied = decision.promote and args.apply
     if applied:
         try:

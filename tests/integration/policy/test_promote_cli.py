@@ -102,6 +102,28 @@ def test_a_corrupt_npz_is_exit_2_with_one_line_naming_it(tmp_path, which):
     assert proc.stderr.count("\n") == 1 and str(bad) in proc.stderr and "cannot read weights" in proc.stderr
 
 
+def _row_with_inputs(pod, *, jct):
+    """A serve row as the extender writes it, with the inputs its encoder read, and the pod's outcome."""
+    import numpy as np
+
+    from policy.decisionlog import DecisionInputs, decision_row, outcome_row
+    from policy.features import encode
+    from policy.state import ClusterSnapshot, PodView
+
+    snap = ClusterSnapshot(names=("a", "b"), capacity=np.array([[4.0, 16.0, 1000.0, 500.0]] * 2),
+                           requested=np.array([[1.0, 2.0], [0.0, 0.0]]),
+                           usage=np.array([[3.0, 2.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]),
+                           usage_age=np.array([5.0, 5.0]), assumed=np.zeros((2, 4)), pods=np.array([1.0, 0.0]),
+                           max_pods=np.full(2, 110.0), ready=np.array([True, True]))
+    view = PodView(requests=[2.0, 1.0], demand=[2.0, 1.0, 0.0, 0.0], demand_source="learned")
+    return [decision_row(ts=3, replica="r", mode="serve", pod=pod, requests=view.requests, demand=view.demand,
+                         demand_source="learned", policy="model", model_version="older", nodes=["a", "b"],
+                         scores=[0, 10], raw=[-1.0, 0.0], chosen="b",
+                         inputs=DecisionInputs(snap=snap, cluster=encode(snap, view).cluster, max_usage_age=60.0)),
+            outcome_row(ts=4, replica="r", pod=pod, node="b", phase="Succeeded", created=0.0, started=1.0,
+                        finished=jct)]
+
+
 def test_log_reports_its_mean_and_warns_on_another_model_version(tmp_path):
     from policy.decisionlog import decision_row, outcome_row
 
@@ -111,6 +133,7 @@ def test_log_reports_its_mean_and_warns_on_another_model_version(tmp_path):
                          raw=[1.0], chosen="a"),
             outcome_row(ts=2, replica="r", pod=pod, node="a", phase="Succeeded", created=0.0, started=1.0,
                         finished=42.0)]
+    rows += _row_with_inputs(("ns", "q", "v"), jct=42.0)
     (tmp_path / "log").mkdir()
     (tmp_path / "log" / "decisions-1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     served = _copy(SHIPPED, tmp_path / "served")
@@ -118,4 +141,6 @@ def test_log_reports_its_mean_and_warns_on_another_model_version(tmp_path):
     assert proc.returncode == 1, proc.stderr
     log = json.loads(proc.stdout)["log"]
     assert log["on_policy_mean_jct_s"] == pytest.approx(42.0) and log["other_versions"] == ["older"]
+    mb = log["model_based"]  # the same weights pick the same node: the log's estimate is the observed mean
+    assert (mb["n"], mb["differ"], mb["ratio"], mb["skipped"]["no_inputs"]) == (1, 0, 1.0, 1)
     assert "WARNING" in proc.stderr and "older" in proc.stderr

@@ -141,3 +141,19 @@ def test_the_command_estimates_a_shipped_model_and_a_baseline_and_names_a_bad_sp
     assert "unknown scorer 'no-such-rule'" in capsys.readouterr().err
     assert main([str(tmp_path), "--policy", "lookahead", "--params", "nope"]) == 2
     assert "no parameter set 'nope'" in capsys.readouterr().err
+
+
+def test_two_policies_on_the_same_pods_are_compared_paired():
+    from policy.offline import model_paired
+
+    rng = np.random.default_rng(5)
+    pairs = [contended_pair(i, run=float(rng.uniform(10, 50))) for i in range(40)]
+    look, worst = make_scorer("lookahead"), make_scorer("worst-fit")
+    p = model_paired(pairs, look, worst, params=ORIGINAL, draws=300)
+    # lookahead leaves the busy node (run / 1.25), worst-fit stays where the pod ran (observed): every pod differs
+    assert (p.n, p.differ) == (40, 40) and p.baseline_value == pytest.approx(np.mean([o["jct_s"] for _, o in pairs]))
+    assert p.ratio == pytest.approx(p.candidate_value / p.baseline_value) and p.lo < p.ratio < p.hi < 1.0
+    back = model_paired(pairs, worst, look, params=ORIGINAL, draws=300)
+    assert back.ratio == pytest.approx(1 / p.ratio, rel=1e-5) and back.lo > 1.0
+    same = model_paired(pairs, look, look, params=ORIGINAL, draws=50)
+    assert (same.differ, same.ratio, same.lo, same.hi) == (0, 1.0, 1.0, 1.0)

@@ -7,6 +7,7 @@ from hashlib import sha256
 import numpy as np
 import pytest
 
+from policy.baselines import make_scorer
 from policy.comparison import MIN_EXCESS
 from policy.decisionlog import decision_row, outcome_row, read_log
 from policy.model import DIGEST_KEY, N_INPUTS, ModelError, load_model, meta_bytes, save_model
@@ -20,6 +21,7 @@ from policy.promote import (
     install,
     interval,
     log_summary,
+    log_veto,
     main,
     pair_rows,
     prev_path,
@@ -134,11 +136,27 @@ def _log(path, versions, jcts):
 
 
 def test_log_summary_reports_the_on_policy_mean_and_other_versions(tmp_path):
-    s = log_summary(_log(tmp_path, ["v1", "v1", "v0"], [10.0, 20.0, 30.0]), served_version="v1")
+    rules = {"candidate": make_scorer("lookahead"), "served": make_scorer("worst-fit")}
+    s = log_summary(_log(tmp_path, ["v1", "v1", "v0"], [10.0, 20.0, 30.0]), served_version="v1", **rules)
     assert s["on_policy_mean_jct_s"] == pytest.approx(20.0) and s["with_outcome"] == 3
     assert s["model_versions"] == {"v0": 1, "v1": 2} and s["other_versions"] == ["v0"]
-    assert "not scored from the log" in s["candidate"]
-    assert log_summary(_log(tmp_path, ["v1"] * 2, [5.0, 7.0]), served_version="v1")["other_versions"] == []
+    # rows without recorded inputs: the contention model has no decision to rebuild, and says so
+    assert s["model_based"]["n"] == 0 and s["model_based"]["skipped"]["no_inputs"] == 3
+    assert log_summary(_log(tmp_path, ["v1"] * 2, [5.0, 7.0]), served_version="v1",
+                       **rules)["other_versions"] == []
+
+
+def _mb(ratio, lo, hi, n=40):
+    return {"model_based": {"n": n, "ratio": ratio, "lo": lo, "hi": hi}}
+
+
+def test_the_log_can_only_stop_a_promotion_when_its_whole_interval_says_the_candidate_loses():
+    yes, no = Decision(True, "candidate loses less: ..."), Decision(False, "upper bound is not below 1")
+    vetoed = log_veto(yes, _mb(1.12, 1.04, 1.21))
+    assert not vetoed.promote and "on the log's 40 pods" in vetoed.reason and "1.040-1.210" in vetoed.reason
+    assert log_veto(yes, _mb(1.12, 0.97, 1.30)) is yes  # the log cannot tell: the simulator's verdict stands
+    assert log_veto(yes, _mb(None, None, None, n=0)) is yes and log_veto(yes, None) is yes
+    assert log_veto(no, _mb(0.5, 0.4, 0.6)) is no  # the log never promotes on its own
 
 
 def _artifact(path, version, *, legacy=False):
