@@ -19,7 +19,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
@@ -35,6 +35,7 @@ from extender.telemetry import Telemetry
 from kube.cache import ClusterCache, PodRecord
 from kube.errors import ConfigError
 from kube.logs import kv
+from kube.objects import workload_key
 from policy.decisionlog import DecisionInputs, decision_row, filter_row, outcome_row
 from policy.explore import explore
 from policy.state import PodView
@@ -53,7 +54,7 @@ def _serve_row(*, names, scores, known, raw, **fields) -> dict[str, Any]:
 
 class Recording:
     def __init__(self, settings: Settings, *, cache: ClusterCache, policy: ServedPolicy, telemetry: Telemetry,
-                 thresholds: Thresholds) -> None:
+                 thresholds: Thresholds, workload_of: Callable[[Mapping], str | None] = workload_key) -> None:
         s = settings
         self.settings, self.telemetry, self.policy = settings, telemetry, policy
         self.replica = os.environ.get("HOSTNAME", "")
@@ -70,7 +71,7 @@ class Recording:
             replicas=s.shadow_replicas, index=s.shadow_replica_index or 0, replica=self.replica,
             submit=self.log.submit if self.log is not None else None,
             track=self.outcomes.track if self.outcomes is not None else None, keep=s.decision_log_nodes,
-            keep_inputs=s.decision_log_input_nodes) \
+            keep_inputs=s.decision_log_input_nodes, workload_of=workload_of) \
             if s.shadow else None
 
     def start(self) -> None:
@@ -113,8 +114,9 @@ class Recording:
             self.log.submit(partial(
                 _serve_row, names=names, scores=scores, known=known, raw=raw, ts=now, replica=self.replica,
                 mode="serve", pod=(key[0], key[1], uid), requests=pod.requests, demand=pod.demand,
-                demand_source=pod.demand_source, policy=self.policy.name, model_version=self.policy.version,
-                chosen=chosen, propensity=explored.propensity if explored is not None else 1.0,
+                demand_source=pod.demand_source, workload=pod.workload, policy=self.policy.name,
+                model_version=self.policy.version, chosen=chosen,
+                propensity=explored.propensity if explored is not None else 1.0,
                 explored=[names[i] for i in explored.tied] if explored is not None else None,
                 keep=s.decision_log_nodes, inputs=inputs,
                 keep_inputs=s.decision_log_input_nodes))

@@ -180,7 +180,7 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
     policy, degraded = load_policy(settings, telemetry)
     stoppers: list[Callable[[], Awaitable]] = []
     recording = Recording(settings, cache=cache, policy=policy, telemetry=telemetry,
-                          thresholds=thresholds_of(settings))
+                          thresholds=thresholds_of(settings), workload_of=profiles.workload_of)
     recording.start()  # first: a log directory it cannot write stops the start before anything runs
     binder: Binder
     ready: Readiness

@@ -39,7 +39,7 @@ from extender.selection import PodSelector
 from extender.telemetry import Telemetry
 from kube.cache import ClusterCache, PodRecord
 from kube.logs import kv
-from kube.objects import pod_key, pod_terminated
+from kube.objects import pod_key, pod_terminated, workload_key
 from policy.baselines.lookahead import predicted_slowdowns
 from policy.decisionlog import DecisionInputs, decision_row
 from policy.served import to_extender_scores
@@ -60,11 +60,12 @@ class ShadowRecorder:
                  thresholds: Thresholds, max_usage_age: float, replicas: int = 1, index: int = 0,
                  replica: str = "", submit: Callable[..., Any] | None = None,
                  track: Callable[[str], None] | None = None, recent: int = 50, keep: int = 0,
-                 keep_inputs: int = 0) -> None:
+                 keep_inputs: int = 0, workload_of: Callable[[Mapping], str | None] = workload_key) -> None:
         self.cache, self.policy, self.telemetry, self.selector = cache, policy, telemetry, selector
         self.thresholds, self.max_usage_age = thresholds, max_usage_age
         self.replicas, self.index, self.replica = replicas, index, replica
         self.submit, self.track, self.keep, self.keep_inputs = submit, track, keep, keep_inputs
+        self.workload_of = workload_of
         self._lock = threading.Lock()
         self._recent: deque[dict] = deque(maxlen=recent)
         self._agree = self._differ = 0
@@ -96,7 +97,7 @@ class ShadowRecorder:
             return self._count("unknown_node")
         snap = view.snapshot(now)
         view_ = PodView(requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
-                        name=key[1])
+                        name=key[1], workload=self.workload_of(pod))
         scored = score(snap, view_, self.policy, max_usage_age=self.max_usage_age)
         allowed = scored.enc.mask & np.isfinite(scored.raw) & \
             passes_filter(snap, view_, self.thresholds, self.max_usage_age)
@@ -120,7 +121,8 @@ class ShadowRecorder:
             self.submit(partial(
                 decision_row, ts=now, replica=self.replica, mode="shadow", pod=(key[0], key[1], uid),
                 requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
-                policy=self.policy.name, model_version=self.policy.version, nodes=snap.names, scores=final,
+                workload=view_.workload, policy=self.policy.name, model_version=self.policy.version,
+                nodes=snap.names, scores=final,
                 raw=scored.raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
                 slowdown=slowdown, predicted_gain=gain, keep=self.keep, keep_inputs=self.keep_inputs,
                 inputs=DecisionInputs(snap=snap, cluster=scored.enc.cluster, max_usage_age=self.max_usage_age)))

@@ -123,13 +123,16 @@ def pod_view(*, name: str, requests: np.ndarray, annotation: str | None, workloa
             learned = None if store is None or workload is None else \
                 store.judge_annotation(pod=name, workload=workload, claim=demand, requests=requests)
             if learned is not None:
-                return PodView(requests=requests, demand=learned, demand_source="learned", name=name), None
-            return PodView(requests=requests, demand=demand, demand_source="annotation", name=name), None
+                return PodView(requests=requests, demand=learned, demand_source="learned", name=name,
+                               workload=workload), None
+            return PodView(requests=requests, demand=demand, demand_source="annotation", name=name,
+                           workload=workload), None
     if workload is not None and store is not None:
         learned = store.get(workload)
         if learned is not None:
-            return PodView(requests=requests, demand=learned, demand_source="learned", name=name), problem
-    return PodView.from_requests(float(requests[0]), float(requests[1]), name=name), problem
+            return PodView(requests=requests, demand=learned, demand_source="learned", name=name,
+                           workload=workload), problem
+    return PodView.from_requests(float(requests[0]), float(requests[1]), name=name, workload=workload), problem
 
 
 def pod_view_for(pod: Mapping, *, requests: np.ndarray, annotation_key: str,

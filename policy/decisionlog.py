@@ -80,6 +80,10 @@ it was drawn from). Shadow rows add the ``actual`` node the other ``scheduler`` 
 slowdown of the pod on both nodes (node -> slowdown, 1 = as fast as alone) and ``predicted_gain`` (slowdown
 on the actual node minus on drsched's; > 0: drsched's choice predicted better). ``inputs``: what the encoder
 read (``INPUT_FIELDS``), null only from a writer that had no snapshot (a tool, a test)."""
+DECISION_OPTIONAL: dict[str, tuple[type, ...]] = {"workload": _OPT_STR}
+"""Decision fields a row of this schema may lack (written since they were added; a reader of an older row
+sees None, ``Row.get``): ``workload``, the key of the pod's workload (``PodView.workload``), so that a fit of
+the contention model from outcomes can tell pods of one workload apart (``policy.calibrate log``)."""
 INPUT_NODE_FIELDS: dict[str, tuple[type, ...]] = {
     "capacity": (list,), "requested": (list,), "usage": (list,), "usage_age": (list,), "assumed": (list,),
     "pods": (list,), "max_pods": (list,), "ready": (list,),
@@ -143,7 +147,8 @@ def decision_row(*, ts: float, replica: str, mode: str, pod: tuple[str, str, str
                  propensity: float = 1.0, explored: Sequence[str] | None = None, actual: str | None = None,
                  scheduler: str | None = None, slowdown: dict[str, float] | None = None,
                  predicted_gain: float | None = None, keep: int = 0,
-                 inputs: DecisionInputs | None = None, keep_inputs: int = 0) -> dict[str, Any]:
+                 inputs: DecisionInputs | None = None, keep_inputs: int = 0,
+                 workload: str | None = None) -> dict[str, Any]:
     """One decision row (see ``DECISION_FIELDS``), plain JSON values only. ``keep`` > 0: the score vector
     holds only the ``keep`` best nodes (by score, then raw value) and the chosen and actual nodes; ``inputs``
     are recorded for the ``keep_inputs`` best of those and the chosen and actual ones (0: for all of them;
@@ -158,7 +163,7 @@ def decision_row(*, ts: float, replica: str, mode: str, pod: tuple[str, str, str
     requests, demand = [float(x) for x in requests], [float(x) for x in demand]
     return {"v": SCHEMA_VERSION, "kind": "decision", "ts": round(ts, 6), "replica": replica, "mode": mode,
             "namespace": pod[0], "name": pod[1], "uid": pod[2], "requests": requests,
-            "demand": demand, "demand_source": demand_source, "policy": policy,
+            "demand": demand, "demand_source": demand_source, "workload": workload, "policy": policy,
             "model_version": model_version, "nodes": list(nodes),
             "scores": np.asarray(scores, dtype=np.int64).tolist(), "raw": _floats(raw), "nodes_total": total,
             "chosen": chosen, "propensity": round(float(propensity), 9),
@@ -259,6 +264,10 @@ class Row:
     def __getitem__(self, key: str) -> Any:
         return self.data[key]
 
+    def get(self, key: str) -> Any:
+        """A field a row may lack (``DECISION_OPTIONAL``): None where it does."""
+        return self.data.get(key)
+
 
 @dataclass(slots=True)
 class LogContents:
@@ -293,6 +302,10 @@ def check_row(data: Any, *, path: Path | str, line: int) -> dict[str, Any]:
             raise LogError(path, line, name, f"expected {' or '.join(t.__name__ for t in types)}, "
                                              f"got {type(value).__name__}")
     if kind == "decision":
+        for name, types in DECISION_OPTIONAL.items():
+            if name in data and not isinstance(data[name], types):
+                raise LogError(path, line, name, f"expected {' or '.join(t.__name__ for t in types)}, "
+                                                 f"got {type(data[name]).__name__}")
         if data["mode"] not in MODES:
             raise LogError(path, line, "mode", f"{data['mode']!r} is not one of {', '.join(MODES)}")
         n = len(data["nodes"])

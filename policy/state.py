@@ -193,6 +193,10 @@ class PodView:
         name: pod name, for logs and explanations.
         expected_duration: seconds the pod is expected to run alone (its workload's learned profile); NaN if
             unknown. Only ``lookahead-time`` reads it so far (issue #22).
+        workload: the key of the workload the pod belongs to (``kube.objects.workload_key``: its profile's
+            key); None if standalone or unknown. No scorer reads it; the decision log records it, so a fit of
+            the contention model from a cluster's outcomes can tell pods of one workload (``policy.calibrate
+            log``).
     """
 
     requests: np.ndarray
@@ -201,6 +205,7 @@ class PodView:
     name: str = ""
     labels: dict[str, str] = field(default_factory=dict)
     expected_duration: float = math.nan
+    workload: str | None = None
 
     def __post_init__(self) -> None:
         req = np.asarray(self.requests, dtype=np.float64).reshape(-1)
@@ -221,6 +226,7 @@ class PodView:
         object.__setattr__(self, "expected_duration", d)
 
     @classmethod
-    def from_requests(cls, cpu: float, mem: float, *, name: str = "") -> PodView:
+    def from_requests(cls, cpu: float, mem: float, *, name: str = "", workload: str | None = None) -> PodView:
         """A pod whose only information is its requests: expected cpu/mem use = requests, no net or disk."""
-        return cls(requests=[cpu, mem], demand=[cpu, mem, 0.0, 0.0], demand_source="requests", name=name)
+        return cls(requests=[cpu, mem], demand=[cpu, mem, 0.0, 0.0], demand_source="requests", name=name,
+                   workload=workload)

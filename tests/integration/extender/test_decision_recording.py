@@ -36,6 +36,7 @@ def test_each_prioritize_is_one_serve_row_with_the_scores_answered(tmp_path):
     assert (row["namespace"], row["name"], row["uid"]) == ("default", V1_POD["metadata"]["name"],
                                                            V1_POD["metadata"]["uid"])
     assert row["demand_source"] == "annotation" and row["explored"] is None
+    assert row["workload"] == "default/Deployment/trainer"  # the profile's key: the ReplicaSet's hash cut
 
 
 def test_exploration_serves_a_unique_best_drawn_among_near_ties_and_logs_its_propensity(tmp_path):

@@ -76,6 +76,7 @@ def test_a_binding_elsewhere_is_recorded_with_drsched_choice_slowdowns_and_its_o
     assert decision["mode"] == "shadow" and decision["actual"] == "hot" and decision["chosen"] == "cool"
     assert decision["nodes"] == ["cool", "hot"] and decision["scores"] == [10, 0] and decision["raw"][0] is not None
     assert decision["model_version"] == "heuristic:demand-aware" and decision["scheduler"] == "default-scheduler"
+    assert decision["workload"] is None  # a standalone pod belongs to no workload
     assert outcome["phase"] == "Succeeded" and outcome["node"] == "hot" and outcome["jct_s"] == 65.0
     text = "".join(p.read_text() for p in tmp_path.iterdir())
     assert "hunter2" not in text and "SECRET" not in text  # names and resource figures only
@@ -134,3 +135,14 @@ def test_shadow_mode_leaves_the_cache_as_the_watch_alone_would(tmp_path):
     va, vb = plain.view(), shadowed.view()
     assert va.names == vb.names and np.array_equal(va.requested, vb.requested) and np.array_equal(va.pods, vb.pods)
     assert np.array_equal(va.assumed, vb.assumed)
+
+
+def test_a_shadowed_row_names_the_pods_workload(tmp_path):
+    rec, watcher = recording(tmp_path, cluster())
+    pod = kpod("w")
+    pod["metadata"]["labels"]["drsched.io/workload"] = "trainer"
+    watcher._apply("pods", "ADDED", pod)
+    watcher._apply("pods", "MODIFIED", {**pod, "spec": {**pod["spec"], "nodeName": "hot"}})
+    rec.log.stop(timeout=60)
+    (decision, _), = read_log(tmp_path).joined()
+    assert decision["workload"] == "team/trainer"

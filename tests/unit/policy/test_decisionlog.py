@@ -67,6 +67,7 @@ def test_a_torn_last_line_is_skipped_and_listed_but_strict_refuses_it(tmp_path):
     (json.dumps(decision(scores=[1])).encode() + b"\n", ":1: scores: 1 values for 2 nodes", LogError),
     (json.dumps(decision(propensity="1")).encode() + b"\n", ":1: propensity: expected int or float, got str",
      LogError),
+    (json.dumps(decision(workload=7)).encode() + b"\n", ":1: workload: expected str or NoneType, got int", LogError),
     (json.dumps(decision()).encode() + b"\n" + json.dumps({k: v for k, v in outcome().items() if k != "phase"})
      .encode() + b"\n", ":2: phase: missing", LogError),
 ])
@@ -137,3 +138,12 @@ def test_bad_inputs_name_their_field(change, where):
     change(row["inputs"])
     with pytest.raises(LogError, match=f"f:3: {where}"):
         check_row(row, path="f", line=3)
+
+
+def test_a_row_without_the_workload_field_still_reads_and_says_none(tmp_path):
+    """``workload`` came after schema 2's other fields: rows written before it are read, as None."""
+    old = {k: v for k, v in decision(uid="u-old").items() if k != "workload"}
+    path = tmp_path / "decisions-1.jsonl"
+    path.write_text(json.dumps(old) + "\n" + json.dumps(decision(uid="u-new", workload="ns/Job/train")) + "\n")
+    rows = read_log(path).decisions
+    assert [r.get("workload") for r in rows] == [None, "ns/Job/train"]
