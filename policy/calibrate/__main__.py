@@ -1,13 +1,16 @@
 """``python -m policy.calibrate``: replay measured runs in the simulator, or fit its contention model.
 
-Why it exists: one command per question — "how wrong is the simulator on these runs" (``replay``) and "which
-parameters make it least wrong, judged on seeds they were not fitted on" (``fit``). Bad input (a malformed
-CSV, an unknown parameter set, seeds not in the data) ends with exit 2 and one line naming what was wrong.
+Why it exists: one command per question — "how wrong is the simulator on these runs" (``replay``), "which
+parameters make it least wrong, judged on seeds they were not fitted on" (``fit``), and the same from a
+cluster's own decision log, judged on later pods (``log``; ``policy.calibrate.fromlog``). Bad input (a
+malformed CSV or log row, an unknown parameter set, seeds not in the data) ends with exit 2 and one line
+naming what was wrong.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import re
 import sys
@@ -16,11 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from policy.calibrate.fit import GRID, Errors, fit, grid, predict
+from policy.calibrate.fromlog import FIT_FRACTION, fit_from_log, samples, score, split, workloads
 from policy.calibrate.host import HELD_MARGIN_M
 from policy.calibrate.labdata import LabDataError, read_results
 from policy.calibrate.output import pct, record_fit, record_host, write
 from policy.calibrate.replay import DISK_MBPS, Machine
 from policy.cli import add_arguments, from_namespace, option
+from policy.decisionlog import LogError, read_log
 from policy.paths import POLICY_RESULTS
 from policy.sim import calibration
 from policy.sim.calibration import DEFAULT_PATH as CALIBRATION_FILE
@@ -82,10 +87,32 @@ class FitArgs(CalibrateArgs):
     (replay-only: the simulator never reads them); --host-cpu-m NAME then means it"""
 
 
-def parse_args(argv: Sequence[str]) -> ReplayArgs | FitArgs:
+@dataclass(kw_only=True)
+class LogArgs:
+    """``log``: fit the contention parameters from a decision log's outcomes, score them on its later pods."""
+
+    log: Path = option(metavar="DIR")
+    """the decision log directory (the extender's decision_log_dir)"""
+    fit_fraction: float = FIT_FRACTION
+    """the share of the usable pods, earliest first, that the fit sees; the later ones are held out"""
+    grid: list[str] = option(default_factory=list, action="append", metavar="NAME=V1,V2")
+    """replace one dimension of the search grid, e.g. interference=0 (repeatable)"""
+    calibration: Path = CALIBRATION_FILE
+    """the calibration file to read (its active set is reported beside the fit) and, with --write, to update"""
+    name: str = "from-log"
+    """name of the parameter set --write records"""
+    write: bool = False
+    """record the fitted set and its errors in the calibration file (its active set is kept)"""
+    report: Path | None = None
+    """write the JSON report here instead of standard output"""
+    progress: bool = True
+    """a progress bar over the parameter sets, on standard error"""
+
+
+def parse_args(argv: Sequence[str]) -> ReplayArgs | FitArgs | LogArgs:
     p = argparse.ArgumentParser(prog="python -m policy.calibrate", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
-    for name, cls in (("replay", ReplayArgs), ("fit", FitArgs)):
+    for name, cls in (("replay", ReplayArgs), ("fit", FitArgs), ("log", LogArgs)):
         text = cls.__doc__.split(": ", 1)[1].rstrip(".")
         add_arguments(sub.add_parser(name, help=text, description=text), cls)
     return from_namespace(p.parse_args(argv))
@@ -169,6 +196,8 @@ def _summary(errs: Errors) -> dict:
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if isinstance(args, LogArgs):
+        return from_log(args)
     try:
         doc = calibration.read(args.calibration)
         bound = tuple(k.strip() for k in args.cpu_bound.split(",") if k.strip())
@@ -226,6 +255,63 @@ def main(argv: Sequence[str] | None = None) -> int:
             "cpu_bound": list(machine.cpu_bound),
             "host_cpu_m_tried": tried, "errors": errors})
         log.info("fit recorded path=%s active=%s", args.calibration, doc["active"])
+    return 0
+
+
+def _errors_of(s) -> dict:
+    return {"fit": _summary(s.fit), "held_out": _summary(s.held)}
+
+
+def from_log(args: LogArgs) -> int:
+    """``log``: the fit from a decision log (``policy.calibrate.fromlog``); the JSON report to ``--report`` or
+    standard output."""
+    try:
+        if not 0 < args.fit_fraction < 1:
+            raise ConfigError("--fit-fraction", f"must be between 0 and 1 (exclusive), got {args.fit_fraction}")
+        if args.write and args.name == "original":
+            raise ConfigError("--name", "the original set is the simulator's reference rule; fit into another name")
+        if args.report is not None and not args.report.parent.is_dir():
+            raise ConfigError("--report", f"{args.report}: no such directory {args.report.parent}")
+        doc = calibration.read(args.calibration)
+        active = calibration.params_of(doc, doc["active"])
+        candidates = grid(_grid(args.grid))
+        items, skipped = samples(read_log(args.log).joined())
+        sp = split(items, args.fit_fraction)
+        if len(sp.fit) < 2 or not sp.held:
+            raise ConfigError("--log", f"{args.log}: {len(items)} usable pods ({len(sp.fit)} to fit, {len(sp.held)} "
+                                       f"held out of workloads the fit saw; left out: "
+                                       f"{ {k: v for k, v in skipped.items() if v} }): too few to fit and judge")
+    except (LogError, ConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    log.info("log fit start log=%s pods=%d fit=%d held_out=%d sets=%d", args.log, len(items), len(sp.fit),
+             len(sp.held), len(candidates))
+    best = fit_from_log(sp, candidates, progress=args.progress)
+    scored = {"fitted": best, f"active ({doc['active']})": score(sp, active), "no contention": score(sp, None)}
+    errors = {label: _errors_of(s) for label, s in scored.items()}
+    null, fitted = scored["no contention"].held, best.held
+    report = {"log": str(args.log), "fitted": best.params.as_dict(), "errors": errors,
+              "pods": {"usable": len(items), "fit": len(sp.fit), "held_out": len(sp.held),
+                       "held_out_unseen_workload": sp.unseen, "workloads": len(workloads(items))},
+              "left_out": skipped, "fit_fraction": args.fit_fraction,
+              "beats_no_contention": bool(fitted.loss < null.loss),
+              "error": "median and p90 of |predicted run / observed run - 1| per pod; held_out: the later pods"}
+    for label, e in errors.items():
+        log.info("errors set=%r held_out_pods=%d median=%s p90=%s", label, e["held_out"]["jobs"],
+                 pct(e["held_out"]["median"]), pct(e["held_out"]["p90"]))
+    if not report["beats_no_contention"]:
+        log.warning("the fitted set does not beat 'no contention' on the held-out pods: this log cannot tell "
+                    "the contention model's sets apart (too little contention or too few pods per workload)")
+    text = json.dumps(report, indent=2) + "\n"
+    if args.report is not None:
+        args.report.write_text(text)
+    else:
+        sys.stdout.write(text)
+    if args.write:
+        record_fit(args.calibration, args.name, best.params.as_dict(), {
+            "decision_log": str(args.log), "fit_fraction": args.fit_fraction, "pods": report["pods"],
+            "grid": {k: list(v) for k, v in _grid(args.grid).items()}, "errors": errors})
+        log.info("fit recorded path=%s name=%s active=%s", args.calibration, args.name, doc["active"])
     return 0
 
 

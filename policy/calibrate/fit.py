@@ -44,7 +44,12 @@ class Errors:
 
     @classmethod
     def of(cls, predictions: Sequence[Prediction]) -> Errors:
-        err = np.array([p.error for p in predictions])
+        return cls.of_values([p.error for p in predictions])
+
+    @classmethod
+    def of_values(cls, errors: Sequence[float] | np.ndarray) -> Errors:
+        """From the per-job relative errors themselves."""
+        err = np.asarray(errors, dtype=np.float64)
         if not len(err):
             return cls(0, float("nan"), float("nan"))
         return cls(len(err), float(np.median(err)), float(np.percentile(err, 90)))
