@@ -5,11 +5,13 @@
     report    rebuild summary.md and the plots from an output directory's CSV files (judged against its
               protocol when it has one)
     compare   a rerun against a reference run: same schedules? same placements? ratios inside the intervals?
+    shadow    shadow mode's predicted gain in the default arm against the gain the drsched arm measured
     schedule  print a seed's schedule (schedule.csv format), or check a schedule file
     demo      `make demo`: a short default vs drsched run on real nodes, or the KWOK demo (--kwok)
 
 Each subcommand but demo declares its flags once, as a dataclass whose field defaults and docstrings are the
-flags' defaults and help (RunArgs, ReportArgs, CompareArgs, ScheduleArgs; policy.cli builds the parsers).
+flags' defaults and help (RunArgs, ReportArgs, CompareArgs, ShadowArgs, ScheduleArgs; policy.cli builds the
+parsers).
 """
 
 from __future__ import annotations
@@ -140,6 +142,24 @@ class CompareArgs:
 
 
 @dataclass(kw_only=True)
+class ShadowArgs:
+    """``shadow``: shadow mode's predicted gain in the default arm against the gain the drsched arm measured."""
+
+    out: Path = option(positional=True)
+    """output directory of a run whose default arm ran with shadow mode (it has runs.csv and decisions/)"""
+    arm: str = "model"
+    """the drsched arm whose measured JCT ratio the prediction is judged against"""
+    baseline: str = "default"
+    """the default-scheduler arm the extender shadowed"""
+    params: str | None = None
+    """contention parameter set of the calibration file the prediction uses (unset: its active set)"""
+    json: bool = False
+    """print the JSON instead of the markdown"""
+    write: Path | None = None
+    """also write the markdown to this file"""
+
+
+@dataclass(kw_only=True)
 class ScheduleArgs(ScheduleFlags):
     """``schedule``: print a seed's schedule as CSV, or check a schedule file (--check)."""
 
@@ -159,7 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 epilog=__doc__.split("\n\n", 1)[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
-    for name, cls in (("run", RunArgs), ("report", ReportArgs), ("compare", CompareArgs), ("schedule", ScheduleArgs)):
+    for name, cls in (("run", RunArgs), ("report", ReportArgs), ("compare", CompareArgs), ("shadow", ShadowArgs),
+                      ("schedule", ScheduleArgs)):
         text = cls.__doc__.split(": ", 1)[1].rstrip(".")
         add_arguments(sub.add_parser(name, help=text), cls)
     demo.add_parser(sub)
@@ -252,6 +273,22 @@ def cmd_compare(args: CompareArgs) -> int:
     return 0
 
 
+def cmd_shadow(args: ShadowArgs) -> int:
+    import json
+
+    from lab.shadow import markdown, shadow_check
+    from policy.sim import calibration
+
+    params = None if args.params is None else calibration.params_of(calibration.read(calibration.DEFAULT_PATH),
+                                                                     args.params)
+    res = shadow_check(args.out, arm=args.arm, baseline=args.baseline, params=params)
+    text = markdown(res)
+    if args.write is not None:
+        args.write.write_text(text)
+    _say(json.dumps(res, indent=2) if args.json else text)
+    return 0
+
+
 def cmd_schedule(args: ScheduleArgs) -> int:
     if args.check is not None:
         jobs = parse_schedule(args.check.read_text(), path=str(args.check))
@@ -263,7 +300,8 @@ def cmd_schedule(args: ScheduleArgs) -> int:
     return 0
 
 
-COMMANDS = {RunArgs: cmd_run, ReportArgs: cmd_report, CompareArgs: cmd_compare, ScheduleArgs: cmd_schedule}
+COMMANDS = {RunArgs: cmd_run, ReportArgs: cmd_report, CompareArgs: cmd_compare, ShadowArgs: cmd_shadow,
+            ScheduleArgs: cmd_schedule}
 """What each subcommand's dataclass runs; ``demo``'s namespace names its own (``func``)."""
 
 

@@ -54,7 +54,7 @@ from lab.gates import (
     system_pods_on_job_nodes,
     system_rows,
 )
-from lab.kube import JOBS_NS, Lab
+from lab.kube import DECISIONS_KEPT, JOBS_NS, Lab
 from lab.plan import Plan
 from lab.records import controller_rows, counter_rows, event_rows, job_rows, node_rows, usage_rows
 from lab.runner import run_arm
@@ -254,11 +254,12 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
             stop_source(cluster)
         if own:
             progress("tearing the cluster down")
-            cluster.close()
+            cluster.close()  # the extender stops first: its log is flushed
             if lab is not None:
+                lab.keep_decision_log(plan.out / DECISIONS_KEPT)
                 lab.remove_decision_log()
         elif lab is not None:
-            lab.undeploy()
+            lab.undeploy(keep_log=plan.out / DECISIONS_KEPT)
         shutil.rmtree(pinned, ignore_errors=True)
     return plan.out
 
@@ -287,6 +288,7 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
     lab.set_arm(policy=setting.policy, hot_filter=setting.hot_filter, migration=migration)
     jobs = plan.schedules[seed]
     run_id = f"{arm[:3]}-{plan.variant[:2]}{seed}-{int(time.time()) % 100000}"
+    report.append_rows(plan.out, "runs.csv", [{"seed": seed, "arm": arm, "variant": plan.variant, "run_id": run_id}])
     progress(f"seed {seed} arm {arm} variant {plan.variant} regime {plan.regime}: {len(jobs)} jobs")
     actions = []
     if plan.regime == "straggler":

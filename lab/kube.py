@@ -28,7 +28,7 @@ from lab.errors import RunError
 from lab.observed import PodObs
 from lab.schedule import Job, uses_source
 from lab.source import pod_env
-from policy.decisionlog import LogError, read_log
+from policy.decisionlog import SEGMENT_GLOB, LogError, read_log
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,13 @@ RUN_LABEL = "drsched.io/lab-run"
 JOB_LABEL = "drsched.io/lab-job"
 MIGRATION_METRICS_PORT = 9848
 DECISIONS_MOUNT = "/var/lib/drsched/decisions"  # in the extender's container
+DECISIONS_KEPT = "decisions"
+"""The results directory's copy of the extender's decision log (``Lab.keep_decision_log``)."""
+SHADOW_ARGS = ("--shadow=true", f"--shadow-namespaces={JOBS_NS}", "--shadow-scheduler-names=default-scheduler")
+"""Shadow mode on the lab's jobs (issue #23 D6): in a default-scheduler arm the extender records, at each
+binding, what its policy would have chosen, with the pod's outcome; ``lab shadow`` compares that prediction
+with what the drsched arm measured on the same schedule. It binds nothing (it runs beside the extender's
+serving, on the system CPUs under isolation)."""
 EXTENDER_UID = 65534  # the extender manifest's runAsUser: it writes the decision log
 # The migration controller as the migration arm runs it: acting (no --dry-run), reading progress over HTTP,
 # tuned to jobs of tens of seconds instead of the shipped minutes.
@@ -76,11 +83,27 @@ class Lab:
                               customize=lambda docs: _lab_settings(docs, decision_dir=self.decision_dir))
         self.cluster.create_namespace(JOBS_NS)
 
-    def undeploy(self) -> None:
-        """Remove what deploy() made, waiting until it is gone, so a cluster shared with tests is left clean."""
+    def undeploy(self, *, keep_log: Path | None = None) -> None:
+        """Remove what deploy() made, waiting until it is gone, so a cluster shared with tests is left clean;
+        the decision log is copied to ``keep_log`` first (once the extender has stopped and flushed it)."""
         harness_deploy.undeploy(self.cluster)
         self.cluster.kubectl("delete", "namespace", JOBS_NS, "--wait=true", "--ignore-not-found", timeout=180)
+        if keep_log is not None:
+            self.keep_decision_log(keep_log)
         self.remove_decision_log()
+
+    def keep_decision_log(self, into: Path) -> None:
+        """Copy the extender's decision log (its segment files) into ``into``, for ``lab shadow``; a log that
+        cannot be copied is reported, never a reason to fail the run whose results are already written."""
+        try:
+            segments = sorted(self.decision_dir.glob(SEGMENT_GLOB)) if self.decision_dir.is_dir() else []
+            if segments:
+                into.mkdir(parents=True, exist_ok=True)
+                for seg in segments:
+                    shutil.copy2(seg, into / seg.name)
+            log.info("decision log kept into=%s segments=%d", into, len(segments))
+        except OSError as exc:
+            log.warning("decision log not kept into=%s: %s", into, exc)
 
     def remove_decision_log(self) -> None:
         """This deploy's decision-log directory, and the decisions directory above it once no other deploy's
@@ -294,7 +317,7 @@ def _lab_settings(docs: list[dict], *, decision_dir: Path) -> None:
             doc["spec"]["replicas"] = 1
             spec = doc["spec"]["template"]["spec"]
             container = spec["containers"][0]
-            container.setdefault("args", []).append(f"--decision-log-dir={DECISIONS_MOUNT}")
+            container.setdefault("args", []).extend([f"--decision-log-dir={DECISIONS_MOUNT}", *SHADOW_ARGS])
             container.setdefault("volumeMounts", []).append({"name": "lab-decisions", "mountPath": DECISIONS_MOUNT})
             spec.setdefault("volumes", []).append(
                 {"name": "lab-decisions", "hostPath": {"path": str(decision_dir), "type": "Directory"}})

@@ -297,7 +297,10 @@ SYSTEM_COLUMNS = ("seed", "arm", "variant", "t_s", "source", "role", "usage_ns",
 """``system.csv``: the system CPU set's use about once a second (``lab.counters.system_sampler``): per system
 cgroup (``role`` cgroup) its cpuacct usage, per CPU (``source`` cpuN, ``role`` its CPU set) its /proc/stat
 busy and idle ticks."""
-FILES = {"jobs.csv": JOB_COLUMNS, "nodes.csv": NODE_COLUMNS, "events.csv": EVENT_COLUMNS,
+RUN_COLUMNS = ("seed", "arm", "variant", "run_id")
+"""``runs.csv``: each run's id, the prefix of its pods' names (``<run_id>-<job>``), so that the extender's
+decision log (kept as ``decisions/``) can be told apart by run: ``lab shadow`` reads it."""
+FILES = {"jobs.csv": JOB_COLUMNS, "runs.csv": RUN_COLUMNS, "nodes.csv": NODE_COLUMNS, "events.csv": EVENT_COLUMNS,
          "usage.csv": USAGE_COLUMNS, "host.csv": HOST_COLUMNS, "controller.csv": CONTROLLER_COLUMNS,
          "order.csv": ORDER_COLUMNS, "gates.csv": GATE_COLUMNS, "counters.csv": COUNTER_COLUMNS,
          "system.csv": SYSTEM_COLUMNS}

@@ -182,11 +182,22 @@ def _scores(scorer: Scorer, dec) -> np.ndarray:
     return scorer.score(dec.snap, dec.pod)
 
 
-def model_estimates(pairs: list[tuple[Row, Row | None]], scorer: Scorer, *, params: ContentionParams,
+RECORDED = "recorded"
+"""The policy spec (``--policy recorded``, ``scorer=None``) meaning drsched's own choice as the row recorded it:
+the node the served policy picked with its hot filter (a shadow row's ``chosen``), not a rule re-run here."""
+
+
+def _pick(scorer: Scorer | None, d: Row, dec) -> int | None:
+    if scorer is None:
+        return dec.names.index(d["chosen"]) if d["chosen"] in dec.names else None
+    return pick(np.asarray(_scores(scorer, dec), dtype=np.float64), dec.enc.mask)
+
+
+def model_estimates(pairs: list[tuple[Row, Row | None]], scorer: Scorer | None, *, params: ContentionParams,
                     reward: str = "jct_s") -> tuple[dict[int, tuple[float, float, bool, str]], dict]:
-    """Per pair (its index in ``pairs``): ``scorer``'s estimated ``reward``, the observed one, whether it agrees
-    with the binding, and the node it picks (module doc); and the count of pairs left out, by ``MODEL_SKIPS``
-    reason."""
+    """Per pair (its index in ``pairs``): ``scorer``'s estimated ``reward`` (None: of the row's recorded choice,
+    ``RECORDED``), the observed one, whether it agrees with the binding, and the node it picks (module doc); and
+    the count of pairs left out, by ``MODEL_SKIPS`` reason."""
     skipped = dict.fromkeys(MODEL_SKIPS, 0)
     out: dict[int, tuple[float, float, bool, str]] = {}
     for k, (d, o) in enumerate(pairs):
@@ -204,7 +215,7 @@ def model_estimates(pairs: list[tuple[Row, Row | None]], scorer: Scorer, *, para
         if bound not in dec.names:
             skipped["bound_not_kept"] += 1
             continue
-        t = pick(np.asarray(_scores(scorer, dec), dtype=np.float64), dec.enc.mask)
+        t = _pick(scorer, d, dec)
         if t is None:
             skipped["no_pick"] += 1
             continue
@@ -229,7 +240,8 @@ def _ratio_interval(num: np.ndarray, den: np.ndarray, *, draws: int, seed: int) 
     return ratio_of(np.arange(len(num))), lo, hi
 
 
-def model_based(pairs: list[tuple[Row, Row | None]], scorer: Scorer, *, params: ContentionParams | None = None,
+def model_based(pairs: list[tuple[Row, Row | None]], scorer: Scorer | None, *,
+                params: ContentionParams | None = None,
                 params_label: str = "active", reward: str = "jct_s", draws: int = 1000,
                 seed: int = 0) -> ModelEstimate:
     """``scorer``'s mean ``reward`` over the logged pods, by the contention model anchored at the observed
@@ -237,10 +249,10 @@ def model_based(pairs: list[tuple[Row, Row | None]], scorer: Scorer, *, params: 
     params = default_params() if params is None else params
     per, skipped = model_estimates(pairs, scorer, params=params, reward=reward)
     if not per:
-        return ModelEstimate(scorer.name, params_label, 0, 0, None, None, None, None, None, skipped)
+        return ModelEstimate(_name(scorer), params_label, 0, 0, None, None, None, None, None, skipped)
     e, ob = (np.array([v[j] for v in per.values()]) for j in (0, 1))
     ratio, lo, hi = _ratio_interval(e, ob, draws=draws, seed=seed)
-    return ModelEstimate(scorer.name, params_label, len(per), sum(v[2] for v in per.values()), _clean(e.mean()),
+    return ModelEstimate(_name(scorer), params_label, len(per), sum(v[2] for v in per.values()), _clean(e.mean()),
                          _clean(ob.mean()), _clean(ratio), _clean(lo), _clean(hi), skipped)
 
 
@@ -278,6 +290,10 @@ def model_paired(pairs: list[tuple[Row, Row | None]], candidate: Scorer, baselin
                           _clean(ec.mean()), _clean(eb.mean()), _clean(ratio), _clean(lo), _clean(hi), skipped)
 
 
+def _name(scorer: Scorer | None) -> str:
+    return RECORDED if scorer is None else scorer.name
+
+
 def _clean(x: float) -> float | None:
     return round(float(x), 6) if x is not None and np.isfinite(x) else None
 
@@ -291,12 +307,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     p.add_argument("--policy", action="append", default=[], metavar="SPEC",
                    help="also estimate this policy by the calibrated contention model (module doc): a baseline's "
-                        "name or dqn:<model.npz>; repeatable")
+                        "name, dqn:<model.npz>, or 'recorded' (drsched's choice as each row recorded it); "
+                        "repeatable")
     p.add_argument("--params", default=None, metavar="SET",
                    help="contention parameter set of the calibration file for --policy (default: its active set)")
     a = p.parse_args(argv)
     try:
-        scorers = [scorer_from_spec(spec, seed=a.seed) for spec in a.policy]
+        scorers = [None if spec == RECORDED else scorer_from_spec(spec, seed=a.seed) for spec in a.policy]
         params = default_params() if a.params is None else calibration.params_of(
             calibration.read(calibration.DEFAULT_PATH), a.params)
         log = read_log(a.log)

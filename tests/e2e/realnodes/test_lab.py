@@ -22,6 +22,7 @@ from harness.isolation import SYSTEM_CGROUP, SYSTEM_NODE, Isolation, IsolationUn
 from lab.cli import build_parser, plan_from_args
 from lab.experiment import run
 from lab.report import read_rows
+from lab.shadow import shadow_check
 from policy.labworld import JOB_COLUMNS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.realnodes]
@@ -89,3 +90,11 @@ def test_ci_smoke_protocol_runs_isolated_and_checks_every_gate(
         tabled = f"| {arm} | 1 |" in summary
         assert flagged != tabled, (arm, summary)
     assert any("seed 1 arm model: done" in line for line in lines), lines
+    # shadow mode in the default arm (issue #23 D6): the run kept the extender's log, and it holds the default
+    # scheduler's bindings with drsched's choice and the pods' outcomes, which `lab shadow` reads
+    runs = read_rows(out / "runs.csv")
+    assert sorted(r["arm"] for r in runs) == ["default", "model"]
+    check = shadow_check(out)
+    (seed,) = check["seeds"]
+    assert seed["seed"] == 1 and 0 < seed["shadowed"] <= 16 and seed["estimated"] > 0, check
+    assert seed["predicted"] is not None and seed["measured"] is not None, check

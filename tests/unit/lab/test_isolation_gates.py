@@ -25,7 +25,7 @@ from lab.gates import (
     system_rows,
     system_use,
 )
-from lab.kube import DECISIONS_MOUNT, _lab_settings, scored_uids
+from lab.kube import DECISIONS_MOUNT, SHADOW_ARGS, _lab_settings, scored_uids
 from policy.decisionlog import decision_row, filter_row, outcome_row
 
 PROC_STAT = "cpu  9 0 9 9 0 0 0 0 0 0\ncpu0 {a} 0 {b} 100 0 0 0 0 0 0\ncpu1 {c} 0 0 {d} 0 0 0 0 0 0\nintr 1 2\n"
@@ -118,7 +118,17 @@ def test_the_lab_extender_writes_its_decision_log_to_the_host_directory(tmp_path
     _lab_settings(docs, decision_dir=tmp_path)
     spec = docs[0]["spec"]["template"]["spec"]
     assert docs[0]["spec"]["replicas"] == 1
-    assert spec["containers"][0]["args"] == ["--policy=model", f"--decision-log-dir={DECISIONS_MOUNT}"]
+    args = spec["containers"][0]["args"]
+    assert args == ["--policy=model", f"--decision-log-dir={DECISIONS_MOUNT}", *SHADOW_ARGS]
+    # the extender's own parser takes them: shadow mode on the lab's namespace, the default scheduler's pods
+    from extender.__main__ import build_parser
+    from extender.settings import build_settings
+
+    parsed = vars(build_parser().parse_args(args))
+    parsed.pop("config")
+    settings = build_settings(None, **parsed)
+    assert settings.shadow and settings.shadow_namespaces == ["lab"]
+    assert settings.shadow_scheduler_names == ["default-scheduler"]
     assert spec["containers"][0]["volumeMounts"] == [{"name": "lab-decisions", "mountPath": DECISIONS_MOUNT}]
     assert spec["volumes"] == [{"name": "lab-decisions", "hostPath": {"path": str(tmp_path), "type": "Directory"}}]
 

@@ -157,3 +157,12 @@ def test_two_policies_on_the_same_pods_are_compared_paired():
     assert back.ratio == pytest.approx(1 / p.ratio, rel=1e-5) and back.lo > 1.0
     same = model_paired(pairs, look, look, params=ORIGINAL, draws=50)
     assert (same.differ, same.ratio, same.lo, same.hi) == (0, 1.0, 1.0, 1.0)
+
+
+def test_the_recorded_choice_is_estimated_as_the_row_recorded_it():
+    pairs = [contended_pair(i) for i in range(10)]  # drsched's shadow chose b, the idle node
+    e = model_based(pairs, None, params=ORIGINAL, draws=50)
+    assert e.policy == "recorded" and (e.n, e.agreed) == (10, 0) and e.value == pytest.approx(29.0)
+    d, o = pairs[0]
+    gone = (Row("f", 1, {**d.data, "chosen": None}), o)  # drsched allowed no node: nothing to estimate
+    assert model_based([gone], None, params=ORIGINAL).skipped["no_pick"] == 1

@@ -1,0 +1,150 @@
+"""``lab shadow``: does shadow mode's prediction match what the drsched arm measures? (issue #23 D6)
+
+Why it exists: shadow mode exists so a team can see what drsched would gain before it lets drsched decide. That
+prediction is worth something only if it matches what happens when drsched does decide, and the lab is where
+both can be had on the same schedule: in the ``default`` arm the extender shadows every binding of the
+default scheduler (``lab.kube.SHADOW_ARGS``) and logs, with the pod's outcome, the node its policy would have
+chosen; the ``model`` arm then runs the same jobs with drsched deciding. Here the two meet:
+
+* **predicted**, per seed: the mean JCT of the default arm's pods had each gone where drsched's shadow chose,
+  over the mean JCT they had (``policy.offline.model_based`` with the recorded choice: the calibrated
+  contention model's slowdown on both nodes, anchored at the observed outcome; exact where the two agree),
+  from the run's kept decision log (``decisions/``, told apart by run through ``runs.csv``);
+* **measured**, per seed: the drsched arm's mean JCT over the default arm's (``jobs.csv``), and over seeds
+  its mean with a 95 % t interval.
+
+The verdict says whether the mean predicted ratio falls inside the measured interval, and by how much it
+misses when not. Why they may differ even with a right contention model: the prediction changes one decision
+at a time against the default arm's placements (the drsched arm's later pods meet drsched's earlier choices,
+not the default's), assumes each node's load at the binding holds for the pod's stay, and its JCT is
+created-to-finished where the lab's is submitted-to-finished. Shadow rows whose policy is not the compared
+arm's (the extender was serving another arm's policy when the default arm ran) are counted and left out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from lab import arms, report
+from lab.errors import LabError
+from policy.decisionlog import LogError, read_log
+from policy.offline import model_based
+from policy.report import mean_ci95
+from policy.sim.sharing import ContentionParams
+
+DECISIONS = "decisions"
+
+
+class ShadowError(LabError, ValueError):
+    """A results directory ``lab shadow`` cannot read (no runs.csv, no kept log, a bad log row: says which)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeedCheck:
+    seed: int
+    variant: str
+    shadowed: int               # default-arm pods with a shadow row and an outcome
+    estimated: int              # of which the contention model could estimate
+    agreed: int                 # of which drsched's shadow chose the node the default scheduler bound
+    predicted: float | None     # mean JCT at drsched's choices / observed, default arm's pods
+    predicted_lo: float | None
+    predicted_hi: float | None
+    measured: float | None      # drsched arm mean JCT / default arm mean JCT (jobs.csv)
+
+
+def _mean_jct(rows: list[dict]) -> dict[tuple[int, str, str], float]:
+    acc: dict[tuple[int, str, str], list[float]] = defaultdict(list)
+    for r in rows:
+        if r.get("jct_s") not in (None, ""):
+            acc[(int(r["seed"]), r["arm"], r["variant"])].append(float(r["jct_s"]))
+    return {k: sum(v) / len(v) for k, v in acc.items() if v}
+
+
+def shadow_check(out: Path, *, arm: str = "model", baseline: str = "default", params: ContentionParams | None = None,
+                 draws: int = 2000) -> dict:
+    """Per seed, the shadow's predicted ratio against the measured one, and the verdict (module doc)."""
+    policy = arms.parse(arm).policy
+    if policy is None or arms.parse(baseline).policy is not None:
+        raise ShadowError(f"--arm must be a drsched arm and --baseline a default-scheduler arm, got {arm!r} / "
+                          f"{baseline!r}")
+    runs = report.read_rows(out / "runs.csv")
+    if not runs:
+        raise ShadowError(f"{out}: no runs.csv (a run before shadow mode came to the lab has no kept log)")
+    if not (out / DECISIONS).is_dir():
+        raise ShadowError(f"{out}: no {DECISIONS}/ (the run's decision log was not kept)")
+    try:
+        pairs = read_log(out / DECISIONS).joined()
+    except LogError as exc:
+        raise ShadowError(str(exc)) from None
+    means = _mean_jct(report.read_rows(out / "jobs.csv"))
+    prefixes = {r["run_id"] + "-": (int(r["seed"]), r["variant"]) for r in runs if r["arm"] == baseline}
+    by_seed: dict[tuple[int, str], list] = defaultdict(list)
+    other_policy = 0
+    for d, o in pairs:
+        if d["mode"] != "shadow":
+            continue
+        key = next((k for p, k in prefixes.items() if d["name"].startswith(p)), None)
+        if key is None:
+            continue
+        if d["policy"] != policy:
+            other_policy += 1
+            continue
+        by_seed[key].append((d, o))
+    seeds = []
+    for (seed, variant), rows in sorted(by_seed.items()):
+        e = model_based(rows, None, params=params, draws=draws, seed=seed)
+        base, this = means.get((seed, baseline, variant)), means.get((seed, arm, variant))
+        seeds.append(SeedCheck(seed, variant, sum(o is not None for _, o in rows), e.n, e.agreed, e.ratio, e.lo,
+                               e.hi, this / base if base and this is not None else None))
+    pred = [s.predicted for s in seeds if s.predicted is not None and s.measured is not None]
+    meas = [s.measured for s in seeds if s.predicted is not None and s.measured is not None]
+    p_mean, p_ci = mean_ci95(pred)
+    m_mean, m_ci = mean_ci95(meas)
+    inside, miss = None, None
+    if pred and math.isfinite(m_ci):
+        lo, hi = m_mean - m_ci, m_mean + m_ci
+        inside = lo <= p_mean <= hi
+        miss = 0.0 if inside else (p_mean - hi if p_mean > hi else p_mean - lo)
+    return {"arm": arm, "baseline": baseline, "policy": policy, "seeds": [_as_dict(s) for s in seeds],
+            "paired_seeds": len(pred), "predicted_mean": _r(p_mean), "predicted_ci95": _r(p_ci),
+            "measured_mean": _r(m_mean), "measured_ci95": _r(m_ci), "inside": inside, "miss": _r(miss),
+            "left_out_other_policy": other_policy}
+
+
+def _as_dict(s: SeedCheck) -> dict:
+    return {f: getattr(s, f) for f in SeedCheck.__slots__}
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else round(float(x), 4)
+
+
+def markdown(res: dict) -> str:
+    """The check as a table and a verdict line."""
+    lines = [f"# Shadow prediction vs measured: {res['arm']} / {res['baseline']} (policy {res['policy']})", "",
+             "| seed | variant | shadowed pods | estimated | agreed | predicted JCT ratio (95 % bootstrap) | "
+             "measured JCT ratio |", "|---|---|---|---|---|---|---|"]
+
+    def f(x):
+        return "–" if x is None else f"{x:.3f}"
+
+    for s in res["seeds"]:
+        lines.append(f"| {s['seed']} | {s['variant']} | {s['shadowed']} | {s['estimated']} | {s['agreed']} | "
+                     f"{f(s['predicted'])} ({f(s['predicted_lo'])}-{f(s['predicted_hi'])}) | {f(s['measured'])} |")
+    lines.append("")
+    if res["inside"] is None:
+        lines.append(f"Over {res['paired_seeds']} seed(s) with both: predicted {f(res['predicted_mean'])}, measured "
+                     f"{f(res['measured_mean'])}; no measured interval (fewer than two seeds), so no verdict.")
+    else:
+        ci = res["measured_ci95"]
+        lines.append(f"Over {res['paired_seeds']} seeds: predicted mean {f(res['predicted_mean'])}, measured mean "
+                     f"{f(res['measured_mean'])} ± {f(ci)}: "
+                     + ("inside the measured interval." if res["inside"] else
+                        f"outside it, by {res['miss']:+.3f}."))
+    if res["left_out_other_policy"]:
+        lines.append(f"{res['left_out_other_policy']} shadow rows were left out: the extender served another policy "
+                     "when the default arm ran.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,81 @@
+"""``lab shadow``: a default arm's shadow rows against the drsched arm's measured JCT, per seed and over seeds."""
+
+import json
+
+import numpy as np
+import pytest
+
+from lab import report
+from lab.cli import main
+from lab.shadow import ShadowError, markdown, shadow_check
+from policy.decisionlog import DecisionInputs, decision_row, outcome_row
+from policy.features import encode
+from policy.sim.sharing import ORIGINAL
+from policy.state import ClusterSnapshot, PodView
+
+SNAP = ClusterSnapshot(names=("a", "b"), capacity=np.array([[4.0, 16.0, 1000.0, 500.0]] * 2),
+                       requested=np.array([[1.0, 2.0], [0.0, 0.0]]),
+                       usage=np.array([[3.0, 2.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]), usage_age=np.array([5.0, 5.0]),
+                       assumed=np.zeros((2, 4)), pods=np.array([1.0, 0.0]), max_pods=np.full(2, 110.0),
+                       ready=np.array([True, True]))
+POD = PodView(requests=[2.0, 1.0], demand=[2.0, 1.0, 0.0, 0.0], demand_source="learned")
+
+
+def results(tmp_path, measured: dict[int, float], *, policy="model", jobs=4):
+    """Seeds of a default arm (each pod bound to the busy node a, 5 s wait + 30 s run; the shadow chose the idle
+    b) and a model arm whose mean JCT is ``measured[seed]`` x the default's."""
+    out = tmp_path / "run"
+    (out / "decisions").mkdir(parents=True)
+    lines = []
+    for seed, ratio in measured.items():
+        ids = {"default": f"def-un{seed}-1{seed}", "model": f"mod-un{seed}-2{seed}"}
+        report.append_rows(out, "runs.csv", [{"seed": seed, "arm": a, "variant": "under", "run_id": r}
+                                             for a, r in ids.items()])
+        report.append_rows(out, "jobs.csv", [{"seed": seed, "arm": a, "variant": "under", "job": f"j{k}",
+                                              "jct_s": 35.0 * (ratio if a == "model" else 1.0)}
+                                             for a in ids for k in range(jobs)])
+        for k in range(jobs):
+            uid = ("lab", f"{ids['default']}-j{k}", f"u{seed}-{k}")
+            lines.append(decision_row(ts=k, replica="r", mode="shadow", pod=uid, requests=POD.requests,
+                                      demand=POD.demand, demand_source="learned", policy=policy, model_version="v",
+                                      nodes=["a", "b"], scores=[0, 10], raw=[-1.0, 0.0], chosen="b", actual="a",
+                                      scheduler="default-scheduler", workload="lab/cpu",
+                                      inputs=DecisionInputs(snap=SNAP, cluster=encode(SNAP, POD).cluster,
+                                                            max_usage_age=60.0)))
+            lines.append(outcome_row(ts=k + 40, replica="r", pod=uid, node="a", phase="Succeeded", created=0.0,
+                                     started=5.0, finished=35.0))
+    (out / "decisions" / "decisions-1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return out
+
+
+def test_a_prediction_inside_the_measured_interval_is_said_so_and_one_outside_by_how_much(tmp_path):
+    # the contention model (original rule): on a the pod runs at 4/5 of its demand; on b alone: 5 + 30/1.25 = 29 s
+    res = shadow_check(results(tmp_path / "in", {1: 0.80, 2: 0.84, 3: 0.86}), params=ORIGINAL, draws=50)
+    assert [s["predicted"] for s in res["seeds"]] == [pytest.approx(29 / 35, abs=1e-4)] * 3
+    assert [s["shadowed"] for s in res["seeds"]] == [4, 4, 4] and res["paired_seeds"] == 3
+    assert res["measured_mean"] == pytest.approx(0.8333, abs=1e-4) and res["inside"] and res["miss"] == 0.0
+    out = shadow_check(results(tmp_path / "out", {1: 0.99, 2: 1.0, 3: 1.01}), params=ORIGINAL, draws=50)
+    assert out["inside"] is False and out["miss"] == pytest.approx(29 / 35 - (1.0 - out["measured_ci95"]), abs=1e-3)
+    text = markdown(out)
+    assert "outside it, by -0.1" in text and "| 1 | under | 4 | 4 | 0 | 0.829" in text
+
+
+def test_rows_of_another_policy_are_left_out_and_one_seed_gives_no_verdict(tmp_path):
+    res = shadow_check(results(tmp_path, {1: 0.9}, policy="worst-fit"), params=ORIGINAL, draws=50)
+    assert res["left_out_other_policy"] == 4 and res["seeds"] == [] and res["inside"] is None
+    one = shadow_check(results(tmp_path / "one", {1: 0.9}), params=ORIGINAL, draws=50)
+    assert one["inside"] is None and "no verdict" in markdown(one)
+
+
+def test_the_command_prints_the_table_and_names_what_is_missing(tmp_path, capsys):
+    out = results(tmp_path, {1: 0.8, 2: 0.85})
+    assert main(["shadow", str(out), "--params", "original"]) == 0
+    assert "| 2 | under | 4 | 4 | 0 |" in capsys.readouterr().out
+    assert main(["shadow", str(tmp_path / "nothing")]) == 2
+    assert "no runs.csv" in capsys.readouterr().out
+    assert main(["shadow", str(out), "--arm", "default"]) == 2
+    assert "--arm must be a drsched arm" in capsys.readouterr().out
+    with pytest.raises(ShadowError, match="no decisions/"):
+        (out / "decisions" / "decisions-1.jsonl").unlink()
+        (out / "decisions").rmdir()
+        shadow_check(out)
