@@ -18,7 +18,9 @@ misses when not. Why they may differ even with a right contention model: the pre
 at a time against the default arm's placements (the drsched arm's later pods meet drsched's earlier choices,
 not the default's), assumes each node's load at the binding holds for the pod's stay, and its JCT is
 created-to-finished where the lab's is submitted-to-finished. Shadow rows whose policy is not the compared
-arm's (the extender was serving another arm's policy when the default arm ran) are counted and left out.
+arm's (the extender was serving another arm's policy when the default arm ran) are counted and left out, and so
+is every seed whose default or drsched run a gate flagged (``gates.csv``: the same runs ``lab report`` leaves out
+and the next ``lab run`` reruns), so the check never reads a run the summary would not.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 
 from lab import arms, report
 from lab.errors import LabError
+from lab.gates import flagged_runs
 from policy.decisionlog import LogError, read_log
 from policy.offline import model_based
 from policy.report import mean_ci95
@@ -79,8 +82,12 @@ def shadow_check(out: Path, *, arm: str = "model", baseline: str = "default", pa
         pairs = read_log(out / DECISIONS).joined()
     except LogError as exc:
         raise ShadowError(str(exc)) from None
+    flagged = flagged_runs(report.read_rows(out / "gates.csv"))
+    left_flagged = sorted({(int(r["seed"]), r["variant"]) for r in runs
+                           if (int(r["seed"]), r["arm"], r["variant"]) in flagged and r["arm"] in (arm, baseline)})
     means = _mean_jct(report.read_rows(out / "jobs.csv"))
-    prefixes = {r["run_id"] + "-": (int(r["seed"]), r["variant"]) for r in runs if r["arm"] == baseline}
+    prefixes = {r["run_id"] + "-": (int(r["seed"]), r["variant"]) for r in runs
+                if r["arm"] == baseline and (int(r["seed"]), r["variant"]) not in left_flagged}
     by_seed: dict[tuple[int, str], list] = defaultdict(list)
     other_policy = 0
     for d, o in pairs:
@@ -111,7 +118,10 @@ def shadow_check(out: Path, *, arm: str = "model", baseline: str = "default", pa
     return {"arm": arm, "baseline": baseline, "policy": policy, "seeds": [_as_dict(s) for s in seeds],
             "paired_seeds": len(pred), "predicted_mean": _r(p_mean), "predicted_ci95": _r(p_ci),
             "measured_mean": _r(m_mean), "measured_ci95": _r(m_ci), "inside": inside, "miss": _r(miss),
-            "left_out_other_policy": other_policy}
+            "left_out_other_policy": other_policy,
+            "left_out_flagged": [{"seed": seed, "variant": variant,
+                                  "why": [w for a in (baseline, arm) for w in flagged.get((seed, a, variant), [])]}
+                                 for seed, variant in left_flagged]}
 
 
 def _as_dict(s: SeedCheck) -> dict:
@@ -147,4 +157,7 @@ def markdown(res: dict) -> str:
     if res["left_out_other_policy"]:
         lines.append(f"{res['left_out_other_policy']} shadow rows were left out: the extender served another policy "
                      "when the default arm ran.")
+    for f_ in res.get("left_out_flagged", []):
+        lines.append(f"Seed {f_['seed']} ({f_['variant']}) left out: a gate flagged its run ({'; '.join(f_['why'])}); "
+                     "the next `lab run` reruns it.")
     return "\n".join(lines) + "\n"

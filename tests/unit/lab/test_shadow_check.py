@@ -79,3 +79,18 @@ def test_the_command_prints_the_table_and_names_what_is_missing(tmp_path, capsys
         (out / "decisions" / "decisions-1.jsonl").unlink()
         (out / "decisions").rmdir()
         shadow_check(out)
+
+
+def test_a_seed_whose_run_a_gate_flagged_is_left_out_and_named(tmp_path):
+    out = results(tmp_path, {1: 0.80, 2: 0.84, 3: 2.0})
+    report.append_rows(out, "gates.csv", [
+        {"seed": 3, "arm": "model", "variant": "under", "gate": "host-interference", "flagged": 1, "value": 0.4,
+         "detail": "8 of 20 busy samples below 90 % of quota"},
+        {"seed": 2, "arm": "default", "variant": "under", "gate": "host-interference", "flagged": 0, "value": 0.0,
+         "detail": "0 of 9"}])
+    res = shadow_check(out, params=ORIGINAL, draws=50)
+    assert [s["seed"] for s in res["seeds"]] == [1, 2] and res["paired_seeds"] == 2
+    assert res["measured_mean"] == pytest.approx(0.82, abs=1e-4)
+    assert res["left_out_flagged"] == [{"seed": 3, "variant": "under",
+                                        "why": ["host-interference: 8 of 20 busy samples below 90 % of quota"]}]
+    assert "Seed 3 (under) left out: a gate flagged its run (host-interference" in markdown(res)
