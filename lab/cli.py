@@ -6,12 +6,13 @@
               protocol when it has one)
     compare   a rerun against a reference run: same schedules? same placements? ratios inside the intervals?
     shadow    shadow mode's predicted gain in the default arm against the gain the drsched arm measured
+    regate    judge a finished run's host-interference gate again by today's rule (--write: into gates.csv)
     schedule  print a seed's schedule (schedule.csv format), or check a schedule file
     demo      `make demo`: a short default vs drsched run on real nodes, or the KWOK demo (--kwok)
 
 Each subcommand but demo declares its flags once, as a dataclass whose field defaults and docstrings are the
-flags' defaults and help (RunArgs, ReportArgs, CompareArgs, ShadowArgs, ScheduleArgs; policy.cli builds the
-parsers).
+flags' defaults and help (RunArgs, ReportArgs, CompareArgs, ShadowArgs, RegateArgs,
+ScheduleArgs; policy.cli builds the parsers).
 """
 
 from __future__ import annotations
@@ -160,6 +161,19 @@ class ShadowArgs:
 
 
 @dataclass(kw_only=True)
+class RegateArgs:
+    """``regate``: judge a finished run's host-interference gate again by today's rule, from the files it kept."""
+
+    out: Path
+    """output directory of a finished run (counters.csv, system.csv, jobs.csv, nodes.csv)"""
+    max_share: float | None = None
+    """flag limit, starved / busy (unset: the protocol.yaml kept in OUT, else 0.05)"""
+    write: bool = False
+    """replace gates.csv's host-interference rows (the old file is kept as gates-recorded.csv), so report,
+    shadow and the next run read the new verdicts"""
+
+
+@dataclass(kw_only=True)
 class ScheduleArgs(ScheduleFlags):
     """``schedule``: print a seed's schedule as CSV, or check a schedule file (--check)."""
 
@@ -180,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     for name, cls in (("run", RunArgs), ("report", ReportArgs), ("compare", CompareArgs), ("shadow", ShadowArgs),
-                      ("schedule", ScheduleArgs)):
+                      ("regate", RegateArgs), ("schedule", ScheduleArgs)):
         text = cls.__doc__.split(": ", 1)[1].rstrip(".")
         add_arguments(sub.add_parser(name, help=text), cls)
     demo.add_parser(sub)
@@ -289,6 +303,18 @@ def cmd_shadow(args: ShadowArgs) -> int:
     return 0
 
 
+def cmd_regate(args: RegateArgs) -> int:
+    from lab.regate import markdown, regate, write_regated
+
+    res = regate(args.out, max_share=args.max_share)
+    _say(markdown(res))
+    if args.write:
+        changed = write_regated(args.out, res)
+        _say(f"{args.out / 'gates.csv'}: {len(res)} host-interference rows written, {changed} verdicts changed; "
+             f"the recorded file kept as gates-recorded.csv")
+    return 0
+
+
 def cmd_schedule(args: ScheduleArgs) -> int:
     if args.check is not None:
         jobs = parse_schedule(args.check.read_text(), path=str(args.check))
@@ -301,7 +327,7 @@ def cmd_schedule(args: ScheduleArgs) -> int:
 
 
 COMMANDS = {RunArgs: cmd_run, ReportArgs: cmd_report, CompareArgs: cmd_compare, ShadowArgs: cmd_shadow,
-            ScheduleArgs: cmd_schedule}
+            RegateArgs: cmd_regate, ScheduleArgs: cmd_schedule}
 """What each subcommand's dataclass runs; ``demo``'s namespace names its own (``func``)."""
 
 

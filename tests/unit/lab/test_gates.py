@@ -9,11 +9,13 @@ from lab.gates import (
     CpuTimes,
     GateError,
     NodeSample,
+    SystemSample,
     busy_share,
     demand_from_jobs,
     flagged_runs,
     gate_rows,
     interference,
+    node_cpu_busy,
     parse_cpu_stat,
     parse_cpuacct_usage,
     parse_proc_stat,
@@ -112,6 +114,40 @@ def test_an_arm_is_flagged_above_5_percent_of_busy_samples(starved_intervals, fl
         samples.append(NodeSample(float(i), "rn-large", CpuStat(i, 0, 0), usage))
     found = interference(samples, quota_m=QUOTA, demand_m=lambda n, t: 1000)
     assert (found.busy, found.starved, found.flagged) == (30, starved_intervals, flagged)  # 2/30 = 6.7 % > 5 %
+
+
+def _cpu_reads(cpu, role, busy_per_s, n=5, lag=0.004):
+    """/proc/stat reads of one CPU a second apart (a few ms after the node counters), ``busy_per_s`` of 100
+    ticks busy each second."""
+    return [SystemSample(t_s=i + lag, source=cpu, role=role, times=CpuTimes(busy=busy_per_s * i,
+                                                                           idle=(100 - busy_per_s) * i))
+            for i in range(n)]
+
+
+@pytest.mark.parametrize("node_cpu_busy_ticks, starved, idle_cpu", [
+    (100, 4, 0),  # the node CPU had no idle tick: the host held the node back
+    (97, 4, 0),   # 97 % busy is full (above 95 %)
+    (60, 0, 4),   # 40 % idle: CFS would have run a waiting thread of the unthrottled node, so its jobs wanted less
+])
+def test_a_low_interval_is_starved_only_when_the_node_cpus_were_full(node_cpu_busy_ticks, starved, idle_cpu):
+    # the system CPU (cpu0) is always full: only the nodes' CPU (cpu1) decides
+    system = _cpu_reads("cpu0", "system", 100) + _cpu_reads("cpu1", "node", node_cpu_busy_ticks)
+    found = interference(_series("rn-large", 600, 0), quota_m=QUOTA, demand_m=lambda n, t: 1000,
+                         cpu_busy=node_cpu_busy(system))
+    assert (found.busy, found.starved, found.idle_cpu) == (4, starved, idle_cpu)
+    detail = gate_rows(seed=1, arm="model", variant="under", host=found)[0]["detail"]
+    assert ("while the node CPUs had idle time" in detail) == bool(idle_cpu)
+
+
+def test_the_node_cpus_are_every_cpu_without_isolation_and_unknown_without_reads() -> None:
+    # no CPU has the "node" role (no isolation): both CPUs count, 100 + 50 of 200 ticks busy
+    busy = node_cpu_busy(_cpu_reads("cpu0", "", 100) + _cpu_reads("cpu1", "", 50))
+    assert busy(0.0, 1.0) == pytest.approx(0.75) and busy(1.0, 3.0) == pytest.approx(0.75)
+    assert busy(2.0, 2.0) is None  # one read at both ends: no interval
+    assert node_cpu_busy([SystemSample(0.0, "/drsched-system", "cgroup", usage_ns=5)]) is None
+    # no CPU reads: judged as before, every low interval starved
+    found = interference(_series("rn-large", 600, 0), quota_m=QUOTA, demand_m=lambda n, t: 1000, cpu_busy=None)
+    assert (found.starved, found.idle_cpu) == (4, 0)
 
 
 def test_demand_comes_from_the_arms_jobs_on_each_node() -> None:
