@@ -14,7 +14,12 @@ chosen; the ``model`` arm then runs the same jobs with drsched deciding. Here th
   its mean with a 95 % t interval.
 
 The verdict says whether the mean predicted ratio falls inside the measured interval, and by how much it
-misses when not. Why they may differ even with a right contention model: the prediction changes one decision
+misses when not. To say why it misses, ``at_binding`` sets the contention model's slowdown of each pod where it
+ran (the anchor of every estimate) beside the slowdown the pod measured there, per arm and node. The model's
+slowdown is against the pod's demand met in full, so where the node is smaller than that demand it holds node
+speed too, which the measured run slowdown (against solo on the same node type) does not.
+
+Why they may differ even with a right contention model: the prediction changes one decision
 at a time against the default arm's placements (the drsched arm's later pods meet drsched's earlier choices,
 not the default's), assumes each node's load at the binding holds for the pod's stay, and its JCT is
 created-to-finished where the lab's is submitted-to-finished. Shadow rows whose policy is not the compared
@@ -34,8 +39,9 @@ from lab import arms, report
 from lab.errors import LabError
 from lab.gates import flagged_runs
 from policy.decisionlog import LogError, read_log
-from policy.offline import model_based
+from policy.offline import model_based, predicted_at_binding
 from policy.report import mean_ci95
+from policy.sim.calibration import default_params
 from policy.sim.sharing import ContentionParams
 
 DECISIONS = "decisions"
@@ -85,7 +91,8 @@ def shadow_check(out: Path, *, arm: str = "model", baseline: str = "default", pa
     flagged = flagged_runs(report.read_rows(out / "gates.csv"))
     left_flagged = sorted({(int(r["seed"]), r["variant"]) for r in runs
                            if (int(r["seed"]), r["arm"], r["variant"]) in flagged and r["arm"] in (arm, baseline)})
-    means = _mean_jct(report.read_rows(out / "jobs.csv"))
+    jobs = report.read_rows(out / "jobs.csv")
+    means = _mean_jct(jobs)
     prefixes = {r["run_id"] + "-": (int(r["seed"]), r["variant"]) for r in runs
                 if r["arm"] == baseline and (int(r["seed"]), r["variant"]) not in left_flagged}
     by_seed: dict[tuple[int, str], list] = defaultdict(list)
@@ -115,13 +122,40 @@ def shadow_check(out: Path, *, arm: str = "model", baseline: str = "default", pa
         lo, hi = m_mean - m_ci, m_mean + m_ci
         inside = lo <= p_mean <= hi
         miss = 0.0 if inside else (p_mean - hi if p_mean > hi else p_mean - lo)
+    params = default_params() if params is None else params
+    kept = {r["run_id"]: r for r in runs if r["arm"] in (arm, baseline)
+            and (int(r["seed"]), r["variant"]) not in left_flagged}
     return {"arm": arm, "baseline": baseline, "policy": policy, "seeds": [_as_dict(s) for s in seeds],
+            "at_binding": at_binding(pairs, kept, jobs, params=params),
             "paired_seeds": len(pred), "predicted_mean": _r(p_mean), "predicted_ci95": _r(p_ci),
             "measured_mean": _r(m_mean), "measured_ci95": _r(m_ci), "inside": inside, "miss": _r(miss),
             "left_out_other_policy": other_policy,
             "left_out_flagged": [{"seed": seed, "variant": variant,
                                   "why": [w for a in (baseline, arm) for w in flagged.get((seed, a, variant), [])]}
                                  for seed, variant in left_flagged]}
+
+
+def at_binding(pairs: list, runs: dict[str, dict], jobs: list[dict], *, params: ContentionParams) -> list[dict]:
+    """Per arm and node the pods ran on: the contention model's mean predicted slowdown at the binding
+    (``policy.offline.predicted_at_binding``: the number every estimate is anchored on) against the measured
+    one (jobs.csv ``run_slowdown``: run time over solo time on that node's type) and the slowdown against
+    the job's best node (``best_slowdown``: what node speed adds). Each arm's own rows only (the default
+    arm's shadow rows, the drsched arm's serve rows), pods of ``runs`` (run id -> runs.csv row)."""
+    by_job = {(r["seed"], r["arm"], r["variant"], r["job"]): r for r in jobs}
+    acc: dict[tuple[str, str], list[tuple[float, float, float]]] = defaultdict(list)
+    for d, o in pairs:
+        run_id, _, job = d["name"].rpartition("-")
+        run = runs.get(run_id)
+        if run is None or (d["mode"] == "shadow") != (arms.parse(run["arm"]).policy is None):
+            continue
+        j = by_job.get((run["seed"], run["arm"], run["variant"], job))
+        got = predicted_at_binding(d, o, params=params)
+        if j is None or got is None or j.get("run_slowdown") in (None, "") or j.get("best_slowdown") in (None, ""):
+            continue
+        acc[(run["arm"], got[0])].append((got[1], float(j["run_slowdown"]), float(j["best_slowdown"])))
+    return [{"arm": a, "node": node, "pods": len(v), "predicted": _r(sum(x[0] for x in v) / len(v)),
+             "measured": _r(sum(x[1] for x in v) / len(v)), "vs_best_node": _r(sum(x[2] for x in v) / len(v))}
+            for (a, node), v in sorted(acc.items())]
 
 
 def _as_dict(s: SeedCheck) -> dict:
@@ -154,6 +188,15 @@ def markdown(res: dict) -> str:
                      f"{f(res['measured_mean'])} ± {f(ci)}: "
                      + ("inside the measured interval." if res["inside"] else
                         f"outside it, by {res['miss']:+.3f}."))
+    if res.get("at_binding"):
+        lines += ["", "The contention model at the binding, which anchors every estimate: its predicted slowdown of "
+                  "each pod where it ran against the measured one (run time over solo time on that node's type), "
+                  "and what node speed adds (against the job's best node):", "",
+                  "| arm | node | pods | predicted slowdown | measured | measured vs best node |",
+                  "|---|---|---:|---:|---:|---:|"]
+        lines += [f"| `{b['arm']}` | {b['node']} | {b['pods']} | {f(b['predicted'])} | {f(b['measured'])} | "
+                  f"{f(b['vs_best_node'])} |" for b in res["at_binding"]]
+        lines.append("")
     if res["left_out_other_policy"]:
         lines.append(f"{res['left_out_other_policy']} shadow rows were left out: the extender served another policy "
                      "when the default arm ran.")

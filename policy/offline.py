@@ -230,6 +230,21 @@ def model_estimates(pairs: list[tuple[Row, Row | None]], scorer: Scorer | None, 
     return out, skipped
 
 
+def predicted_at_binding(d: Row, o: Row | None, *, params: ContentionParams) -> tuple[str, float] | None:
+    """The node a logged pod ran on and the contention model's slowdown for it there, from the row's own
+    snapshot (what ``model_estimates`` divides by); None where the row has no inputs or its node is unknown or
+    not kept. Set beside the pod's measured slowdown it says whether the model that anchors every estimate is
+    right about the cluster (``lab shadow``)."""
+    if d["inputs"] is None:
+        return None
+    bound = bound_node(d, o)
+    dec = encoding(d)
+    if bound is None or bound not in dec.names:
+        return None
+    est = estimated_usage(dec.snap, d["inputs"]["max_usage_age"])
+    return bound, slowdown_on(dec.snap, dec.pod, dec.names.index(bound), est, params)
+
+
 def _ratio_interval(num: np.ndarray, den: np.ndarray, *, draws: int, seed: int) -> tuple[float, float, float]:
     """mean(num) / mean(den) and its 95 % paired bootstrap interval."""
     def ratio_of(idx: np.ndarray) -> float:

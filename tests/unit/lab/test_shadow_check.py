@@ -21,7 +21,7 @@ SNAP = ClusterSnapshot(names=("a", "b"), capacity=np.array([[4.0, 16.0, 1000.0, 
 POD = PodView(requests=[2.0, 1.0], demand=[2.0, 1.0, 0.0, 0.0], demand_source="learned")
 
 
-def results(tmp_path, measured: dict[int, float], *, policy="model", jobs=4):
+def results(tmp_path, measured: dict[int, float], *, policy="model", jobs=4, slowdowns=("", "")):
     """Seeds of a default arm (each pod bound to the busy node a, 5 s wait + 30 s run; the shadow chose the idle
     b) and a model arm whose mean JCT is ``measured[seed]`` x the default's."""
     out = tmp_path / "run"
@@ -32,7 +32,8 @@ def results(tmp_path, measured: dict[int, float], *, policy="model", jobs=4):
         report.append_rows(out, "runs.csv", [{"seed": seed, "arm": a, "variant": "under", "run_id": r}
                                              for a, r in ids.items()])
         report.append_rows(out, "jobs.csv", [{"seed": seed, "arm": a, "variant": "under", "job": f"j{k}",
-                                              "jct_s": 35.0 * (ratio if a == "model" else 1.0)}
+                                              "jct_s": 35.0 * (ratio if a == "model" else 1.0),
+                                              "run_slowdown": slowdowns[0], "best_slowdown": slowdowns[1]}
                                              for a in ids for k in range(jobs)])
         for k in range(jobs):
             uid = ("lab", f"{ids['default']}-j{k}", f"u{seed}-{k}")
@@ -94,3 +95,17 @@ def test_a_seed_whose_run_a_gate_flagged_is_left_out_and_named(tmp_path):
     assert res["left_out_flagged"] == [{"seed": 3, "variant": "under",
                                         "why": ["host-interference: 8 of 20 busy samples below 90 % of quota"]}]
     assert "Seed 3 (under) left out: a gate flagged its run (host-interference" in markdown(res)
+
+
+def test_the_contention_model_at_the_binding_is_set_beside_the_measured_slowdown(tmp_path):
+    # every default-arm pod ran on a, where the model (original rule) gives it 4/5 of its demand: slowdown 1.25;
+    # the jobs measured 1.02 on that node and 1.4 against their best node
+    out = results(tmp_path, {1: 0.80, 2: 0.84, 3: 0.9}, slowdowns=(1.02, 1.4))
+    report.append_rows(out, "gates.csv", [{"seed": 3, "arm": "default", "variant": "under",
+                                           "gate": "host-interference", "flagged": 1, "value": 0.4, "detail": "x"}])
+    res = shadow_check(out, params=ORIGINAL, draws=50)
+    # the model arm has no serve rows here, and seed 3's pods are left out with its flagged run
+    assert res["at_binding"] == [{"arm": "default", "node": "a", "pods": 8, "predicted": 1.25, "measured": 1.02,
+                                  "vs_best_node": 1.4}]
+    assert "| `default` | a | 8 | 1.250 | 1.020 | 1.400 |" in markdown(res)
+    assert shadow_check(results(tmp_path / "none", {1: 0.8, 2: 0.9}), params=ORIGINAL, draws=50)["at_binding"] == []
