@@ -154,6 +154,9 @@ class ShadowArgs:
     """the default-scheduler arm the extender shadowed"""
     params: str | None = None
     """contention parameter set of the calibration file the prediction uses (unset: its active set)"""
+    calibration: Path | None = None
+    """the calibration file --params names a set of (unset: policy/sim/calibration.yaml), e.g. one that
+    `python -m policy.calibrate log --write --calibration FILE` fitted from a log"""
     json: bool = False
     """print the JSON instead of the markdown"""
     write: Path | None = None
@@ -293,8 +296,9 @@ def cmd_shadow(args: ShadowArgs) -> int:
     from lab.shadow import markdown, shadow_check
     from policy.sim import calibration
 
-    params = None if args.params is None else calibration.params_of(calibration.read(calibration.DEFAULT_PATH),
-                                                                     args.params)
+    path = calibration.DEFAULT_PATH if args.calibration is None else args.calibration
+    params = (None if args.params is None and args.calibration is None
+              else calibration.params_of(calibration.read(path), args.params))
     res = shadow_check(args.out, arm=args.arm, baseline=args.baseline, params=params)
     text = markdown(res)
     if args.write is not None:

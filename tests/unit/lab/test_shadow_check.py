@@ -4,12 +4,14 @@ import json
 
 import numpy as np
 import pytest
+import yaml
 
 from lab import report
 from lab.cli import main
 from lab.shadow import ShadowError, markdown, shadow_check
 from policy.decisionlog import DecisionInputs, decision_row, outcome_row
 from policy.features import encode
+from policy.sim import calibration
 from policy.sim.sharing import ORIGINAL
 from policy.state import ClusterSnapshot, PodView
 
@@ -109,3 +111,16 @@ def test_the_contention_model_at_the_binding_is_set_beside_the_measured_slowdown
                                   "vs_best_node": 1.4}]
     assert "| `default` | a | 8 | 1.250 | 1.020 | 1.400 |" in markdown(res)
     assert shadow_check(results(tmp_path / "none", {1: 0.8, 2: 0.9}), params=ORIGINAL, draws=50)["at_binding"] == []
+
+
+def test_the_prediction_can_use_a_set_from_another_calibration_file(tmp_path, capsys):
+    # a calibration file written by `policy.calibrate log --write --calibration FILE`: its sets, by name
+    doc = calibration.read(calibration.DEFAULT_PATH)
+    doc["sets"]["from-log"] = dict(doc["sets"]["original"])
+    path = tmp_path / "cal.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    out = results(tmp_path, {1: 0.8, 2: 0.85})
+    assert main(["shadow", str(out), "--calibration", str(path), "--params", "from-log"]) == 0
+    assert "| 1 | under | 4 | 4 | 0 | 0.829" in capsys.readouterr().out  # the original rule's 29/35
+    assert main(["shadow", str(out), "--calibration", str(tmp_path / "none.yaml")]) == 2
+    assert "none.yaml: cannot read" in capsys.readouterr().out
