@@ -36,11 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lab import arms, report
+from lab.endpoint import interval
 from lab.errors import LabError
 from lab.gates import flagged_runs
 from policy.decisionlog import LogError, read_log
 from policy.offline import model_based, predicted_at_binding
-from policy.report import mean_ci95
 from policy.sim.calibration import default_params
 from policy.sim.sharing import ContentionParams
 
@@ -115,11 +115,14 @@ def shadow_check(out: Path, *, arm: str = "model", baseline: str = "default", pa
                                e.hi, this / base if base and this is not None else None))
     pred = [s.predicted for s in seeds if s.predicted is not None and s.measured is not None]
     meas = [s.measured for s in seeds if s.predicted is not None and s.measured is not None]
-    p_mean, p_ci = mean_ci95(pred)
-    m_mean, m_ci = mean_ci95(meas)
+    # the protocol's primary endpoint on both sides: exp of the mean per-seed log ratio, the measured one with
+    # its 95 % t-interval (lab.endpoint), so the verdict reads the interval lab report prints
+    p_iv = interval([math.log(x) for x in pred if x > 0])
+    m_iv = interval([math.log(x) for x in meas if x > 0])
+    p_mean, m_mean = p_iv.ratio, m_iv.ratio
     inside, miss = None, None
-    if pred and math.isfinite(m_ci):
-        lo, hi = m_mean - m_ci, m_mean + m_ci
+    if pred and math.isfinite(m_iv.low):
+        lo, hi = m_iv.low, m_iv.high
         inside = lo <= p_mean <= hi
         miss = 0.0 if inside else (p_mean - hi if p_mean > hi else p_mean - lo)
     params = default_params() if params is None else params
@@ -127,8 +130,9 @@ def shadow_check(out: Path, *, arm: str = "model", baseline: str = "default", pa
             and (int(r["seed"]), r["variant"]) not in left_flagged}
     return {"arm": arm, "baseline": baseline, "policy": policy, "seeds": [_as_dict(s) for s in seeds],
             "at_binding": at_binding(pairs, kept, jobs, params=params),
-            "paired_seeds": len(pred), "predicted_mean": _r(p_mean), "predicted_ci95": _r(p_ci),
-            "measured_mean": _r(m_mean), "measured_ci95": _r(m_ci), "inside": inside, "miss": _r(miss),
+            "paired_seeds": len(pred), "predicted_mean": _r(p_mean), "predicted_low": _r(p_iv.low),
+            "predicted_high": _r(p_iv.high), "measured_mean": _r(m_mean), "measured_low": _r(m_iv.low),
+            "measured_high": _r(m_iv.high), "inside": inside, "miss": _r(miss),
             "left_out_other_policy": other_policy,
             "left_out_flagged": [{"seed": seed, "variant": variant,
                                   "why": [w for a in (baseline, arm) for w in flagged.get((seed, a, variant), [])]}
@@ -183,9 +187,9 @@ def markdown(res: dict) -> str:
         lines.append(f"Over {res['paired_seeds']} seed(s) with both: predicted {f(res['predicted_mean'])}, measured "
                      f"{f(res['measured_mean'])}; no measured interval (fewer than two seeds), so no verdict.")
     else:
-        ci = res["measured_ci95"]
-        lines.append(f"Over {res['paired_seeds']} seeds: predicted mean {f(res['predicted_mean'])}, measured mean "
-                     f"{f(res['measured_mean'])} ± {f(ci)}: "
+        lines.append(f"Over {res['paired_seeds']} seeds (exp of the mean per-seed log ratio, the protocol's "
+                     f"endpoint): predicted {f(res['predicted_mean'])}, measured {f(res['measured_mean'])} "
+                     f"(95 % interval {f(res['measured_low'])}-{f(res['measured_high'])}): "
                      + ("inside the measured interval." if res["inside"] else
                         f"outside it, by {res['miss']:+.3f}."))
     if res.get("at_binding"):

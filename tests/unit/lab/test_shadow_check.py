@@ -1,6 +1,7 @@
 """``lab shadow``: a default arm's shadow rows against the drsched arm's measured JCT, per seed and over seeds."""
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -56,9 +57,11 @@ def test_a_prediction_inside_the_measured_interval_is_said_so_and_one_outside_by
     res = shadow_check(results(tmp_path / "in", {1: 0.80, 2: 0.84, 3: 0.86}), params=ORIGINAL, draws=50)
     assert [s["predicted"] for s in res["seeds"]] == [pytest.approx(29 / 35, abs=1e-4)] * 3
     assert [s["shadowed"] for s in res["seeds"]] == [4, 4, 4] and res["paired_seeds"] == 3
-    assert res["measured_mean"] == pytest.approx(0.8333, abs=1e-4) and res["inside"] and res["miss"] == 0.0
+    geo = math.exp(sum(math.log(x) for x in (0.80, 0.84, 0.86)) / 3)  # the endpoint: exp of the mean log ratio
+    assert res["measured_mean"] == pytest.approx(geo, abs=1e-4) and res["inside"] and res["miss"] == 0.0
     out = shadow_check(results(tmp_path / "out", {1: 0.99, 2: 1.0, 3: 1.01}), params=ORIGINAL, draws=50)
-    assert out["inside"] is False and out["miss"] == pytest.approx(29 / 35 - (1.0 - out["measured_ci95"]), abs=1e-3)
+    assert out["inside"] is False and out["miss"] == pytest.approx(29 / 35 - out["measured_low"], abs=1e-3)
+    assert out["measured_low"] == pytest.approx(0.9752, abs=1e-3)  # exp(-t_0.975,2 * sd / sqrt 3), sd 0.01
     text = markdown(out)
     assert "outside it, by -0.1" in text and "| 1 | under | 4 | 4 | 0 | 0.829" in text
 
@@ -93,7 +96,7 @@ def test_a_seed_whose_run_a_gate_flagged_is_left_out_and_named(tmp_path):
          "detail": "0 of 9"}])
     res = shadow_check(out, params=ORIGINAL, draws=50)
     assert [s["seed"] for s in res["seeds"]] == [1, 2] and res["paired_seeds"] == 2
-    assert res["measured_mean"] == pytest.approx(0.82, abs=1e-4)
+    assert res["measured_mean"] == pytest.approx(math.sqrt(0.80 * 0.84), abs=1e-4)
     assert res["left_out_flagged"] == [{"seed": 3, "variant": "under",
                                         "why": ["host-interference: 8 of 20 busy samples below 90 % of quota"]}]
     assert "Seed 3 (under) left out: a gate flagged its run (host-interference" in markdown(res)
