@@ -47,11 +47,9 @@ from harness.realcluster import RealCluster, ensure_node_binaries
 from lab import arms, counters, report, solo
 from lab.errors import RunError
 from lab.gates import (
-    demand_from_jobs,
     flagged_runs,
     gate_rows,
-    interference,
-    node_cpu_busy,
+    host_gate,
     system_pods_on_job_nodes,
     system_rows,
 )
@@ -333,9 +331,8 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
     host = None
     if result.counters:  # no counters (no cgroup files): the gate is not checked, and no row says it passed
         report.append_rows(plan.out, "counters.csv", counter_rows(result, seed=seed, arm=arm, variant=plan.variant))
-        host = interference(result.counters, quota_m={s.name: s.cpu_millis for s in cluster.shapes},
-                            demand_m=demand_from_jobs(rows), max_share=plan.interference_max,
-                            cpu_busy=node_cpu_busy(result.system))
+        host = host_gate(result.counters, result.system, rows, quota_m={s.name: s.cpu_millis for s in cluster.shapes},
+                         max_share=plan.interference_max)
     missing = None
     if scheduler is not None and plan.require_scored:  # a drsched arm: each of its pods scored by the extender
         scored = lab.scored_uids()

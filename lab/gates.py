@@ -19,12 +19,12 @@ A node that wanted its quota, was not held back by it, and still got less, while
 no idle time, was held back by the host. Where those CPUs had idle time the kernel, whose CFS scheduler never
 leaves a CPU idle while a thread of an unthrottled cgroup can run there, did not hold it back: its jobs
 wanted less than their solo cpu at that moment (a job's nominal ``cpu_use_m`` is its mean alone; in the four
-lab results with ``system.csv`` all 230 intervals the gate called starved before this rule had CPU 1, the
-nodes' only CPU, at most 90 % busy). Those are counted as ``idle_cpu``, not starved. The node CPUs' busy
-share comes from ``/proc/stat`` (``node_cpu_busy``: the CPUs whose role is "node", every CPU where none is);
-without it (no system samples) every low interval counts as starved, as before. The arm is flagged when
-starved / busy, over all nodes, exceeds ``max_share`` (5 %). ``demand_m`` comes from the
-arm's own jobs.csv rows (``demand_from_jobs``): the solo cpu of each job between its start and finish on its
+lab results with ``system.csv`` all 230 intervals the gate called starved before this rule had the node CPUs
+at most 90 % busy: ``lab regate`` prints it per run). Those are counted as ``idle_cpu``, not starved. The
+node CPUs' busy share comes from ``/proc/stat`` (``node_cpu_busy``: the CPUs whose role is "node", every
+CPU where none is); without it (no system samples) every low interval counts as starved, as before. The arm
+is flagged when starved / busy, over all nodes, exceeds ``max_share`` (5 %). ``demand_m`` comes from the arm's
+own jobs.csv rows (``demand_from_jobs``): the solo cpu of each job between its start and finish on its
 last node (a migrated job counts on its last node only). Counters that go backwards (a recreated cgroup) drop
 that interval. ``/proc/stat`` per CPU (``parse_proc_stat``, ``busy_share``) says how busy the host's CPUs were.
 
@@ -63,6 +63,8 @@ HOST_FULL = 0.95
 one-second interval with five idle ticks is not full)."""
 MAX_SHARE = 0.05
 """The most starved / busy samples an arm may have (issue #21: 5 %)."""
+HOST_GATE = "host-interference"
+"""The host-interference gate's name in ``gates.csv``."""
 
 
 class GateError(LabError, ValueError):
@@ -188,6 +190,8 @@ class Interference:
     max_share: float = MAX_SHARE
     idle_cpu: int = 0
     """Busy intervals below the quota, unthrottled, while the node CPUs had idle time: not starved."""
+    idle_cpu_busiest: float | None = None
+    """The highest node-CPU busy share among those intervals (None: none)."""
 
     @property
     def share(self) -> float:
@@ -208,7 +212,7 @@ def interference(samples: Iterable[NodeSample], *, quota_m: Mapping[str, float],
     for s in samples:
         by_node[s.node].append(s)
     per_node: dict[str, tuple[int, int]] = {}
-    idle_cpu = 0
+    idle_busy: list[float] = []
     for node, series in sorted(by_node.items()):
         quota = quota_m.get(node)
         if not quota:
@@ -228,12 +232,22 @@ def interference(samples: Iterable[NodeSample], *, quota_m: Mapping[str, float],
                 continue
             full = cpu_busy(a.t_s, b.t_s) if cpu_busy is not None else None
             if full is not None and full < HOST_FULL:
-                idle_cpu += 1
+                idle_busy.append(full)
             else:
                 starved += 1
         per_node[node] = (busy, starved)
     return Interference(busy=sum(b for b, _ in per_node.values()), starved=sum(s for _, s in per_node.values()),
-                        per_node=per_node, max_share=max_share, idle_cpu=idle_cpu)
+                        per_node=per_node, max_share=max_share, idle_cpu=len(idle_busy),
+                        idle_cpu_busiest=max(idle_busy, default=None))
+
+
+def host_gate(counters: Iterable[NodeSample], system: Iterable[SystemSample], jobs: Iterable[Mapping], *,
+              quota_m: Mapping[str, float], max_share: float = MAX_SHARE) -> Interference:
+    """One run's host-interference gate from what it recorded: its nodes' counters, its system samples (the
+    node CPUs' /proc/stat lines) and its jobs.csv rows (the demand); what ``lab run`` judges at the end of a run
+    and ``lab regate`` judges again from the files."""
+    return interference(counters, quota_m=quota_m, demand_m=demand_from_jobs(jobs), max_share=max_share,
+                        cpu_busy=node_cpu_busy(system))
 
 
 def demand_from_jobs(rows: Iterable[Mapping]) -> Callable[[str, float], float]:
@@ -409,13 +423,14 @@ def gate_rows(*, seed: int, arm: str, variant: str, host: Interference | None = 
     rows = []
     if host is not None:
         nodes = ", ".join(f"{n} {s}/{b}" for n, (b, s) in host.per_node.items() if b)
-        rows.append({"seed": seed, "arm": arm, "variant": variant, "gate": "host-interference",
+        rows.append({"seed": seed, "arm": arm, "variant": variant, "gate": HOST_GATE,
                      "flagged": int(host.flagged), "value": round(host.share, 4),
                      "detail": f"{host.starved} of {host.busy} busy samples below {100 * BELOW_SHARE:.0f} % of "
                                f"quota without throttling, the node CPUs full (limit {100 * host.max_share:g} %); "
                                f"{nodes or 'no busy samples'}"
-                               + (f"; {host.idle_cpu} more below quota while the node CPUs had idle time "
-                                  "(its jobs wanted less: not starved)" if host.idle_cpu else "")})
+                               + (f"; {host.idle_cpu} more below quota while the node CPUs had idle time (at most "
+                                  f"{100 * host.idle_cpu_busiest:.0f} % busy; its jobs wanted less: not starved)"
+                                  if host.idle_cpu else "")})
     if missing is not None:
         rows.append({"seed": seed, "arm": arm, "variant": variant, "gate": "scored", "flagged": int(bool(missing)),
                      "value": len(missing), "detail": (f"unscored: {len(missing)} of {pods} pods not scored: "

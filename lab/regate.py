@@ -19,18 +19,10 @@ from pathlib import Path
 
 from lab import report
 from lab.errors import LabError
-from lab.gates import (
-    MAX_SHARE,
-    demand_from_jobs,
-    gate_rows,
-    interference,
-    node_cpu_busy,
-    read_counter_rows,
-    read_system_rows,
-)
+from lab.gates import HOST_GATE as HOST
+from lab.gates import MAX_SHARE, gate_rows, host_gate, read_counter_rows, read_system_rows
 from lab.protocol import load_protocol
 
-HOST = "host-interference"
 RECORDED = "gates-recorded.csv"
 
 
@@ -62,18 +54,16 @@ def regate(out: Path, *, max_share: float | None = None) -> list[dict]:
     counters, system, jobs = defaultdict(list), defaultdict(list), defaultdict(list)
     for r in report.read_rows(out / "counters.csv"):
         counters[_key(r)].append(r)
-    if (out / "system.csv").exists():
-        for r in report.read_rows(out / "system.csv"):
-            system[_key(r)].append(r)
+    for r in report.read_rows(out / "system.csv"):  # none: judged without the node CPUs, as lab run would
+        system[_key(r)].append(r)
     for r in report.read_rows(out / "jobs.csv"):
         jobs[_key(r)].append(r)
-    recorded = {_key(r): r for r in (report.read_rows(out / "gates.csv") if (out / "gates.csv").exists() else [])
-                if r["gate"] == HOST}
+    recorded = {_key(r): r for r in report.read_rows(out / "gates.csv") if r["gate"] == HOST}
     res = []
     for key in sorted(counters):
         seed, arm, variant = key
-        host = interference(read_counter_rows(counters[key]), quota_m=quota, demand_m=demand_from_jobs(jobs[key]),
-                            max_share=max_share, cpu_busy=node_cpu_busy(read_system_rows(system[key])))
+        host = host_gate(read_counter_rows(counters[key]), read_system_rows(system[key]), jobs[key], quota_m=quota,
+                         max_share=max_share)
         now = gate_rows(seed=seed, arm=arm, variant=variant, host=host)[0]
         res.append({"seed": seed, "arm": arm, "variant": variant, "recorded": recorded.get(key), "now": now})
     return res
@@ -84,7 +74,7 @@ def write_regated(out: Path, res: list[dict]) -> int:
     order); the replaced file is kept as gates-recorded.csv unless one is there. Returns the rows whose
     verdict changed."""
     path = out / "gates.csv"
-    rows = report.read_rows(path) if path.exists() else []
+    rows = report.read_rows(path)
     if path.exists() and not (out / RECORDED).exists():
         (out / RECORDED).write_text(path.read_text())
     now = {(r["seed"], r["arm"], r["variant"]): r["now"] for r in res}

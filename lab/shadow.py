@@ -11,9 +11,10 @@ chosen; the ``model`` arm then runs the same jobs with drsched deciding. Here th
   contention model's slowdown on both nodes, anchored at the observed outcome; exact where the two agree),
   from the run's kept decision log (``decisions/``, told apart by run through ``runs.csv``);
 * **measured**, per seed: the drsched arm's mean JCT over the default arm's (``jobs.csv``), and over seeds
-  its mean with a 95 % t interval.
+  the protocol's endpoint: exp of the mean log ratio with its 95 % t-interval (``lab.endpoint``), the
+  prediction summed up the same way.
 
-The verdict says whether the mean predicted ratio falls inside the measured interval, and by how much it
+The verdict says whether the predicted ratio falls inside the measured interval, and by how much it
 misses when not. To say why it misses, ``at_binding`` sets the contention model's slowdown of each pod where it
 ran (the anchor of every estimate) beside the slowdown the pod measured there, per arm and node. The model's
 slowdown is against the pod's demand met in full, so where the node is smaller than that demand it holds node
@@ -75,6 +76,7 @@ def _mean_jct(rows: list[dict]) -> dict[tuple[int, str, str], float]:
 def shadow_check(out: Path, *, arm: str = "model", baseline: str = "default", params: ContentionParams | None = None,
                  draws: int = 2000) -> dict:
     """Per seed, the shadow's predicted ratio against the measured one, and the verdict (module doc)."""
+    params = default_params() if params is None else params
     policy = arms.parse(arm).policy
     if policy is None or arms.parse(baseline).policy is not None:
         raise ShadowError(f"--arm must be a drsched arm and --baseline a default-scheduler arm, got {arm!r} / "
@@ -125,7 +127,6 @@ def shadow_check(out: Path, *, arm: str = "model", baseline: str = "default", pa
         lo, hi = m_iv.low, m_iv.high
         inside = lo <= p_mean <= hi
         miss = 0.0 if inside else (p_mean - hi if p_mean > hi else p_mean - lo)
-    params = default_params() if params is None else params
     kept = {r["run_id"]: r for r in runs if r["arm"] in (arm, baseline)
             and (int(r["seed"]), r["variant"]) not in left_flagged}
     return {"arm": arm, "baseline": baseline, "policy": policy, "seeds": [_as_dict(s) for s in seeds],

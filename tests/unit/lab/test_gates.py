@@ -136,7 +136,8 @@ def test_a_low_interval_is_starved_only_when_the_node_cpus_were_full(node_cpu_bu
                          cpu_busy=node_cpu_busy(system))
     assert (found.busy, found.starved, found.idle_cpu) == (4, starved, idle_cpu)
     detail = gate_rows(seed=1, arm="model", variant="under", host=found)[0]["detail"]
-    assert ("while the node CPUs had idle time" in detail) == bool(idle_cpu)
+    assert ("while the node CPUs had idle time (at most 60 % busy" in detail) == bool(idle_cpu)
+    assert found.idle_cpu_busiest == (pytest.approx(0.6) if idle_cpu else None)
 
 
 def test_the_node_cpus_are_every_cpu_without_isolation_and_unknown_without_reads() -> None:
