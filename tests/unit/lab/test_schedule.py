@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import math
 from collections import Counter
 from pathlib import Path
 
@@ -20,11 +22,14 @@ from lab.schedule import (
 from policy.labworld import (
     FLAT_REQUEST_M,
     HONEST_CAP_M,
+    MISLEADING_LEVEL,
+    MISLEADING_MAX_REQUEST_M,
     REAL_NODES,
     REQUEST_RATIO,
     SOURCE_ENV,
     TEMPLATES,
     WORLDS,
+    misleading_ratio,
 )
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -101,8 +106,8 @@ def test_fraction_shape_draws_the_same_jobs_capped_below_a_core() -> None:
 ISOLATED = tuple(dataclasses.replace(s, cpu_millis=s.cpu_millis * 2 // 5) for s in REAL_NODES)  # 100/200/200/400
 
 
-@pytest.mark.parametrize("shape", ["core", "fraction"])
-@pytest.mark.parametrize("variant", ["under", "flat", "honest"])
+@pytest.mark.parametrize("shape", ["core", "fraction", "small"])
+@pytest.mark.parametrize("variant", ["under", "flat", "honest", "misleading"])
 def test_jobs_on_scaled_nodes_keep_their_share_of_every_node(shape: str, variant: str) -> None:
     full = make_schedule(seed=3, jobs=20, variant=variant, shape=shape)
     small = make_schedule(seed=3, jobs=20, variant=variant, shape=shape, shapes=ISOLATED)
@@ -175,3 +180,22 @@ def test_a_multi_resource_schedule_follows_its_nodes_scaled_like_the_drs_world()
                                                                               shapes=small)
     assert [j.template for j in full] == [j.template for j in scaled]
     assert all(b.units == a.units for a, b in zip(full, scaled, strict=True) if a.kind == "net")
+
+
+def test_a_misleading_schedule_asks_one_request_per_workload_from_its_seed_s_ratio() -> None:
+    small = make_schedule(seed=4, jobs=60, variant="misleading", shape="small")
+    assert [(j.template, j.submit_s, j.units) for j in small] == [
+        (j.template, j.submit_s, j.units) for j in make_schedule(seed=4, jobs=60, variant="under", shape="small")]
+    asked: dict[str, set[int]] = {}
+    for j in small:
+        asked.setdefault(j.template, set()).add(j.cpu_request_m)
+        ratio = misleading_ratio(4, j.template)
+        asks = math.ceil(j.cpu_use_m * MISLEADING_LEVEL / ratio)
+        assert j.cpu_request_m == max(10, min(MISLEADING_MAX_REQUEST_M, asks))
+        assert j.cpu_use_m <= min(s.cpu_millis for s in REAL_NODES)  # every job fits the smallest node
+    assert all(len(r) == 1 for r in asked.values()) and len(asked) >= 4
+    # another seed, other ratios: the workloads that over-ask are not the same every seed
+    assert any(misleading_ratio(4, t) != misleading_ratio(5, t) for t in asked)
+    # what the request says ranks jobs unlike what they use: some heavier job asks for less than a lighter one
+    pairs = {(j.cpu_use_m, j.cpu_request_m) for j in small}
+    assert any(a[0] < b[0] and a[1] > b[1] for a, b in itertools.permutations(pairs, 2))

@@ -5,17 +5,22 @@ from __future__ import annotations
 import pytest
 
 from policy.labworld import (
+    ALIBABA_USE_PER_REQUEST,
     FILES,
     JOB_COLUMNS,
     JOB_COST_COLUMNS,
     JOB_RUN_COLUMNS,
     JOB_SOLO_COLUMNS,
+    MISLEADING_LEVEL,
+    MISLEADING_MAX_REQUEST_M,
     REAL_NODES,
     SHAPES,
+    SMALL_CPU_M,
     TEMPLATES,
     VARIANTS,
     UnknownVariant,
     cpu_request_m,
+    misleading_ratio,
     scaled_units,
 )
 
@@ -66,3 +71,53 @@ def test_jobs_csv_is_the_run_columns_then_the_cost_columns_and_every_file_has_un
     assert FILES["jobs.csv"] == JOB_COLUMNS
     for name, columns in FILES.items():
         assert len(set(columns)) == len(columns), name
+
+
+# ---- the misleading variant and the small job shape (issue #21's misleading scenario) ----------------------------
+
+@pytest.mark.parametrize(("use_m", "ratio", "node_scale", "request_m"), [
+    (125, 0.55, 1.0, 29),    # near the sample's median (0.633): about under's 0.2 x use (125 x 0.1266 / 0.55 = 28.8)
+    (60, 0.38, 1.0, 20),     # 60 x 0.1266 / 0.38 = 19.99, rounded up
+    (60, 1.92, 1.0, 10),     # 3.96: never below MIN_REQUEST_M on the described nodes
+    (250, 1.92, 1.0, 17),    # the sample's top decile: asks for a third of what under would
+    (250, 0.22, 1.0, 144),   # a low decile asks for 2.9x what under would
+    (250, 0.04, 1.0, 200),   # 16x: capped where the smallest node still has room
+    (100, 0.04, 0.4, 80),    # the cap follows the nodes under host isolation
+    (24, 1.92, 0.4, 4),      # never below MIN_REQUEST_M, scaled with the nodes like the rest (10 x 0.4)
+])  # fmt: skip
+def test_a_misleading_request_is_use_over_the_workload_s_ratio_capped_to_fit(use_m, ratio, node_scale, request_m):
+    assert cpu_request_m(use_m, "misleading", node_scale=node_scale, ratio=ratio) == request_m
+
+
+@pytest.mark.parametrize("ratio", [None, 0.0, -1.0, float("nan")])
+def test_a_misleading_request_without_a_ratio_is_refused(ratio) -> None:
+    with pytest.raises(ValueError, match="misleading variant needs"):
+        cpu_request_m(100, "misleading", ratio=ratio)
+
+
+def test_a_workload_s_ratio_is_fixed_per_seed_drawn_from_the_alibaba_table_and_varies_over_seeds() -> None:
+    keys = [f"cpu-{m}m" for m in SMALL_CPU_M]
+    assert misleading_ratio(7, "cpu-60m") == misleading_ratio(7, "cpu-60m")
+    drawn = [misleading_ratio(seed, key) for seed in range(200) for key in keys]
+    assert set(drawn) == set(ALIBABA_USE_PER_REQUEST)  # every decile drawn, nothing else
+    assert len({tuple(misleading_ratio(seed, key) for key in keys) for seed in range(20)}) > 10
+
+
+def test_the_alibaba_table_is_ten_rising_quantiles_mostly_over_asking() -> None:
+    assert len(ALIBABA_USE_PER_REQUEST) == 10 and list(ALIBABA_USE_PER_REQUEST) == sorted(ALIBABA_USE_PER_REQUEST)
+    assert sum(r < 1 for r in ALIBABA_USE_PER_REQUEST) == 7 and max(ALIBABA_USE_PER_REQUEST) < 2
+
+
+def test_small_jobs_fit_the_smallest_node_spread_4x_and_cap_their_cores_at_their_use() -> None:
+    smallest = min(s.cpu_millis for s in REAL_NODES)
+    uses = []
+    for kind, sizes in SHAPES["small"].items():
+        for size in sizes:
+            tpl = TEMPLATES[f"{kind}-{size}"]
+            assert tpl.cpu_use_m <= smallest, tpl
+            uses.append(tpl.cpu_use_m)
+            if kind in ("cpu", "train"):
+                assert f"--cores={tpl.cpu_use_m / 1000:g}" in tpl.args
+    assert max(uses) / min(uses) >= 4
+    assert MISLEADING_MAX_REQUEST_M < smallest
+    assert MISLEADING_LEVEL == pytest.approx(0.2 * 0.633)  # under's level at the sample's median ratio

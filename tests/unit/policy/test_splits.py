@@ -71,7 +71,7 @@ def test_each_test_family_leaves_training_on_the_axis_it_names():
 
 def test_the_lab_families_are_evaluation_only_and_leave_the_splits_alone():
     assert SPLITS["lab"] is LAB and set(LAB) == {"lab-under", "lab-flat", "lab-honest", "lab-mr-under", "lab-mr-flat",
-                                                 "lab-mr-honest"}
+                                                 "lab-mr-honest", "lab-misleading"}
     assert not set(LAB) & (set(VALIDATION) | set(TEST))
     r = _train_ranges()
     for fam in LAB.values():

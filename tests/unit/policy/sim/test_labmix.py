@@ -5,14 +5,25 @@ import math
 import numpy as np
 import pytest
 
-from policy.labworld import MIX, REAL_NODES, SHAPES, TEMPLATES, WORLDS
+from policy.labworld import (
+    ALIBABA_USE_PER_REQUEST,
+    MISLEADING_LEVEL,
+    MIX,
+    REAL_NODES,
+    SHAPES,
+    TEMPLATES,
+    VARIANTS,
+    WORLDS,
+)
 from policy.sim.arrivals import offered_work
 from policy.sim.cluster import LAB_CLUSTER, MULTI_CLUSTER, NODE_TYPES, parse_cluster
 from policy.sim.config import SimConfig, build_episode
 from policy.sim.errors import ConfigError, UnknownClassError
 from policy.sim.labmix import (
+    CPU_SECONDS_PER_UNIT,
     LAB_WORKLOADS,
     demand,
+    lab_workload,
     parse_lab_workload,
     sample_lab,
     seconds_per_unit,
@@ -64,15 +75,43 @@ def test_the_multi_resource_world_draws_the_pulling_net_template_and_the_core_co
 
 
 @pytest.mark.parametrize("workload,expected", [
-    ("lab-under", ("drs", "under")), ("lab-flat", ("drs", "flat")), ("lab-honest", ("drs", "honest")),
-    ("lab-multi-resource-under", ("multi-resource", "under")),
-    ("lab-multi-resource-honest", ("multi-resource", "honest")), ("drs", None), ("cpu:2,io:1", None)])
+    ("lab-under", ("drs", "under", "core")), ("lab-flat", ("drs", "flat", "core")),
+    ("lab-honest", ("drs", "honest", "core")), ("lab-misleading-small", ("drs", "misleading", "small")),
+    ("lab-multi-resource-under", ("multi-resource", "under", "core")),
+    ("lab-multi-resource-honest-fraction", ("multi-resource", "honest", "fraction")),
+    ("drs", None), ("cpu:2,io:1", None)])
 def test_lab_workload_names(workload, expected):
     assert parse_lab_workload(workload) == expected
+    if expected is not None:
+        assert lab_workload(*expected) == workload
 
 
-def test_every_world_has_a_workload_per_variant():
-    assert len(LAB_WORKLOADS) == len(WORLDS) * 3
+def test_every_world_has_a_workload_per_variant_and_job_shape():
+    assert len(LAB_WORKLOADS) == len(WORLDS) * len(VARIANTS) * len(SHAPES)
+
+
+def test_a_capped_compute_job_takes_longer_alone_by_its_cap():
+    whole, capped = TEMPLATES["cpu-s"], TEMPLATES["cpu-60m"]
+    assert seconds_per_unit(whole) == CPU_SECONDS_PER_UNIT  # a whole core: the measured unit time
+    assert seconds_per_unit(capped) == pytest.approx(CPU_SECONDS_PER_UNIT / 0.06)  # 60 m: 1/0.06 of a core
+    assert work(capped, 1.0) == pytest.approx(369 * 0.0065 / 0.06)  # about 40 s at --scale 1
+    assert [t.key for t in templates("drs", "cpu", "small")] == ["cpu-60m", "cpu-125m", "cpu-250m"]
+
+
+def test_misleading_requests_mislead_alike_within_a_workload_and_come_from_the_alibaba_table():
+    jobs = sample_lab("misleading", 400, np.random.default_rng(3), shape="small")
+    by_use: dict[tuple[str, float], set[float]] = {}
+    for j in jobs:
+        by_use.setdefault((j.kind, j.demand[0]), set()).add(j.requests[0])
+    assert all(len(asked) == 1 for asked in by_use.values())  # one request per workload in an episode
+    smallest = min(n.cpu_millis for n in WORLDS["drs"].nodes) / 1000
+    assert all(j.demand[0] <= smallest and j.requests[0] <= 0.2 for j in jobs)  # fits the smallest node
+    for (_kind, use), (asked,) in by_use.items():
+        if asked < 0.2:  # not capped at the most a request asks: use x level / asked is one of the table's ratios
+            ratio = use * MISLEADING_LEVEL / asked
+            assert min(abs(ratio - r) for r in ALIBABA_USE_PER_REQUEST) < max(0.12 * ratio, 0.01 * MISLEADING_LEVEL
+                                                                                / asked)
+
 
 
 @pytest.mark.parametrize("workload", ["lab-fair", "lab-multi-resource", "lab-mr-under", "lab-drs-under"])

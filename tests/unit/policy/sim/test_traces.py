@@ -8,7 +8,7 @@ import pytest
 
 from policy.sim.config import SimConfig, build_episode
 from policy.sim.errors import ConfigError, TraceError
-from policy.sim.traces import load_alibaba, load_csv, sample_alibaba
+from policy.sim.traces import alibaba_use_per_request, load_alibaba, load_csv, sample_alibaba
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -146,3 +146,12 @@ def test_sampled_alibaba_mix_uses_real_instances():
     assert len(drawn) == 40 and all(j.submit == 0.0 for j in drawn)
     assert {(j.requests, j.demand, j.work) for j in drawn} <= rows  # every pod is one instance of the fixture
     assert len({j.work for j in drawn}) >= 5
+
+
+def test_use_per_request_is_each_task_s_mean_instance_use_over_its_plan():
+    # the fixture by hand, per task with instances: R11_10 40/50, R23_22 (74+95)/2/50, R7_21 30/50, J25 120/50,
+    # J27 60/50, R19_21 0 (used nothing: left out), M1 150/100, 50/50, 100/100, M3_2 90/100, R2_1 100/100, 45/50
+    ratios = sorted([0.8, 1.69, 0.6, 2.4, 1.2, 1.5, 1.0, 1.0, 0.9, 1.0, 0.9])
+    assert alibaba_use_per_request(ALI, quantiles=(0.0, 0.5, 1.0)) == (0.6, 1.0, 2.4)
+    assert alibaba_use_per_request(ALI) == tuple(round(float(q), 3) for q in np.quantile(
+        ratios, [0.05 + 0.1 * k for k in range(10)]))
