@@ -2,12 +2,15 @@
 
 Why it exists: an arm is a base -- ``default`` (the stock default-scheduler), ``model`` (drsched, shipped
 model), ``demand-aware`` (drsched with that heuristic), ``migration`` (drsched model + the migration
-controller), ``worst-fit`` (drsched serving ``policy.baselines.worst_fit``: the positive control, a policy
-the lab must tell from the default) -- optionally followed by ``@<mode>``, the extender's hot-node filter for
-that arm (``model@prefer-fit``, ``demand-aware@off``; a plain base keeps the shipped filter), and then by
-``#<n>``, a replicate: ``default#2`` runs exactly what ``default`` runs, as a second arm of its own (the A/A
-check: two arms that differ in nothing must come out equal within the interval). The runner, the CLI and the
-report all read arm names, so they are parsed and ordered here once. Pure: no cluster, no files.
+controller), the straggler regime's two baselines for it -- ``taint`` (the controller moves nothing and taints
+the nodes its rule judges degraded, ``--mode=taint``) and ``restart`` (it moves slow jobs but they start from
+zero, ``--resume=scratch``) --, ``worst-fit`` (drsched serving ``policy.baselines.worst_fit``: the positive
+control, a policy the lab must tell from the default) -- optionally followed by ``@<mode>``, the extender's
+hot-node filter for that arm (``model@prefer-fit``, ``demand-aware@off``; a plain base keeps the shipped
+filter), and then by ``#<n>``, a replicate: ``default#2`` runs exactly what ``default`` runs, as a second arm
+of its own (the A/A check: two arms that differ in nothing must come out equal within the interval). The
+runner, the CLI and the report all read arm names, so they are parsed and ordered here once. Pure: no
+cluster, no files.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ from dataclasses import dataclass
 from lab.errors import LabError
 from policy.served import HOT_FILTERS
 
-BASES = {  # base arm -> (schedulerName, extender policy, migration controller on)
-    "default": (None, None, False),
-    "model": ("drsched", "model", False),
-    "demand-aware": ("drsched", "demand-aware", False),
-    "migration": ("drsched", "model", True),
-    "worst-fit": ("drsched", "worst-fit", False),
+BASES = {  # base arm -> (schedulerName, extender policy, the migration controller's own args: None = not running)
+    "default": (None, None, None),
+    "model": ("drsched", "model", None),
+    "demand-aware": ("drsched", "demand-aware", None),
+    "migration": ("drsched", "model", ()),
+    "taint": ("drsched", "model", ("--mode=taint",)),
+    "restart": ("drsched", "model", ("--resume=scratch",)),
+    "worst-fit": ("drsched", "worst-fit", None),
 }
 SEPARATOR = "@"
 REPLICATE = "#"
@@ -42,10 +47,13 @@ class Arm:
     policy: str | None
     """The extender's --policy; None: the arm does not use the extender (it is left as it is)."""
     migration: bool
+    """The migration controller runs (scaled to one replica) in this arm."""
     hot_filter: str | None
     """The extender's --hot-filter; None: the shipped default (no flag)."""
     replicate: int = 1
     """1 for the arm itself, n for its n-th copy (``default#2``): the same settings, recorded apart."""
+    controller: tuple[str, ...] = ()
+    """With ``migration``: the arguments this arm adds to the controller's (``lab.kube.MIGRATION_ARGS``)."""
 
     @property
     def extender(self) -> tuple[str, str | None] | None:
@@ -61,13 +69,13 @@ def parse(name: str) -> Arm:
     base, sep, mode = setting.partition(SEPARATOR)
     if base not in BASES:
         raise ArmError(f"unknown arm {name!r}: the part before {SEPARATOR!r} must be one of {', '.join(BASES)}")
-    scheduler, policy, migration = BASES[base]
+    scheduler, policy, controller = BASES[base]
     if sep and mode not in HOT_FILTERS:
         raise ArmError(f"arm {name!r}: hot-filter mode after {SEPARATOR!r} must be one of {', '.join(HOT_FILTERS)}")
     if sep and policy is None:
         raise ArmError(f"arm {name!r}: the {base} arm runs without the extender, so it has no hot filter")
-    return Arm(name=name, base=base, scheduler=scheduler, policy=policy, migration=migration,
-               hot_filter=mode if sep else None, replicate=int(copy) if hash_ else 1)
+    return Arm(name=name, base=base, scheduler=scheduler, policy=policy, migration=controller is not None,
+               hot_filter=mode if sep else None, replicate=int(copy) if hash_ else 1, controller=controller or ())
 
 
 def sort_key(name: str) -> tuple:

@@ -284,7 +284,8 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
          types: dict[str, str], largest: str, progress: Callable[[str], None]) -> None:
     setting = arms.parse(arm)
     scheduler, migration = setting.scheduler, setting.migration
-    lab.set_arm(policy=setting.policy, hot_filter=setting.hot_filter, migration=migration)
+    lab.set_arm(policy=setting.policy, hot_filter=setting.hot_filter, migration=migration,
+                controller=setting.controller)
     jobs = plan.schedules[seed]
     run_id = f"{arm[:3]}-{plan.variant[:2]}{seed}-{int(time.time()) % 100000}"
     report.append_rows(plan.out, "runs.csv", [{"seed": seed, "arm": arm, "variant": plan.variant, "run_id": run_id}])
@@ -309,6 +310,8 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
     finally:
         if plan.regime == "straggler":
             cluster.node(plan.straggler_node).set_cpu_quota(cluster.node(plan.straggler_node).shape.cpu_millis)
+        if migration:  # the taint baseline's marks end with its arm
+            lab.clear_degraded_taints()
     def solo_of(job: Job, ntype: str) -> tuple[float, float] | None:
         found = solos.get((job.template, job.units, ntype))
         return None if found is None else (found.seconds, found.cpu_m)

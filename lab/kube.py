@@ -28,6 +28,7 @@ from lab.errors import RunError
 from lab.observed import PodObs
 from lab.schedule import Job, uses_source
 from lab.source import pod_env
+from migration.degraded import TAINT_KEY as DEGRADED_TAINT
 from policy.decisionlog import SEGMENT_GLOB, LogError, read_log
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class Lab:
         self.policy = "model"  # the shipped extender's --policy
         self.hot_filter: str | None = None  # the extender's --hot-filter; None: none given, the shipped default
         self.migration_on = False  # `_lab_settings` deploys the controller scaled to 0
+        self.controller: tuple[str, ...] = ()  # the arm's own controller args on top of MIGRATION_ARGS
         # The extender's decision log, on the host (every node is this machine): one directory per deploy.
         self.decision_dir = STATE_ROOT / "decisions" / self.token[:12]
         self.source_port: int | None = None  # the lab's data source on the host (lab.source), where one runs
@@ -133,22 +135,44 @@ class Lab:
         patch = [{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}]
         self.apps.patch_namespaced_deployment(deployment, harness_deploy.NS, patch)
 
-    def set_arm(self, *, policy: str | None, migration: bool, hot_filter: str | None = None) -> None:
+    def set_arm(self, *, policy: str | None, migration: bool, hot_filter: str | None = None,
+                controller: tuple[str, ...] = ()) -> None:
         """Extender policy and hot filter (through its container args and one rollout; a None hot filter drops
-        the flag, leaving the shipped default) and the migration controller on or off (1 or 0 replicas); a
-        None policy (the default-scheduler arm) leaves the extender as it is."""
+        the flag, leaving the shipped default) and the migration controller on or off (1 or 0 replicas), with
+        the arm's ``controller`` args on top of ``MIGRATION_ARGS`` (a change is one more rollout where it runs);
+        a None policy (the default-scheduler arm) leaves the extender as it is."""
         if policy is not None and (policy, hot_filter) != (self.policy, self.hot_filter):
             self._patch_args("drsched-extender", lambda args: extender_args(args, policy=policy,
                                                                             hot_filter=hot_filter))
             self.policy, self.hot_filter = policy, hot_filter
             self._rollout("drsched-extender")
+        if migration and tuple(controller) != self.controller:
+            self._patch_args("drsched-migration", lambda _args: migration_args(controller))
+            self.controller = tuple(controller)
+            if self.migration_on:
+                self._rollout("drsched-migration")
         if migration != self.migration_on:
             self.apps.patch_namespaced_deployment_scale("drsched-migration", harness_deploy.NS,
                                                         {"spec": {"replicas": int(migration)}})
             self.migration_on = migration
             self._rollout("drsched-migration")
-        log.info("arm set policy=%s hot_filter=%s migration=%s", self.policy, self.hot_filter or "shipped",
-                 self.migration_on)
+        log.info("arm set policy=%s hot_filter=%s migration=%s controller=%s", self.policy,
+                 self.hot_filter or "shipped", self.migration_on, " ".join(self.controller) or "lab")
+
+    def clear_degraded_taints(self) -> list[str]:
+        """Remove the taint baseline's ``drsched.io/degraded`` from every node (the nodes it was on): an arm's
+        taint must not outlive it, and a controller scaled away or killed may leave one behind."""
+        cleared = []
+        for node in self.cluster.core.list_node().items:
+            taints = node.spec.taints or []
+            kept = [t for t in taints if t.key != DEGRADED_TAINT]
+            if len(kept) != len(taints):
+                self.cluster.core.patch_node(node.metadata.name, {"spec": {"taints": [  # None: the field dropped
+                    {"key": t.key, "value": t.value, "effect": t.effect} for t in kept] or None}})
+                cleared.append(node.metadata.name)
+        if cleared:
+            log.info("degraded taint cleared nodes=%s", ",".join(cleared))
+        return cleared
 
     def _rollout(self, deployment: str) -> None:
         done = self.cluster.kubectl("-n", harness_deploy.NS, "rollout", "status", f"deployment/{deployment}",
@@ -296,6 +320,12 @@ def scored_uids(directory: Path) -> set[str]:
         return set()
     return ({r.data["uid"] for r in contents.decisions if r.data.get("mode") == "serve"}
             | {r.data["uid"] for r in contents.filters})
+
+
+def migration_args(controller: tuple[str, ...]) -> list[str]:
+    """The migration controller's container args in an arm: the lab's (``MIGRATION_ARGS``), then the arm's own
+    (``lab.arms.Arm.controller``: flags the lab's never set, the baselines' ``--mode`` and ``--resume``)."""
+    return [*MIGRATION_ARGS, *controller]
 
 
 def extender_args(args: list[str], *, policy: str, hot_filter: str | None) -> list[str]:

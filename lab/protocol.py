@@ -302,7 +302,7 @@ def _arm_in(doc: _Doc, node: yaml.Node, where: str, arms: tuple[str, ...]) -> st
 
 def _same_setting(a: str, b: str) -> bool:
     x, y = arm_names.parse(a), arm_names.parse(b)
-    return (x.scheduler, x.extender, x.migration) == (y.scheduler, y.extender, y.migration)
+    return (x.scheduler, x.extender, x.migration, x.controller) == (y.scheduler, y.extender, y.migration, y.controller)
 
 
 def _predicted(doc: _Doc, node: yaml.Node, arms: tuple[str, ...], baseline: str) -> dict:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lab import arms
-from lab.kube import extender_args
+from lab.kube import MIGRATION_ARGS, extender_args, migration_args
 from lab.records import job_rows, usage_rows
 from lab.report import append_rows, summarise
 from lab.schedule import make_schedule
@@ -105,3 +105,58 @@ def test_the_random_order_is_seeded_by_key_and_seed_and_ignores_the_input_order(
     assert sorted(first) == sorted(names)
     orders = {tuple(arms.random_order(names, seed=s, key="p")) for s in range(1, 9)}
     assert len(orders) > 1  # it does vary from seed to seed
+
+
+@pytest.mark.parametrize(("name", "controller"), [
+    ("migration", ()), ("taint", ("--mode=taint",)), ("restart", ("--resume=scratch",)),
+    ("taint@off", ("--mode=taint",)), ("restart#2", ("--resume=scratch",)),
+])  # fmt: skip
+def test_the_straggler_baselines_run_the_controller_in_their_own_mode(name: str, controller: tuple) -> None:
+    arm = arms.parse(name)
+    assert (arm.scheduler, arm.policy, arm.migration, arm.controller) == ("drsched", "model", True, controller)
+    assert migration_args(controller) == [*MIGRATION_ARGS, *controller]
+    assert not any(a.startswith(("--mode=", "--resume=")) for a in MIGRATION_ARGS)  # the arm's flag is the only one
+
+
+def test_arms_without_the_controller_add_no_controller_args() -> None:
+    for name in ("default", "model", "demand-aware", "worst-fit@off"):
+        arm = arms.parse(name)
+        assert not arm.migration and arm.controller == ()
+
+
+def test_the_baselines_are_other_settings_than_migration_so_a_protocol_tells_them_apart() -> None:
+    from lab.protocol import _same_setting
+
+    assert _same_setting("migration", "migration#2") and _same_setting("taint", "taint#2")
+    assert not _same_setting("migration", "taint") and not _same_setting("migration", "restart")
+    assert not _same_setting("taint", "model")
+
+
+def test_every_controller_arg_is_a_setting_the_controller_accepts() -> None:
+    from migration.settings import Settings
+
+    for base, (_, _, controller) in arms.BASES.items():
+        for arg in controller or ():
+            name, _, value = arg.removeprefix("--").partition("=")
+            assert getattr(Settings(**{name.replace("-", "_"): value}), name.replace("-", "_")) == value, base
+
+
+def test_an_arm_s_degraded_taints_are_cleared_and_other_taints_kept() -> None:
+    from types import SimpleNamespace as NS
+
+    from lab.kube import Lab
+
+    def node(name, *taints):
+        return NS(metadata=NS(name=name), spec=NS(taints=[NS(key=k, value=v, effect=e) for k, v, e in taints] or None))
+
+    patched = {}
+    core = NS(list_node=lambda: NS(items=[
+        node("rn-small"),
+        node("rn-large", ("drsched.io/degraded", None, "NoSchedule"), ("team", "a", "NoExecute")),
+        node("rn-medium", ("drsched.io/degraded", None, "NoSchedule")),
+    ]), patch_node=lambda name, body: patched.__setitem__(name, body))
+    lab = Lab.__new__(Lab)  # no deploy: only the node calls below are exercised
+    lab.cluster = NS(core=core)
+    assert lab.clear_degraded_taints() == ["rn-large", "rn-medium"]
+    assert patched == {"rn-large": {"spec": {"taints": [{"key": "team", "value": "a", "effect": "NoExecute"}]}},
+                       "rn-medium": {"spec": {"taints": None}}}
