@@ -32,7 +32,17 @@ from lab import arms, demo
 from lab.errors import LabError
 from lab.plan import Plan
 from lab.protocol import Protocol, ProtocolError, load_protocol
-from lab.schedule import DEFAULTS, SHAPES, VARIANTS, make_schedule, parse_schedule, schedule_csv, variant_text
+from lab.schedule import (
+    DEFAULTS,
+    SEEDED,
+    SHAPES,
+    VARIANTS,
+    ScheduleError,
+    make_schedule,
+    parse_schedule,
+    schedule_csv,
+    variant_text,
+)
 from policy.cli import add_arguments, field_docs, flag, from_namespace, option
 from policy.errors import ConfigError
 from policy.labworld import WORLDS
@@ -104,7 +114,8 @@ class RunArgs(ScheduleFlags):
     arm_timeout_s: float = Plan.arm_timeout_s
     """give up on an arm after this long"""
     straggler_node: str = Plan.straggler_node
-    """node whose quota is cut (--straggler)"""
+    """node whose quota is cut (--straggler); 'seed': each seed draws the node, a 2-4x cut and whether it is
+    restored 30-90 s later (lab.schedule.draw_straggler)"""
     straggler_at_s: float = Plan.straggler_at_s
     """seconds into the arm of the cut"""
     straggler_quota_m: int = Plan.straggler_quota_m
@@ -211,7 +222,7 @@ def parse_args(argv: list[str] | None = None):
 
 
 FIXED_BY_PROTOCOL = ("seeds", "arms", "jobs", "window_s", "scale", "variant", "job_shape", "straggler", "isolate",
-                     "world")
+                     "world", "straggler_node", "straggler_at_s", "straggler_quota_m")
 """``run`` flags whose values a protocol file fixes (``--arm-timeout-s`` too where the protocol sets one)."""
 
 
@@ -238,6 +249,9 @@ def plan_from_args(args: RunArgs) -> Plan:
     straggler = {"straggler_node": args.straggler_node, "straggler_at_s": args.straggler_at_s,
                  "straggler_quota_m": args.straggler_quota_m}
     if args.protocol is None:
+        nodes = [n.name for n in WORLDS[args.world].nodes]
+        if args.straggler and args.straggler_node not in (SEEDED, *nodes):
+            raise ScheduleError(f"--straggler-node: {args.straggler_node!r} is not one of {SEEDED}, {', '.join(nodes)}")
         return Plan(out=args.out, seeds=args.seeds, arms=args.arms, variant=args.variant,
                     regime="straggler" if args.straggler else "drs", jobs=args.jobs, window_s=args.window_s,
                     scale=args.scale, shape=args.job_shape, arm_timeout_s=args.arm_timeout_s, isolate=args.isolate,
@@ -258,7 +272,7 @@ def plan_from_args(args: RunArgs) -> Plan:
                 protocol=args.protocol, interference_max=p.interference_max, require_scored=p.require_scored,
                 isolate=p.isolate, world=s.world,
                 registration="unregistered (--unregistered)" if args.unregistered else registration(args.protocol),
-                **straggler)
+                **{**straggler, "straggler_node": s.straggler_node})
 
 
 def cmd_run(args: RunArgs) -> int:

@@ -291,14 +291,21 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
     report.append_rows(plan.out, "runs.csv", [{"seed": seed, "arm": arm, "variant": plan.variant, "run_id": run_id}])
     progress(f"seed {seed} arm {arm} variant {plan.variant} regime {plan.regime}: {len(jobs)} jobs")
     actions = []
-    if plan.regime == "straggler":
-        node = cluster.node(plan.straggler_node)
+    fault = plan.straggler(seed, cluster.shapes) if plan.regime == "straggler" else None
+    if fault is not None:
+        node = cluster.node(fault.node)
 
         def cut() -> tuple[str, str, str]:
-            node.set_cpu_quota(plan.straggler_quota_m)
-            return node.name, "cpu_quota_cut", f"{node.shape.cpu_millis}->{plan.straggler_quota_m}"
+            node.set_cpu_quota(fault.quota_m)
+            return node.name, "cpu_quota_cut", f"{node.shape.cpu_millis}->{fault.quota_m}"
 
-        actions.append((plan.straggler_at_s, cut))
+        def restore() -> tuple[str, str, str]:
+            node.set_cpu_quota(node.shape.cpu_millis)
+            return node.name, "cpu_quota_restored", f"{fault.quota_m}->{node.shape.cpu_millis}"
+
+        actions.append((fault.at_s, cut))
+        if fault.restore_s is not None:
+            actions.append((fault.restore_s, restore))
     started = time.monotonic()
     try:
         result = run_arm(lab, jobs, run_id=run_id, image=image, scheduler=scheduler,
@@ -308,8 +315,8 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
                                                     for s in cluster.shapes}),
                          system=_system_sampler(cluster))
     finally:
-        if plan.regime == "straggler":
-            cluster.node(plan.straggler_node).set_cpu_quota(cluster.node(plan.straggler_node).shape.cpu_millis)
+        if fault is not None:
+            cluster.node(fault.node).set_cpu_quota(cluster.node(fault.node).shape.cpu_millis)
         if migration:  # the taint baseline's marks end with its arm
             lab.clear_degraded_taints()
     def solo_of(job: Job, ntype: str) -> tuple[float, float] | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.gates import MAX_SHARE
-from lab.schedule import DEFAULTS, Job
+from lab.schedule import DEFAULTS, SEEDED, STRAGGLER_NODE, Job, Straggler, draw_straggler
 from policy.labworld import WORLDS
 
 
@@ -30,9 +30,17 @@ class Plan:
     """The work factor; None (the default): the world's (``policy.labworld.World.scale``), set on construction."""
     shape: str = DEFAULTS.shape
     arm_timeout_s: float = 600.0
-    straggler_node: str = "rn-large"
+    straggler_node: str = STRAGGLER_NODE
+    """The node the straggler regime degrades; ``lab.schedule.SEEDED`` (``seed``): each seed draws its node, cut
+    and transience (``lab.schedule.draw_straggler``), and ``straggler_quota_m`` is not used."""
     straggler_at_s: float = 20.0
     straggler_quota_m: int = 200
+
+    def straggler(self, seed: int, shapes) -> Straggler:
+        """The fault this plan's straggler regime puts into every arm of ``seed`` on nodes ``shapes``."""
+        if self.straggler_node == SEEDED:
+            return draw_straggler(seed, shapes, at_s=self.straggler_at_s)
+        return Straggler(self.straggler_node, self.straggler_at_s, self.straggler_quota_m)
     workdir: Path | None = None
     order_key: str | None = None
     """None: the order that needs fewest rollouts; a key: a seeded random order per seed (a protocol's)."""

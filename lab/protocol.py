@@ -29,7 +29,7 @@ import yaml
 from lab import arms as arm_names
 from lab.errors import LabError
 from lab.gates import MAX_SHARE
-from lab.schedule import REGIMES
+from lab.schedule import REGIMES, SEEDED, STRAGGLER_NODE
 from lab.stats import METRICS
 from policy.labworld import DEFAULT_WORLD, SHAPES, VARIANTS, WORLDS
 
@@ -62,6 +62,9 @@ class Scenario:
     note: str = ""
     world: str = DEFAULT_WORLD
     """The world it runs on (``policy.labworld.WORLDS``: nodes and job mix); ``drs`` when the file names none."""
+    straggler_node: str = STRAGGLER_NODE
+    """The straggler regime's degraded node: a node of the world, or ``seed`` (each seed draws node, cut and
+    transience: ``lab.schedule.draw_straggler``); ``lab run``'s default when the file names none."""
 
 
 @dataclass(frozen=True)
@@ -250,7 +253,7 @@ def load_protocol(path: Path) -> Protocol:
 
 def _scenario(doc: _Doc, node: yaml.Node, *, strict: bool) -> Scenario:
     s = doc.mapping(node, "scenario", required=("variant", "regime", "job_shape", "jobs", "window_s"),
-                    optional=("scale", "note", "world"))
+                    optional=("scale", "note", "world", "straggler_node"))
     jobs = int(doc.number(s["jobs"], "scenario.jobs", low=1, integer=True, open_low=False))
     if strict and jobs < MIN_JOBS:
         raise doc.fail(s["jobs"], "scenario.jobs", f"{jobs} jobs: a main or pilot protocol runs at least {MIN_JOBS}")
@@ -261,7 +264,8 @@ def _scenario(doc: _Doc, node: yaml.Node, *, strict: bool) -> Scenario:
                     window_s=doc.number(s["window_s"], "scenario.window_s", low=0),
                     scale=doc.number(s["scale"], "scenario.scale", low=0) if "scale" in s else WORLDS[world].scale,
                     note=doc.value(s["note"], "scenario.note", str, "a string") if "note" in s else "",
-                    world=world)
+                    world=world, straggler_node=doc.choice(s["straggler_node"], "scenario.straggler_node", (
+                        SEEDED, *(n.name for n in WORLDS[world].nodes))) if "straggler_node" in s else STRAGGLER_NODE)
 
 
 def _seeds(doc: _Doc, node: yaml.Node, kind: str) -> tuple[int, ...]:

@@ -24,6 +24,7 @@ from policy.labworld import (
     DEFAULT_WORLD,
     FLAT_REQUEST_M,
     HONEST_CAP_M,
+    MIN_REQUEST_M,
     MISLEADING_LEVEL,
     MISLEADING_MAX_REQUEST_M,
     REQUEST_RATIO,
@@ -44,6 +45,35 @@ from policy.labworld import (
 )
 
 REGIMES = ("drs", "straggler")
+STRAGGLER_NODE = "rn-large"
+"""The node the straggler regime degrades unless told otherwise (the landed straggler runs')."""
+SEEDED = "seed"
+"""The straggler node named this (``--straggler-node seed``, a protocol's ``scenario.straggler_node``): each seed
+draws its own degraded node, cut and whether the cut is transient (``draw_straggler``)."""
+
+
+@dataclass(frozen=True)
+class Straggler:
+    """The straggler regime's fault in one arm: ``node``'s cpu quota cut to ``quota_m`` at ``at_s`` seconds into
+    the arm, back to the node's own at ``restore_s`` (None: permanent, until the arm ends)."""
+
+    node: str
+    at_s: float
+    quota_m: int
+    restore_s: float | None = None
+
+
+def draw_straggler(seed: int, shapes: Sequence[RealNodeShape], *, at_s: float) -> Straggler:
+    """Issue #21's straggler: a seed-chosen node's quota cut 2-4x at ``at_s``, permanent in half the seeds and in
+    the other half restored 30-90 s later (transient). ``shapes`` are the nodes the cluster really got (the cut
+    follows their quotas). A generator of its own, keyed by the seed, so the schedule's draws do not move and
+    every arm of a seed meets the same fault."""
+    rng = random.Random(f"drsched-straggler:{seed}")
+    node = rng.choice(list(shapes))
+    factor = rng.uniform(2.0, 4.0)
+    transient = rng.random() < 0.5
+    restore = round(at_s + rng.uniform(30.0, 90.0), 1) if transient else None
+    return Straggler(node.name, at_s, max(MIN_REQUEST_M, round(node.cpu_millis / factor)), restore)
 
 
 @dataclass(frozen=True)

@@ -104,3 +104,24 @@ def test_no_isolate_reaches_the_plan_and_a_protocol_fixes_it(tmp_path: Path, cap
     assert main(["run", "--out", str(tmp_path), "--protocol", str(SMOKE), "--no-isolate", "--unregistered"]) == 2
     assert "the protocol fixes --no-isolate; drop them" in capsys.readouterr().out
     assert parse_args(["demo", "--no-isolate"]).isolate is False
+
+
+def test_a_protocol_names_the_straggler_node_and_refuses_the_straggler_flags(tmp_path: Path, capsys) -> None:
+    from lab.cli import parse_args, plan_from_args
+
+    text = SMOKE.read_text().replace("  regime: drs", "  regime: straggler\n  straggler_node: seed")
+    assert text != SMOKE.read_text()
+    trial = tmp_path / "straggler.yaml"
+    trial.write_text(text)
+    plan = plan_from_args(parse_args(["run", "--out", str(tmp_path / "o"), "--protocol", str(trial),
+                                      "--unregistered"]))
+    assert (plan.regime, plan.straggler_node) == ("straggler", "seed")
+    assert main(["run", "--out", str(tmp_path / "o"), "--protocol", str(trial), "--unregistered",
+                 "--straggler-node", "rn-small", "--straggler-quota-m", "100"]) == 2
+    assert "the protocol fixes --straggler-node, --straggler-quota-m; drop them" in capsys.readouterr().out
+    seeded = plan_from_args(parse_args(["run", "--out", str(tmp_path / "p"), "--straggler", "--straggler-node",
+                                        "seed"]))
+    assert seeded.straggler_node == "seed"
+    assert main(["run", "--out", str(tmp_path / "q"), "--straggler", "--straggler-node", "rn-huge"]) == 2
+    assert "--straggler-node: 'rn-huge' is not one of seed, rn-small" in capsys.readouterr().out
+    assert not (tmp_path / "q").exists()

@@ -55,7 +55,7 @@ def test_a_main_protocol_parses_into_what_the_run_and_the_report_need() -> None:
     assert len(p.sha256) == 64 and p.arm_timeout_s is None
 
 
-@pytest.mark.parametrize("name", ["aa-pilot.yaml", "ci-smoke.yaml"])
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "lab" / "protocols").glob("*.yaml")))
 def test_the_committed_protocols_parse(name) -> None:
     p = load_protocol(ROOT / "lab" / "protocols" / name)
     assert p.name == name.removesuffix(".yaml")
@@ -159,3 +159,13 @@ def test_a_world_that_is_not_one_of_the_worlds_is_refused_naming_the_field(world
     with pytest.raises(ProtocolError) as err:
         parse_protocol(_with("  scale: 1.0\n", f"  scale: 1.0\n  world: {world}\n"), path="x.yaml")
     assert says in str(err.value)
+
+
+def test_the_straggler_node_is_lab_run_s_unless_the_scenario_names_one_or_the_seed() -> None:
+    assert parse_protocol(MAIN, path="x.yaml").scenario.straggler_node == "rn-large"
+    for name in ("seed", "rn-small"):
+        text = _with("  scale: 1.0\n", f"  scale: 1.0\n  straggler_node: {name}\n")
+        assert parse_protocol(text, path="x.yaml").scenario.straggler_node == name
+    with pytest.raises(ProtocolError) as err:
+        parse_protocol(_with("  scale: 1.0\n", "  scale: 1.0\n  straggler_node: rn-huge\n"), path="x.yaml")
+    assert "x.yaml:10: field 'scenario.straggler_node': 'rn-huge' is not one of seed, rn-small" in str(err.value)

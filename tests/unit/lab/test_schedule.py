@@ -199,3 +199,32 @@ def test_a_misleading_schedule_asks_one_request_per_workload_from_its_seed_s_rat
     # what the request says ranks jobs unlike what they use: some heavier job asks for less than a lighter one
     pairs = {(j.cpu_use_m, j.cpu_request_m) for j in small}
     assert any(a[0] < b[0] and a[1] > b[1] for a, b in itertools.permutations(pairs, 2))
+
+
+def test_a_seeded_straggler_cuts_one_node_2_to_4x_permanent_or_transient_the_same_in_every_arm() -> None:
+    from lab.schedule import draw_straggler
+
+    drawn = [draw_straggler(seed, REAL_NODES, at_s=20.0) for seed in range(400)]
+    assert draw_straggler(7, REAL_NODES, at_s=20.0) == draw_straggler(7, REAL_NODES, at_s=20.0)
+    quota = {s.name: s.cpu_millis for s in REAL_NODES}
+    assert {d.node for d in drawn} == set(quota)  # any node, seed-chosen
+    for d in drawn:
+        assert d.at_s == 20.0 and quota[d.node] / 4 - 1 <= d.quota_m <= quota[d.node] / 2 + 1
+        assert d.restore_s is None or 50.0 <= d.restore_s <= 110.0
+    transient = sum(d.restore_s is not None for d in drawn)
+    assert 150 < transient < 250  # about half
+    # on isolated (smaller) nodes the same seed degrades the same node by the same factor
+    small = draw_straggler(7, ISOLATED, at_s=20.0)
+    big = draw_straggler(7, REAL_NODES, at_s=20.0)
+    assert (small.node, small.restore_s) == (big.node, big.restore_s)
+    assert small.quota_m == pytest.approx(big.quota_m * 0.4, abs=1)
+
+
+def test_a_plan_s_straggler_is_its_named_node_or_the_seed_s_draw(tmp_path) -> None:
+    from lab.plan import Plan
+    from lab.schedule import SEEDED, Straggler, draw_straggler
+
+    named = Plan(out=tmp_path, seeds=[1], arms=["model"], regime="straggler")
+    assert named.straggler(5, REAL_NODES) == Straggler("rn-large", 20.0, 200, None)
+    seeded = Plan(out=tmp_path, seeds=[1], arms=["model"], regime="straggler", straggler_node=SEEDED)
+    assert seeded.straggler(5, REAL_NODES) == draw_straggler(5, REAL_NODES, at_s=20.0)
