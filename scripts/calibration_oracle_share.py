@@ -75,11 +75,12 @@ def main(argv: list[str] | None = None) -> int:
                     if share is not None:
                         busy[min(int(share * 5), 4)].append(predicted / (j.finish_s - j.start_s))
         for arm, e in sorted(errors.items()):
-            q = statistics.quantiles(e, n=10)
-            absolute = sorted(abs(math.exp(x) - 1) for x in e)
+            q = statistics.quantiles(e, n=10, method="inclusive") if len(e) > 1 else [e[0]] * 9
+            absolute = [abs(math.exp(x) - 1) for x in e]
+            a90 = statistics.quantiles(absolute, n=10, method="inclusive")[-1] if len(e) > 1 else absolute[0]
             print(f"{d.name} {arm:14} jobs {len(e):4}  log(pred/meas) p10 {q[0]:+.2f} median "  # noqa: T201
                   f"{statistics.median(e):+.2f} p90 {q[-1]:+.2f}  |error| median {statistics.median(absolute):.1%} "
-                  f"p90 {absolute[int(0.9 * (len(absolute) - 1))]:.1%}")
+                  f"p90 {a90:.1%}")
         for k, ratios in sorted(busy.items()):
             print(f"{d.name} system CPU {20 * k}-{20 * k + 20} % busy: jobs {len(ratios):4}  "  # noqa: T201
                   f"oracle / measured run time, median {statistics.median(ratios):.2f}")
