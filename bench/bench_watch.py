@@ -286,13 +286,14 @@ def main(argv: list[str] | None = None) -> int:
             runs[name].append(in_tree(trees[name], args))
             print(f"  round {r} {name:8s} {_line(runs[name][-1], keys)}", flush=True)
     figures: dict = {"mode": mode, "pods": args.pods, "nodes": NODES, "rounds": runs,
-                     "cpus": sorted(os.sched_getaffinity(0))}
+                     "cpus": sorted(os.sched_getaffinity(0)), "commit": record.commit_of(ROOT)}
     for name in trees:
         med = {k: statistics.median(f[k] for f in runs[name]) for k in keys}
         figures.update({f"{name}_{k}_median": v for k, v in med.items()})
         print(f"  {name:8s} median: {_line(med, keys)}")
     if "baseline" in trees:
         figures["baseline_tree"] = str(args.baseline_tree)
+        figures["baseline_commit"] = record.commit_of(trees["baseline"])
         for k in keys:
             ratios = [a[k] / b[k] for a, b in zip(runs["this"], runs["baseline"], strict=True)]
             figures[f"{k.removesuffix('_us')}_ratio_per_round"] = ratios
