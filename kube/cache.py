@@ -2,8 +2,9 @@
 
 ``ClusterCache`` owns per-node numpy rows (capacity, requested, pod count, usage, sample time, assumed
 demand) that watch events, the static loader, usage polls and binds update in place under one lock. A
-request takes ONE ``view()``: a frozen ``CacheView`` of the rows, rebuilt only when something changed since
-the last one, so the request path never loops over nodes in Python and never sees a half-applied event.
+request takes ONE ``view()``: a frozen ``CacheView`` of the rows, rebuilt only when a row may have changed
+since the last one (a pending pod, a status-only update or a node heartbeat keeps it), so the request path
+never loops over nodes in Python and never sees a half-applied event.
 ``CacheView.snapshot(now)`` turns it (or a subset of its rows) into the policy's ``ClusterSnapshot``.
 
 Bookkeeping rules:
