@@ -59,7 +59,7 @@ from pathlib import Path
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # before numpy, as the extender serves (encode + Q is timed in-process)
 import numpy as np  # noqa: E402
-from record import ResultsExist, load_average, refuse_existing, run_path  # noqa: E402  (bench/ is on the path)
+from record import ResultsExist, commit_of, load_average, refuse_existing, run_path  # noqa: E402  (bench/ is on the path)
 from record import write as write_results  # noqa: E402
 
 from harness.pki import Pki  # noqa: E402
@@ -455,14 +455,6 @@ def _summary(rows: list[dict]) -> list[dict]:
     return out
 
 
-def _commit(tree: Path) -> str | None:
-    try:
-        return subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip() or None
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def run_in_process(args: argparse.Namespace, trees: dict[str, Path]) -> list[dict]:
     """``prioritize_cpu_ms`` per size, round and tree, each in a fresh process of that tree's code."""
     out = []
@@ -588,8 +580,8 @@ def main(argv: list[str] | None = None) -> int:
                "pin": {"server_cpu": pinned[0], "client_cpu": pinned[1]} if pinned else None,
                "allowed_cpus": sorted(args.allowed_cpus)}
     if args.baseline_tree:
-        figures.update(baseline_tree=args.baseline_tree, baseline_commit=_commit(Path(args.baseline_tree)),
-                       commit=_commit(ROOT), rounds=args.rounds, summary=summary)
+        figures.update(baseline_tree=args.baseline_tree, baseline_commit=commit_of(Path(args.baseline_tree)),
+                       commit=commit_of(ROOT), rounds=args.rounds, summary=summary)
     write_results(args.results, figures, load_before=load_before, overwrite=False)
     if args.results:
         print(f"figures: {args.results}")

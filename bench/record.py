@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -68,6 +69,15 @@ def write(path: str | Path | None, figures: dict, *, load_before: float, overwri
     except FileExistsError:
         raise ResultsExist(path) from None
     return path
+
+
+def commit_of(tree: Path) -> str | None:
+    """The commit checked out in ``tree`` (None outside git): which code a record's figures measured."""
+    try:
+        return subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip() or None
+    except (OSError, subprocess.CalledProcessError):
+        return None
 
 
 def _rounded(value):

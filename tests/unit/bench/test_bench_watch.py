@@ -35,3 +35,11 @@ def test_bad_arguments_are_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         bench_watch.main(["--baseline-tree", str(tmp_path), "--results", ""])
     assert "not a drsched checkout" in capsys.readouterr().err
+
+
+def test_a_cycle_schedules_each_pod_and_digests_the_same_replies_each_time():
+    first, again = bench_watch.one_cycle(3, "demand-aware"), bench_watch.one_cycle(3, "demand-aware")
+    assert all(first[k] > 0 for k in ("pod_events_us", "node_event_us", "filter_us", "prioritize_us"))
+    assert first["pod_us"] == pytest.approx(sum(first[k] for k in ("pod_events_us", "node_event_us", "filter_us",
+                                                                      "prioritize_us")))
+    assert first["decisions"] == again["decisions"] and first["policy"] == "demand-aware"

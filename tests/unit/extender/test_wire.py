@@ -116,6 +116,17 @@ def test_prioritize_reply_is_the_host_priorities_kube_scheduler_reads():
     assert [HostPriority.model_validate(h).Host for h in got] == names
 
 
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", 'c"q', "é", "zz", "n\\1"]), st.integers(0, 10)), max_size=12))
+def test_property_the_reply_is_each_host_priority_joined_with_commas(pairs):
+    """The reply is written in one join (prefix, score + "}," alternating); it is byte for byte the host
+    priorities as JSON joined with commas, names escaped, for any list, the empty one included."""
+    cache, replies = _cache("a", 'c"q', "é"), HostPriorities()
+    names, scores = [n for n, _ in pairs], [s for _, s in pairs]
+    want = "[" + ",".join(f'{{"Host":{json.dumps(n)},"Score":{s}}}' for n, s in pairs) + "]"
+    assert bytes(replies.reply(cache.view(), names, scores)) == want.encode()
+    assert bytes(replies.reply(cache.view(), names, scores)) == want.encode()  # the prefixes kept: the same
+
+
 def test_prefixes_are_kept_while_the_list_and_node_set_stay():
     cache, replies = _cache("a", "b"), HostPriorities()
     first = replies.prefixes(cache.view(), ["a", "b", "junk"])

@@ -36,3 +36,23 @@ def test_error_names_value():
 ])
 def test_units(fn, text, expected):
     assert fn(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text", ["500m", " 2 ", "1.5Gi", "1e3", "3GB", "-1", ""])
+def test_a_remembered_string_parses_as_it_did_the_first_time(text):
+    """Strings are parsed once and remembered (``_parse_text``); a refused one raises every time."""
+    from kube.quantity import _parse_text
+
+    def fresh():
+        try:
+            return _parse_text.__wrapped__(text)
+        except QuantityError as exc:
+            return str(exc)
+
+    def served():
+        try:
+            return parse_quantity(text)
+        except QuantityError as exc:
+            return str(exc)
+
+    assert served() == served() == fresh()
