@@ -256,7 +256,8 @@ def times() -> list[str]:
              "| run | wall (s) | trainer's learn + checks (s) | imitation stage (s) |", "|---|---:|---:|---:|"]
     with path.open() as f:
         for row in csv.DictReader(f):
-            stage = _imitation_seconds(RUNS / f"{row['run']}{OUTPUT}") if row["run"].startswith("warm") else None
+            stage = (_imitation_seconds(RUNS / f"{row['run']}{OUTPUT}")
+                     if (RUNS / f"{row['run']}.warm-start.json").is_file() else None)
             rc = "" if row["rc"] == "0" else f" (rc {row['rc']})"
             lines.append(f"| {row['run']}{rc} | {row['wall_s']} | {row['train_seconds']} | "
                          f"{'' if stage is None else f'{stage:.1f}'} |")
