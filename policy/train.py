@@ -108,10 +108,17 @@ class Args:
     """passes over the log's decisions when warm starting"""
     warm_start_holdout: float = 0.2
     """share of the log's usable decisions, the most recent, held out to report the imitation agreement on"""
+    warm_start_calibrate: int = 0
+    """after imitating, random transitions on which the imitated Q-values are mapped onto the return's scale
+    (policy.warmstart.calibrate; 0: not calibrated)"""
     tensorboard: str = ""
     """TensorBoard log directory (off when empty)"""
     progress: bool = True
     """show SB3's progress bar"""
+
+
+CALIBRATION_SEED_OFFSET = 1_000_003
+"""The warm start's calibration environment is reset with ``seed +`` this (``Args.warm_start_calibrate``)."""
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
@@ -139,6 +146,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
         p.error(f"--n-steps: must be at least 1, got {args.n_steps}")
     if args.warm_start and args.resume:
         p.error("--warm-start with --resume: a resumed checkpoint is trained already; warm start a new run")
+    if args.warm_start_calibrate < 0:
+        p.error(f"--warm-start-calibrate: must be at least 0, got {args.warm_start_calibrate}")
     if not 0.0 <= args.warm_start_holdout < 1.0:
         p.error(f"--warm-start-holdout: must be in [0, 1), got {args.warm_start_holdout}")
     try:
@@ -306,6 +315,12 @@ def train(args: Args) -> Path:
 
         report = warm_start(model, args.warm_start, epochs=args.warm_start_epochs, holdout=args.warm_start_holdout,
                             seed=args.seed)
+        if args.warm_start_calibrate:
+            from policy.warmstart import calibrate
+
+            # a separate environment on other training seeds, so the training env's episodes stay the cold arm's
+            report.calibration = asdict(calibrate(model, make_env(args), steps=args.warm_start_calibrate,
+                                                  gamma=args.gamma, seed=args.seed + CALIBRATION_SEED_OFFSET))
         out.with_suffix(".warm-start.json").write_text(json.dumps(asdict(report), indent=2, sort_keys=True) + "\n")
     callback = make_callback(args, out, source)
     t0 = time.perf_counter()

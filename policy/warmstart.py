@@ -16,6 +16,18 @@ loss is blind to a constant added to every Q-value, so the warm start fixes the 
 TD learning sets that. The logits' scale is kept small by few epochs and weight decay, so the first TD
 steps do not fight an oversized spread.
 
+Scale (``calibrate``): the softmax fixes the Q-values only up to an added constant and leaves their scale to
+the fit. Imitating default-k8s, whose random tie-breaks cap how sure the fit can be, kept the logits small;
+imitating a near-deterministic rule (demand-aware: 94 % held-out agreement) drives them apart without bound,
+to a spread of ~50 within a decision where trained Q-values spread ~0.3 (the reward's scale). The first TD
+steps then shrink every value a hundredfold and scramble the ranking on the way (the strong-rule study,
+``results/policy/warm-start-strong/``). ``calibrate`` maps the imitated values onto the return's scale with one
+affine map of the output layer, ``Q = a * f + b`` with ``a > 0`` (the ranking, hence every pick, unchanged):
+``a`` and ``b`` are the least-squares fit of the one-step Bellman equation of the imitated greedy policy,
+``a * (f(s, x) - gamma * max f(s')) + b * (1 - gamma) = r``, on transitions of random feasible actions (the
+warm-up's own distribution) from a separate environment. A fit with ``a <= 0`` (the rule's ranking does not
+follow the return) falls back to matching the spread of ``f`` to the reward's and says so.
+
 Held out: the last ``holdout`` fraction of the usable decisions, in log order (the most recent, never
 shuffled in: consecutive decisions see nearly the same cluster). Agreement = the share of held-out
 decisions whose pick has the highest Q among their candidates (``chance``: the mean of 1 / candidates).
@@ -60,6 +72,22 @@ class WarmStartReport:
     train_agreement_after: float
     final_loss: float
     losses: list[float] = field(default_factory=list)
+    calibration: dict | None = None
+    """``Calibration`` as a dict when the values were calibrated (``calibrate``), else None"""
+
+
+@dataclass
+class Calibration:
+    """The affine map ``calibrate`` applied to the imitated Q-values: ``Q = scale * f + shift``."""
+
+    transitions: int
+    scale: float
+    shift: float
+    fallback: bool
+    """the Bellman fit gave scale <= 0; the spread of the rewards was matched instead"""
+    td_rmse_before: float
+    """root mean square one-step TD error of the imitated values on the transitions"""
+    td_rmse_after: float
 
 
 def load_examples(path: Path | str) -> tuple[Examples, int, int]:
@@ -135,6 +163,62 @@ def fit(net: nn.Module, ex: Examples, index: np.ndarray, *, epochs: int, lr: flo
             total += loss.item() * batch.n
         losses.append(total / max(len(order), 1))
     return losses
+
+
+def random_transitions(env, steps: int, *, seed: int) -> tuple[np.ndarray, ...]:
+    """``steps`` transitions (obs, action, reward, next obs, terminated) of uniformly random feasible actions in
+    ``env`` (a ``policy.env.ClusterEnv``), resetting at each episode's end."""
+    from policy.dqn import masked_random_actions
+
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    out: list[list] = [[], [], [], [], []]
+    for _ in range(steps):
+        action = int(masked_random_actions(obs, env.config.max_nodes, rng)[0])
+        nxt, reward, terminated, truncated, _ = env.step(action)
+        for column, value in zip(out, (obs, action, reward, nxt, terminated), strict=True):
+            column.append(value)
+        obs = env.reset()[0] if terminated or truncated else nxt
+    return tuple(np.asarray(c) for c in out)
+
+
+def bellman_fit(f: np.ndarray, f_next: np.ndarray, reward: np.ndarray, done: np.ndarray, *,
+                gamma: float) -> tuple[float, float, bool]:
+    """(scale, shift, fallback): the least-squares ``a, b`` of ``a (f - gamma' f_next) + b (1 - gamma') = r``
+    with ``gamma' = gamma`` where not ``done`` and 0 where done (module doc); ``a <= 0`` (or no fit) falls
+    back to ``a = std(r) / std(f)``, ``b = mean(r) / (1 - gamma) - a mean(f)``."""
+    g = np.where(done, 0.0, gamma)
+    x = np.stack([f - g * f_next, 1.0 - g], axis=1)
+    (a, b), *_ = np.linalg.lstsq(x, reward, rcond=None)
+    if np.isfinite(a) and a > 0:
+        return float(a), float(b), False
+    a = float(np.std(reward) / max(float(np.std(f)), 1e-12))
+    return a, float(np.mean(reward) / (1.0 - gamma) - a * np.mean(f)), True
+
+
+def calibrate(model, env, *, steps: int, gamma: float, seed: int) -> Calibration:
+    """Rescale ``model``'s imitated Q-values to the return (module doc) on ``steps`` random transitions of
+    ``env``; syncs the target network."""
+    obs, action, reward, nxt, done = random_transitions(env, steps, seed=seed)
+    with th.no_grad():
+        q = model.q_net(th.as_tensor(obs, dtype=th.float32)).numpy().astype(np.float64)
+        q_next = model.q_net(th.as_tensor(nxt, dtype=th.float32)).numpy().astype(np.float64)
+    f, f_next = q[np.arange(len(action)), action], np.where(done, 0.0, q_next.max(axis=1))
+    a, b, fallback = bellman_fit(f, f_next, reward, done, gamma=gamma)
+
+    def rmse(scale: float, shift: float) -> float:
+        g = np.where(done, 0.0, gamma)
+        return float(np.sqrt(np.mean((scale * f + shift - reward - g * (scale * f_next + shift)) ** 2)))
+
+    last = [m for m in model.q_net.q_net if isinstance(m, nn.Linear)][-1]
+    with th.no_grad():
+        last.weight.mul_(a)
+        last.bias.mul_(a).add_(b)
+    model.q_net_target.load_state_dict(model.q_net.state_dict())
+    cal = Calibration(transitions=len(action), scale=a, shift=b, fallback=fallback, td_rmse_before=rmse(1.0, 0.0),
+                      td_rmse_after=rmse(a, b))
+    log.info("warm start calibration: %s", json.dumps(asdict(cal)))
+    return cal
 
 
 def warm_start(model, path: Path | str, *, epochs: int, holdout: float, seed: int) -> WarmStartReport:

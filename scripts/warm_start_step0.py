@@ -13,6 +13,13 @@ figures to 4 decimals, too coarse for a run that ends within rounding of the 5 %
 
     PYTHONPATH=. python scripts/warm_start_step0.py --log /tmp/ws/log --seeds 1 2 3
     PYTHONPATH=. python scripts/warm_start_step0.py --finals /tmp/ws
+
+``--study`` names the result folder (default ``warm-start``); ``--log ARM=DIR`` (repeatable) warm starts one
+arm per log, each from the seed's fresh model (a bare ``DIR`` is the arm ``warm``); ``--keep DIR`` keeps each
+step-0 export (``DIR/<arm>-<seed>-step0.npz``) so the served evaluation can score it too::
+
+    PYTHONPATH=. python scripts/warm_start_step0.py --study warm-start-strong --steps 150000 \
+        --log warm-da=/tmp/wss/log-da warm-la=/tmp/wss/log-la --keep /tmp/wss/step0
 """
 
 from __future__ import annotations
@@ -30,19 +37,30 @@ from policy.warmstart import warm_start
 CONFIG = "policy/models/default-train.yaml"
 
 
-def step0(log_dir: Path, seed: int, tmp: Path) -> list[dict]:
-    """Rows (seed, arm, the three policies' validation excess) of the untrained and the imitated network."""
-    args = parse_args(["--config", CONFIG, "--steps", "20000", "--eval-every", "2500", "--seed", str(seed)])
+def step0(logs: dict[str, Path], seed: int, tmp: Path, *, steps: int = 20000) -> list[dict]:
+    """Rows (seed, arm, the three policies' validation excess) of the untrained network and of the network
+    imitating each of ``logs`` (arm -> log directory), each imitation starting from the seed's fresh model."""
+    args = parse_args(["--config", CONFIG, "--steps", str(steps), "--eval-every", "2500", "--seed", str(seed)])
     torch_threads_one()
-    model = make_model(args, make_env(args))
     rows = []
-    for arm in ("cold", "warm"):
-        if arm == "warm":
+    for arm, log_dir in {"cold": None, **logs}.items():
+        model = make_model(args, make_env(args))  # the seed's initialisation, as the trainer builds it
+        if log_dir is not None:
             warm_start(model, log_dir, epochs=args.warm_start_epochs, holdout=args.warm_start_holdout, seed=seed)
-        path = export(model, tmp / f"{arm}-{seed}", args, None, 0, {"source_commit": "step0", "source_dirty": None})
+        path = export(model, tmp / f"{arm}-{seed}-step0", args, None, 0,
+                      {"source_commit": "step0", "source_dirty": None})
         rows.append({"seed": seed, "arm": arm, **evaluate_export(path, args)})
         logging.info("step 0: %s", rows[-1])
     return rows
+
+
+def parse_logs(specs: list[str]) -> dict[str, Path]:
+    """``ARM=DIR`` (or a bare ``DIR``, the arm ``warm``) per log, as arm -> directory."""
+    out = {}
+    for spec in specs:
+        arm, sep, path = spec.partition("=")
+        out[arm if sep else "warm"] = Path(path if sep else arm)
+    return out
 
 
 def finals(src: Path, tmp: Path) -> list[dict]:
@@ -74,11 +92,15 @@ def torch_threads_one() -> None:
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--log", type=Path, help="the decision log the warm arm started from")
+    p.add_argument("--log", nargs="+", default=[], metavar="[ARM=]DIR",
+                   help="the decision log each warm arm started from (bare DIR: the arm 'warm')")
+    p.add_argument("--study", default="warm-start", help="result folder under results/policy/")
+    p.add_argument("--steps", type=int, default=20000, help="the runs' --steps (sets the recorded config only)")
+    p.add_argument("--keep", type=Path, help="keep the step-0 exports here (default: a temporary folder)")
     p.add_argument("--finals", type=Path, help="run directory: re-evaluate its end-of-training checkpoints instead")
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="training seeds")
     a = p.parse_args()
-    runs = POLICY_RESULTS / "warm-start" / "per-run"
+    runs = POLICY_RESULTS / a.study / "per-run"
     runs.mkdir(parents=True, exist_ok=True)
     if a.finals:
         torch_threads_one()
@@ -89,11 +111,13 @@ def main() -> int:
             w.writeheader()
             w.writerows(rows)
         return 0
-    if a.log is None:
+    if not a.log:
         p.error("--log is required (or --finals)")
     out = runs / "step0.csv"
     with tempfile.TemporaryDirectory() as tmp:
-        rows = [r for s in a.seeds for r in step0(a.log, s, Path(tmp))]
+        keep = a.keep or Path(tmp)
+        keep.mkdir(parents=True, exist_ok=True)
+        rows = [r for s in a.seeds for r in step0(parse_logs(a.log), s, keep, steps=a.steps)]
     with out.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["seed", "arm", "dqn", "default-k8s", "demand-aware"])
         w.writeheader()

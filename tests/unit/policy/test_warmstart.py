@@ -1,5 +1,6 @@
 """The warm start: imitating a logged rule lifts held-out agreement far above an untrained net's; a log it
-cannot learn from is a clear error; a torn last line is skipped, as the reader does."""
+cannot learn from is a clear error; a torn last line is skipped, as the reader does; the calibration maps the
+imitated values onto the return without changing a single pick."""
 
 import json
 
@@ -8,12 +9,14 @@ import pytest
 
 pytest.importorskip("torch")
 
+import torch as th  # noqa: E402
+
 from policy.decisionlog import DecisionInputs, LogError, decision_row, read_log  # noqa: E402
 from policy.features import encode  # noqa: E402
 from policy.logged import encoding, examples  # noqa: E402
 from policy.state import ClusterSnapshot, PodView  # noqa: E402
 from policy.train import Args, make_env, make_model, parse_args  # noqa: E402
-from policy.warmstart import WarmStartError, load_examples, warm_start  # noqa: E402
+from policy.warmstart import WarmStartError, bellman_fit, calibrate, load_examples, warm_start  # noqa: E402
 
 
 def decision(rng: np.random.Generator, i: int, *, mode: str = "shadow") -> dict:
@@ -108,9 +111,60 @@ def test_a_torn_last_line_is_skipped(tmp_path):
     assert decisions == 5 and n_torn == 1 and len(ex) == len(examples(read_log(tmp_path / "log")))
 
 
+@pytest.mark.parametrize(("scale", "shift", "gamma"), [(0.01, -0.4, 0.5), (2.0, 0.0, 0.5), (0.5, 1.0, 0.0),
+                                                    (0.1, -2.0, 0.95)])
+def test_bellman_fit_recovers_the_affine_map_that_makes_the_values_consistent(scale, shift, gamma):
+    # rewards made from f by the Bellman equation of Q = scale * f + shift, terminal rows included
+    rng = np.random.default_rng(5)
+    f, f_next = rng.normal(0, 30, 500), rng.normal(0, 30, 500)
+    done = rng.random(500) < 0.1
+    g = np.where(done, 0.0, gamma)
+    reward = scale * f + shift - g * (scale * f_next + shift)
+    a, b, fallback = bellman_fit(f, np.where(done, 0.0, f_next), reward, done, gamma=gamma)
+    assert not fallback and a == pytest.approx(scale, rel=1e-9) and b == pytest.approx(shift, abs=1e-9)
+
+
+def test_bellman_fit_falls_back_to_the_rewards_spread_when_the_ranking_goes_against_the_return():
+    rng = np.random.default_rng(6)
+    f, f_next = rng.normal(0, 10, 300), np.zeros(300)
+    reward = -0.02 * f + rng.normal(0, 1e-3, 300)  # the higher f, the worse: no positive scale fits
+    a, b, fallback = bellman_fit(f, f_next, reward, np.ones(300, bool), gamma=0.5)
+    assert fallback and a == pytest.approx(np.std(reward) / np.std(f)) and a > 0
+    assert b == pytest.approx(np.mean(reward) / 0.5 - a * np.mean(f))
+
+
+def test_calibration_keeps_every_pick_and_brings_the_values_to_the_returns_scale(tmp_path):
+    # the imitated values are far off the return's scale (the strong-rule study saw a spread of ~50 against ~0.3)
+    args = Args(buffer_size=100, learning_starts=0, progress=False, seed=3)
+    model = make_model(args, make_env(args))
+    rng = np.random.default_rng(7)
+    log_dir = write_log(tmp_path / "log", [decision(rng, i) for i in range(300)])
+    warm_start(model, log_dir, epochs=20, holdout=0.2, seed=0)
+    last = [m for m in model.q_net.q_net if isinstance(m, th.nn.Linear)][-1]
+    with th.no_grad():
+        last.weight.mul_(200.0)
+        last.bias.add_(-25.0)
+    ex, _, _ = load_examples(log_dir)
+    before = model.q_net.q_net(th.as_tensor(ex.rows)).detach().numpy().ravel()
+    cal = calibrate(model, make_env(args), steps=300, gamma=args.gamma, seed=11)
+    after = model.q_net.q_net(th.as_tensor(ex.rows)).detach().numpy().ravel()
+    assert cal.transitions == 300 and 0 < cal.scale < 1
+    np.testing.assert_allclose(after, cal.scale * before + cal.shift, rtol=1e-4, atol=1e-4)
+    assert cal.td_rmse_after < cal.td_rmse_before / 10
+    for i in range(len(ex)):  # the same pick in every decision: a positive scale keeps the order
+        lo, hi = ex.offsets[i], ex.offsets[i + 1]
+        assert np.argmax(after[lo:hi]) == np.argmax(before[lo:hi])
+    target = model.q_net_target.state_dict()
+    assert all(np.array_equal(v.numpy(), target[k].numpy()) for k, v in model.q_net.state_dict().items())
+
+
 def test_the_flags_and_their_checks():
-    args = parse_args(["--warm-start", "logs/", "--warm-start-epochs", "3", "--warm-start-holdout", "0.1"])
+    args = parse_args(["--warm-start", "logs/", "--warm-start-epochs", "3", "--warm-start-holdout", "0.1",
+                       "--warm-start-calibrate", "500"])
     assert (args.warm_start, args.warm_start_epochs, args.warm_start_holdout) == ("logs/", 3, 0.1)
+    assert args.warm_start_calibrate == 500 and Args().warm_start_calibrate == 0
+    with pytest.raises(SystemExit):
+        parse_args(["--warm-start-calibrate", "-1"])
     with pytest.raises(SystemExit):
         parse_args(["--warm-start", "logs/", "--resume", "x.sb3.zip"])
     with pytest.raises(SystemExit):
