@@ -15,7 +15,7 @@ deterministic, so a heuristic evaluated in every batch must give the same figure
     python scripts/warm_start_strong_table.py --collect /tmp/wss/runs --merge /tmp/wss/eval/*   # once
     python scripts/warm_start_strong_table.py                            # the tables from the committed files
 
-The per-run file format and the log parsing are ``scripts/warm_start_table.py``'s (the first study's).
+The per-run file format and the log parsing are ``policy.trainlog``'s (shared with the first study's script).
 """
 
 from __future__ import annotations
@@ -28,11 +28,10 @@ import re
 import shutil
 from pathlib import Path
 
-from warm_start_table import _EVAL, FIELDS, OUTPUT, _imitation_seconds
-
 from policy.comparison import HEURISTICS, cases, excess_by_case, geometric_mean, ratios, read_summary
 from policy.paired import interval
 from policy.paths import POLICY_RESULTS
+from policy.trainlog import EVAL, FIELDS, OUTPUT, imitation_seconds
 
 FOLDER = POLICY_RESULTS / "warm-start-strong"
 RUNS = FOLDER / "per-run"
@@ -57,7 +56,7 @@ def collect(src: Path) -> None:
     """Each ``<arm>-<seed>.log`` of ``src`` to ``per-run/``; the JSON files; ``times.txt`` as ``times.csv``."""
     RUNS.mkdir(parents=True, exist_ok=True)
     for log in sorted(src.glob("*-*.log")):
-        by_step = {int(m[1]): m.groups() for m in _EVAL.finditer(log.read_text())}  # the final eval repeats the last
+        by_step = {int(m[1]): m.groups() for m in EVAL.finditer(log.read_text())}  # the final eval repeats the last
         with (RUNS / f"{log.stem}.eval.csv").open("w", newline="") as f:
             w = csv.writer(f)
             w.writerow(FIELDS)
@@ -256,7 +255,7 @@ def times() -> list[str]:
              "| run | wall (s) | trainer's learn + checks (s) | imitation stage (s) |", "|---|---:|---:|---:|"]
     with path.open() as f:
         for row in csv.DictReader(f):
-            stage = (_imitation_seconds(RUNS / f"{row['run']}{OUTPUT}")
+            stage = (imitation_seconds(RUNS / f"{row['run']}{OUTPUT}")
                      if (RUNS / f"{row['run']}.warm-start.json").is_file() else None)
             rc = "" if row["rc"] == "0" else f" (rc {row['rc']})"
             lines.append(f"| {row['run']}{rc} | {row['wall_s']} | {row['train_seconds']} | "

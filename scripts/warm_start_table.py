@@ -21,12 +21,12 @@ import argparse
 import csv
 import json
 import math
-import re
 import shutil
 from pathlib import Path
 
 from policy.paired import interval
 from policy.paths import POLICY_RESULTS
+from policy.trainlog import EVAL, FIELDS, OUTPUT, imitation_seconds
 
 FOLDER = POLICY_RESULTS / "warm-start"
 RUNS = FOLDER / "per-run"
@@ -38,10 +38,7 @@ STEPS = (2500, 5000, 10000, 20000)
 """The secondary endpoint's steps."""
 PRIMARY_SEEDS = (1, 2, 3)
 """The training seeds the A/B was planned with; more seeds, when run, get a second table."""
-FIELDS = ("steps", "dqn", "default-k8s", "demand-aware")
-OUTPUT = ".trainer-output.txt"
 """The training log's committed name (``*.log`` is git-ignored)."""
-_EVAL = re.compile(r"eval steps=(\d+) dqn=([\d.]+) default-k8s=([\d.]+) demand-aware=([\d.]+)")
 
 
 def collect(src: Path) -> None:
@@ -51,7 +48,7 @@ def collect(src: Path) -> None:
     for log in sorted(src.glob("*-*.log")):
         if log.stem.split("-")[0] not in ARMS:
             continue
-        by_step = {int(m[1]): m.groups() for m in _EVAL.finditer(log.read_text())}  # the final eval repeats the last
+        by_step = {int(m[1]): m.groups() for m in EVAL.finditer(log.read_text())}  # the final eval repeats the last
         with (RUNS / f"{log.stem}.eval.csv").open("w", newline="") as f:
             w = csv.writer(f)
             w.writerow(FIELDS)
@@ -192,28 +189,11 @@ def _times() -> list[str]:
     lines = ["## Wall time", "", "| run | seconds | imitation stage (s) |", "|---|---:|---:|"]
     with path.open() as f:
         for arm, seed, rc, secs in csv.reader(f):
-            stage = _imitation_seconds(RUNS / f"{arm}-{seed}{OUTPUT}") if arm == "warm" else None
+            stage = imitation_seconds(RUNS / f"{arm}-{seed}{OUTPUT}") if arm == "warm" else None
             name = "decision log (sim_decision_log)" if arm == "log" else f"{arm}-{seed}"
             lines.append(f"| {name}{'' if rc == '0' else f' (rc {rc})'} | {float(secs):.0f} | "
                          f"{'' if stage is None else f'{stage:.1f}'} |")
     return [*lines, ""]
-
-
-_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
-
-
-def _imitation_seconds(log: Path) -> float | None:
-    """Seconds from the trainer's 'effective config' line to its 'warm start:' line (env and model set-up,
-    a fraction of a second, included)."""
-    import datetime as dt
-
-    t = {}
-    for line in log.read_text().splitlines():
-        m = _STAMP.match(line)
-        for key in ("effective config", "warm start:"):
-            if m and key in line and key not in t:
-                t[key] = dt.datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S").timestamp() + int(m[2]) / 1000
-    return t["warm start:"] - t["effective config"] if len(t) == 2 else None
 
 
 def plot(path: Path) -> None:
