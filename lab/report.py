@@ -151,6 +151,7 @@ def summarise(out: Path, protocol: Protocol | None = None) -> str:
                                label=LABELS.get(protocol.metric, ""))
     else:
         lines += verdict.flagged_lines(flagged)
+    lines += unfinished_lines(jobs)
     for variant, per_run in per_variant.items():
         lines += _tables(variant, per_run)
     loads = [float(r["load1"]) for r in host]
@@ -303,6 +304,21 @@ def controller_lines(rows: list[dict], events: list[dict]) -> list[str]:
                      f"{by_label('released_total')} | {by_label('decisions_total')} | {by_label('skipped_total')} | "
                      f"{', '.join(gaps) or '-'} |")
     return [*lines, ""]
+
+
+def unfinished_lines(jobs: list[dict]) -> list[str]:
+    """The runs in which some job never finished (the arm timed out first): every JCT metric counts finished jobs
+    only, so there it understates the arm's (a positive control's ratio is then a lower bound)."""
+    left: dict[tuple[int, str], list[str]] = {}
+    for r in jobs:
+        if r.get("jct_s") in (None, ""):
+            left.setdefault((int(r["seed"]), r["arm"]), []).append(r["job"])
+    if not left:
+        return []
+    runs_ = "; ".join(f"seed {seed} `{arm}`: {len(names)} ({' '.join(sorted(names)[:6])}"
+                      f"{' ...' if len(names) > 6 else ''})" for (seed, arm), names in sorted(left.items()))
+    return [f"**Unfinished jobs** (the arm timed out before they ended; their run's JCT metrics count only the "
+            f"finished jobs, so they understate it, and a ratio above 1 there is a lower bound): {runs_}.", ""]
 
 
 def cost_lines(jobs: list[dict]) -> list[str]:
