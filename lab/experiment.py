@@ -314,6 +314,9 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
                          counters=counters.sampler({s.name: cluster.node(s.name).cgroup_root
                                                     for s in cluster.shapes}),
                          system=_system_sampler(cluster))
+    except BaseException:  # interrupted mid-arm (Ctrl-C): its pods go with the cluster, its host state goes here
+        lab.remove_run_state(run_id)
+        raise
     finally:
         if fault is not None:
             cluster.node(fault.node).set_cpu_quota(cluster.node(fault.node).shape.cpu_millis)

@@ -234,6 +234,11 @@ class Lab:
                                                            grace_period_seconds=0)
         self.cluster.poll(lambda: True if not self.observe(run_id) else None, timeout=90,
                           what=f"pods of run {run_id} deleted")
+        self.remove_run_state(run_id)
+
+    @staticmethod
+    def remove_run_state(run_id: str) -> None:
+        """The host directories a run's jobs kept their state in (their pods gone, or going with the cluster)."""
         shutil.rmtree(STATE_ROOT / run_id, ignore_errors=True)
 
     def progress(self, run_id: str, job: str) -> dict | None:

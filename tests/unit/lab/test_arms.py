@@ -160,3 +160,14 @@ def test_an_arm_s_degraded_taints_are_cleared_and_other_taints_kept() -> None:
     assert lab.clear_degraded_taints() == ["rn-large", "rn-medium"]
     assert patched == {"rn-large": {"spec": {"taints": [{"key": "team", "value": "a", "effect": "NoExecute"}]}},
                        "rn-medium": {"spec": {"taints": None}}}
+
+
+def test_a_run_s_host_state_is_removed_and_nothing_else(tmp_path, monkeypatch) -> None:
+    import lab.kube
+
+    monkeypatch.setattr(lab.kube, "STATE_ROOT", tmp_path)
+    (tmp_path / "def-un314-1" / "j000").mkdir(parents=True)
+    (tmp_path / "decisions").mkdir()
+    lab.kube.Lab.remove_run_state("def-un314-1")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["decisions"]
+    lab.kube.Lab.remove_run_state("def-un314-1")  # already gone: no error
