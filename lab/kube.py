@@ -384,6 +384,9 @@ def _obs(pod: client.V1Pod) -> PodObs:
             started = term.started_at.timestamp() if term.started_at else None
             finished = term.finished_at.timestamp() if term.finished_at else None
             exit_code = term.exit_code
+    unschedulable = any(c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable"
+                        for c in pod.status.conditions or [])
     return PodObs(name=pod.metadata.name, job=(pod.metadata.labels or {}).get(JOB_LABEL, ""), uid=pod.metadata.uid,
                   node=pod.spec.node_name, phase=pod.status.phase or "", started=started, finished=finished,
-                  exit_code=exit_code, deleting=pod.metadata.deletion_timestamp is not None)  # fmt: skip
+                  exit_code=exit_code, deleting=pod.metadata.deletion_timestamp is not None,
+                  unschedulable=unschedulable)  # fmt: skip

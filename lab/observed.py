@@ -24,6 +24,7 @@ class PodObs:
     finished: float | None
     exit_code: int | None
     deleting: bool = False  # being deleted (an eviction: the job checkpoints on SIGTERM and exits 0)
+    unschedulable: bool = False  # Pending, and the scheduler said no node fits it (PodScheduled False, Unschedulable)
 
 
 @dataclass

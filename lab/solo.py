@@ -33,6 +33,9 @@ from policy.labworld import RealNodeShape
 
 log = logging.getLogger(__name__)
 
+UNSCHEDULABLE_S = 30.0
+"""How long a solo pod may stay unschedulable before its node is judged too small for it."""
+
 
 @dataclass(frozen=True)
 class Solo:
@@ -104,6 +107,7 @@ def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[RealNodeShape, ...], ima
     running: dict[str, tuple[str, Job, str]] = {}  # node -> (run id, job, pod name)
     seen: dict[str, ArmResult] = {}  # pod -> its progress times
     cpu_seen: dict[str, float] = {}
+    unschedulable_since: dict[str, float] = {}
     deadline = time.monotonic() + timeout_s
     counter = 0
     while any(queue.values()) or running:
@@ -117,6 +121,19 @@ def measure(lab: Lab, jobs: list[Job], *, shapes: tuple[RealNodeShape, ...], ima
         for node, (run_id, job, pod) in list(running.items()):
             (obs,) = lab.observe(run_id) or (None,)
             if obs is None:
+                continue
+            if obs.phase == "Pending" and obs.unschedulable:
+                # No node has room for its request (honest requests of the largest jobs on the smallest node):
+                # its solo time there is not measured, and best_solo_s looks only at the nodes that were. Judged
+                # after UNSCHEDULABLE_S, so a verdict from a scheduler cache still holding the last pod passes.
+                since = unschedulable_since.setdefault(pod, time.monotonic())
+                if time.monotonic() - since >= UNSCHEDULABLE_S:
+                    progress(f"  solo {job.template} units={job.units} on {node}: does not fit (the scheduler "
+                             f"found no room for its {job.cpu_request_m} m request for {UNSCHEDULABLE_S:.0f} s); "
+                             "not measured")
+                    lab.delete_run(run_id)
+                    del running[node]
+                    queue[node] = [j for j in queue[node] if solo_key(j) != solo_key(job)]
                 continue
             times = seen.setdefault(pod, ArmResult(t0=0.0))
             times.see_progress(job.job, lab.progress(run_id, job.job))
