@@ -217,8 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 log.info("replay done set=%s jobs=%d median=%s p90=%s", name, e.n, pct(e.median), pct(e.p90))
             return 0
         fit_seeds, held = _seeds(args.fit_seeds, runs.seeds)
-        if args.write and args.name == "original":
-            raise ConfigError("--name", "the original set is the simulator's reference rule; fit into another name")
+        if args.write and args.name in calibration.REFERENCE_SETS:
+            raise ConfigError("--name", f"{args.name!r} is a reference rule, not a fit; fit into another name")
         if args.write_host is not None and not _host_name(args.write_host):
             raise ConfigError("--write-host", f"{args.write_host!r}: need a lower-case name like 'lab', not one "
                                               f"of {', '.join(_RESERVED)}")
@@ -268,8 +268,8 @@ def from_log(args: LogArgs) -> int:
     try:
         if not 0 < args.fit_fraction < 1:
             raise ConfigError("--fit-fraction", f"must be between 0 and 1 (exclusive), got {args.fit_fraction}")
-        if args.write and args.name == "original":
-            raise ConfigError("--name", "the original set is the simulator's reference rule; fit into another name")
+        if args.write and args.name in calibration.REFERENCE_SETS:
+            raise ConfigError("--name", f"{args.name!r} is a reference rule, not a fit; fit into another name")
         if args.report is not None and not args.report.parent.is_dir():
             raise ConfigError("--report", f"{args.report}: no such directory {args.report.parent}")
         doc = calibration.read(args.calibration)
