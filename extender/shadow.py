@@ -42,7 +42,7 @@ from kube.logs import kv
 from kube.objects import pod_key, pod_terminated, workload_key
 from policy.baselines.lookahead import predicted_slowdowns
 from policy.decisionlog import DecisionInputs, decision_row
-from policy.served import to_extender_scores
+from policy.served import served_choice, to_extender_scores
 from policy.state import PodView
 
 log = logging.getLogger(__name__)
@@ -102,11 +102,7 @@ class ShadowRecorder:
         allowed = scored.enc.mask & np.isfinite(scored.raw) & \
             passes_filter(snap, view_, self.thresholds, self.max_usage_age)
         final = to_extender_scores(scored.raw, allowed, self.policy.mapping)
-        chosen = None
-        if allowed.any():
-            best = int(np.argmax(np.where(allowed, scored.raw, -np.inf)))
-            tie = allowed[row] and scored.raw[row] >= scored.raw[best]
-            chosen = row if tie else best
+        chosen = served_choice(scored.raw, allowed, row)
         spec = pod.get("spec") or {}
         result: dict[str, Any] = {"pod": f"{key[0]}/{key[1]}",
                                   "scheduler": spec.get("schedulerName") or "default-scheduler",
