@@ -200,3 +200,10 @@ def test_a_policy_picks_as_served_with_the_hot_filter_and_keeps_ties_on_the_boun
     assert model_based(pairs, Flat(), params=ORIGINAL, draws=50).agreed == 10  # argmax: the first, a
     cool = [contended_pair(i, busy_cpu=1.0) for i in range(10)]
     assert model_based(cool, Flat(), params=ORIGINAL, draws=50, hot_filter="prefer-cool").agreed == 10  # a tie
+
+
+def test_only_the_nodes_a_pod_could_go_to_are_picked():
+    pairs = [contended_pair(i) for i in range(10)]  # the shadow chose b; say b is a node no pod could go to
+    only_a = frozenset({"a"})
+    assert model_based(pairs, make_scorer("lookahead"), params=ORIGINAL, draws=50, nodes=only_a).agreed == 10
+    assert model_based(pairs, None, params=ORIGINAL, draws=50, nodes=only_a).skipped["no_pick"] == 10
