@@ -168,6 +168,14 @@ class ShadowArgs:
     calibration: Path | None = None
     """the calibration file --params names a set of (unset: policy/sim/calibration.yaml), e.g. one that
     `python -m policy.calibrate log --write --calibration FILE` fitted from a log"""
+    crossfit: bool = False
+    """predict each seed with contention parameters fitted on the other seeds' pods (instead of --params)"""
+    rescore: bool = True
+    """re-score offline, with the arm's own policy, the shadow rows written while the extender served another"""
+    daemon_pods: int | None = None
+    """pods on every node that are no job, left out of the contention split (unset: the lab's, its monitor pod)"""
+    by_kind: bool = False
+    """also the contention model at the binding per job kind"""
     json: bool = False
     """print the JSON instead of the markdown"""
     write: Path | None = None
@@ -307,13 +315,18 @@ def cmd_compare(args: CompareArgs) -> int:
 def cmd_shadow(args: ShadowArgs) -> int:
     import json
 
-    from lab.shadow import markdown, shadow_check
+    from lab.shadow import LAB_DAEMON_PODS, markdown, shadow_check
     from policy.sim import calibration
 
     path = calibration.DEFAULT_PATH if args.calibration is None else args.calibration
     params = (None if args.params is None and args.calibration is None
               else calibration.params_of(calibration.read(path), args.params))
-    res = shadow_check(args.out, arm=args.arm, baseline=args.baseline, params=params)
+    if args.crossfit and args.params is not None:
+        raise ConfigError("--crossfit", "fits its own parameters per seed; leave --params out")
+    res = shadow_check(args.out, arm=args.arm, baseline=args.baseline, params=params,
+                       params_label=args.params or "active", rescore=args.rescore,
+                       daemon_pods=LAB_DAEMON_PODS if args.daemon_pods is None else args.daemon_pods,
+                       crossfit=args.crossfit, by_kind=args.by_kind)
     text = markdown(res)
     if args.write is not None:
         args.write.write_text(text)
