@@ -157,8 +157,9 @@ class CompareArgs:
 class ShadowArgs:
     """``shadow``: shadow mode's predicted gain in the default arm against the gain the drsched arm measured."""
 
-    out: Path = option(positional=True)
-    """output directory of a run whose default arm ran with shadow mode (it has runs.csv and decisions/)"""
+    out: list[Path] = option(positional=True)
+    """output directory of a run whose default arm ran with shadow mode (it has runs.csv and decisions/); with
+    several, each is judged and then their seeds pooled (post hoc)"""
     arm: str = "model"
     """the drsched arm whose measured JCT ratio the prediction is judged against"""
     baseline: str = "default"
@@ -315,7 +316,7 @@ def cmd_compare(args: CompareArgs) -> int:
 def cmd_shadow(args: ShadowArgs) -> int:
     import json
 
-    from lab.shadow import LAB_DAEMON_PODS, markdown, shadow_check
+    from lab.shadow import LAB_DAEMON_PODS, markdown, pooled, shadow_check, verdict_line
     from policy.sim import calibration
 
     path = calibration.DEFAULT_PATH if args.calibration is None else args.calibration
@@ -323,11 +324,14 @@ def cmd_shadow(args: ShadowArgs) -> int:
               else calibration.params_of(calibration.read(path), args.params))
     if args.crossfit and args.params is not None:
         raise ConfigError("--crossfit", "fits its own parameters per seed; leave --params out")
-    res = shadow_check(args.out, arm=args.arm, baseline=args.baseline, params=params,
-                       params_label=args.params or "active", rescore=args.rescore,
-                       daemon_pods=LAB_DAEMON_PODS if args.daemon_pods is None else args.daemon_pods,
-                       crossfit=args.crossfit, by_kind=args.by_kind)
-    text = markdown(res)
+    results = [shadow_check(out, arm=args.arm, baseline=args.baseline, params=params,
+                            params_label=args.params or "active", rescore=args.rescore,
+                            daemon_pods=LAB_DAEMON_PODS if args.daemon_pods is None else args.daemon_pods,
+                            crossfit=args.crossfit, by_kind=args.by_kind) for out in args.out]
+    res = results[0] if len(results) == 1 else {"results": results, "pooled": pooled(results)}
+    text = "\n".join(markdown(r) for r in results)
+    if len(results) > 1:
+        text += "\n" + verdict_line(res["pooled"], what=f" of {len(results)} results pooled (post hoc)") + "\n"
     if args.write is not None:
         args.write.write_text(text)
     _say(json.dumps(res, indent=2) if args.json else text)

@@ -201,36 +201,60 @@ def shadow_check(out: Path, *, arm: str = "model", baseline: str = "default", pa
         seeds.append(SeedCheck(seed, variant, sum(o is not None for _, o in rows), len(other), off[(seed, variant)],
                                e.n, e.agreed, e.ratio, e.lo, e.hi,
                                this / base if base and this is not None else None, label))
-    pred = [s.predicted for s in seeds if s.predicted is not None and s.measured is not None]
-    meas = [s.measured for s in seeds if s.predicted is not None and s.measured is not None]
-    # the protocol's primary endpoint on both sides: exp of the mean per-seed log ratio, the measured one with
-    # its 95 % t-interval (lab.endpoint), so the verdict reads the interval lab report prints
-    p_iv = interval([math.log(x) for x in pred if x > 0])
-    m_iv = interval([math.log(x) for x in meas if x > 0])
-    p_mean, m_mean = p_iv.ratio, m_iv.ratio
-    inside, miss = None, None
-    if pred and math.isfinite(m_iv.low):
-        lo, hi = m_iv.low, m_iv.high
-        inside = lo <= p_mean <= hi
-        miss = 0.0 if inside else (p_mean - hi if p_mean > hi else p_mean - lo)
     kept = {r["run_id"]: r for r in runs if r["arm"] in (arm, baseline)
             and (int(r["seed"]), r["variant"]) not in left_flagged}
     return {"arm": arm, "baseline": baseline, "policy": policy, "params": params_label if not crossfit else
             "cross-fitted", "daemon_pods": daemon_pods, "hot_filter": hot_filter,
             "rescored_with": None if scorer is None else scorer.name, "not_rescored_why": why_not or None,
             "crossfit": {str(k): v.as_dict() for k, v in fitted.items()},
-            "seeds": [_as_dict(s) for s in seeds],
+            "seeds": [_as_dict(s) for s in seeds], **verdict([_as_dict(s) for s in seeds]),
             "at_binding": at_binding(pairs, kept, jobs, params=params, daemon_pods=daemon_pods),
             **({"at_binding_by_kind": at_binding(pairs, kept, jobs, params=params, daemon_pods=daemon_pods,
                                                  by_kind=True)} if by_kind else {}),
-            "paired_seeds": len(pred), "predicted_mean": _r(p_mean), "predicted_low": _r(p_iv.low),
-            "predicted_high": _r(p_iv.high), "measured_mean": _r(m_mean), "measured_low": _r(m_iv.low),
-            "measured_high": _r(m_iv.high), "inside": inside, "miss": _r(miss),
             "left_out_other_policy": other_policy, "left_out_off_nodes": off_nodes,
             "job_nodes": None if job_nodes is None else sorted(job_nodes),
             "left_out_flagged": [{"seed": seed, "variant": variant,
                                   "why": [w for a in (baseline, arm) for w in flagged.get((seed, a, variant), [])]}
                                  for seed, variant in left_flagged]}
+
+
+def verdict(seeds: list[dict]) -> dict:
+    """Over the seeds with both a prediction and a measurement: the protocol's primary endpoint on both sides
+    (exp of the mean per-seed log ratio, the measured one with its 95 % t-interval, ``lab.endpoint``, so the
+    verdict reads the interval ``lab report`` prints), whether the prediction falls inside it and by how much it
+    misses, and ``gap``: measured / predicted per seed, the same way (above 1: the shadow was optimistic)."""
+    both = [s for s in seeds if s["predicted"] and s["measured"]]
+    p_iv = interval([math.log(s["predicted"]) for s in both])
+    m_iv = interval([math.log(s["measured"]) for s in both])
+    g_iv = interval([math.log(s["measured"] / s["predicted"]) for s in both])
+    inside, miss = None, None
+    if both and math.isfinite(m_iv.low):
+        inside = m_iv.low <= p_iv.ratio <= m_iv.high
+        miss = 0.0 if inside else p_iv.ratio - (m_iv.high if p_iv.ratio > m_iv.high else m_iv.low)
+    return {"paired_seeds": len(both), "predicted_mean": _r(p_iv.ratio), "predicted_low": _r(p_iv.low),
+            "predicted_high": _r(p_iv.high), "measured_mean": _r(m_iv.ratio), "measured_low": _r(m_iv.low),
+            "measured_high": _r(m_iv.high), "inside": inside, "miss": _r(miss), "gap_mean": _r(g_iv.ratio),
+            "gap_low": _r(g_iv.low), "gap_high": _r(g_iv.high)}
+
+
+def pooled(results: list[dict]) -> dict:
+    """The verdict over the seeds of several results (post hoc: each was registered on its own)."""
+    return verdict([s for res in results for s in res["seeds"]])
+
+
+def verdict_line(v: dict, *, what: str = "") -> str:
+    """The verdict as one sentence."""
+    def f(x):
+        return "–" if x is None else f"{x:.3f}"
+
+    if v["inside"] is None:
+        return (f"Over {v['paired_seeds']} seed(s) with both{what}: predicted {f(v['predicted_mean'])}, measured "
+                f"{f(v['measured_mean'])}; no measured interval (fewer than two seeds), so no verdict.")
+    return (f"Over {v['paired_seeds']} seeds{what} (exp of the mean per-seed log ratio, the protocol's endpoint): "
+            f"predicted {f(v['predicted_mean'])}, measured {f(v['measured_mean'])} (95 % interval "
+            f"{f(v['measured_low'])}-{f(v['measured_high'])}): "
+            + ("inside the measured interval" if v["inside"] else f"outside it, by {v['miss']:+.3f}")
+            + f"; measured / predicted per seed {f(v['gap_mean'])} ({f(v['gap_low'])}-{f(v['gap_high'])}).")
 
 
 def _label(p: ContentionParams) -> str:
@@ -342,15 +366,7 @@ def markdown(res: dict) -> str:
         lines += [f"Seed {k}: fitted on the other seeds' pods, {_label(ContentionParams(**v))}."
                   for k, v in res["crossfit"].items()]
         lines.append("")
-    if res["inside"] is None:
-        lines.append(f"Over {res['paired_seeds']} seed(s) with both: predicted {f(res['predicted_mean'])}, measured "
-                     f"{f(res['measured_mean'])}; no measured interval (fewer than two seeds), so no verdict.")
-    else:
-        lines.append(f"Over {res['paired_seeds']} seeds (exp of the mean per-seed log ratio, the protocol's "
-                     f"endpoint): predicted {f(res['predicted_mean'])}, measured {f(res['measured_mean'])} "
-                     f"(95 % interval {f(res['measured_low'])}-{f(res['measured_high'])}): "
-                     + ("inside the measured interval." if res["inside"] else
-                        f"outside it, by {res['miss']:+.3f}."))
+    lines.append(verdict_line(res))
     for key, title in (("at_binding", "node"), ("at_binding_by_kind", "job kind and node")):
         if not res.get(key):
             continue

@@ -191,3 +191,14 @@ def test_the_lab_s_monitor_pod_is_no_job_and_kinds_can_be_told_apart(tmp_path, c
     assert main(["shadow", str(out), "--daemon-pods", "0", "--by-kind", "--params", "original"]) == 0
     text = capsys.readouterr().out
     assert "0 daemon pod(s) per node" in text and "| `default` | cpu | a | 8 |" in text
+
+
+def test_several_results_are_judged_each_and_pooled(tmp_path, capsys):
+    a, b = results(tmp_path / "a", {1: 0.80, 2: 0.84}), results(tmp_path / "b", {3: 0.86, 4: 0.82})
+    assert main(["shadow", str(a), str(b), "--params", "original", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert len(res["results"]) == 2 and res["pooled"]["paired_seeds"] == 4 and res["pooled"]["inside"]
+    geo = math.exp(sum(math.log(x) for x in (0.80, 0.84, 0.86, 0.82)) / 4)
+    assert res["pooled"]["gap_mean"] == pytest.approx(geo / (29 / 35), abs=1e-3)  # measured / predicted
+    assert main(["shadow", str(a), str(b), "--params", "original"]) == 0
+    assert "Over 4 seeds of 2 results pooled (post hoc)" in capsys.readouterr().out
