@@ -42,7 +42,8 @@ shows that the running extender made it.
 constraints only kube-scheduler knows (``extender.shadow``), so its live choice can be the lab's tainted system
 node ``rn-system``, where no job can run (a third of the rows of the three runs so far). A prediction must compare
 placements the pod could have had: the nodes are those of ``nodes.csv``, and a live row whose choice lies
-outside them is re-scored among them like a row of another policy (counted apart).
+outside them is re-scored among them like a row of another policy (counted apart). Rows written since shadow
+mode honours taints never choose it, and record it as not ready, so the re-scoring avoids it by itself too.
 
 **Jobs, not daemons.** The contention model splits a node's estimated usage among its pods; every lab node
 also runs the node monitor's DaemonSet pod (``manifests/monitor/daemonset.yaml``; the lab's gate checks that no
