@@ -4,7 +4,9 @@ Pod requests follow kube-scheduler's accounting (``resource.PodRequests``): the 
 raised to the largest init container (an init container runs alone, but beside the restartable "sidecar"
 init containers started before it), sidecars added to the running sum, plus ``spec.overhead``. A pod-level
 ``spec.resources.requests`` replaces the container sum where set. Node capacity is ``status.allocatable``;
-net and disk bandwidth come from node annotations (Kubernetes has no such resources).
+net and disk bandwidth come from node annotations (Kubernetes has no such resources). A node's taints that keep
+pods off (NoSchedule, NoExecute) are kept so that shadow mode, which scores nodes kube-scheduler never offered,
+can tell which a pod tolerates (``tolerates``: kube-scheduler's TaintToleration rule).
 
 Inputs are the camelCase Kubernetes JSON (what kube-scheduler embeds in ``Pod`` / ``Nodes``) or the same
 shape from ``ApiClient.sanitize_for_serialization`` of a watched object.
