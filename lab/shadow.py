@@ -291,9 +291,12 @@ def at_binding(pairs: list, runs: dict[str, dict], jobs: list[dict], *, params: 
     pod on that node with nothing else there, ``sharing`` the mean of predicted / alone per pod (what sharing
     the node adds), and ``solo_vs_best`` the measured counterpart of ``alone`` (solo time on the node's type
     over the best node's), so ``sharing`` sits beside ``measured`` and ``predicted`` beside ``vs_best_node``.
-    Each arm's own rows only (the default arm's shadow rows, the drsched arm's serve rows), pods of ``runs`` (run
-    id -> runs.csv row)."""
+    ``co_start`` and ``co_run``: the other jobs on the node when the pod started and, time-weighted, while it ran
+    (jobs.csv times): where they differ the model's steady load at the binding cannot hold. Each arm's own rows
+    only (the default arm's shadow rows, the drsched arm's serve rows), pods of ``runs`` (run id -> runs.csv
+    row)."""
     by_job = {(r["seed"], r["arm"], r["variant"], r["job"]): r for r in jobs}
+    co = co_runners(jobs)
     acc: dict[tuple[str, ...], list[tuple[float, ...]]] = defaultdict(list)
     for d, o in pairs:
         run_id, _, job = d["name"].rpartition("-")
@@ -307,13 +310,32 @@ def at_binding(pairs: list, runs: dict[str, dict], jobs: list[dict], *, params: 
         alone = predicted_at_binding(_emptied(d, got[0]), o, params=params)[1]
         key = (run["arm"], j["kind"], got[0]) if by_kind else (run["arm"], got[0])
         acc[key].append((got[1], alone, got[1] / alone, float(j["run_slowdown"]), float(j["best_slowdown"]),
-                         float(j["solo_s"]) / float(j["best_solo_s"])))
+                         float(j["solo_s"]) / float(j["best_solo_s"]), *co.get(id(j), (math.nan, math.nan))))
     out = []
     for key, v in sorted(acc.items()):
-        mean = [sum(x[i] for x in v) / len(v) for i in range(6)]
+        mean = [sum(x[i] for x in v) / len(v) for i in range(8)]  # co-runners: NaN (None) where a time is missing
         out.append({"arm": key[0], **({"kind": key[1]} if by_kind else {}), "node": key[-1], "pods": len(v),
                     "predicted": _r(mean[0]), "alone": _r(mean[1]), "sharing": _r(mean[2]), "measured": _r(mean[3]),
-                    "vs_best_node": _r(mean[4]), "solo_vs_best": _r(mean[5])})
+                    "vs_best_node": _r(mean[4]), "solo_vs_best": _r(mean[5]), "co_start": _r(mean[6]),
+                    "co_run": _r(mean[7])})
+    return out
+
+
+def co_runners(jobs: list[dict]) -> dict[int, tuple[float, float]]:
+    """Per finished job of jobs.csv (keyed by ``id`` of its row): how many other jobs of its run were on its
+    node when it started, and their time-weighted number while it ran."""
+    by_node: dict[tuple[str, ...], list[tuple[float, float, dict]]] = defaultdict(list)
+    for r in jobs:
+        if r.get("start_s") not in (None, "") and r.get("finish_s") not in (None, ""):
+            by_node[(r["seed"], r["arm"], r["variant"], r["node"])].append(
+                (float(r["start_s"]), float(r["finish_s"]), r))
+    out = {}
+    for rows in by_node.values():
+        for s, f, r in rows:
+            others = [(s2, f2) for s2, f2, r2 in rows if r2 is not r]
+            at = sum(s2 <= s < f2 for s2, f2 in others)
+            during = sum(max(0.0, min(f, f2) - max(s, s2)) for s2, f2 in others) / (f - s) if f > s else float(at)
+            out[id(r)] = (float(at), during)
     return out
 
 
@@ -375,13 +397,15 @@ def markdown(res: dict) -> str:
         lines += ["", f"The contention model at the binding, by arm and {title}, which anchors every estimate: its "
                   "predicted slowdown of each pod where it ran (against its demand met in full), the same with the "
                   "node empty (node speed alone), and the measured ones: run time over solo time on that node's "
-                  "type, over solo time on the job's best node, and solo on this type over solo on the best:", "",
+                  "type, over solo time on the job's best node, and solo on this type over solo on the best; and the "
+                  "other jobs on the node when the pod started and, time-weighted, while it ran:", "",
                   "| arm |" + (" kind |" if kind else "") + " node | pods | predicted | alone | predicted / alone | "
-                  "measured | measured vs best node | solo vs best node |",
-                  "|---|" + ("---|" if kind else "") + "---|---:|---:|---:|---:|---:|---:|---:|"]
+                  "measured | measured vs best node | solo vs best node | co-runners at start | over the run |",
+                  "|---|" + ("---|" if kind else "") + "---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         lines += [f"| `{b['arm']}` |" + (f" {b['kind']} |" if kind else "") + f" {b['node']} | {b['pods']} | "
                   f"{f(b['predicted'])} | {f(b['alone'])} | {f(b['sharing'])} | {f(b['measured'])} | "
-                  f"{f(b['vs_best_node'])} | {f(b['solo_vs_best'])} |" for b in res[key]]
+                  f"{f(b['vs_best_node'])} | {f(b['solo_vs_best'])} | {f(b['co_start'])} | {f(b['co_run'])} |"
+                  for b in res[key]]
     lines.append("")
     if res["left_out_other_policy"]:
         lines.append(f"{res['left_out_other_policy']} shadow rows were left out: the extender served another policy "

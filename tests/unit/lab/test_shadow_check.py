@@ -9,7 +9,7 @@ import yaml
 
 from lab import report
 from lab.cli import main
-from lab.shadow import ShadowError, markdown, shadow_check
+from lab.shadow import ShadowError, co_runners, markdown, shadow_check
 from policy.decisionlog import DecisionInputs, decision_row, outcome_row
 from policy.features import encode
 from policy.model import SHIPPED_MODEL, load_model
@@ -123,8 +123,9 @@ def test_the_contention_model_at_the_binding_is_set_beside_the_measured_slowdown
     # the model arm has no serve rows here, and seed 3's pods are left out with its flagged run
     # alone on a the model gives the pod its whole demand (1); solo on a's type took 30 s, on the best 25 s
     assert res["at_binding"] == [{"arm": "default", "node": "a", "pods": 8, "predicted": 1.25, "alone": 1.0,
-                                  "sharing": 1.25, "measured": 1.02, "vs_best_node": 1.4, "solo_vs_best": 1.2}]
-    assert "| `default` | a | 8 | 1.250 | 1.000 | 1.250 | 1.020 | 1.400 | 1.200 |" in markdown(res)
+                                  "sharing": 1.25, "measured": 1.02, "vs_best_node": 1.4, "solo_vs_best": 1.2,
+                                  "co_start": None, "co_run": None}]  # no start and finish times here
+    assert "| `default` | a | 8 | 1.250 | 1.000 | 1.250 | 1.020 | 1.400 | 1.200 | – | – |" in markdown(res)
     assert shadow_check(results(tmp_path / "none", {1: 0.8, 2: 0.9}), params=ORIGINAL, draws=50)["at_binding"] == []
 
 
@@ -202,3 +203,17 @@ def test_several_results_are_judged_each_and_pooled(tmp_path, capsys):
     assert res["pooled"]["gap_mean"] == pytest.approx(geo / (29 / 35), abs=1e-3)  # measured / predicted
     assert main(["shadow", str(a), str(b), "--params", "original"]) == 0
     assert "Over 4 seeds of 2 results pooled (post hoc)" in capsys.readouterr().out
+
+
+def test_co_runners_at_the_start_and_over_the_run():
+    def job(name, start, finish, node="a", seed=1):
+        return {"seed": seed, "arm": "default", "variant": "under", "job": name, "node": node,
+                "start_s": start, "finish_s": finish}
+
+    # j0 runs 0-10: j1 (0-5) is there at its start and half its run, j2 (5-15) the other half; j2 starts beside
+    # j0 and has it half its run; j3 is elsewhere
+    jobs = [job("j0", 0.0, 10.0), job("j1", 0.0, 5.0), job("j2", 5.0, 15.0), job("j3", 0.0, 10.0, node="b"),
+            job("j4", 0.0, "")]
+    co = co_runners(jobs)
+    assert co[id(jobs[0])] == (1.0, 1.0) and co[id(jobs[2])] == (1.0, 0.5) and co[id(jobs[3])] == (0.0, 0.0)
+    assert id(jobs[4]) not in co  # unfinished
