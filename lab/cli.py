@@ -172,7 +172,8 @@ class ShadowArgs:
     crossfit: bool = False
     """predict each seed with contention parameters fitted on the other seeds' pods (instead of --params)"""
     rescore: bool = True
-    """re-score offline, with the arm's own policy, the shadow rows written while the extender served another"""
+    """re-score offline, with the arm's own policy among nodes.csv's job nodes, the shadow rows written while the
+    extender served another policy or whose live choice is no job node (unset with --no-rescore: left out)"""
     daemon_pods: int | None = None
     """pods on every node that are no job, left out of the contention split (unset: the lab's, its monitor pod)"""
     by_kind: bool = False
