@@ -16,8 +16,13 @@ whose UID hashes to its own index (``crc32(uid) mod shadow_replicas == shadow_re
 no coordination: a StatefulSet's ordinals are the indexes; while a replica is down its share is missed,
 never doubled (the others count it as ``not_owner``). Replica count and index are settings.
 
-Limits: drsched's choice ignores constraints only kube-scheduler knows (affinity, taints, topology
-spread): it may name a node the pod could not go to. A binding made while the watch was disconnected
+Taints: a node whose taints (NoSchedule, NoExecute) the pod does not tolerate is never drsched's choice, and
+the row records it as not ``ready`` (``policy.decisionlog.DecisionInputs.blocked``; its features stay as the
+serving path computes them), so that a policy re-scored from the log avoids it too. Without this, in the lab,
+the shadow chose the tainted system node at a third of the bindings (``results/lab/shadow-rejudged-2026-12-07``).
+
+Limits: drsched's choice ignores the other constraints only kube-scheduler knows (node selectors, affinity,
+topology spread): it may name a node the pod could not go to. A binding made while the watch was disconnected
 is shadowed with the snapshot at reconnection.
 """
 
@@ -29,6 +34,7 @@ import time
 import zlib
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -39,10 +45,10 @@ from extender.selection import PodSelector
 from extender.telemetry import Telemetry
 from kube.cache import ClusterCache, PodRecord
 from kube.logs import kv
-from kube.objects import pod_key, pod_terminated, workload_key
+from kube.objects import pod_key, pod_terminated, tolerates, workload_key
 from policy.baselines.lookahead import predicted_slowdowns
 from policy.decisionlog import DecisionInputs, decision_row
-from policy.served import to_extender_scores
+from policy.served import served_choice, to_extender_scores
 from policy.state import PodView
 
 log = logging.getLogger(__name__)
@@ -99,14 +105,15 @@ class ShadowRecorder:
         view_ = PodView(requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                         name=key[1], workload=self.workload_of(pod))
         scored = score(snap, view_, self.policy, max_usage_age=self.max_usage_age)
+        blocked = np.zeros(snap.n_nodes, dtype=bool)  # nodes whose taints the pod does not tolerate
+        for name, taints in view.taints.items():
+            blocked[view.index[name]] = not tolerates(pod, taints)
+        # the filter judges the nodes the pod could use (its prefer modes look for a cool one among them)
+        usable = replace(snap, ready=snap.ready & ~blocked) if blocked.any() else snap
         allowed = scored.enc.mask & np.isfinite(scored.raw) & \
-            passes_filter(snap, view_, self.thresholds, self.max_usage_age)
+            passes_filter(usable, view_, self.thresholds, self.max_usage_age)
         final = to_extender_scores(scored.raw, allowed, self.policy.mapping)
-        chosen = None
-        if allowed.any():
-            best = int(np.argmax(np.where(allowed, scored.raw, -np.inf)))
-            tie = allowed[row] and scored.raw[row] >= scored.raw[best]
-            chosen = row if tie else best
+        chosen = served_choice(scored.raw, allowed, row)
         spec = pod.get("spec") or {}
         result: dict[str, Any] = {"pod": f"{key[0]}/{key[1]}",
                                   "scheduler": spec.get("schedulerName") or "default-scheduler",
@@ -125,7 +132,8 @@ class ShadowRecorder:
                 nodes=snap.names, scores=final,
                 raw=scored.raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
                 slowdown=slowdown, predicted_gain=gain, keep=self.keep, keep_inputs=self.keep_inputs,
-                inputs=DecisionInputs(snap=snap, cluster=scored.enc.cluster, max_usage_age=self.max_usage_age)))
+                inputs=DecisionInputs(snap=snap, cluster=scored.enc.cluster, max_usage_age=self.max_usage_age,
+                                      blocked=blocked if blocked.any() else None)))
         if self.track is not None:
             self.track(uid)
         self._record(result, gain, uid)

@@ -99,6 +99,8 @@ class CacheView:
     assumed: np.ndarray
     version: int
     built_at: float
+    taints: Mapping[str, tuple] = field(default_factory=dict)
+    """node -> the taints that keep pods off it (``kube.objects.node_taints``), only nodes that have some"""
     names_memo: NamesMemo = field(default_factory=lambda: NamesMemo(), repr=False)
     """Shared by every view with the same ``names`` and ``index`` (``ClusterCache`` keeps one, and the same
     ``index`` object, until a node comes or goes)."""
@@ -181,6 +183,7 @@ class ClusterCache:
         self._pods: dict[str, PodRecord] = {}
         self._by_name: dict[tuple[str, str], str] = {}
         self._node_pods: dict[str, set[str]] = {}
+        self._taints: dict[str, tuple] = {}  # node -> its taints that keep pods off, only nodes that have some
         self._version = 0
         self._view: CacheView | None = None
         self._names_view: tuple[tuple[str, ...], dict[str, int], NamesMemo] | None = None  # until a node comes or goes
@@ -241,12 +244,17 @@ class ClusterCache:
                 self._usage_ts[i] = early.timestamp
             self._maxpods[i] = info.max_pods
             self._ready[i] = info.ready
+            if info.taints:
+                self._taints[info.name] = info.taints
+            else:
+                self._taints.pop(info.name, None)
             self._recount(info.name)
             self._touch()
 
     def _same_node(self, i: int, info: NodeInfo) -> bool:
         cap = self._cap[i]
         return (bool(self._ready[i]) == info.ready and float(self._maxpods[i]) == float(info.max_pods)
+                and self._taints.get(info.name, ()) == info.taints
                 and all(float(a) == float(b) for a, b in zip(cap.tolist(), info.capacity, strict=True)))
 
     def delete_node(self, name: str) -> None:
@@ -254,6 +262,7 @@ class ClusterCache:
             i = self._index.pop(name, None)
             if i is None:
                 return
+            self._taints.pop(name, None)
             last = len(self._names) - 1
             if i != last:  # move the last row into the hole: O(1), order does not matter
                 moved = self._names[last]
@@ -402,6 +411,7 @@ class ClusterCache:
                 names=names, index=index, names_memo=memo, capacity=self._cap[:n].copy(),
                 requested=self._req[:n].copy(), pods=self._npods[:n].copy(), max_pods=self._maxpods[:n].copy(),
                 ready=self._ready[:n].copy(), usage=self._usage[:n].copy(), usage_ts=self._usage_ts[:n].copy(),
-                assumed=self._assumed[:n].copy(), version=self._version, built_at=self._clock())
+                assumed=self._assumed[:n].copy(), version=self._version, built_at=self._clock(),
+                taints=dict(self._taints))
             self._view = view
             return view

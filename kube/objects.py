@@ -4,7 +4,9 @@ Pod requests follow kube-scheduler's accounting (``resource.PodRequests``): the 
 raised to the largest init container (an init container runs alone, but beside the restartable "sidecar"
 init containers started before it), sidecars added to the running sum, plus ``spec.overhead``. A pod-level
 ``spec.resources.requests`` replaces the container sum where set. Node capacity is ``status.allocatable``;
-net and disk bandwidth come from node annotations (Kubernetes has no such resources).
+net and disk bandwidth come from node annotations (Kubernetes has no such resources). A node's taints that keep
+pods off (NoSchedule, NoExecute) are kept so that shadow mode, which scores nodes kube-scheduler never offered,
+can tell which a pod tolerates (``tolerates``: kube-scheduler's TaintToleration rule).
 
 Inputs are the camelCase Kubernetes JSON (what kube-scheduler embeds in ``Pod`` / ``Nodes``) or the same
 shape from ``ApiClient.sanitize_for_serialization`` of a watched object.
@@ -13,7 +15,7 @@ shape from ``ApiClient.sanitize_for_serialization`` of a watched object.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,14 +164,47 @@ def workload_key(pod: Mapping) -> str | None:
     return f"{ns}/{kind}/{name}"
 
 
+Taint = tuple[str, str, str]
+"""(key, value, effect) of a node taint."""
+KEEP_OFF_EFFECTS = ("NoSchedule", "NoExecute")
+"""The taint effects that keep a pod without a matching toleration off the node (``PreferNoSchedule`` only steers)."""
+
+
 @dataclass(frozen=True, slots=True)
 class NodeInfo:
-    """One node as the cache keeps it: (4,) capacity in policy units, pod slots, readiness."""
+    """One node as the cache keeps it: (4,) capacity in policy units, pod slots, readiness, and the taints that
+    keep pods off it."""
 
     name: str
     capacity: tuple[float, float, float, float]
     max_pods: float
     ready: bool
+    taints: tuple[Taint, ...] = ()
+
+
+def node_taints(node: Mapping) -> tuple[Taint, ...]:
+    """The taints of a v1.Node that keep pods off it (``KEEP_OFF_EFFECTS``)."""
+    return tuple((str(t.get("key") or ""), str(t.get("value") or ""), str(t["effect"]))
+                 for t in child_list(child_map(node, "spec"), "taints")
+                 if isinstance(t, Mapping) and t.get("effect") in KEEP_OFF_EFFECTS)
+
+
+def tolerates(pod: Mapping, taints: Sequence[Taint]) -> bool:
+    """Whether the pod's tolerations tolerate every one of ``taints``: kube-scheduler's TaintToleration filter (a
+    toleration matches a taint when its effect is empty or equal, and its key is empty with ``Exists``, or equal
+    with ``Exists`` or an equal value)."""
+    tolerations = [t for t in child_list(child_map(pod, "spec"), "tolerations") if isinstance(t, Mapping)]
+    return all(any(_matches(t, taint) for t in tolerations) for taint in taints)
+
+
+def _matches(toleration: Mapping, taint: Taint) -> bool:
+    key, value, effect = taint
+    if toleration.get("effect") and toleration["effect"] != effect:
+        return False
+    exists = toleration.get("operator") == "Exists"
+    if not toleration.get("key"):
+        return exists
+    return toleration["key"] == key and (exists or str(toleration.get("value") or "") == value)
 
 
 def node_info(node: Mapping, *, net_annotation: str, disk_annotation: str, default_net_mbps: float,
@@ -199,6 +234,6 @@ def node_info(node: Mapping, *, net_annotation: str, disk_annotation: str, defau
         "unschedulable", False)
     tiny = 1e-9
     return NodeInfo(name=name, capacity=(max(cpu, tiny), max(mem, tiny), max(net, tiny), max(disk, tiny)),
-                    max_pods=pods, ready=bool(ready))
+                    max_pods=pods, ready=bool(ready), taints=node_taints(node))
 
 

@@ -157,8 +157,9 @@ class CompareArgs:
 class ShadowArgs:
     """``shadow``: shadow mode's predicted gain in the default arm against the gain the drsched arm measured."""
 
-    out: Path = option(positional=True)
-    """output directory of a run whose default arm ran with shadow mode (it has runs.csv and decisions/)"""
+    out: list[Path] = option(positional=True)
+    """output directory of a run whose default arm ran with shadow mode (it has runs.csv and decisions/); with
+    several, each is judged and then their seeds pooled (post hoc)"""
     arm: str = "model"
     """the drsched arm whose measured JCT ratio the prediction is judged against"""
     baseline: str = "default"
@@ -168,6 +169,15 @@ class ShadowArgs:
     calibration: Path | None = None
     """the calibration file --params names a set of (unset: policy/sim/calibration.yaml), e.g. one that
     `python -m policy.calibrate log --write --calibration FILE` fitted from a log"""
+    crossfit: bool = False
+    """predict each seed with contention parameters fitted on the other seeds' pods (instead of --params)"""
+    rescore: bool = True
+    """re-score offline, with the arm's own policy among nodes.csv's job nodes, the shadow rows written while the
+    extender served another policy or whose live choice is no job node (unset with --no-rescore: left out)"""
+    daemon_pods: int | None = None
+    """pods on every node that are no job, left out of the contention split (unset: the lab's, its monitor pod)"""
+    by_kind: bool = False
+    """also the contention model at the binding per job kind"""
     json: bool = False
     """print the JSON instead of the markdown"""
     write: Path | None = None
@@ -307,14 +317,22 @@ def cmd_compare(args: CompareArgs) -> int:
 def cmd_shadow(args: ShadowArgs) -> int:
     import json
 
-    from lab.shadow import markdown, shadow_check
+    from lab.shadow import LAB_DAEMON_PODS, markdown, pooled, shadow_check, verdict_line
     from policy.sim import calibration
 
     path = calibration.DEFAULT_PATH if args.calibration is None else args.calibration
     params = (None if args.params is None and args.calibration is None
               else calibration.params_of(calibration.read(path), args.params))
-    res = shadow_check(args.out, arm=args.arm, baseline=args.baseline, params=params)
-    text = markdown(res)
+    if args.crossfit and args.params is not None:
+        raise ConfigError("--crossfit", "fits its own parameters per seed; leave --params out")
+    results = [shadow_check(out, arm=args.arm, baseline=args.baseline, params=params,
+                            params_label=args.params or "active", rescore=args.rescore,
+                            daemon_pods=LAB_DAEMON_PODS if args.daemon_pods is None else args.daemon_pods,
+                            crossfit=args.crossfit, by_kind=args.by_kind) for out in args.out]
+    res = results[0] if len(results) == 1 else {"results": results, "pooled": pooled(results)}
+    text = "\n".join(markdown(r) for r in results)
+    if len(results) > 1:
+        text += "\n" + verdict_line(res["pooled"], what=f" of {len(results)} results pooled (post hoc)") + "\n"
     if args.write is not None:
         args.write.write_text(text)
     _say(json.dumps(res, indent=2) if args.json else text)

@@ -91,7 +91,9 @@ INPUT_NODE_FIELDS: dict[str, tuple[type, ...]] = {
 """Per node of ``inputs.at`` (positions in the row's ``nodes``), in that order (null at a node the extender's
 cache did not know, which it did not score): the ``ClusterSnapshot`` fields of that node -- allocatable
 ``capacity`` (4), ``requested`` (cpu, mem), measured ``usage`` (4, null where no sample) and its ``usage_age``
-(seconds, null where none), ``assumed`` demand since the sample (4), ``pods``, ``max_pods``, ``ready``."""
+(seconds, null where none), ``assumed`` demand since the sample (4), ``pods``, ``max_pods``, ``ready`` (false
+also where a shadow row's pod does not tolerate the node's taints, ``DecisionInputs.blocked``: a node it could not
+go to, though the features, ``n_feasible`` among them, counted it as the serving path does)."""
 INPUT_FIELDS: dict[str, tuple[type, ...]] = {
     "at": (list,), "max_usage_age": _NUM, "n_nodes": (int,), "n_feasible": (int,), "mean_capacity": (list,),
     "est_util_mean": (list,), "est_util_std": (list,), **INPUT_NODE_FIELDS,
@@ -187,6 +189,8 @@ class DecisionInputs:
     max_usage_age: float
     rows: np.ndarray | None = None
     """the snapshot row of each of the decision's nodes, -1 where unknown (None: the snapshot's own order)"""
+    blocked: np.ndarray | None = None
+    """(N,) snapshot rows the pod could not go to (taints it does not tolerate), recorded as not ``ready``"""
 
 
 def inputs_of(inputs: DecisionInputs, picked: Sequence[int], at: Sequence[int], pod: PodView) -> dict[str, Any]:
@@ -202,7 +206,12 @@ def inputs_of(inputs: DecisionInputs, picked: Sequence[int], at: Sequence[int], 
             "n_feasible": int(np.count_nonzero(feasible_mask(snap, pod))),
             "mean_capacity": mean_capacity(snap).tolist(),
             "est_util_mean": cluster[MEAN_UTIL].tolist(), "est_util_std": cluster[STD_UTIL].tolist(),
-            **{name: _per_node(getattr(snap, name)[idx], known) for name in INPUT_NODE_FIELDS}}
+            **{name: _per_node(_node_field(inputs, name)[idx], known) for name in INPUT_NODE_FIELDS}}
+
+
+def _node_field(inputs: DecisionInputs, name: str) -> np.ndarray:
+    values = getattr(inputs.snap, name)
+    return values & ~inputs.blocked if name == "ready" and inputs.blocked is not None else values
 
 
 def _finite_or_none(v: Any) -> Any:

@@ -19,6 +19,10 @@ Shadow rows have no propensity (another scheduler
 decided), so for them the model's ``predicted_gain`` and the observed JCT split by agreement are reported,
 and any other policy is evaluated by the contention model (``--policy``, below).
 
+Shadow mode scores every node it caches, so a shadow row's kept nodes may hold one the pod could never go to
+(a tainted node: the constraints only kube-scheduler knows, ``extender.shadow``); ``--nodes`` names the
+nodes a policy may pick (and a recorded choice must be one of).
+
 **Any policy, by the calibrated contention model** (``--policy SPEC``: a baseline's name or ``dqn:<model.npz>``;
 ``model_based``). Where no propensity covers a policy's choice (every shadow row; every serve row the policy
 would decide otherwise without exploration), importance weighting has nothing to weigh, so the log's own
@@ -39,10 +43,17 @@ assumes, and why it is an estimate and not a replay: the rates at the decision h
 stay; the other pods' placements stay as logged (one decision changed at a time, no knock-on effects on later
 pods); the policy chooses only among the row's kept nodes (``inputs.at``: the best K by drsched's score and
 the chosen and actual ones); a node's pods are ``pods`` equal shares of its estimated usage (at most
-``_MAX_SPLIT`` of them).
+``_MAX_SPLIT`` of them), less ``--daemon-pods`` per node: pods that run on every node and do no job's work
+(a DaemonSet's: the lab's monitor), which would otherwise each count as one more job sharing the node.
+
+The policy picks as the extender would serve it with ``--hot-filter MODE`` (a ``policy.served.HOT_FILTERS``
+mode, the shipped thresholds): the nodes its hot filter refuses are out, and a tie with the bound node keeps
+the bound node, as shadow mode records its own choice (``policy.served.served_choice``); without it, the raw
+argmax among the feasible kept nodes.
 
     python -m policy.offline /var/lib/drsched/decisions --target greedy
     python -m policy.offline /var/lib/drsched/decisions --policy lookahead --policy dqn:policy/models/dqn.npz
+    python -m policy.offline DIR --policy dqn:policy/models/default.npz --hot-filter prefer-cool --daemon-pods 1
 """
 
 from __future__ import annotations
@@ -51,7 +62,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -60,11 +71,13 @@ from policy.decisionlog import LogError, Row, read_log
 from policy.features import estimated_usage
 from policy.logged import encoding
 from policy.model import ModelError, ModelScorer, Scorer
+from policy.served import HOT_FILTERS, HOT_THRESHOLDS, hot_nodes, hot_refused, served_choice
 from policy.sim import calibration
 from policy.sim.calibration import default_params
 from policy.sim.episode import scorer_from_spec
 from policy.sim.errors import ConfigError
 from policy.sim.sharing import ContentionParams, shared_rates
+from policy.state import ClusterSnapshot
 
 Target = Callable[[Row], str | None]
 
@@ -144,6 +157,14 @@ the row has no ``inputs``, no bound node is known, the bound node is not among t
 allows none of them."""
 
 
+def without_daemons(snap: ClusterSnapshot, daemon_pods: int) -> ClusterSnapshot:
+    """``snap`` with ``daemon_pods`` fewer pods on every node (never below 0): the pods the contention model
+    splits a node's usage among are the jobs, not the DaemonSet pods every node runs (module doc)."""
+    if daemon_pods <= 0:
+        return snap
+    return replace(snap, pods=np.maximum(snap.pods - daemon_pods, 0.0))
+
+
 def slowdown_on(snap, pod, i: int, est: np.ndarray, params: ContentionParams) -> float:
     """Predicted slowdown (1 = as fast as alone) of ``pod`` on node ``i`` of ``snap`` beside the pods there,
     which are ``pods`` equal shares of its estimated usage ``est[i]`` and of its requests (module doc); usage on
@@ -187,17 +208,27 @@ RECORDED = "recorded"
 the node the served policy picked with its hot filter (a shadow row's ``chosen``), not a rule re-run here."""
 
 
-def _pick(scorer: Scorer | None, d: Row, dec) -> int | None:
+def _pick(scorer: Scorer | None, d: Row, dec, *, hot_filter: str | None = None, bound: int | None = None,
+          nodes: frozenset[str] | None = None) -> int | None:
     if scorer is None:
-        return dec.names.index(d["chosen"]) if d["chosen"] in dec.names else None
-    return pick(np.asarray(_scores(scorer, dec), dtype=np.float64), dec.enc.mask)
+        ok = d["chosen"] in dec.names and (nodes is None or d["chosen"] in nodes)
+        return dec.names.index(d["chosen"]) if ok else None
+    raw = np.asarray(_scores(scorer, dec), dtype=np.float64)
+    mask = dec.enc.mask if nodes is None else dec.enc.mask & np.isin(dec.names, list(nodes))
+    if hot_filter is None:
+        return pick(raw, mask)
+    hot = hot_nodes(dec.snap, HOT_THRESHOLDS, d["inputs"]["max_usage_age"], pod=dec.pod, mode=hot_filter)
+    return served_choice(raw, mask & np.isfinite(raw) & ~hot_refused(mask, hot, hot_filter), bound)
 
 
 def model_estimates(pairs: list[tuple[Row, Row | None]], scorer: Scorer | None, *, params: ContentionParams,
-                    reward: str = "jct_s") -> tuple[dict[int, tuple[float, float, bool, str]], dict]:
+                    reward: str = "jct_s", hot_filter: str | None = None, daemon_pods: int = 0,
+                    nodes: frozenset[str] | None = None) -> tuple[dict[int, tuple[float, float, bool, str]], dict]:
     """Per pair (its index in ``pairs``): ``scorer``'s estimated ``reward`` (None: of the row's recorded choice,
-    ``RECORDED``), the observed one, whether it agrees with the binding, and the node it picks (module doc); and
-    the count of pairs left out, by ``MODEL_SKIPS`` reason."""
+    ``RECORDED``), the observed one, whether it agrees with the binding, and the node it picks (module doc: the
+    served pick with ``hot_filter``, the jobs on a node without ``daemon_pods``, among ``nodes`` only if given:
+    the nodes the pod could go to, where a shadow row's kept nodes hold one it could not, e.g. a tainted one);
+    and the count of pairs left out, by ``MODEL_SKIPS`` reason."""
     skipped = dict.fromkeys(MODEL_SKIPS, 0)
     out: dict[int, tuple[float, float, bool, str]] = {}
     for k, (d, o) in enumerate(pairs):
@@ -215,22 +246,24 @@ def model_estimates(pairs: list[tuple[Row, Row | None]], scorer: Scorer | None, 
         if bound not in dec.names:
             skipped["bound_not_kept"] += 1
             continue
-        t = _pick(scorer, d, dec)
+        b = dec.names.index(bound)
+        t = _pick(scorer, d, dec, hot_filter=hot_filter, bound=b, nodes=nodes)
         if t is None:
             skipped["no_pick"] += 1
             continue
-        b = dec.names.index(bound)
         r, run = float(o[reward]), float(o["run_s"])
         if t == b:
             out[k] = (r, r, True, bound)
             continue
         est = estimated_usage(dec.snap, d["inputs"]["max_usage_age"])
-        ratio = slowdown_on(dec.snap, dec.pod, t, est, params) / slowdown_on(dec.snap, dec.pod, b, est, params)
+        jobs = without_daemons(dec.snap, daemon_pods)
+        ratio = slowdown_on(jobs, dec.pod, t, est, params) / slowdown_on(jobs, dec.pod, b, est, params)
         out[k] = (r - run + run * ratio if reward == "jct_s" else run * ratio, r, False, dec.names[t])
     return out, skipped
 
 
-def predicted_at_binding(d: Row, o: Row | None, *, params: ContentionParams) -> tuple[str, float] | None:
+def predicted_at_binding(d: Row, o: Row | None, *, params: ContentionParams,
+                         daemon_pods: int = 0) -> tuple[str, float] | None:
     """The node a logged pod ran on and the contention model's slowdown for it there, from the row's own
     snapshot (what ``model_estimates`` divides by); None where the row has no inputs or its node is unknown or
     not kept. Set beside the pod's measured slowdown it says whether the model that anchors every estimate is
@@ -242,7 +275,7 @@ def predicted_at_binding(d: Row, o: Row | None, *, params: ContentionParams) -> 
     if bound is None or bound not in dec.names:
         return None
     est = estimated_usage(dec.snap, d["inputs"]["max_usage_age"])
-    return bound, slowdown_on(dec.snap, dec.pod, dec.names.index(bound), est, params)
+    return bound, slowdown_on(without_daemons(dec.snap, daemon_pods), dec.pod, dec.names.index(bound), est, params)
 
 
 def _ratio_interval(num: np.ndarray, den: np.ndarray, *, draws: int, seed: int) -> tuple[float, float, float]:
@@ -258,16 +291,26 @@ def _ratio_interval(num: np.ndarray, den: np.ndarray, *, draws: int, seed: int) 
 def model_based(pairs: list[tuple[Row, Row | None]], scorer: Scorer | None, *,
                 params: ContentionParams | None = None,
                 params_label: str = "active", reward: str = "jct_s", draws: int = 1000,
-                seed: int = 0) -> ModelEstimate:
+                seed: int = 0, hot_filter: str | None = None, daemon_pods: int = 0,
+                nodes: frozenset[str] | None = None) -> ModelEstimate:
     """``scorer``'s mean ``reward`` over the logged pods, by the contention model anchored at the observed
     outcome (module doc); the ratio is to the observed mean over the same pods."""
     params = default_params() if params is None else params
-    per, skipped = model_estimates(pairs, scorer, params=params, reward=reward)
+    per, skipped = model_estimates(pairs, scorer, params=params, reward=reward, hot_filter=hot_filter,
+                                   daemon_pods=daemon_pods, nodes=nodes)
+    return estimate_of(list(per.values()), skipped, policy=_name(scorer), params_label=params_label, draws=draws,
+                       seed=seed)
+
+
+def estimate_of(per: list[tuple[float, float, bool, str]], skipped: dict, *, policy: str, params_label: str,
+                draws: int = 1000, seed: int = 0) -> ModelEstimate:
+    """The ``ModelEstimate`` of per-pod ``model_estimates`` values (several calls' values may be pooled, e.g.
+    rows estimated with their recorded choice and rows re-scored with a policy)."""
     if not per:
-        return ModelEstimate(_name(scorer), params_label, 0, 0, None, None, None, None, None, skipped)
-    e, ob = (np.array([v[j] for v in per.values()]) for j in (0, 1))
+        return ModelEstimate(policy, params_label, 0, 0, None, None, None, None, None, skipped)
+    e, ob = (np.array([v[j] for v in per]) for j in (0, 1))
     ratio, lo, hi = _ratio_interval(e, ob, draws=draws, seed=seed)
-    return ModelEstimate(_name(scorer), params_label, len(per), sum(v[2] for v in per.values()), _clean(e.mean()),
+    return ModelEstimate(policy, params_label, len(per), sum(v[2] for v in per), _clean(e.mean()),
                          _clean(ob.mean()), _clean(ratio), _clean(lo), _clean(hi), skipped)
 
 
@@ -326,15 +369,24 @@ def main(argv: list[str] | None = None) -> int:
                         "repeatable")
     p.add_argument("--params", default=None, metavar="SET",
                    help="contention parameter set of the calibration file for --policy (default: its active set)")
+    p.add_argument("--hot-filter", choices=HOT_FILTERS, default=None,
+                   help="--policy picks as served with this hot filter, ties kept on the bound node (module doc; "
+                        "unset: the raw argmax)")
+    p.add_argument("--nodes", default=None, metavar="N1,N2",
+                   help="the nodes the pods could go to (module doc; unset: every kept node)")
+    p.add_argument("--daemon-pods", type=int, default=0, metavar="N",
+                   help="pods on every node that are no job (DaemonSets), left out of the contention model's split")
     a = p.parse_args(argv)
     try:
         scorers = [None if spec == RECORDED else scorer_from_spec(spec, seed=a.seed) for spec in a.policy]
         params = default_params() if a.params is None else calibration.params_of(
             calibration.read(calibration.DEFAULT_PATH), a.params)
+        nodes = None if a.nodes is None else frozenset(n.strip() for n in a.nodes.split(",") if n.strip())
         log = read_log(a.log)
         pairs = log.joined()
         by_model = [asdict(model_based(pairs, sc, params=params, params_label=a.params or "active",
-                                       reward=a.reward, draws=a.draws, seed=a.seed)) for sc in scorers]
+                                       reward=a.reward, draws=a.draws, seed=a.seed, hot_filter=a.hot_filter,
+                                       daemon_pods=a.daemon_pods, nodes=nodes)) for sc in scorers]
     except (LogError, ModelError, UnknownScorer, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201 -- a command's answer
         return 2

@@ -96,6 +96,16 @@ def hot_refused(fit: np.ndarray, hot: np.ndarray, mode: str) -> np.ndarray:
     return refused
 
 
+def served_choice(raw: np.ndarray, allowed: np.ndarray, keep: int | None = None) -> int | None:
+    """The node drsched chooses among ``allowed`` by ``raw`` (None: none allowed); a tie with node ``keep``
+    (shadow mode: the node the pod was bound to) keeps it. What shadow mode records as its choice, and what
+    ``policy.offline`` re-scores a logged row with."""
+    if not allowed.any():
+        return None
+    best = int(np.argmax(np.where(allowed, raw, -np.inf)))
+    return keep if keep is not None and allowed[keep] and raw[keep] >= raw[best] else best
+
+
 def hot_nodes(snap: ClusterSnapshot, thresholds=HOT_THRESHOLDS, max_usage_age: float = DEFAULT_MAX_USAGE_AGE,
               *, pod: PodView | None = None, mode: str = "prefer-cool") -> np.ndarray:
     """(N,) True where ``heat`` finds some resource hot."""

@@ -99,6 +99,9 @@ class LogArgs:
     """replace one dimension of the search grid, e.g. interference=0 (repeatable)"""
     calibration: Path = CALIBRATION_FILE
     """the calibration file to read (its active set is reported beside the fit) and, with --write, to update"""
+    daemon_pods: int = 0
+    """pods on every node that are no job (DaemonSets: 1 in the lab, its monitor), left out of the pods a node's
+    usage is split among"""
     name: str = "from-log"
     """name of the parameter set --write records"""
     write: bool = False
@@ -217,8 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 log.info("replay done set=%s jobs=%d median=%s p90=%s", name, e.n, pct(e.median), pct(e.p90))
             return 0
         fit_seeds, held = _seeds(args.fit_seeds, runs.seeds)
-        if args.write and args.name == "original":
-            raise ConfigError("--name", "the original set is the simulator's reference rule; fit into another name")
+        if args.write and args.name in calibration.REFERENCE_SETS:
+            raise ConfigError("--name", f"{args.name!r} is a reference rule, not a fit; fit into another name")
         if args.write_host is not None and not _host_name(args.write_host):
             raise ConfigError("--write-host", f"{args.write_host!r}: need a lower-case name like 'lab', not one "
                                               f"of {', '.join(_RESERVED)}")
@@ -268,14 +271,14 @@ def from_log(args: LogArgs) -> int:
     try:
         if not 0 < args.fit_fraction < 1:
             raise ConfigError("--fit-fraction", f"must be between 0 and 1 (exclusive), got {args.fit_fraction}")
-        if args.write and args.name == "original":
-            raise ConfigError("--name", "the original set is the simulator's reference rule; fit into another name")
+        if args.write and args.name in calibration.REFERENCE_SETS:
+            raise ConfigError("--name", f"{args.name!r} is a reference rule, not a fit; fit into another name")
         if args.report is not None and not args.report.parent.is_dir():
             raise ConfigError("--report", f"{args.report}: no such directory {args.report.parent}")
         doc = calibration.read(args.calibration)
         active = calibration.params_of(doc, doc["active"])
         candidates = grid(_grid(args.grid))
-        items, skipped = samples(read_log(args.log).joined())
+        items, skipped = samples(read_log(args.log).joined(), daemon_pods=args.daemon_pods)
         sp = split(items, args.fit_fraction)
         if len(sp.fit) < 2 or not sp.held:
             raise ConfigError("--log", f"{args.log}: {len(items)} usable pods ({len(sp.fit)} to fit, {len(sp.held)} "
@@ -290,7 +293,7 @@ def from_log(args: LogArgs) -> int:
     scored = {"fitted": best, f"active ({doc['active']})": score(sp, active), "no contention": score(sp, None)}
     errors = {label: _errors_of(s) for label, s in scored.items()}
     null, fitted = scored["no contention"].held, best.held
-    report = {"log": str(args.log), "fitted": best.params.as_dict(), "errors": errors,
+    report = {"log": str(args.log), "fitted": best.params.as_dict(), "errors": errors, "daemon_pods": args.daemon_pods,
               "pods": {"usable": len(items), "fit": len(sp.fit), "held_out": len(sp.held),
                        "held_out_unseen_workload": sp.unseen, "workloads": len(workloads(items))},
               "left_out": skipped, "fit_fraction": args.fit_fraction,
@@ -309,7 +312,8 @@ def from_log(args: LogArgs) -> int:
         sys.stdout.write(text)
     if args.write:
         record_fit(args.calibration, args.name, best.params.as_dict(), {
-            "decision_log": str(args.log), "fit_fraction": args.fit_fraction, "pods": report["pods"],
+            "decision_log": str(args.log), "fit_fraction": args.fit_fraction, "daemon_pods": args.daemon_pods,
+            "pods": report["pods"],
             "grid": {k: list(v) for k, v in _grid(args.grid).items()}, "errors": errors})
         log.info("fit recorded path=%s name=%s active=%s", args.calibration, args.name, doc["active"])
     return 0

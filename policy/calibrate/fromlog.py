@@ -45,7 +45,7 @@ from policy.calibrate.fit import Errors
 from policy.decisionlog import Row
 from policy.features import estimated_usage
 from policy.logged import encoding
-from policy.offline import bound_node, slowdown_on
+from policy.offline import bound_node, slowdown_on, without_daemons
 from policy.sim.sharing import ContentionParams
 
 log = logging.getLogger(__name__)
@@ -70,8 +70,10 @@ class Sample:
     run_s: float
 
 
-def samples(pairs: Sequence[tuple[Row, Row | None]]) -> tuple[list[Sample], dict[str, int]]:
-    """The usable pods of a log, in decision-time order, and the count of pairs left out (``SKIPS``)."""
+def samples(pairs: Sequence[tuple[Row, Row | None]], *,
+            daemon_pods: int = 0) -> tuple[list[Sample], dict[str, int]]:
+    """The usable pods of a log, in decision-time order, and the count of pairs left out (``SKIPS``); each
+    node's jobs are its pods less ``daemon_pods`` (``policy.offline.without_daemons``)."""
     skipped = dict.fromkeys(SKIPS, 0)
     out = []
     for d, o in pairs:
@@ -90,7 +92,8 @@ def samples(pairs: Sequence[tuple[Row, Row | None]]) -> tuple[list[Sample], dict
             if bound not in dec.names:
                 skipped["bound_not_kept"] += 1
                 continue
-            out.append(Sample(float(d["ts"]), d.get("workload"), dec.snap, dec.pod, dec.names.index(bound),
+            out.append(Sample(float(d["ts"]), d.get("workload"), without_daemons(dec.snap, daemon_pods), dec.pod,
+                              dec.names.index(bound),
                               estimated_usage(dec.snap, d["inputs"]["max_usage_age"]), float(o["run_s"])))
     out.sort(key=lambda s: s.ts)
     return out, skipped

@@ -27,6 +27,8 @@ HEADER = """\
 # their `fits` records (the data, seeds, errors behind them) are written by
 # `python -m policy.calibrate fit --write --name NAME`. `hosts` are replay-only models of the machine the lab
 # runs were measured on (`fit --write-host NAME`, then `--host-cpu-m NAME`): the simulator never reads them.
+# `no-sharing` is the other reference: no sharing loss (share `none`), each job as fast as alone on its node,
+# the null a contention model must beat (`python -m lab shadow OUT --params no-sharing`).
 """
 
 
@@ -110,8 +112,8 @@ def record_fit(path: Path, name: str, fitted: dict, fit: dict) -> None:
     """Add (or replace) set ``name`` and its record under ``fits`` in the calibration file; ``active`` and
     the other sets are kept, so the simulator's default does not change by fitting."""
     doc = calibration.read(path)
-    if name == "original":
-        raise ConfigError("--name", "the original set is the simulator's reference rule; fit into another name")
+    if name in calibration.REFERENCE_SETS:
+        raise ConfigError("--name", f"{name!r} is a reference rule, not a fit; fit into another name")
     doc["sets"][name] = fitted
     doc.setdefault("fits", {})[name] = {**fit, "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
     path.write_text(HEADER + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None))

@@ -20,6 +20,9 @@ from policy.sim.sharing import ContentionParams
 DEFAULT_PATH = Path(__file__).with_name("calibration.yaml")
 ENV = "DRSCHED_SIM_CALIBRATION"
 VERSION = 1
+REFERENCE_SETS = ("original", "no-sharing")
+"""Sets written by hand, not fitted (no ``fits`` record): the simulator's first rule, and no sharing loss at all
+(every job as fast as alone on its node, the null a fitted set must beat)."""
 
 
 def read(path: Path) -> dict:

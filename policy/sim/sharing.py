@@ -11,7 +11,9 @@ Model. Each rate resource r (cpu, net, disk) is divided by **weighted max-min fa
 still rising, a resource's free capacity goes in proportion to a weight, no job taking more than it can use
 at rate 1. The weight of job j is its demand ``d[j][r]`` (share ``rate``: equal rates, today's rule), 1
 (``equal``: equal amounts, CFS with equal shares) or its cpu request to the power ``request_exponent``
-(``requests``: ``cpu.shares`` when 1). Jobs are
+(``requests``: ``cpu.shares`` when 1). Share ``none`` is no sharing loss at all: each job gets what it would
+alone, up to the node's capacity (a job whose demand exceeds the node still runs at capacity / demand), however
+many others use the resource: the "no contention" model, with node speed kept. Jobs are
 frozen one at a time at their tightest resource (the least rate any resource would give them), and the
 capacity they leave is shared again, so the result is work-conserving; with ``rate`` everywhere it is
 ``fair_rates``' progressive filling. Then, on a node with k jobs, every rate is multiplied by
@@ -28,7 +30,7 @@ from dataclasses import dataclass, fields
 from policy.sim.contention import fair_rates
 from policy.sim.errors import ConfigError
 
-SHARES = ("rate", "equal", "requests")
+SHARES = ("rate", "equal", "requests", "none")
 _EPS = 1e-12
 _MIN_WEIGHT = 0.002  # kubelet's minimum cpu.shares (2 of 1024 per core) for a pod that requests no cpu
 
@@ -38,7 +40,8 @@ class ContentionParams:
     """How co-located jobs share a node. The defaults are the simulator's original rule."""
 
     cpu_share: str = "rate"
-    """How saturated cpu is divided: ``rate`` (equal rates), ``equal`` (equal cores) or ``requests``."""
+    """How saturated cpu is divided: ``rate`` (equal rates), ``equal`` (equal cores), ``requests`` or ``none`` (not
+    divided: each job as if alone, capped by the node)."""
     net_share: str = "rate"
     """How saturated network bandwidth is divided (same choices)."""
     disk_share: str = "rate"
@@ -121,6 +124,10 @@ def shared_rates(demands: Sequence[Sequence[float]], requests: Sequence[Sequence
         best: dict[int, float] = {j: 1.0 for j in active}
         for r in range(3):
             users = {j: dem[j][r] for j in active if dem[j][r] > _EPS}
+            if shares[r] == "none":  # no one else's use counts: the node's capacity alone caps the job
+                for j, d in users.items():
+                    best[j] = min(best[j], cap[r] / d)
+                continue
             if not users or sum(users.values()) <= cap[r] - used[r]:
                 continue
             weights = {j: _weight(shares[r], dem[j][r], requests[j][0], params.request_exponent) for j in users}

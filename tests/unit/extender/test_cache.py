@@ -197,3 +197,19 @@ def test_watched_pod_profile_sources():
     c = ClusterCache()
     apply_pod_event(c, SETTINGS, "ADDED", kpod("p1", annotations={"drsched.io/profile": "net=70"}), store=store)
     assert c.pod("ns", "p1").demand_source == "annotation" and c.pod("ns", "p1").demand[2] == 70
+
+
+def test_a_node_s_taints_reach_the_view_and_a_taint_change_is_no_heartbeat():
+    cache = ClusterCache()
+    cache.upsert_node(node("a"))
+    before = cache.view()
+    assert before.taints == {}
+    tainted = NodeInfo(name="a", capacity=(8.0, 32.0, 1000.0, 500.0), max_pods=110, ready=True,
+                       taints=(("k", "", "NoSchedule"),))
+    cache.upsert_node(tainted)
+    assert cache.view().version != before.version and cache.view().taints == {"a": (("k", "", "NoSchedule"),)}
+    cache.upsert_node(node("a"))
+    assert cache.view().taints == {}
+    cache.upsert_node(tainted)
+    cache.delete_node("a")
+    assert cache.view().taints == {}

@@ -17,6 +17,7 @@ from kube.cache import ClusterCache, NodeUsage
 from kube.objects import NodeInfo
 from policy.baselines import make_scorer
 from policy.decisionlog import read_log
+from policy.logged import encoding
 
 
 def kpod(name, node=None, *, scheduler="default-scheduler", namespace="team", phase="Pending", cpu="2", uid=None):
@@ -146,3 +147,27 @@ def test_a_shadowed_row_names_the_pods_workload(tmp_path):
     rec.log.stop(timeout=60)
     (decision, _), = read_log(tmp_path).joined()
     assert decision["workload"] == "team/trainer"
+
+
+def test_a_node_whose_taint_the_pod_does_not_tolerate_is_never_its_choice_and_is_logged_so(tmp_path):
+    cache = cluster()
+    taint = (("node-role.kubernetes.io/control-plane", "", "NoSchedule"),)
+    cache.upsert_node(NodeInfo(name="system", capacity=(8.0, 32.0, 1000.0, 500.0), max_pods=110, ready=True,
+                               taints=taint))  # idle: the best node, were it allowed
+    rec, watcher = recording(tmp_path, cache)
+    watcher._apply("pods", "ADDED", kpod("p"))
+    watcher._apply("pods", "MODIFIED", kpod("p", "hot"))
+    assert rec.summary()["recent"][0]["chosen"] == "cool"
+    tolerant = kpod("q")
+    tolerant["spec"]["tolerations"] = [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]
+    watcher._apply("pods", "ADDED", tolerant)
+    watcher._apply("pods", "MODIFIED", {**tolerant, "spec": {**tolerant["spec"], "nodeName": "hot"}})
+    assert rec.summary()["recent"][0]["chosen"] in ("cool", "system")  # both idle: allowed now
+    rec.log.stop(timeout=60)
+    rows = {d["name"]: d for d, _ in read_log(tmp_path).joined()}
+    p, q = rows["p"]["inputs"], rows["q"]["inputs"]
+    system = rows["p"]["nodes"].index("system")
+    assert p["ready"][p["at"].index(system)] is False and q["ready"][q["at"].index(system)] is True
+    assert p["n_feasible"] == q["n_feasible"] == 3  # the features count it, as serving does
+    logged = encoding(rows["p"])  # a policy re-scored from the row cannot pick it either
+    assert not logged.enc.mask[logged.names.index("system")]

@@ -6,7 +6,16 @@ import numpy as np
 import pytest
 
 from kube.errors import QuantityError
-from kube.objects import child_list, child_map, node_info, pod_requests, pod_terminated, workload_key
+from kube.objects import (
+    child_list,
+    child_map,
+    node_info,
+    node_taints,
+    pod_requests,
+    pod_terminated,
+    tolerates,
+    workload_key,
+)
 
 
 def c(cpu=None, mem=None, **extra):
@@ -107,3 +116,22 @@ def test_child_map_and_list_read_fields_of_any_mapping(wrap):
     assert child_map("not a mapping", "spec") == {} and child_map(None, "spec") == {}
     assert child_list(obj, "items") == [1, 2]
     assert child_list(obj, "bad") == [] and child_list(["spec"], "spec") == []
+
+
+def test_taints_that_keep_pods_off_and_the_tolerations_that_match_them():
+    node = {"spec": {"taints": [{"key": "role", "value": "system", "effect": "NoSchedule"},
+                                {"key": "soft", "effect": "PreferNoSchedule"},
+                                {"key": "gone", "effect": "NoExecute"}]}}
+    taints = node_taints(node)
+    assert taints == (("role", "system", "NoSchedule"), ("gone", "", "NoExecute"))  # PreferNoSchedule only steers
+
+    def pod(*tolerations):
+        return {"spec": {"tolerations": list(tolerations)}}
+
+    both = ({"key": "role", "value": "system"}, {"key": "gone", "operator": "Exists"})
+    assert tolerates(pod(*both), taints)
+    assert not tolerates(pod(both[0]), taints)                                  # every taint needs one
+    assert not tolerates(pod({"key": "role", "value": "other"}, both[1]), taints)  # Equal: the value too
+    assert tolerates(pod({"operator": "Exists"}), taints)                        # empty key + Exists: all
+    assert not tolerates(pod({"operator": "Exists", "effect": "NoSchedule"}), taints)  # ... of that effect only
+    assert not tolerates(pod(), taints) and tolerates(pod(), ()) and tolerates({}, ())

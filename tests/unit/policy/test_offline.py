@@ -75,20 +75,22 @@ def test_the_command_prints_a_report_and_names_a_bad_log(tmp_path, capsys):
 from policy.baselines import make_scorer  # noqa: E402
 from policy.decisionlog import DecisionInputs  # noqa: E402
 from policy.features import encode  # noqa: E402
-from policy.offline import model_based  # noqa: E402
+from policy.offline import model_based, predicted_at_binding  # noqa: E402
 from policy.sim.sharing import ORIGINAL, ContentionParams  # noqa: E402
 from policy.state import ClusterSnapshot, PodView  # noqa: E402
 
 EQUAL_CPU = ContentionParams(cpu_share="equal")
 
 
-def contended_pair(i: int, *, busy_cpu: float = 3.0, wait: float = 5.0, run: float = 30.0):
+def contended_pair(i: int, *, busy_cpu: float = 3.0, wait: float = 5.0, run: float = 30.0, daemons: int = 0):
     """Another scheduler bound a 2-core pod to node a (one pod there using ``busy_cpu`` of 4 cores) although
-    b (same size) was idle; the pod waited ``wait`` s and ran ``run`` s."""
+    b (same size) was idle; the pod waited ``wait`` s and ran ``run`` s. ``daemons``: pods on every node that
+    use nothing (a DaemonSet's)."""
     cap = np.array([[4.0, 16.0, 1000.0, 500.0]] * 2)
     snap = ClusterSnapshot(names=("a", "b"), capacity=cap, requested=np.array([[1.0, 2.0], [0.0, 0.0]]),
                            usage=np.array([[busy_cpu, 2.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]),
-                           usage_age=np.array([5.0, 5.0]), assumed=np.zeros((2, 4)), pods=np.array([1.0, 0.0]),
+                           usage_age=np.array([5.0, 5.0]), assumed=np.zeros((2, 4)),
+                           pods=np.array([1.0 + daemons, 0.0 + daemons]),
                            max_pods=np.full(2, 110.0), ready=np.array([True, True]))
     pod = PodView(requests=[2.0, 1.0], demand=[2.0, 1.0, 0.0, 0.0], demand_source="learned")
     uid = ("ns", f"p{i}", f"u{i}")
@@ -166,3 +168,42 @@ def test_the_recorded_choice_is_estimated_as_the_row_recorded_it():
     d, o = pairs[0]
     gone = (Row("f", 1, {**d.data, "chosen": None}), o)  # drsched allowed no node: nothing to estimate
     assert model_based([gone], None, params=ORIGINAL).skipped["no_pick"] == 1
+
+
+def test_daemon_pods_are_no_jobs_sharing_the_node():
+    pairs = [contended_pair(i, daemons=1) for i in range(10)]
+    look = make_scorer("lookahead")
+    # equal cpu shares: counted as a job, the monitor pod on a takes half of the 3 busy cores, so three jobs
+    # want 1.5 + 1.5 + 2 of 4 cores and the pod gets 4/3 (slowdown 1.5); left out, the one busy job and the pod
+    # get 2 each (no slowdown), as without any daemon
+    d, o = pairs[0]
+    assert predicted_at_binding(d, o, params=EQUAL_CPU) == ("a", pytest.approx(1.5))
+    assert predicted_at_binding(d, o, params=EQUAL_CPU, daemon_pods=1) == ("a", pytest.approx(1.0))
+    assert model_based(pairs, look, params=EQUAL_CPU, draws=50).value == pytest.approx(5 + 30 / 1.5)
+    assert model_based(pairs, look, params=EQUAL_CPU, draws=50, daemon_pods=1).value == pytest.approx(35.0)
+
+
+def test_a_policy_picks_as_served_with_the_hot_filter_and_keeps_ties_on_the_bound_node():
+    pairs = [contended_pair(i) for i in range(10)]  # a is 75 % busy: hot at the extender's 65 % cpu threshold
+    worst = make_scorer("worst-fit")  # prefers the busier node a, where the pods were bound
+    assert model_based(pairs, worst, params=ORIGINAL, draws=50).agreed == 10
+    served = model_based(pairs, worst, params=ORIGINAL, draws=50, hot_filter="prefer-cool")
+    assert served.agreed == 0 and served.value == pytest.approx(29.0)  # the filter sends them to b
+    assert model_based(pairs, worst, params=ORIGINAL, draws=50, hot_filter="off").agreed == 10
+
+    class Flat:
+        name = "flat"
+
+        def score(self, snap, pod):
+            return np.zeros(snap.n_nodes)
+
+    assert model_based(pairs, Flat(), params=ORIGINAL, draws=50).agreed == 10  # argmax: the first, a
+    cool = [contended_pair(i, busy_cpu=1.0) for i in range(10)]
+    assert model_based(cool, Flat(), params=ORIGINAL, draws=50, hot_filter="prefer-cool").agreed == 10  # a tie
+
+
+def test_only_the_nodes_a_pod_could_go_to_are_picked():
+    pairs = [contended_pair(i) for i in range(10)]  # the shadow chose b; say b is a node no pod could go to
+    only_a = frozenset({"a"})
+    assert model_based(pairs, make_scorer("lookahead"), params=ORIGINAL, draws=50, nodes=only_a).agreed == 10
+    assert model_based(pairs, None, params=ORIGINAL, draws=50, nodes=only_a).skipped["no_pick"] == 10

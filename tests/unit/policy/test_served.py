@@ -5,7 +5,7 @@ import pytest
 
 from policy.baselines import make_scorer
 from policy.baselines.default_k8s import DefaultK8s
-from policy.served import ScoreMapping, Served, hot_nodes, to_extender_scores
+from policy.served import ScoreMapping, Served, hot_nodes, served_choice, to_extender_scores
 from policy.state import PodView
 from tests.unit.policy.helpers import snapshot
 
@@ -22,6 +22,18 @@ STD = [4, 16, 125, 200]
 ])
 def test_extender_scores(raw, allowed, expected):
     assert to_extender_scores(np.array(raw), np.array(allowed), ScoreMapping("minmax")).tolist() == expected
+
+
+@pytest.mark.parametrize("raw,allowed,keep,expected", [
+    ([1.0, 3.0, 2.0], [True, True, True], None, 1),     # the best allowed node
+    ([1.0, 3.0, 2.0], [True, False, True], None, 2),    # a refused node is never chosen
+    ([3.0, 3.0, 2.0], [True, True, True], 1, 1),        # a tie keeps the bound node (shadow mode)
+    ([3.0, 3.0, 2.0], [True, True, True], 2, 0),        # ... only a tie
+    ([3.0, 3.0, 2.0], [True, False, True], 1, 0),       # ... only if it is allowed
+    ([1.0, 3.0], [False, False], 0, None),              # nothing allowed: no choice
+])
+def test_served_choice(raw, allowed, keep, expected):
+    assert served_choice(np.array(raw), np.array(allowed), keep) == expected
 
 
 def test_hot_nodes_are_fresh_nodes_at_a_threshold():

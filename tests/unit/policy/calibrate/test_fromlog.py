@@ -117,3 +117,10 @@ def test_the_split_is_in_time_the_fit_never_sees_a_held_out_pod(tmp_path, frac):
     items, _ = samples(read_log(write_log(tmp_path / "log", n=60)).joined())
     sp = split(items, frac)
     assert max(s.ts for s in sp.fit) < min(s.ts for s in sp.held)
+
+
+def test_daemon_pods_are_left_out_of_each_node_s_pods(tmp_path):
+    pairs = read_log(write_log(tmp_path / "log", n=20)).joined()
+    plain, _ = samples(pairs)
+    less, _ = samples(pairs, daemon_pods=1)
+    assert [s.snap.pods.tolist() for s in less] == [np.maximum(s.snap.pods - 1, 0).tolist() for s in plain]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from policy.sim import SimConfig, Simulator, run
-from policy.sim.calibration import DEFAULT_PATH, ENV, default_params, params_of, read
+from policy.sim.calibration import DEFAULT_PATH, ENV, REFERENCE_SETS, default_params, params_of, read
 from policy.sim.contention import fair_rates
 from policy.sim.episode import first_feasible
 from policy.sim.errors import ConfigError
@@ -52,6 +52,13 @@ def test_general_algorithm_with_rate_shares_is_progressive_filling() -> None:
     (ContentionParams(interference=0.25), [(0.1, 0, 0, 0)] * 3, [(0.1, 0)] * 3, [2 / 3] * 3),
     (ContentionParams(mem_exponent=2.0), [(0.1, 1.0, 0, 0)] * 2, [(0.1, 0)] * 2, [0.25, 0.25]),
     (ContentionParams(net_share="equal"), [(0, 0, 1.0, 0), (0, 0, 0.25, 0)], [(0.1, 0)] * 2, [0.75, 1.0]),
+    # no sharing loss: each job as if alone, so only a demand above the node's capacity slows it
+    (ContentionParams(cpu_share="none"), [CPU, CPU, CPU], [(0.1, 0)] * 3, [1.0, 1.0, 1.0]),
+    (ContentionParams(cpu_share="none"), [(2.0, 0, 0, 0), CPU], [(0.1, 0)] * 2, [0.5, 1.0]),
+    (ContentionParams(cpu_share="none", net_share="none"), [(0.5, 0, 4.0, 0), (0.5, 0, 0.5, 0)], [(0.1, 0)] * 2,
+     [0.25, 1.0]),
+    # ... with interference still applied per co-located job
+    (ContentionParams(cpu_share="none", interference=0.5), [CPU, CPU], [(0.1, 0)] * 2, [2 / 3, 2 / 3]),
 ])
 def test_shares(params, demands, requests, expected) -> None:
     np.testing.assert_allclose(shared_rates(demands, requests, (1.0, 1.0, 1.0, 1.0), params), expected)
@@ -76,9 +83,15 @@ def test_every_shipped_set_is_valid_and_has_its_fit_record() -> None:
     doc = read(DEFAULT_PATH)
     for name in doc["sets"]:
         params_of(doc, name)
-        if name != "original":
+        if name not in REFERENCE_SETS:
             fit = doc["fits"][name]
             assert set(fit["fit_seeds"]).isdisjoint(fit["held_out_seeds"]) and fit["errors"]
+
+
+def test_no_sharing_set_runs_every_job_as_alone() -> None:
+    none = params_of(read(DEFAULT_PATH), "no-sharing")
+    assert shared_rates([CPU, CPU], [(0.1, 0)] * 2, (1.0, 1.0, 1.0, 1.0), none) == [1.0, 1.0]
+    assert shared_rates([(0, 0, 2.0, 0)], [(0.1, 0)], (1.0, 1.0, 1.0, 1.0), none) == [0.5]  # a slow link stays slow
 
 
 def test_env_names_another_calibration_file(tmp_path, monkeypatch) -> None:
