@@ -59,6 +59,7 @@ from lab.records import controller_rows, counter_rows, event_rows, job_rows, nod
 from lab.runner import run_arm
 from lab.schedule import Job, make_schedule, schedule_csv, uses_source
 from lab.source import start_source, stop_source
+from lab.tenants import TENANT_FILE, lab_tenants
 from policy.labworld import DEFAULT_WORLD, WORLDS, World, node_scale
 
 log = logging.getLogger(__name__)
@@ -215,6 +216,8 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
             where = "" if world.name == DEFAULT_WORLD else f"{world.name}-"  # drs: the names it always had
             (plan.out / f"schedule-{where}{plan.regime}{shape}-{plan.variant}-{seed}.csv").write_text(
                 schedule_csv(plan.schedules[seed]))
+            plan.tenant_draws[seed] = lab_tenants(seed, cluster.shapes, plan.tenants)
+        keep_tenants(plan.out, plan.tenant_draws)
         started = time.monotonic()
         if own:
             cluster.start()
@@ -263,6 +266,13 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
     return plan.out
 
 
+def keep_tenants(out: Path, draws: dict) -> None:
+    """Append each seed's tenants (``lab.tenants``) to tenants.csv, for the seeds it does not hold yet."""
+    have = {int(r["seed"]) for r in report.read_rows(out / TENANT_FILE)}
+    report.append_rows(out, TENANT_FILE, [t.row(seed) for seed, tenants in draws.items() if seed not in have
+                                          for t in tenants])
+
+
 def _pin(archives: list[Path], into: Path) -> list[Path]:
     """Hard links to the image archives built for this run. The image cache is shared: another checkout may
     rebuild an image while this run waits for the real-node lock, and the builder replaces an archive by
@@ -307,7 +317,11 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
         if fault.restore_s is not None:
             actions.append((fault.restore_s, restore))
     started = time.monotonic()
+    tenants = plan.tenant_draws.get(seed, [])
     try:
+        lab.start_tenants(tenants, run_id=run_id, image=image)  # placed first: the jobs arrive on top of them
+        if tenants:
+            progress(f"  tenants running on {', '.join(t.node_name for t in tenants)}")
         result = run_arm(lab, jobs, run_id=run_id, image=image, scheduler=scheduler,
                          expected_s=lambda j: solos[(j.template, j.units, largest)].seconds,
                          timeout_s=plan.arm_timeout_s, actions=actions, progress=progress,
@@ -318,6 +332,8 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
         lab.remove_run_state(run_id)
         raise
     finally:
+        if tenants:
+            lab.delete_tenants(run_id)
         if fault is not None:
             cluster.node(fault.node).set_cpu_quota(cluster.node(fault.node).shape.cpu_millis)
         if migration:  # the taint baseline's marks end with its arm

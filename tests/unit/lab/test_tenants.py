@@ -1,0 +1,90 @@
+"""The tenants scenario on real nodes (``lab.tenants``, ``lab.kube.tenant_pod``): the seed's tenants on the
+cluster's nodes, a pod bound to its node that asks for little and runs the cpu job under its cycle, kept apart from
+the jobs, the flag a protocol fixes, and the record."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from lab.cli import main, parse_args, plan_from_args
+from lab.experiment import keep_tenants
+from lab.kube import JOB_LABEL, RUN_LABEL, TENANT_LABEL, tenant_name, tenant_pod
+from lab.report import read_rows
+from lab.tenants import TENANT_FILE, lab_tenants
+from policy.labworld import REAL_NODES, TENANT_COLUMNS
+from policy.tenants import draw_tenants
+from workloads.cli import build_parser
+from workloads.jobs.cpucap import Cycle
+
+ROOT = Path(__file__).resolve().parents[3]
+ISOLATED = tuple(dataclasses.replace(s, cpu_millis=s.cpu_millis * 2 // 5) for s in REAL_NODES)  # 100/200/200/400
+
+
+@pytest.mark.parametrize("shapes", [REAL_NODES, ISOLATED])
+def test_a_seed_s_tenants_go_on_its_chosen_nodes_of_the_cluster_it_really_got(shapes) -> None:
+    for seed in (601, 602, 603):
+        placed = lab_tenants(seed, shapes, 2)
+        drawn = draw_tenants(seed, [s.cpu_millis for s in shapes], 2)
+        assert [p.tenant for p in placed] == list(drawn)
+        assert [p.node_name for p in placed] == [shapes[t.node].name for t in drawn]
+        assert len({p.node_name for p in placed}) == 2
+
+
+def test_a_tenant_s_argv_runs_the_cpu_job_under_its_cycle_in_cores() -> None:
+    (placed, *_) = lab_tenants(601, ISOLATED, 2)
+    t = placed.tenant
+    argv = placed.argv()
+    args = build_parser("cpu").parse_args(argv)  # the workloads image's own parser takes it
+    cycle = Cycle.parse(args.cores_cycle)
+    assert args.kind == "cpu"
+    assert (cycle.high, cycle.low) == (t.high_m / 1000, t.low_m / 1000)
+    assert (cycle.period_s, cycle.high_s, cycle.phase_s) == (t.period_s, t.high_s, t.phase_s)
+    for at in (0.0, 7.3, t.period_s * 2.5, 300.0):  # the job's cap is the tenant's use, second by second
+        assert cycle.cores(at) * 1000 == pytest.approx(t.use_m(at))
+    assert "--checkpoint-every=0" in argv and args.units >= 10**9
+
+
+def test_the_tenant_pod_is_bound_to_its_node_asks_little_and_is_no_job_of_the_run() -> None:
+    (placed, *_) = lab_tenants(602, ISOLATED, 2)
+    pod = tenant_pod(placed, name=tenant_name("def-un601-1", 0), run_id="def-un601-1", image="drsched/workloads:x")
+    spec, (container,) = pod.spec, pod.spec.containers
+    assert spec.node_name == placed.node_name and spec.scheduler_name is None and spec.node_selector is None
+    assert container.resources.requests == {"cpu": f"{placed.tenant.request_m}m", "memory": "64Mi"}
+    assert container.resources.limits == {"memory": "128Mi"}  # no cpu limit: burstable, free to use more
+    assert placed.tenant.high_m > placed.tenant.low_m >= 2 * placed.tenant.request_m  # use > request
+    labels = pod.metadata.labels
+    assert labels[TENANT_LABEL] == "def-un601-1" and RUN_LABEL not in labels and JOB_LABEL not in labels
+    assert not (pod.metadata.annotations or {})  # no profile: drsched sees its use through the usage signal only
+    assert not pod.metadata.name.startswith("def-un601-1")  # the run id prefixes the run's jobs (lab shadow)
+    assert container.args == [*placed.argv(), "--log-level=WARNING"]
+    assert spec.volumes[0].empty_dir is not None and spec.volumes[0].host_path is None
+
+
+def test_the_flag_reaches_the_plan_a_protocol_fixes_it_and_a_node_holds_one_tenant(tmp_path: Path, capsys) -> None:
+    assert plan_from_args(parse_args(["run", "--out", str(tmp_path)])).tenants == 0
+    assert plan_from_args(parse_args(["run", "--out", str(tmp_path), "--tenants", "2"])).tenants == 2
+    smoke = ROOT / "lab" / "protocols" / "ci-smoke.yaml"
+    assert main(["run", "--out", str(tmp_path), "--protocol", str(smoke), "--tenants", "2", "--unregistered"]) == 2
+    assert "the protocol fixes --tenants; drop them" in capsys.readouterr().out
+    assert main(["run", "--out", str(tmp_path), "--tenants", "5"]) == 2
+    assert "--tenants: 5 is not 0-4" in capsys.readouterr().out
+
+
+def test_run_help_says_what_tenants_are(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--tenants N the tenants scenario" in text and "distinct seed-" in text and "no metric or gate" in text
+
+
+def test_tenants_csv_holds_each_seed_s_tenants_once(tmp_path: Path) -> None:
+    draws = {seed: lab_tenants(seed, REAL_NODES, 2) for seed in (601, 602)}
+    keep_tenants(tmp_path, draws)
+    keep_tenants(tmp_path, draws)  # a resumed run: nothing twice
+    rows = read_rows(tmp_path / TENANT_FILE)
+    assert tuple(rows[0]) == TENANT_COLUMNS and len(rows) == 4
+    assert [(int(r["seed"]), r["node"], int(r["high_m"])) for r in rows] == [
+        (seed, p.node_name, p.tenant.high_m) for seed, placed in draws.items() for p in placed]
