@@ -317,16 +317,15 @@ def test_tenants_are_pinned_before_the_first_decision_show_their_requests_and_us
     assert sim.fleet.running == 0 and all(sim.fleet.pods[t.node] == 1 for t in sim.tenants)  # held to the end
 
 
-def test_a_tenant_changes_its_use_at_its_cycle_s_edges_and_slows_the_jobs_beside_it():
+def test_a_tenant_changes_its_use_at_its_cycle_s_edges_and_slows_the_jobs_beside_it(monkeypatch):
+    from policy.sim import engine
     from policy.tenants import Tenant
 
     tenant = Tenant(node=0, request_m=50, high_m=900, low_m=100, period_s=40.0, high_s=20.0, phase_s=0.0)
-    sim = sim_of([cpu_job(0, 30)], tenants=0)
-    sim._tenant_next, sim.tenants = [tenant.next_change(0.0)], (tenant,)  # one known tenant, by hand
-    sim._tenant_slot = [sim.fleet.pin(0, (0.05, 0.0625), (0.9, 0.0625, 0.0, 0.0), 0.0, sim._heap)]
-    sim._next_tenant = 20.0
-    sim._sample()
+    monkeypatch.setattr(engine, "draw_tenants", lambda seed, cpu_m, count: (tenant,))  # one known tenant
+    sim = sim_of([cpu_job(0, 30)], tenants=1)
     assert sim.next_decision() is not None
+    assert sim.snapshot().requested[0, 0] == pytest.approx(0.05) and sim.snapshot().usage[0, 0] == pytest.approx(0.9)
     sim.place(0)
     assert sim.fleet.rate[0] == pytest.approx(0.5)  # equal cores (the active sharing rule): half a core each
     while sim.next_decision() is not None:
