@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from kubernetes import client
 
 from lab.cli import main, parse_args, plan_from_args
 from lab.experiment import keep_tenants
@@ -88,3 +90,84 @@ def test_tenants_csv_holds_each_seed_s_tenants_once(tmp_path: Path) -> None:
     assert tuple(rows[0]) == TENANT_COLUMNS and len(rows) == 4
     assert [(int(r["seed"]), r["node"], int(r["high_m"])) for r in rows] == [
         (seed, p.node_name, p.tenant.high_m) for seed, placed in draws.items() for p in placed]
+
+
+class FakeCluster:
+    """Just what ``Lab.start_tenants`` / ``delete_tenants`` call: pods created run at once, a delete removes them."""
+
+    def __init__(self) -> None:
+        self.pods: list = []
+        self.core = SimpleNamespace(list_namespaced_pod=self._list, delete_collection_namespaced_pod=self._delete)
+
+    def create_pod(self, pod, namespace: str) -> None:
+        pod.metadata.namespace, pod.status = namespace, client.V1PodStatus(phase="Running")
+        self.pods.append(pod)
+
+    def _selected(self, namespace: str, label_selector: str) -> list:
+        key, value = label_selector.split("=")
+        return [p for p in self.pods if p.metadata.namespace == namespace and p.metadata.labels.get(key) == value]
+
+    def _list(self, namespace: str, label_selector: str):
+        return SimpleNamespace(items=self._selected(namespace, label_selector))
+
+    def _delete(self, namespace: str, label_selector: str, grace_period_seconds: int) -> None:
+        gone = self._selected(namespace, label_selector)
+        self.pods = [p for p in self.pods if p not in gone]
+
+    @staticmethod
+    def poll(check, *, timeout: float, what: str):
+        value = check()
+        assert value is not None, what
+        return value
+
+
+def test_an_arm_s_tenants_start_in_the_jobs_namespace_before_its_jobs_and_go_with_its_end() -> None:
+    from lab import kube
+
+    lab = kube.Lab.__new__(kube.Lab)  # no cluster: only the tenants' creation and removal are under test
+    lab.cluster = FakeCluster()
+    tenants = lab_tenants(603, ISOLATED, 2)
+    lab.start_tenants(tenants, run_id="mod-un603-1", image="img")
+    lab.start_tenants([], run_id="def-un603-2", image="img")  # no tenants: nothing made, nothing waited for
+    assert [(p.metadata.namespace, p.spec.node_name) for p in lab.cluster.pods] == [
+        (kube.JOBS_NS, t.node_name) for t in tenants]
+    assert lab.cluster.core.list_namespaced_pod(kube.JOBS_NS, label_selector=f"{RUN_LABEL}=mod-un603-1").items == []
+    lab.delete_tenants("mod-un603-1")
+    assert lab.cluster.pods == []
+
+
+def test_an_arm_starts_its_tenants_before_its_jobs_and_removes_them_even_when_interrupted(monkeypatch, tmp_path):
+    from lab import experiment
+    from lab.plan import Plan
+
+    calls: list[str] = []
+
+    class FakeLab:
+        policy, hot_filter, migration_on = "model", None, False
+
+        def set_arm(self, **_kw) -> None:
+            calls.append("set_arm")
+
+        def start_tenants(self, tenants, *, run_id, image) -> None:
+            calls.append(f"start {len(tenants)}")
+
+        def delete_tenants(self, run_id) -> None:
+            calls.append("delete")
+
+        def remove_run_state(self, run_id) -> None:
+            calls.append("remove state")
+
+    def interrupted(*_a, **_kw):
+        calls.append("run_arm")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(experiment, "run_arm", interrupted)
+    cluster = SimpleNamespace(shapes=ISOLATED, isolation=None, system_node=None, all_nodes=lambda: [],
+                              node=lambda name: SimpleNamespace(cgroup_root=f"/{name}-absent"))
+    plan = Plan(out=tmp_path, seeds=[603], arms=["default"], tenants=2)
+    plan.schedules[603] = []
+    plan.tenant_draws[603] = lab_tenants(603, ISOLATED, 2)
+    with pytest.raises(KeyboardInterrupt):
+        experiment._one(plan, FakeLab(), cluster, seed=603, arm="default", image="img", solos={}, types={},
+                        largest="large", progress=lambda _line: None)
+    assert calls == ["set_arm", "start 2", "run_arm", "remove state", "delete"]
