@@ -171,3 +171,15 @@ def test_an_arm_starts_its_tenants_before_its_jobs_and_removes_them_even_when_in
         experiment._one(plan, FakeLab(), cluster, seed=603, arm="default", image="img", solos={}, types={},
                         largest="large", progress=lambda _line: None)
     assert calls == ["set_arm", "start 2", "run_arm", "remove state", "delete"]
+
+
+def test_the_report_says_which_tenants_every_arm_ran_beside(tmp_path: Path) -> None:
+    from lab.report import tenant_lines
+
+    assert tenant_lines(tmp_path) == []  # no tenants.csv: no line
+    keep_tenants(tmp_path, {601: lab_tenants(601, REAL_NODES, 2)})
+    (line, _) = tenant_lines(tmp_path)
+    (first, second) = lab_tenants(601, REAL_NODES, 2)
+    assert line.startswith("Tenants (placed before every arm's jobs, in no table below): seed 601: ")
+    assert f"{first.node_name} (asks {first.tenant.request_m} m, uses {first.tenant.high_m}/" in line
+    assert second.node_name in line
