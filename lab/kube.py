@@ -229,20 +229,24 @@ class Lab:
         self.cluster.create_pod(pod, namespace=JOBS_NS)
         return name
 
-    def start_tenants(self, tenants: list[LabTenant], *, run_id: str, image: str) -> None:
+    def start_tenants(self, tenants: list[LabTenant], *, run_id: str, image: str) -> list[float]:
         """Create the arm's tenants, each bound to its node (``tenant_pod``), and wait until every one runs, so the
-        arm's clock starts with them in place."""
-        for k, tenant in enumerate(tenants):
-            self.cluster.create_pod(tenant_pod(tenant, name=tenant_name(run_id, k), run_id=run_id, image=image),
-                                    namespace=JOBS_NS)
+        arm's clock starts with them in place. Returns when each one's container started (unix seconds, whole
+        from the API): its cycle's time 0."""
+        names = [tenant_name(run_id, k) for k in range(len(tenants))]
+        for name, tenant in zip(names, tenants, strict=True):
+            self.cluster.create_pod(tenant_pod(tenant, name=name, run_id=run_id, image=image), namespace=JOBS_NS)
 
-        def running() -> bool | None:
+        def running() -> dict[str, float] | None:
             pods = self.cluster.core.list_namespaced_pod(JOBS_NS, label_selector=f"{TENANT_LABEL}={run_id}").items
-            return True if len(pods) == len(tenants) and all(p.status.phase == "Running" for p in pods) else None
+            started = {p.metadata.name: _running_since(p) for p in pods if p.status.phase == "Running"}
+            return started if len(started) == len(tenants) and None not in started.values() else None
 
-        if tenants:
-            self.cluster.poll(running, timeout=120, what=f"the {len(tenants)} tenants of run {run_id} running")
-            log.info("tenants running run=%s nodes=%s", run_id, ",".join(t.node_name for t in tenants))
+        if not tenants:
+            return []
+        started = self.cluster.poll(running, timeout=120, what=f"the {len(tenants)} tenants of run {run_id} running")
+        log.info("tenants running run=%s nodes=%s", run_id, ",".join(t.node_name for t in tenants))
+        return [started[name] for name in names]
 
     def delete_tenants(self, run_id: str) -> None:
         """Remove the arm's tenants (at its end, or when it was interrupted), waiting until they are gone."""
@@ -422,6 +426,14 @@ def _get_text(url: str) -> str | None:
             return resp.read().decode()
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def _running_since(pod: client.V1Pod) -> float | None:
+    """When the pod's (first) container started running, unix seconds; None while it is not running."""
+    for status in pod.status.container_statuses or []:
+        if status.state is not None and status.state.running is not None and status.state.running.started_at:
+            return status.state.running.started_at.timestamp()
+    return None
 
 
 def _cur(pod: dict, key: str) -> float:

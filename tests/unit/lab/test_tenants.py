@@ -5,19 +5,23 @@ the jobs, the flag a protocol fixes, and the record."""
 from __future__ import annotations
 
 import dataclasses
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from kubernetes import client
 
+from lab import report
 from lab.cli import main, parse_args, plan_from_args
 from lab.experiment import keep_tenants
+from lab.gates import demand_from_jobs
 from lab.kube import JOB_LABEL, RUN_LABEL, TENANT_LABEL, tenant_name, tenant_pod
+from lab.regate import regate
 from lab.report import read_rows
-from lab.tenants import TENANT_FILE, lab_tenants
+from lab.tenants import TENANT_FILE, TENANT_STARTED, LabTenant, demand_rows, lab_tenants, tenants_from_rows
 from policy.labworld import REAL_NODES, TENANT_COLUMNS
-from policy.tenants import draw_tenants
+from policy.tenants import Tenant, draw_tenants
 from workloads.cli import build_parser
 from workloads.jobs.cpucap import Cycle
 
@@ -100,7 +104,11 @@ class FakeCluster:
         self.core = SimpleNamespace(list_namespaced_pod=self._list, delete_collection_namespaced_pod=self._delete)
 
     def create_pod(self, pod, namespace: str) -> None:
-        pod.metadata.namespace, pod.status = namespace, client.V1PodStatus(phase="Running")
+        since = datetime.fromtimestamp(1_000 + len(self.pods), tz=UTC)
+        running = client.V1ContainerState(running=client.V1ContainerStateRunning(started_at=since))
+        pod.metadata.namespace = namespace
+        pod.status = client.V1PodStatus(phase="Running", container_statuses=[client.V1ContainerStatus(
+            name="tenant", image="img", image_id="", ready=True, restart_count=0, state=running)])
         self.pods.append(pod)
 
     def _selected(self, namespace: str, label_selector: str) -> list:
@@ -127,8 +135,8 @@ def test_an_arm_s_tenants_start_in_the_jobs_namespace_before_its_jobs_and_go_wit
     lab = kube.Lab.__new__(kube.Lab)  # no cluster: only the tenants' creation and removal are under test
     lab.cluster = FakeCluster()
     tenants = lab_tenants(603, ISOLATED, 2)
-    lab.start_tenants(tenants, run_id="mod-un603-1", image="img")
-    lab.start_tenants([], run_id="def-un603-2", image="img")  # no tenants: nothing made, nothing waited for
+    assert lab.start_tenants(tenants, run_id="mod-un603-1", image="img") == [1_000.0, 1_001.0]  # cycles' time 0
+    assert lab.start_tenants([], run_id="def-un603-2", image="img") == []  # none: nothing made, nothing waited for
     assert [(p.metadata.namespace, p.spec.node_name) for p in lab.cluster.pods] == [
         (kube.JOBS_NS, t.node_name) for t in tenants]
     assert lab.cluster.core.list_namespaced_pod(kube.JOBS_NS, label_selector=f"{RUN_LABEL}=mod-un603-1").items == []
@@ -148,8 +156,9 @@ def test_an_arm_starts_its_tenants_before_its_jobs_and_removes_them_even_when_in
         def set_arm(self, **_kw) -> None:
             calls.append("set_arm")
 
-        def start_tenants(self, tenants, *, run_id, image) -> None:
+        def start_tenants(self, tenants, *, run_id, image) -> list[float]:
             calls.append(f"start {len(tenants)}")
+            return [0.0] * len(tenants)
 
         def delete_tenants(self, run_id) -> None:
             calls.append("delete")
@@ -183,3 +192,55 @@ def test_the_report_says_which_tenants_every_arm_ran_beside(tmp_path: Path) -> N
     assert line.startswith("Tenants (placed before every arm's jobs, in no table below): seed 601: ")
     assert f"{first.node_name} (asks {first.tenant.request_m} m, uses {first.tenant.high_m}/" in line
     assert second.node_name in line
+
+
+# ---- what the tenants want, for the host-interference gate -----------------------------------------------------
+
+
+KNOWN = LabTenant("rn-large", Tenant(node=3, request_m=20, high_m=300, low_m=80, period_s=40.0, high_s=10.0,
+                                     phase_s=0.0))
+
+
+def test_demand_rows_are_the_cycle_in_the_arm_s_time_as_the_gate_reads_jobs() -> None:
+    rows = demand_rows([(KNOWN, -5.0)], until_s=60.0)  # its cycle began 5 s before the arm's clock
+    want = demand_from_jobs(rows)
+    for t in (0.0, 4.9, 5.1, 34.9, 35.1, 59.9):
+        assert want("rn-large", t) == KNOWN.tenant.use_m(t + 5.0), t
+    assert want("rn-large", 60.0) == 0 and want("rn-small", 10.0) == 0
+    assert [(r["start_s"], r["finish_s"], r["cpu_use_m"]) for r in rows] == [
+        (-5.0, 5.0, 300), (5.0, 35.0, 80), (35.0, 45.0, 300), (45.0, 60.0, 80)]
+
+
+def test_tenants_csv_reads_back_as_the_tenants_it_recorded(tmp_path: Path) -> None:
+    draws = {seed: lab_tenants(seed, ISOLATED, 2) for seed in (601, 602)}
+    keep_tenants(tmp_path, draws)
+    assert tenants_from_rows(read_rows(tmp_path / TENANT_FILE), [s.name for s in ISOLATED]) == draws
+
+
+def _tenant_run(tmp_path: Path, *, started: bool) -> Path:
+    """One run on rn-large (quota 400 m): its job wants 200 m and the node's tenant 300 m, the node used 300 m,
+    never throttled, the node CPUs full: starved by the host, though the job alone would not make the node busy."""
+    out = tmp_path / ("started" if started else "unstarted")
+    out.mkdir()
+    run = {"seed": 1, "arm": "default", "variant": "under"}
+    report.append_rows(out, "nodes.csv", [{"node": s.name, "node_type": s.node_type, "cpu_quota_m": s.cpu_millis,
+                                           "mem_mi": s.memory_mib, "net_mbit": s.net_mbit} for s in ISOLATED])
+    report.append_rows(out, "jobs.csv", [{**run, "job": "j0", "node": "rn-large", "start_s": 0, "finish_s": 6,
+                                          "cpu_use_m": 200}])
+    report.append_rows(out, "counters.csv", [{**run, "t_s": float(i), "node": "rn-large", "nr_periods": 10 * i,
+                                              "nr_throttled": 0, "throttled_ns": 0, "usage_ns": int(i * 300e6),
+                                              "nr_bursts": "", "burst_ns": ""} for i in range(7)])
+    report.append_rows(out, "system.csv", [{**run, "t_s": i + 0.003, "source": "cpu1", "role": "node",
+                                            "usage_ns": "", "busy_ticks": 100 * i, "idle_ticks": 0} for i in range(7)])
+    keep_tenants(out, {1: [KNOWN]})
+    if started:
+        report.append_rows(out, "events.csv", [{"seed": 1, "arm": "default", "t_s": -2.0, "node": "rn-large",
+                                                "event": TENANT_STARTED, "value": KNOWN.cycle()}])
+    return out
+
+
+def test_regate_counts_what_the_tenant_wanted_from_when_its_cycle_began(tmp_path: Path) -> None:
+    [with_tenant] = regate(_tenant_run(tmp_path, started=True))
+    assert with_tenant["now"]["flagged"] == 1 and "6 of 6" in with_tenant["now"]["detail"]
+    [unknown] = regate(_tenant_run(tmp_path, started=False))  # no start recorded: its want is not known
+    assert unknown["now"]["flagged"] == 0
