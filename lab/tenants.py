@@ -77,7 +77,7 @@ def describe() -> str:
     return (f"a long-running tenant on each of N distinct seed-chosen nodes, bound there before every arm's jobs (by "
             f"no scheduler), asking for {TENANT_REQUEST_SHARE:.0%} of its node's cpu and using {hi0:.0%}-{hi1:.0%} "
             f"of it, then {lo0:.0%}-{lo1:.0%}, in a seeded duty cycle of {p0:g}-{p1:g} s (policy.tenants); removed "
-            "at each arm's end, in no metric or gate")
+            "at each arm's end; no job: in no metric and not scored, but the host gate counts what they want")
 
 
 def demand_rows(started: Sequence[tuple[LabTenant, float]], *, until_s: float) -> list[dict]:
