@@ -17,6 +17,7 @@
                  read the extender's decision log (the scored gate)
     source.py    the data source pulling net jobs read from (multi-resource world): started on the host, and
                  the pod variables that tell a job where it is
+    tenants.py   the tenants scenario's long-running pods on the cluster's nodes: argv and tenants.csv (pure)
     runner.py    one arm on one schedule: submit on time, record every pod, sample usage
     plan.py      what one run runs (``Plan``) and its defaults, as data
     experiment.py  one cluster (isolated by default), every seed x arm, the gates after each arm

@@ -43,10 +43,12 @@ from lab.schedule import (
     schedule_csv,
     variant_text,
 )
+from lab.tenants import describe as tenants_text
 from policy.cli import add_arguments, field_docs, flag, from_namespace, option
 from policy.errors import ConfigError
 from policy.labworld import WORLDS
 from policy.served import HOT_FILTERS
+from policy.tenants import TENANTS
 
 log = logging.getLogger("lab")
 
@@ -120,6 +122,8 @@ class RunArgs(ScheduleFlags):
     """seconds into the arm of the cut"""
     straggler_quota_m: int = Plan.straggler_quota_m
     """the node's cpu quota after the cut"""
+    tenants: int = option(Plan.tenants, metavar="N", fill={"what": tenants_text(), "n": TENANTS})
+    """the tenants scenario (N > 0; tenants-pilot.yaml has {n}): {what}"""
     protocol: Path | None = None
     """run what this pre-registered protocol file fixes (seeds, arms, schedule, arm order, solo runs); the flags
     it fixes may not be given too. The file must be committed, unchanged"""
@@ -232,7 +236,7 @@ def parse_args(argv: list[str] | None = None):
 
 
 FIXED_BY_PROTOCOL = ("seeds", "arms", "jobs", "window_s", "scale", "variant", "job_shape", "straggler", "isolate",
-                     "world", "straggler_node", "straggler_at_s", "straggler_quota_m")
+                     "world", "straggler_node", "straggler_at_s", "straggler_quota_m", "tenants")
 """``run`` flags whose values a protocol file fixes (``--arm-timeout-s`` too where the protocol sets one)."""
 
 
@@ -262,10 +266,12 @@ def plan_from_args(args: RunArgs) -> Plan:
         nodes = [n.name for n in WORLDS[args.world].nodes]
         if args.straggler and args.straggler_node not in (SEEDED, *nodes):
             raise ScheduleError(f"--straggler-node: {args.straggler_node!r} is not one of {SEEDED}, {', '.join(nodes)}")
+        if not 0 <= args.tenants <= len(nodes):
+            raise ScheduleError(f"--tenants: {args.tenants} is not 0-{len(nodes)} (one tenant a node)")
         return Plan(out=args.out, seeds=args.seeds, arms=args.arms, variant=args.variant,
                     regime="straggler" if args.straggler else "drs", jobs=args.jobs, window_s=args.window_s,
                     scale=args.scale, shape=args.job_shape, arm_timeout_s=args.arm_timeout_s, isolate=args.isolate,
-                    world=args.world, **straggler)
+                    world=args.world, tenants=args.tenants, **straggler)
     p: Protocol = load_protocol(args.protocol)
     plain = RunArgs(out=args.out)  # every flag at its default
     fixed = (*FIXED_BY_PROTOCOL, *(("arm_timeout_s",) if p.arm_timeout_s is not None else ()))
@@ -280,7 +286,7 @@ def plan_from_args(args: RunArgs) -> Plan:
                 arm_timeout_s=args.arm_timeout_s if p.arm_timeout_s is None else p.arm_timeout_s,
                 order_key=p.order_key if p.order == "random" else None, solo_runs=p.solo_runs,
                 protocol=args.protocol, interference_max=p.interference_max, require_scored=p.require_scored,
-                isolate=p.isolate, world=s.world,
+                isolate=p.isolate, world=s.world, tenants=s.tenants,
                 registration="unregistered (--unregistered)" if args.unregistered else registration(args.protocol),
                 **{**straggler, "straggler_node": s.straggler_node})
 

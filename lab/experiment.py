@@ -59,6 +59,7 @@ from lab.records import controller_rows, counter_rows, event_rows, job_rows, nod
 from lab.runner import run_arm
 from lab.schedule import Job, make_schedule, schedule_csv, uses_source
 from lab.source import start_source, stop_source
+from lab.tenants import TENANT_FILE, TENANT_STARTED, demand_rows, lab_tenants
 from policy.labworld import DEFAULT_WORLD, WORLDS, World, node_scale
 
 log = logging.getLogger(__name__)
@@ -215,6 +216,8 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
             where = "" if world.name == DEFAULT_WORLD else f"{world.name}-"  # drs: the names it always had
             (plan.out / f"schedule-{where}{plan.regime}{shape}-{plan.variant}-{seed}.csv").write_text(
                 schedule_csv(plan.schedules[seed]))
+            plan.tenant_draws[seed] = lab_tenants(seed, cluster.shapes, plan.tenants)
+        keep_tenants(plan.out, plan.tenant_draws)
         started = time.monotonic()
         if own:
             cluster.start()
@@ -263,6 +266,13 @@ def run(plan: Plan, progress: Callable[[str], None], *, cluster: RealCluster | N
     return plan.out
 
 
+def keep_tenants(out: Path, draws: dict) -> None:
+    """Append each seed's tenants (``lab.tenants``) to tenants.csv, for the seeds it does not hold yet."""
+    have = {int(r["seed"]) for r in report.read_rows(out / TENANT_FILE)}
+    report.append_rows(out, TENANT_FILE, [t.row(seed) for seed, tenants in draws.items() if seed not in have
+                                          for t in tenants])
+
+
 def _pin(archives: list[Path], into: Path) -> list[Path]:
     """Hard links to the image archives built for this run. The image cache is shared: another checkout may
     rebuild an image while this run waits for the real-node lock, and the builder replaces an archive by
@@ -307,7 +317,11 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
         if fault.restore_s is not None:
             actions.append((fault.restore_s, restore))
     started = time.monotonic()
+    tenants = plan.tenant_draws.get(seed, [])
     try:
+        tenants_at = lab.start_tenants(tenants, run_id=run_id, image=image)  # placed first: the jobs arrive on top
+        if tenants:
+            progress(f"  tenants running on {', '.join(t.node_name for t in tenants)}")
         result = run_arm(lab, jobs, run_id=run_id, image=image, scheduler=scheduler,
                          expected_s=lambda j: solos[(j.template, j.units, largest)].seconds,
                          timeout_s=plan.arm_timeout_s, actions=actions, progress=progress,
@@ -318,10 +332,16 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
         lab.remove_run_state(run_id)
         raise
     finally:
+        if tenants:
+            lab.delete_tenants(run_id)
         if fault is not None:
             cluster.node(fault.node).set_cpu_quota(cluster.node(fault.node).shape.cpu_millis)
         if migration:  # the taint baseline's marks end with its arm
             lab.clear_degraded_taints()
+    started_s = [round(at - result.t0, 2) for at in tenants_at]  # each tenant's cycle's time 0, in the arm's time
+    result.events.extend((at, t.node_name, TENANT_STARTED, t.cycle()) for t, at in zip(tenants, started_s,
+                                                                                      strict=True))
+
     def solo_of(job: Job, ntype: str) -> tuple[float, float] | None:
         found = solos.get((job.template, job.units, ntype))
         return None if found is None else (found.seconds, found.cpu_m)
@@ -344,8 +364,10 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
     host = None
     if result.counters:  # no counters (no cgroup files): the gate is not checked, and no row says it passed
         report.append_rows(plan.out, "counters.csv", counter_rows(result, seed=seed, arm=arm, variant=plan.variant))
-        host = host_gate(result.counters, result.system, rows, quota_m={s.name: s.cpu_millis for s in cluster.shapes},
-                         max_share=plan.interference_max)
+        # what the tenants want counts as demand too: a tenant's node is busy when its jobs and its tenant want it
+        wanted = demand_rows(list(zip(tenants, started_s, strict=True)), until_s=max(c.t_s for c in result.counters))
+        host = host_gate(result.counters, result.system, rows + wanted,
+                         quota_m={s.name: s.cpu_millis for s in cluster.shapes}, max_share=plan.interference_max)
     missing = None
     if scheduler is not None and plan.require_scored:  # a drsched arm: each of its pods scored by the extender
         scored = lab.scored_uids()

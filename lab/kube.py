@@ -28,6 +28,7 @@ from lab.errors import RunError
 from lab.observed import PodObs
 from lab.schedule import Job, uses_source
 from lab.source import pod_env
+from lab.tenants import LabTenant
 from migration.degraded import TAINT_KEY as DEGRADED_TAINT
 from policy.decisionlog import SEGMENT_GLOB, LogError, read_log
 
@@ -39,6 +40,9 @@ JOB_UID = 10001  # the workloads image's non-root user
 STATE_ROOT = Path("/var/lib/drsched-lab")
 RUN_LABEL = "drsched.io/lab-run"
 JOB_LABEL = "drsched.io/lab-job"
+TENANT_LABEL = "drsched.io/lab-tenant"
+"""A tenant's label (``lab.tenants``), valued with its arm's run id: never ``RUN_LABEL``, so no tenant is observed
+as a job, counted in the endpoint or asked for by the scored gate."""
 MIGRATION_METRICS_PORT = 9848
 DECISIONS_MOUNT = "/var/lib/drsched/decisions"  # in the extender's container
 DECISIONS_KEPT = "decisions"
@@ -225,6 +229,32 @@ class Lab:
         self.cluster.create_pod(pod, namespace=JOBS_NS)
         return name
 
+    def start_tenants(self, tenants: list[LabTenant], *, run_id: str, image: str) -> list[float]:
+        """Create the arm's tenants, each bound to its node (``tenant_pod``), and wait until every one runs, so the
+        arm's clock starts with them in place. Returns when each one's container started (unix seconds, whole
+        from the API): its cycle's time 0."""
+        names = [tenant_name(run_id, k) for k in range(len(tenants))]
+        for name, tenant in zip(names, tenants, strict=True):
+            self.cluster.create_pod(tenant_pod(tenant, name=name, run_id=run_id, image=image), namespace=JOBS_NS)
+
+        def running() -> dict[str, float] | None:
+            pods = self.cluster.core.list_namespaced_pod(JOBS_NS, label_selector=f"{TENANT_LABEL}={run_id}").items
+            started = {p.metadata.name: _running_since(p) for p in pods if p.status.phase == "Running"}
+            return started if len(started) == len(tenants) and None not in started.values() else None
+
+        if not tenants:
+            return []
+        started = self.cluster.poll(running, timeout=120, what=f"the {len(tenants)} tenants of run {run_id} running")
+        log.info("tenants running run=%s nodes=%s", run_id, ",".join(t.node_name for t in tenants))
+        return [started[name] for name in names]
+
+    def delete_tenants(self, run_id: str) -> None:
+        """Remove the arm's tenants (at its end, or when it was interrupted), waiting until they are gone."""
+        selector = f"{TENANT_LABEL}={run_id}"
+        self.cluster.core.delete_collection_namespaced_pod(JOBS_NS, label_selector=selector, grace_period_seconds=0)
+        self.cluster.poll(lambda: True if not self.cluster.core.list_namespaced_pod(
+            JOBS_NS, label_selector=selector).items else None, timeout=90, what=f"tenants of run {run_id} deleted")
+
     def observe(self, run_id: str) -> list[PodObs]:
         pods = self.cluster.core.list_namespaced_pod(JOBS_NS, label_selector=f"{RUN_LABEL}={run_id}").items
         return [_obs(p) for p in pods]
@@ -313,6 +343,35 @@ class Lab:
         return out
 
 
+def tenant_name(run_id: str, k: int) -> str:
+    """The pod name of an arm's ``k``-th tenant: not prefixed by the run id, which names the arm's jobs
+    (``lab shadow`` matches those by it)."""
+    return f"tenant-{run_id}-{k}"
+
+
+def tenant_pod(tenant: LabTenant, *, name: str, run_id: str, image: str) -> client.V1Pod:
+    """A tenant's pod: bound to its node by ``spec.nodeName`` (placed before the jobs, by no scheduler: kubelet
+    admits it and kube-scheduler's cache counts its request like any bound pod's), burstable as a long-running
+    service often is (its small cpu request, memory requested as used and limited at twice that, no cpu limit),
+    running the workloads image's cpu job under its cycle (``lab.tenants.LabTenant.argv``). No profile annotation:
+    drsched knows its use only from the usage signal, as a real tenant's. State in an emptyDir: it never moves."""
+    t = tenant.tenant
+    return client.V1Pod(
+        metadata=client.V1ObjectMeta(name=name, labels={TENANT_LABEL: run_id, "drsched.io/workload": "lab-tenant"}),
+        spec=client.V1PodSpec(
+            node_name=tenant.node_name, restart_policy="Always", termination_grace_period_seconds=0,
+            containers=[client.V1Container(
+                name="tenant", image=image, image_pull_policy="Never", args=[*tenant.argv(), "--log-level=WARNING"],
+                volume_mounts=[client.V1VolumeMount(name="state", mount_path="/state")],
+                resources=client.V1ResourceRequirements(
+                    requests={"cpu": f"{t.request_m}m", "memory": f"{t.mem_mi}Mi"},
+                    limits={"memory": f"{t.mem_mi * 2}Mi"}),
+            )],
+            volumes=[client.V1Volume(name="state", empty_dir=client.V1EmptyDirVolumeSource())],
+        ),
+    )  # fmt: skip
+
+
 def scored_uids(directory: Path) -> set[str]:
     """UIDs of the pods the extender scored, or had nothing to score for: its decision log's serve rows in
     ``directory`` (one per prioritize it answered) and its filter rows (a filter that left the pod at most one
@@ -367,6 +426,14 @@ def _get_text(url: str) -> str | None:
             return resp.read().decode()
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def _running_since(pod: client.V1Pod) -> float | None:
+    """When the pod's (first) container started running, unix seconds; None while it is not running."""
+    for status in pod.status.container_statuses or []:
+        if status.state is not None and status.state.running is not None and status.state.running.started_at:
+            return status.state.running.started_at.timestamp()
+    return None
 
 
 def _cur(pod: dict, key: str) -> float:

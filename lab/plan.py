@@ -12,6 +12,7 @@ from pathlib import Path
 
 from lab.gates import MAX_SHARE
 from lab.schedule import DEFAULTS, SEEDED, STRAGGLER_NODE, Job, Straggler, draw_straggler
+from lab.tenants import LabTenant
 from policy.labworld import WORLDS
 
 
@@ -41,6 +42,9 @@ class Plan:
         if self.straggler_node == SEEDED:
             return draw_straggler(seed, shapes, at_s=self.straggler_at_s)
         return Straggler(self.straggler_node, self.straggler_at_s, self.straggler_quota_m)
+    tenants: int = 0
+    """Long-running tenants (the ``tenants`` scenario, ``lab.tenants``): this many distinct seed-chosen nodes each
+    get one, bound there before every arm's jobs and removed at its end; 0: none."""
     workdir: Path | None = None
     order_key: str | None = None
     """None: the order that needs fewest rollouts; a key: a seeded random order per seed (a protocol's)."""
@@ -59,6 +63,8 @@ class Plan:
     world: str = DEFAULTS.world
     """The world it runs on (``policy.labworld.WORLDS``): the cluster's nodes and links, the schedules' job mix."""
     schedules: dict[int, list[Job]] = field(default_factory=dict)
+    tenant_draws: dict[int, list[LabTenant]] = field(default_factory=dict)
+    """Each seed's tenants on the cluster's nodes (``lab.tenants.lab_tenants``), set with the schedules."""
 
     def __post_init__(self) -> None:
         if self.scale is None:

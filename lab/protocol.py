@@ -65,6 +65,10 @@ class Scenario:
     straggler_node: str = STRAGGLER_NODE
     """The straggler regime's degraded node: a node of the world, or ``seed`` (each seed draws node, cut and
     transience: ``lab.schedule.draw_straggler``); ``lab run``'s default when the file names none."""
+    tenants: int = 0
+    """Long-running tenants on that many distinct seed-chosen nodes, placed before every arm's jobs (the ``tenants``
+    scenario, ``lab.tenants``); none when the file names none. A scenario key, like ``straggler_node``, since it is
+    neither how the jobs ask (``variant``) nor what nodes and jobs there are (``world``), and goes with any of them."""
 
 
 @dataclass(frozen=True)
@@ -253,18 +257,22 @@ def load_protocol(path: Path) -> Protocol:
 
 def _scenario(doc: _Doc, node: yaml.Node, *, strict: bool) -> Scenario:
     s = doc.mapping(node, "scenario", required=("variant", "regime", "job_shape", "jobs", "window_s"),
-                    optional=("scale", "note", "world", "straggler_node"))
+                    optional=("scale", "note", "world", "straggler_node", "tenants"))
     jobs = int(doc.number(s["jobs"], "scenario.jobs", low=1, integer=True, open_low=False))
     if strict and jobs < MIN_JOBS:
         raise doc.fail(s["jobs"], "scenario.jobs", f"{jobs} jobs: a main or pilot protocol runs at least {MIN_JOBS}")
     world = doc.choice(s["world"], "scenario.world", tuple(WORLDS)) if "world" in s else DEFAULT_WORLD
+    nodes = len(WORLDS[world].nodes)
+    tenants = int(doc.number(s["tenants"], "scenario.tenants", low=0, high=nodes + 1, integer=True, open_low=False)
+                  ) if "tenants" in s else 0
     return Scenario(variant=doc.choice(s["variant"], "scenario.variant", VARIANTS),
                     regime=doc.choice(s["regime"], "scenario.regime", REGIMES),
                     job_shape=doc.choice(s["job_shape"], "scenario.job_shape", tuple(SHAPES)), jobs=jobs,
                     window_s=doc.number(s["window_s"], "scenario.window_s", low=0),
                     scale=doc.number(s["scale"], "scenario.scale", low=0) if "scale" in s else WORLDS[world].scale,
                     note=doc.value(s["note"], "scenario.note", str, "a string") if "note" in s else "",
-                    world=world, straggler_node=doc.choice(s["straggler_node"], "scenario.straggler_node", (
+                    world=world, tenants=tenants,
+                    straggler_node=doc.choice(s["straggler_node"], "scenario.straggler_node", (
                         SEEDED, *(n.name for n in WORLDS[world].nodes))) if "straggler_node" in s else STRAGGLER_NODE)
 
 

@@ -1,13 +1,14 @@
 """Judge a finished run's host-interference gate again, by today's rule, from the files the run kept.
 
 ``gates.csv`` records each run's gates as judged when it ran. When the rule changes (2026-12-06: a low interval
-counts as starved only when the node CPUs had no idle time, ``lab.gates``), a result directory can be judged
-again without rerunning: ``counters.csv`` (the nodes' cgroup counters), ``system.csv`` (every CPU's
-``/proc/stat`` ticks), ``jobs.csv`` (each job's node, start, finish and solo cpu) and ``nodes.csv`` (the
-quotas) hold everything the gate reads. ``regate`` returns each run's recorded and recomputed rows;
-``write_regated`` replaces only the host-interference rows of ``gates.csv`` and keeps the file it replaced as
-``gates-recorded.csv`` (the first one: a second write never loses the run-time record), so ``lab report``,
-``lab shadow`` and the next ``lab run`` (which reruns what is flagged) read the new verdicts.
+counts as starved only when the node CPUs had no idle time, ``lab.gates``), a result directory can be judged again
+without rerunning: ``counters.csv`` (the nodes' cgroup counters), ``system.csv`` (every CPU's ``/proc/stat`` ticks),
+``jobs.csv`` (each job's node, start, finish and solo cpu), ``nodes.csv`` (the quotas) and, for the ``tenants``
+scenario, ``tenants.csv`` with ``events.csv``'s ``tenant_started`` rows (what the tenants wanted, from when:
+``lab.tenants.demand_rows``) hold everything the gate reads. ``regate`` returns each run's recorded and recomputed
+rows; ``write_regated`` replaces only the host-interference rows of ``gates.csv`` and keeps the file it replaced as
+``gates-recorded.csv`` (the first one: a second write never loses the run-time record), so ``lab report``, ``lab
+shadow`` and the next ``lab run`` (which reruns what is flagged) read the new verdicts.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from lab.errors import LabError
 from lab.gates import HOST_GATE as HOST
 from lab.gates import MAX_SHARE, gate_rows, host_gate, read_counter_rows, read_system_rows
 from lab.protocol import load_protocol
+from lab.tenants import TENANT_FILE, TENANT_STARTED, demand_rows, tenants_from_rows
 
 RECORDED = "gates-recorded.csv"
 
@@ -59,10 +61,19 @@ def regate(out: Path, *, max_share: float | None = None) -> list[dict]:
     for r in report.read_rows(out / "jobs.csv"):
         jobs[_key(r)].append(r)
     recorded = {_key(r): r for r in report.read_rows(out / "gates.csv") if r["gate"] == HOST}
+    tenants = tenants_from_rows(report.read_rows(out / TENANT_FILE), list(quota))
+    started = defaultdict(dict)  # (seed, arm) -> node -> when its tenant's cycle began, arm time
+    for r in report.read_rows(out / "events.csv"):
+        if r["event"] == TENANT_STARTED:
+            started[int(r["seed"]), r["arm"]][r["node"]] = float(r["t_s"])
     res = []
     for key in sorted(counters):
         seed, arm, variant = key
-        host = host_gate(read_counter_rows(counters[key]), read_system_rows(system[key]), jobs[key], quota_m=quota,
+        samples = read_counter_rows(counters[key])
+        began = started[seed, arm]
+        wanted = demand_rows([(t, began[t.node_name]) for t in tenants.get(seed, []) if t.node_name in began],
+                             until_s=max(s.t_s for s in samples))
+        host = host_gate(samples, read_system_rows(system[key]), jobs[key] + wanted, quota_m=quota,
                          max_share=max_share)
         now = gate_rows(seed=seed, arm=arm, variant=variant, host=host)[0]
         res.append({"seed": seed, "arm": arm, "variant": variant, "recorded": recorded.get(key), "now": now})

@@ -28,6 +28,7 @@ from lab.errors import LabError
 from lab.gates import GateError, flagged_runs, read_system_rows, system_use
 from lab.protocol import Protocol, load_protocol
 from lab.schedule import variant_text
+from lab.tenants import TENANT_FILE
 from policy.labworld import FILES, VARIANTS
 from policy.report import with_ci
 
@@ -160,6 +161,7 @@ def summarise(out: Path, protocol: Protocol | None = None) -> str:
                      f"{np.mean(loads):.2f}, p95 {np.percentile(loads, 95):.2f}, max {max(loads):.2f}.")
         lines.append("")
     lines += world_lines(out)
+    lines += tenant_lines(out)
     lines += isolation_lines(out)
     lines += placement_lines(jobs, nodes)
     lines += controller_lines(read_rows(out / "controller.csv"), read_rows(out / "events.csv"))
@@ -185,6 +187,20 @@ def world_lines(out: Path) -> list[str]:
         return [f"World: `{rec['world']}` ({rec['note']}); node links {links} Mbit/s.", ""]
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ReportError(f"{path}: not a world record ({exc!r})") from None
+
+
+def tenant_lines(out: Path) -> list[str]:
+    """The long-running tenants every arm of a seed ran beside (``tenants.csv``, the ``tenants`` scenario)."""
+    rows = read_rows(out / TENANT_FILE)
+    if not rows:
+        return []
+    per_seed: dict[str, list[str]] = {}
+    for r in rows:
+        per_seed.setdefault(r["seed"], []).append(
+            f"{r['node']} (asks {r['request_m']} m, uses {r['high_m']}/{r['low_m']} m, {r['high_s']} s of "
+            f"{r['period_s']} s busy)")
+    seeds = "; ".join(f"seed {seed}: {', '.join(where)}" for seed, where in per_seed.items())
+    return [f"Tenants (placed before every arm's jobs, in no table below): {seeds}.", ""]
 
 
 def isolation_lines(out: Path) -> list[str]:

@@ -23,6 +23,8 @@ import math
 import random
 from dataclasses import dataclass
 
+from policy.tenants import Tenant
+
 # ---- nodes -----------------------------------------------------------------------------------------
 
 
@@ -349,8 +351,11 @@ busy and idle ticks."""
 RUN_COLUMNS = ("seed", "arm", "variant", "run_id")
 """``runs.csv``: each run's id, the prefix of its pods' names (``<run_id>-<job>``), so that the extender's
 decision log (kept as ``decisions/``) can be told apart by run: ``lab shadow`` reads it."""
+TENANT_COLUMNS = ("seed", "node", *(f.name for f in dataclasses.fields(Tenant) if f.name != "node"))
+"""``tenants.csv``: each seed's long-running tenants (the ``tenants`` scenario, ``policy.tenants.Tenant``), one row
+each, on the node named (written before the first arm runs; every arm of the seed runs beside them)."""
 FILES = {"jobs.csv": JOB_COLUMNS, "runs.csv": RUN_COLUMNS, "nodes.csv": NODE_COLUMNS, "events.csv": EVENT_COLUMNS,
          "usage.csv": USAGE_COLUMNS, "host.csv": HOST_COLUMNS, "controller.csv": CONTROLLER_COLUMNS,
          "order.csv": ORDER_COLUMNS, "gates.csv": GATE_COLUMNS, "counters.csv": COUNTER_COLUMNS,
-         "system.csv": SYSTEM_COLUMNS}
+         "system.csv": SYSTEM_COLUMNS, "tenants.csv": TENANT_COLUMNS}
 """Every CSV file of a results directory and its columns, in order."""

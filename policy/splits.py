@@ -14,10 +14,11 @@ Besides the three, ``LAB`` is an evaluation-only family set (``python -m policy.
 real-node lab's worlds (``policy.labworld.WORLDS``, drawn by ``policy.sim.labmix``), one family per world and
 request variant, on seeds from ``SEED_BASE["lab"]``: ``lab-<variant>`` the DRS world (the four real nodes
 ``rn-*``, the DRS mix), ``lab-mr-<variant>`` the multi-resource world (nodes ``mr-*`` whose links do not scale
-with their CPU, net jobs that pull through them), and ``lab-misleading`` (the DRS world's nodes and mix in the
-``small`` job shape with ``misleading`` requests). It says whether the simulator shows what the real nodes
-showed, and predicts a lab scenario's ratios before it runs; nothing is tuned on it, and it is no part of
-validation or test.
+with their CPU, net jobs that pull through them), ``lab-misleading`` (the DRS world's nodes and mix in the
+``small`` job shape with ``misleading`` requests) and ``lab-tenants`` (the same in ``under`` requests, on top of
+long-running tenants pinned first on seed-chosen nodes: ``policy.tenants``, ``SimConfig.tenants``). It says
+whether the simulator shows what the real nodes showed, and predicts a lab scenario's ratios before it runs;
+nothing is tuned on it, and it is no part of validation or test.
 
 ``SIZE`` is the other evaluation-only set (``--split size``): test families grown to ``SIZE_NODES`` nodes
 (``<family>-<nodes>``: ``large-hetero-1000`` is large-hetero's small-node-heavy mix on 1,000 nodes), on seeds
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 from policy.labworld import RUN_JOBS, WORLDS
 from policy.sim.cluster import LAB_CLUSTER, MULTI_CLUSTER, scaled_cluster
 from policy.sim.labmix import lab_workload
+from policy.tenants import TENANTS
 
 TRAIN_SEED_LIMIT = 2**31
 """Training episodes draw their simulator seed in [0, TRAIN_SEED_LIMIT)."""
@@ -111,7 +113,13 @@ LAB = _families(*(
                              "(compute capped at 60-250 m), cpu requests = use / a per-workload ratio drawn from the "
                              "Alibaba 2018 sample's (issue #21's misleading scenario)",
            dict(cluster=LAB_CLUSTER, workload=lab_workload("drs", "misleading", "small"), profile_error=0.0,
-                sample_interval=10.0)))
+                sample_interval=10.0)),
+    Family("lab-tenants", f"the lab's 4 real nodes and DRS mix, {TENANTS} seed-chosen nodes carrying a long-running "
+                          "tenant that asks for 5 % of its node's cpu and uses 15-90 % of it in a duty cycle, the "
+                          "batch jobs on top: every job small enough for the smallest node, cpu requests 0.2 x use "
+                          "(issue #21's tenants scenario)",
+           dict(cluster=LAB_CLUSTER, workload=lab_workload("drs", "under", "small"), tenants=TENANTS,
+                profile_error=0.0, sample_interval=10.0)))
 LAB_LOADS = (0.65, 1.0)
 """The lab's loads: its 12 jobs in 45 s offer 0.65 of the four nodes' 2.25 cores (``policy.sim.arrivals``'
 definition); 1.0 stands for its busier seeds and for the two-core host, which gives the nodes less than

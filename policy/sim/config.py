@@ -86,6 +86,11 @@ class SimConfig:
     """Network capacity, MB/s, every node shows the scheduler (its snapshots), as the extender assumes for a node
     without the ``drsched.io/net-mbps`` annotation (``policy.state.DEFAULT_NET_MBPS``); ``None``: each node's own.
     Jobs share each node's own capacity either way."""
+    tenants: int = 0
+    """Long-running tenants (the lab's ``tenants`` scenario, ``policy.tenants``): this many distinct nodes drawn per
+    episode each get a pod before the jobs, bypassing the policy, that asks for little cpu and uses much more in a
+    duty cycle of its own; policies see its requests in ``requested`` and its use in ``usage`` only. They hold their
+    node until the jobs are done and count in no metric but the nodes' utilisation (``Fleet.pin``)."""
     progress_shown: str = "none"
     """What snapshots show of the running pods' progress (``ClusterSnapshot.progress``) and of the incoming pod's
     expected run time (``PodView.expected_duration``), issue #22: ``"none"``; ``"reports"``, what a deployment
@@ -105,6 +110,8 @@ class SimConfig:
         for name in ("load", "sample_interval", "burst_on", "time_limit", "work_scale", "migration_interval"):
             if not getattr(self, name) > 0:
                 raise ConfigError(name, f"must be > 0, got {getattr(self, name)}")
+        if not self.tenants >= 0:
+            raise ConfigError("tenants", f"must be >= 0, got {self.tenants}")
         if not (self.profile_error >= 0 and self.burst_off >= 0 and self.n_jobs >= 1):
             raise ConfigError("profile_error/burst_off/n_jobs", "need profile_error >= 0, burst_off >= 0, n_jobs >= 1")
         if not (self.restore_cost >= 0 and math.isfinite(self.restore_cost)):

@@ -20,6 +20,11 @@ a job's JCT is the time it progressed, redid lost work, restored and waited. ``q
 waiting part of it (pods queued or restoring); the rest is contention and lost work. Each pod offered to the
 policy counts as a decision, and those with two or more feasible nodes as real choices.
 
+Tenants (``SimConfig.tenants``, the lab's ``tenants`` scenario): drawn after everything else in the episode
+(``policy.tenants.draw_tenants``) and pinned on their nodes at time 0, before the first monitor sample and
+outside the policy (``Fleet.pin``); each changes its cpu use at its cycle's edges, which are timed like monitor
+ticks (not in the heap), so they never keep a run going: the run ends when the jobs are done, as without them.
+
 Migration (optional): given a ``controller`` (``policy.sim.migration``), every ``migration_interval``
 seconds the engine shows it the running jobs as a progress reporter would and carries out the moves the
 migrator returns: the job stops on its source and rewinds to its newest checkpoint (``checkpoint_interval``), then
@@ -41,7 +46,7 @@ from policy.profiles import Profile, served_demand, update
 from policy.sim.calibration import default_params
 from policy.sim.cluster import Nodes
 from policy.sim.config import SimConfig, build_episode
-from policy.sim.errors import InfeasiblePlacement, NoPendingPod
+from policy.sim.errors import ConfigError, InfeasiblePlacement, NoPendingPod
 from policy.sim.events import NodeFailure, Straggler
 from policy.sim.fleet import COMPLETE, Fleet
 from policy.sim.jobs import JobSpec
@@ -49,12 +54,19 @@ from policy.sim.metrics import RunResult, imbalance
 from policy.sim.migration import Controller, Migrator
 from policy.sim.progress import DurationLearner, running_progress
 from policy.state import ClusterSnapshot, PodView, RunningProgress
+from policy.tenants import EDGE_S, Tenant, draw_tenants
 
 log = logging.getLogger(__name__)
 
 RETRY_BACKOFF = 10.0
 _NODE_EVENT = 1  # heap priority after completions
 _QUEUED, _RUNNING, _DONE, _UNSCHEDULABLE, _FUTURE = range(5)
+
+
+def _use(tenant: Tenant, t: float) -> tuple[float, float, float, float]:
+    """A tenant's demand from time ``t`` on, in ``policy.state`` units, read just after ``t`` (``EDGE_S``): at a
+    change's own time the cycle's float arithmetic may still be on the old side of the edge."""
+    return (tenant.use_m(t + EDGE_S) / 1000, tenant.mem_mi / 1024, 0.0, 0.0)
 
 
 def _with_net(capacity: np.ndarray, net: float) -> np.ndarray:
@@ -123,6 +135,7 @@ class Simulator:
         self._decisions = self._choices = 0
         self._heap: list = []
         self._seq = 0
+        self.tenants = self._pin_tenants(rng)
         self._next_arrival = 0
         self._queue: deque[int] = deque()
         self._deferred: list[int] = []
@@ -154,6 +167,37 @@ class Simulator:
         self._imb: list[float] = []
         self._sample()
         self._next_tick = cfg.sample_interval
+
+    def _pin_tenants(self, rng: np.random.Generator) -> tuple[Tenant, ...]:
+        """The episode's tenants (module doc), pinned now; their next level changes in ``_tenant_next``."""
+        count = self.config.tenants
+        self._tenant_next: list[float] = []
+        self._next_tenant = math.inf
+        if count == 0:
+            return ()
+        if count > self.nodes.n:
+            raise ConfigError("tenants", f"{count} tenants need as many nodes, the cluster has {self.nodes.n}")
+        tenants = draw_tenants(int(rng.integers(2**31)), [1000 * c for c in self.nodes.capacity[:, 0]], count)
+        self._tenant_slot = [self.fleet.pin(t.node, (t.request_m / 1000, t.mem_mi / 1024), _use(t, 0.0), 0.0,
+                                            self._heap) for t in tenants]
+        self._tenant_next = [t.next_change(0.0) for t in tenants]
+        self._next_tenant = min(self._tenant_next)
+        return tenants
+
+    def _shift_tenants(self) -> None:
+        """The tenants whose level changes now take their new one."""
+        for k, t in enumerate(self.tenants):
+            if self._tenant_next[k] <= self.now:
+                self.fleet.repin(t.node, self._tenant_slot[k], _use(t, self.now), self.now, self._heap)
+                self._tenant_next[k] = t.next_change(self.now)
+        self._next_tenant = min(self._tenant_next)
+        self._snap = None
+
+    def _tenants_until(self, t: float) -> None:
+        """Apply every tenant change up to ``t`` (time stands still otherwise: ``_quiesce``)."""
+        while self._next_tenant <= t:
+            self._advance_to(self._next_tenant)
+            self._shift_tenants()
 
     # -- time -------------------------------------------------------------------------------------------
     def _advance_to(self, t: float) -> None:
@@ -252,7 +296,7 @@ class Simulator:
         t_arr = self.jobs[self._next_arrival].submit if self._next_arrival < len(self.jobs) else math.inf
         if f.running == 0 and t_arr == math.inf and not self._queue and (not self._deferred or t_heap == math.inf):
             return self._quiesce()
-        t = min(t_heap, t_arr, self._next_tick, self._next_check)
+        t = min(t_heap, t_arr, self._next_tick, self._next_check, self._next_tenant)
         if t > self.config.time_limit:
             self._advance_to(self.config.time_limit)
             self.done = True
@@ -264,6 +308,9 @@ class Simulator:
             self._advance_to(t)
             self._migrate()
             self._next_check = t + self.config.migration_interval
+        elif t == self._next_tenant and t < t_heap and t < t_arr:
+            self._advance_to(t)
+            self._shift_tenants()
         elif t_heap <= t_arr:
             _, _, _, a, b = heapq.heappop(heap)
             self._advance_to(t_heap)
@@ -350,9 +397,11 @@ class Simulator:
         if fits and self.now + RETRY_BACKOFF <= self.config.time_limit:
             until = self.now + RETRY_BACKOFF
             while self._next_tick <= until:
+                self._tenants_until(self._next_tick)
                 self._advance_to(self._next_tick)
                 self._sample(record=True)
                 self._next_tick += self.config.sample_interval
+            self._tenants_until(until)
             self._advance_to(until)
             self._retry = True
             return

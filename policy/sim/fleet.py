@@ -10,9 +10,14 @@ Restarts (migration, node failure) resume from the newest checkpoint (``policy.s
 done since it is lost and redone. A restarted job first *restores* for ``restore_cost`` seconds on its new
 node: it holds its requests and a pod slot there but is not in the node's contention set (rate 0, no usage).
 
+Pinned pods (``pin``): pods placed on a node outside the scheduler, such as the ``tenants`` scenario's
+long-running tenants (``policy.tenants``). They hold their requests and a pod slot, share the node by the
+contention model like any job, show in its usage, never complete and are no job: no id, no JCT, nothing in
+``running`` or the excess integral. Their demand may change (``repin``). A node failure leaves them in place.
+
 State owned: per node the job-id list (running) and restoring set, last-update time, straggler factor,
-requests, pod count, readiness, true usage and Σ(1 − rate)/work; per job the remaining work, rate, version
-and node.
+requests, pod count, readiness, true usage, Σ(1 − rate)/work and its pinned pods' demands and requests; per job
+the remaining work, rate, version and node.
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ class Fleet:
         self.factor = [1.0] * n
         self._stragglers = [0] * n
         self.on_node: list[list[int]] = [[] for _ in range(n)]
+        self.pinned: list[list[tuple[float, ...]]] = [[] for _ in range(n)]  # demands of each node's pinned pods
+        self._pinned_req: list[list[tuple[float, float]]] = [[] for _ in range(n)]
         self._last = [0.0] * n
         self._excess = [0.0] * n
         self.excess_rate = 0.0  # Σ over running jobs of (1 - rate) / work
@@ -81,13 +88,17 @@ class Fleet:
     def _recompute(self, i: int, now: float, heap: list) -> None:
         js = self.on_node[i]
         dem = [self.demand[j] for j in js]
+        pinned = self.pinned[i]
+        if pinned:  # they share the node after the jobs; their rates only count in its usage
+            dem += pinned
         if self._original:  # the training hot path: skip building the requests list
             rates = fair_rates(dem, self._eff[i])
         else:
-            rates = shared_rates(dem, [self.requests[j] for j in js], self._eff[i], self.contention)
+            rates = shared_rates(dem, [*(self.requests[j] for j in js), *self._pinned_req[i]], self._eff[i],
+                                 self.contention)
         rate, rem, inv, ver = self.rate, self.remaining, self.inv_work, self.version
         total = 0.0
-        for j, x in zip(js, rates, strict=True):
+        for j, x in zip(js, rates[: len(js)] if pinned else rates, strict=True):
             total += (1.0 - x) * inv[j]
             if x != rate[j]:
                 rate[j] = x
@@ -97,7 +108,27 @@ class Fleet:
                     heapq.heappush(heap, (now + max(rem[j], 0.0) / x, COMPLETE, self._seq, j, ver[j]))
         self.excess_rate += total - self._excess[i]
         self._excess[i] = total
-        self.usage[i] = node_usage(dem, rates, self._cap[i], self.factor[i]) if js else (0.0, 0.0, 0.0, 0.0)
+        self.usage[i] = node_usage(dem, rates, self._cap[i], self.factor[i]) if dem else (0.0, 0.0, 0.0, 0.0)
+
+    def pin(self, i: int, requests: tuple[float, float], demand: tuple[float, ...], now: float, heap: list) -> int:
+        """Place a pinned pod (module doc) on node ``i`` with ``requests`` and ``demand``, whether or not its
+        requests fit (it bypassed the scheduler, as a pod bound by name does); returns its index on the node."""
+        self._advance(i, now)
+        self.pinned[i].append(tuple(demand))
+        self._pinned_req[i].append(tuple(requests))
+        self.requested[i] += requests
+        self.free_cpu[i] -= requests[0]
+        self.free_mem[i] -= requests[1]
+        self.pods[i] += 1
+        self.open[i] = self.ready[i] and self.pods[i] < self._max_pods[i]
+        self._recompute(i, now, heap)
+        return len(self.pinned[i]) - 1
+
+    def repin(self, i: int, k: int, demand: tuple[float, ...], now: float, heap: list) -> None:
+        """Node ``i``'s pinned pod ``k`` uses ``demand`` from ``now`` on; the node's jobs are re-rated."""
+        self._advance(i, now)
+        self.pinned[i][k] = tuple(demand)
+        self._recompute(i, now, heap)
 
     def add(self, j: int, i: int, now: float, heap: list) -> None:
         """Start job ``j`` on node ``i`` (feasibility is the caller's check)."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from kube.atomic import atomic_write
 from workloads.jobs.base import Job, JobError, StateRejected
-from workloads.jobs.cpucap import CpuCap
+from workloads.jobs.cpucap import CpuCap, Cycle
 
 OUTPUT = "output.json"
 
@@ -30,12 +30,23 @@ class CpuJob(Job):
         parser.add_argument("--seed", type=int, default=0, help="seed of the hash chain (default: %(default)s)")
         parser.add_argument("--cores", type=float, default=0.0,
                             help="use at most this many cores (sleep between units); 0 = no cap (default: %(default)s)")
+        parser.add_argument("--cores-cycle", default="", metavar="HIGH:LOW:PERIOD:HIGH_S:PHASE",
+                            help="instead of --cores, a cap that alternates: HIGH cores while (t + PHASE) mod PERIOD "
+                                 "< HIGH_S, t seconds since the start, LOW otherwise (a long-running tenant's use, "
+                                 "lab tenants scenario)")
 
     def __init__(self, args: argparse.Namespace, state_dir: Path) -> None:
         super().__init__(args, state_dir)
         if not args.cores >= 0:
             raise JobError(f"--cores must be >= 0, got {args.cores}")
-        self._cap = CpuCap(args.cores)  # not part of config(): the cap changes when work is done, not the result
+        if args.cores_cycle and args.cores:
+            raise JobError("--cores and --cores-cycle: give one cap")
+        try:
+            cycle = Cycle.parse(args.cores_cycle) if args.cores_cycle else None
+        except ValueError as exc:
+            raise JobError(f"--cores-cycle: {exc}") from None
+        # not part of config(): the cap changes when work is done, not the result
+        self._cap = CpuCap(args.cores, cycle=cycle)
 
     def config(self) -> dict[str, Any]:
         return {"kind": self.kind, "units": self.units_total, "work": self.args.work, "seed": self.args.seed}

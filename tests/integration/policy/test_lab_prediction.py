@@ -14,7 +14,8 @@ ARM_OF = {"dqn:default": "model", "demand-aware": "demand-aware", "worst-fit@off
 """Simulator policy labels -> the protocol's arm names."""
 
 
-@pytest.mark.parametrize("protocol", ["multi-resource.yaml", "mr-pilot.yaml", "misleading-pilot.yaml"])
+@pytest.mark.parametrize("protocol", [
+    "multi-resource.yaml", "mr-pilot.yaml", "misleading-pilot.yaml", "tenants-pilot.yaml"])
 def test_the_registered_ratios_are_what_the_by_command_computes(protocol, tmp_path):
     # the yaml directly: only the prediction is under test here, not the protocol's other fields
     doc = yaml.safe_load((ROOT / "lab" / "protocols" / protocol).read_text())

@@ -169,3 +169,12 @@ def test_the_straggler_node_is_lab_run_s_unless_the_scenario_names_one_or_the_se
     with pytest.raises(ProtocolError) as err:
         parse_protocol(_with("  scale: 1.0\n", "  scale: 1.0\n  straggler_node: rn-huge\n"), path="x.yaml")
     assert "x.yaml:10: field 'scenario.straggler_node': 'rn-huge' is not one of seed, rn-small" in str(err.value)
+
+
+def test_tenants_are_none_unless_the_scenario_names_how_many_and_at_most_one_a_node() -> None:
+    assert parse_protocol(MAIN, path="x.yaml").scenario.tenants == 0
+    assert parse_protocol(_with("  scale: 1.0\n", "  scale: 1.0\n  tenants: 2\n"), path="x.yaml").scenario.tenants == 2
+    for bad, says in (("5", "5 must be >= 0 and < 5"), ("-1", "-1 must be >= 0"), ("two", "'two' is not an integer")):
+        with pytest.raises(ProtocolError) as err:
+            parse_protocol(_with("  scale: 1.0\n", f"  scale: 1.0\n  tenants: {bad}\n"), path="x.yaml")
+        assert f"x.yaml:10: field 'scenario.tenants': {says}" in str(err.value)

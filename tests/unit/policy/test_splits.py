@@ -71,7 +71,7 @@ def test_each_test_family_leaves_training_on_the_axis_it_names():
 
 def test_the_lab_families_are_evaluation_only_and_leave_the_splits_alone():
     assert SPLITS["lab"] is LAB and set(LAB) == {"lab-under", "lab-flat", "lab-honest", "lab-mr-under", "lab-mr-flat",
-                                                 "lab-mr-honest", "lab-misleading"}
+                                                 "lab-mr-honest", "lab-misleading", "lab-tenants"}
     assert not set(LAB) & (set(VALIDATION) | set(TEST))
     r = _train_ranges()
     for fam in LAB.values():
@@ -92,6 +92,12 @@ def test_the_multi_resource_families_run_that_worlds_nodes_and_mix():
         c = LAB[f"lab-mr-{v}"].config
         assert c["cluster"] == "mr-small:1,mr-medium:1,mr-medium-mem:1,mr-large:1"
         assert c["workload"] == f"lab-multi-resource-{v}" and c["profile_error"] == 0.0
+
+
+def test_the_tenants_family_runs_the_misleading_family_s_nodes_and_jobs_with_under_s_requests_and_tenants():
+    c = LAB["lab-tenants"].config
+    assert c == {**LAB["lab-misleading"].config, "workload": "lab-under-small", "tenants": 2}
+    assert all("tenants" not in f.config for name, f in LAB.items() if name != "lab-tenants")
 
 
 def test_the_size_split_has_its_own_seeds_after_the_labs():

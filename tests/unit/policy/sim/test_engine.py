@@ -290,3 +290,62 @@ def test_net_shown_changes_what_the_scheduler_sees_not_how_fast_jobs_run():
         assert result.utilisation[:, 2].max() == pytest.approx(1.0)  # measured against the node's own link
     with pytest.raises(ConfigError, match="net_shown"):
         SimConfig(net_shown=0.0)
+
+
+# ---- tenants: pods pinned outside the policy (the lab's tenants scenario) -----------------------------------
+
+
+def test_tenants_are_pinned_before_the_first_decision_show_their_requests_and_use_and_count_in_no_metric():
+    from policy.sim.cluster import LAB_CLUSTER
+
+    cfg = SimConfig(cluster=LAB_CLUSTER, workload="lab-under-small", tenants=2, load=0.8, n_jobs=30)
+    sim = Simulator(cfg, seed=3)
+    assert len(sim.tenants) == 2 and len({t.node for t in sim.tenants}) == 2
+    assert sim.next_decision() is not None
+    snap = sim.snapshot()
+    for t in sim.tenants:  # a policy sees the small request, a pod, and the use through the usage signal only
+        assert snap.requested[t.node, 0] == pytest.approx(t.request_m / 1000)
+        assert snap.pods[t.node] == 1
+        assert snap.usage[t.node, 0] == pytest.approx(t.use_m(sim._sampled_at + 1e-6) / 1000)
+        assert snap.usage[t.node, 0] > 2 * snap.requested[t.node, 0]
+    others = [i for i in range(4) if i not in {t.node for t in sim.tenants}]
+    assert all(snap.usage[i, 0] == 0 and snap.requested[i, 0] == 0 for i in others)
+    while sim.next_decision() is not None:
+        sim.place(int(np.flatnonzero(sim.feasible_mask())[0]))
+    r = sim.result()
+    assert r.n_jobs == r.finished == 30 and len(r.jct) == 30  # the tenants are no job
+    assert sim.fleet.running == 0 and all(sim.fleet.pods[t.node] == 1 for t in sim.tenants)  # held to the end
+
+
+def test_a_tenant_changes_its_use_at_its_cycle_s_edges_and_slows_the_jobs_beside_it(monkeypatch):
+    from policy.sim import engine
+    from policy.tenants import Tenant
+
+    tenant = Tenant(node=0, request_m=50, high_m=900, low_m=100, period_s=40.0, high_s=20.0, phase_s=0.0)
+    monkeypatch.setattr(engine, "draw_tenants", lambda seed, cpu_m, count: (tenant,))  # one known tenant
+    sim = sim_of([cpu_job(0, 30)], tenants=1)
+    assert sim.next_decision() is not None
+    assert sim.snapshot().requested[0, 0] == pytest.approx(0.05) and sim.snapshot().usage[0, 0] == pytest.approx(0.9)
+    sim.place(0)
+    assert sim.fleet.rate[0] == pytest.approx(0.5)  # equal cores (the active sharing rule): half a core each
+    while sim.next_decision() is not None:
+        pass
+    # 20 s at half speed (10 s of work), 20 s at 0.9 while the tenant is at 100 m (18 s), then busy again at 40 s:
+    # the last 2 s of work at half speed
+    assert sim.result().jct[0] == pytest.approx(20 + 20 + 2 / 0.5)
+
+
+def test_an_episode_without_tenants_draws_what_it_always_drew():
+    base = dict(cluster="rn-small:1,rn-medium:1,rn-medium-mem:1,rn-large:1", workload="lab-under-small", n_jobs=20)
+    plain = Simulator(SimConfig(**base), seed=4)
+    with_tenants = Simulator(SimConfig(**base, tenants=2), seed=4)
+    assert [(j.submit, j.work, j.requests) for j in plain.jobs] == [
+        (j.submit, j.work, j.requests) for j in with_tenants.jobs]
+    assert plain.tenants == ()
+
+
+def test_more_tenants_than_nodes_is_a_config_error():
+    with pytest.raises(ConfigError, match="tenants"):
+        Simulator(SimConfig(cluster="standard:2", tenants=3), seed=1)
+    with pytest.raises(ConfigError, match="tenants"):
+        SimConfig(tenants=-1)
