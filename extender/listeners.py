@@ -194,6 +194,7 @@ def serve(settings, app, debug_app=None) -> None:
     common: dict[str, Any] = {"log_config": None, "access_log": False}
     drain = app.state.drain  # the first SIGTERM drains (extender.drain); both listeners stop when it is due
     servers = [draining_server(uvicorn.Config(app, host=settings.host, port=settings.port, http=front, **common,
+                                              timeout_keep_alive=settings.keep_alive_s,
                                               **_uvicorn_ssl(settings, context)), drain)]
     if debug_app is not None:
         servers.append(draining_server(uvicorn.Config(debug_app, host=settings.debug_host,

@@ -30,6 +30,7 @@ from policy.state import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS
 
 CONFIG_ENV = "DRSCHED_CONFIG"
 PROMETHEUS_QUERY_KEYS = ("cpu", "mem", "net", "disk", "timestamp")
+KEEP_ALIVE_S = 120.0  # > kube-scheduler's 90 s idle-connection timeout: the client closes idle connections first
 
 
 class Settings(BaseSettings):
@@ -128,6 +129,12 @@ class Settings(BaseSettings):
                                     "kube-scheduler's keep-alive connection move to another replica first (the "
                                     "shipped Deployment: 5, so a rolling upgrade drops no request); 0: stop at once. "
                                     "Keep it below the pod's terminationGracePeriodSeconds.")
+    keep_alive_s: float = Field(KEEP_ALIVE_S, ge=1, description="How long the service listener keeps an idle "
+                                "keep-alive connection open. Above kube-scheduler's idle-connection timeout (90 s, "
+                                "Go's http.DefaultTransport, which its extender client keeps), so the scheduler, never "
+                                "the extender, closes an idle connection: with uvicorn's 5 s a POST written as the "
+                                "server closed failed with 'broken pipe', which Go does not retry and ignorable: true "
+                                "turned into an unscored pod.")
     bind_timeout_s: float = Field(5.0, gt=0, description="Timeout of one Binding POST (one retry after a timeout).")
     max_body_bytes: int = Field(64 * 2**20, gt=0, description="Larger request bodies are refused with 400.")
     decision_history: int = Field(1000, ge=0, description="Recent decisions kept for /debug/explain.")

@@ -81,3 +81,23 @@ def test_help_lists_every_option():
                          timeout=deadline(30)).stdout
     for name in Settings.model_fields:
         assert f"--{name.replace('_', '-')}" in out
+
+
+def test_an_idle_keep_alive_connection_outlives_uvicorns_default(server):
+    """kube-scheduler keeps an idle connection to the extender for 90 s and reuses it; a POST that meets a
+    connection the server closed (uvicorn's default: after 5 s) fails with 'broken pipe', and Go does not retry
+    it. So the connection must still serve a request after sitting idle longer than uvicorn's default."""
+    import http.client
+    import time
+    from urllib.parse import urlparse
+
+    url = urlparse(server)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=5)
+    body = go_marshal({"Pod": V1_POD, "Nodes": None, "NodeNames": NODE_NAMES})
+    for idle_s in (0.0, 6.5):  # the second request after the idle time, on the same socket
+        time.sleep(idle_s)
+        conn.request("POST", "/scheduler/filter", body=body, headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        assert response.status == 200 and json.loads(response.read())["NodeNames"]
+        assert response.getheader("connection", "").lower() != "close"
+    conn.close()
