@@ -9,7 +9,8 @@ never loops over nodes in Python and never sees a half-applied event.
 
 Bookkeeping rules:
 
-* ``requested`` / ``pods`` of a node = sum / count of the requests of its non-terminated pods.
+* ``requested`` / ``pods`` of a node = sum / count of the requests of its non-terminated pods;
+  ``daemon_pods`` = how many of those a DaemonSet owns (the contention model leaves them out of a node's jobs).
 * ``assumed`` of a node = the expected demand of its pods bound after its last usage sample (minus a
   grace period, since a sample taken just after a bind has not seen the pod ramp up yet). A newer sample
   clears them. This is the Trimaran / Koordinator correction: without it a burst of pods piles onto the
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kube.objects import NodeInfo, pod_key, pod_terminated
+from kube.objects import NodeInfo, is_daemon_pod, pod_key, pod_terminated
 from policy.state import CPU, ClusterSnapshot, PodView
 
 _GROW = 64
@@ -72,6 +73,7 @@ class PodRecord:
     demand_source: str = "requests"
     terminated: bool = False
     bound_at: float = 0.0       # epoch seconds the pod was bound (0: before we knew)
+    daemon: bool = False        # a DaemonSet owns it (``kube.objects.is_daemon_pod``)
 
 
 def record_for(pod: Mapping, view: PodView, *, bound_at: float = 0.0) -> PodRecord:
@@ -80,7 +82,7 @@ def record_for(pod: Mapping, view: PodView, *, bound_at: float = 0.0) -> PodReco
     node = (pod.get("spec") or {}).get("nodeName") or None
     return PodRecord(namespace=ns, name=name, uid=uid or f"{ns}/{name}", node=node, requests=view.requests,
                      demand=view.demand, demand_source=view.demand_source, terminated=pod_terminated(pod),
-                     bound_at=bound_at if node else 0.0)
+                     bound_at=bound_at if node else 0.0, daemon=is_daemon_pod(pod))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -99,6 +101,8 @@ class CacheView:
     assumed: np.ndarray
     version: int
     built_at: float
+    daemon_pods: np.ndarray | None = None
+    """(N,) how many of each node's ``pods`` a DaemonSet owns (None: a view built without them)"""
     taints: Mapping[str, tuple] = field(default_factory=dict)
     """node -> the taints that keep pods off it (``kube.objects.node_taints``), only nodes that have some"""
     names_memo: NamesMemo = field(default_factory=lambda: NamesMemo(), repr=False)
@@ -158,7 +162,7 @@ class NamesMemo:
 
 def _counts_alike(a: PodRecord, b: PodRecord) -> bool:
     """Whether two records of one pod add the same to their node's row: the fields ``_recount`` reads."""
-    return (a.node == b.node and a.terminated == b.terminated and a.bound_at == b.bound_at
+    return (a.node == b.node and a.terminated == b.terminated and a.bound_at == b.bound_at and a.daemon == b.daemon
             and _same_values(a.requests, b.requests) and _same_values(a.demand, b.demand))
 
 
@@ -197,19 +201,23 @@ class ClusterCache:
         self._cap = np.ones((rows, 4))
         self._req = np.zeros((rows, 2))
         self._npods = np.zeros(rows)
+        self._ndaemon = np.zeros(rows)
         self._maxpods = np.zeros(rows)
         self._ready = np.zeros(rows, dtype=bool)
         self._usage = np.full((rows, 4), np.nan)
         self._usage_ts = np.full(rows, -np.inf)
         self._assumed = np.zeros((rows, 4))
 
+    def _rows(self) -> tuple[np.ndarray, ...]:
+        """Every per-node row array, in one order (growing and deleting move them all)."""
+        return (self._cap, self._req, self._npods, self._ndaemon, self._maxpods, self._ready, self._usage,
+                self._usage_ts, self._assumed)
+
     def _grow(self) -> None:
-        old = (self._cap, self._req, self._npods, self._maxpods, self._ready, self._usage, self._usage_ts,
-               self._assumed)
+        old = self._rows()
         n = len(self._names)
         self._alloc_rows(max(_GROW, 2 * len(old[0])))
-        for new, prev in zip((self._cap, self._req, self._npods, self._maxpods, self._ready, self._usage,
-                              self._usage_ts, self._assumed), old, strict=True):
+        for new, prev in zip(self._rows(), old, strict=True):
             new[:n] = prev[:n]
 
     def _touch(self, *, rows: bool = True) -> None:
@@ -268,8 +276,7 @@ class ClusterCache:
                 moved = self._names[last]
                 self._names[i] = moved
                 self._index[moved] = i
-                for arr in (self._cap, self._req, self._npods, self._maxpods, self._ready, self._usage,
-                            self._usage_ts, self._assumed):
+                for arr in self._rows():
                     arr[i] = arr[last]
             self._names.pop()
             self._names_view = None
@@ -356,7 +363,7 @@ class ClusterCache:
             return
         req = np.zeros(2)
         assumed = np.zeros(4)
-        count = 0
+        count = daemons = 0
         since = self._usage_ts[i] - self.assume_grace_s
         # In uid order: a set's order follows per-process string hashing, and float sums in another order
         # differ in the last bit (a restarted extender could score the same cluster differently).
@@ -366,10 +373,12 @@ class ClusterCache:
                 continue
             req += rec.requests
             count += 1
+            daemons += rec.daemon
             if rec.bound_at > since:
                 assumed += rec.demand
         self._req[i] = req
         self._npods[i] = count
+        self._ndaemon[i] = daemons
         self._assumed[i] = assumed
 
     # -- usage ---------------------------------------------------------------------------------------
@@ -409,7 +418,8 @@ class ClusterCache:
             names, index, memo = self._names_view
             view = CacheView(
                 names=names, index=index, names_memo=memo, capacity=self._cap[:n].copy(),
-                requested=self._req[:n].copy(), pods=self._npods[:n].copy(), max_pods=self._maxpods[:n].copy(),
+                requested=self._req[:n].copy(), pods=self._npods[:n].copy(),
+                daemon_pods=self._ndaemon[:n].copy(), max_pods=self._maxpods[:n].copy(),
                 ready=self._ready[:n].copy(), usage=self._usage[:n].copy(), usage_ts=self._usage_ts[:n].copy(),
                 assumed=self._assumed[:n].copy(), version=self._version, built_at=self._clock(),
                 taints=dict(self._taints))

@@ -164,6 +164,13 @@ def workload_key(pod: Mapping) -> str | None:
     return f"{ns}/{kind}/{name}"
 
 
+def is_daemon_pod(pod: Mapping) -> bool:
+    """Whether a DaemonSet owns the pod (an owner reference of kind DaemonSet): a pod that runs on every node it
+    can, beside the jobs, and does none of their work (the lab's node monitor, a log shipper)."""
+    return any(isinstance(o, Mapping) and o.get("kind") == "DaemonSet"
+               for o in child_list(child_map(pod, "metadata"), "ownerReferences"))
+
+
 Taint = tuple[str, str, str]
 """(key, value, effect) of a node taint."""
 KEEP_OFF_EFFECTS = ("NoSchedule", "NoExecute")
