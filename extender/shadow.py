@@ -7,9 +7,11 @@ holds it unbound, and whose pod the selector picks (scheduler name, namespaces, 
 scores every cached node with the served policy, applies drsched's filter (``extender.decide``'s checks,
 as ``/debug/explain`` does), and records: the actual node, drsched's choice (the actual node when it ties
 for best), the full score vector, the model version, and the pod's predicted slowdown on both nodes from
-the contention model on current usage (``policy.baselines.lookahead.predicted_slowdowns``). When a
-shadowed pod ends, its JCT joins the mean of the pods where drsched agreed or differed (``on_outcome``).
-It binds nothing and writes nothing to the cluster.
+the contention model on current usage (``policy.predicted.predicted_slowdowns`` under the calibration's active
+set, with each node's DaemonSet pods, counted by the cache, left out of its jobs: the one function
+``policy.offline`` re-scores a row with, so the live predicted gain and the offline one agree on the same
+snapshot). When a shadowed pod ends, its JCT joins the mean of the pods where drsched agreed or differed
+(``on_outcome``). It binds nothing and writes nothing to the cluster.
 
 Once per binding with several replicas: every replica watches every pod, so each records only the pods
 whose UID hashes to its own index (``crc32(uid) mod shadow_replicas == shadow_replica_index``). No lease,
@@ -46,9 +48,11 @@ from extender.telemetry import Telemetry
 from kube.cache import ClusterCache, PodRecord
 from kube.logs import kv
 from kube.objects import pod_key, pod_terminated, tolerates, workload_key
-from policy.baselines.lookahead import predicted_slowdowns
+from policy.calibration import default_params
 from policy.decisionlog import DecisionInputs, decision_row
+from policy.predicted import predicted_slowdowns
 from policy.served import served_choice, to_extender_scores
+from policy.sharing import ContentionParams
 from policy.state import PodView
 
 log = logging.getLogger(__name__)
@@ -66,12 +70,14 @@ class ShadowRecorder:
                  thresholds: Thresholds, max_usage_age: float, replicas: int = 1, index: int = 0,
                  replica: str = "", submit: Callable[..., Any] | None = None,
                  track: Callable[[str], None] | None = None, recent: int = 50, keep: int = 0,
-                 keep_inputs: int = 0, workload_of: Callable[[Mapping], str | None] = workload_key) -> None:
+                 keep_inputs: int = 0, workload_of: Callable[[Mapping], str | None] = workload_key,
+                 params: ContentionParams | None = None) -> None:
         self.cache, self.policy, self.telemetry, self.selector = cache, policy, telemetry, selector
         self.thresholds, self.max_usage_age = thresholds, max_usage_age
         self.replicas, self.index, self.replica = replicas, index, replica
         self.submit, self.track, self.keep, self.keep_inputs = submit, track, keep, keep_inputs
         self.workload_of = workload_of
+        self.params = default_params() if params is None else params  # the contention rule's (module doc)
         self._lock = threading.Lock()
         self._recent: deque[dict] = deque(maxlen=recent)
         self._agree = self._differ = 0
@@ -121,7 +127,9 @@ class ShadowRecorder:
                                   "at": round(now, 3)}
         slowdown, gain = None, None
         if chosen is not None:
-            s_actual, s_own = predicted_slowdowns(snap, view_, [row, chosen], max_usage_age=self.max_usage_age)
+            s_actual, s_own = predicted_slowdowns(
+                snap, view_, [row, chosen], params=self.params, max_usage_age=self.max_usage_age,
+                daemon_pods=0 if view.daemon_pods is None else view.daemon_pods)
             slowdown, gain = {actual: s_actual, snap.names[chosen]: s_own}, s_actual - s_own
             result.update(agree=chosen == row, slowdown=slowdown, predicted_gain=round(gain, 6))
         if self.submit is not None:
@@ -133,7 +141,7 @@ class ShadowRecorder:
                 raw=scored.raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
                 slowdown=slowdown, predicted_gain=gain, keep=self.keep, keep_inputs=self.keep_inputs,
                 inputs=DecisionInputs(snap=snap, cluster=scored.enc.cluster, max_usage_age=self.max_usage_age,
-                                      blocked=blocked if blocked.any() else None)))
+                                      blocked=blocked if blocked.any() else None, daemon_pods=view.daemon_pods)))
         if self.track is not None:
             self.track(uid)
         self._record(result, gain, uid)
