@@ -105,6 +105,9 @@ class CacheView:
     """(N,) how many of each node's ``pods`` a DaemonSet owns (None: a view built without them)"""
     taints: Mapping[str, tuple] = field(default_factory=dict)
     """node -> the taints that keep pods off it (``kube.objects.node_taints``), only nodes that have some"""
+    labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """node -> its labels, only nodes that have some; one object shared by every view until a node's labels
+    change (so a caller may key a memo on its identity: ``extender.shadow``)"""
     names_memo: NamesMemo = field(default_factory=lambda: NamesMemo(), repr=False)
     """Shared by every view with the same ``names`` and ``index`` (``ClusterCache`` keeps one, and the same
     ``index`` object, until a node comes or goes)."""
@@ -188,6 +191,8 @@ class ClusterCache:
         self._by_name: dict[tuple[str, str], str] = {}
         self._node_pods: dict[str, set[str]] = {}
         self._taints: dict[str, tuple] = {}  # node -> its taints that keep pods off, only nodes that have some
+        self._labels: dict[str, Mapping[str, str]] = {}  # node -> its labels, only nodes that have some
+        self._labels_view: Mapping[str, Mapping[str, str]] | None = None  # views' copy, until a label changes
         self._version = 0
         self._view: CacheView | None = None
         self._names_view: tuple[tuple[str, ...], dict[str, int], NamesMemo] | None = None  # until a node comes or goes
@@ -256,13 +261,19 @@ class ClusterCache:
                 self._taints[info.name] = info.taints
             else:
                 self._taints.pop(info.name, None)
+            if self._labels.get(info.name, {}) != info.labels:
+                self._labels_view = None
+                if info.labels:
+                    self._labels[info.name] = info.labels
+                else:
+                    del self._labels[info.name]
             self._recount(info.name)
             self._touch()
 
     def _same_node(self, i: int, info: NodeInfo) -> bool:
         cap = self._cap[i]
         return (bool(self._ready[i]) == info.ready and float(self._maxpods[i]) == float(info.max_pods)
-                and self._taints.get(info.name, ()) == info.taints
+                and self._taints.get(info.name, ()) == info.taints and self._labels.get(info.name, {}) == info.labels
                 and all(float(a) == float(b) for a, b in zip(cap.tolist(), info.capacity, strict=True)))
 
     def delete_node(self, name: str) -> None:
@@ -271,6 +282,8 @@ class ClusterCache:
             if i is None:
                 return
             self._taints.pop(name, None)
+            if self._labels.pop(name, None) is not None:
+                self._labels_view = None
             last = len(self._names) - 1
             if i != last:  # move the last row into the hole: O(1), order does not matter
                 moved = self._names[last]
@@ -416,12 +429,14 @@ class ClusterCache:
             if self._names_view is None:
                 self._names_view = (tuple(self._names), dict(self._index), NamesMemo())
             names, index, memo = self._names_view
+            if self._labels_view is None:
+                self._labels_view = dict(self._labels)
             view = CacheView(
                 names=names, index=index, names_memo=memo, capacity=self._cap[:n].copy(),
                 requested=self._req[:n].copy(), pods=self._npods[:n].copy(),
                 daemon_pods=self._ndaemon[:n].copy(), max_pods=self._maxpods[:n].copy(),
                 ready=self._ready[:n].copy(), usage=self._usage[:n].copy(), usage_ts=self._usage_ts[:n].copy(),
                 assumed=self._assumed[:n].copy(), version=self._version, built_at=self._clock(),
-                taints=dict(self._taints))
+                taints=dict(self._taints), labels=self._labels_view)
             self._view = view
             return view
