@@ -18,14 +18,19 @@ whose UID hashes to its own index (``crc32(uid) mod shadow_replicas == shadow_re
 no coordination: a StatefulSet's ordinals are the indexes; while a replica is down its share is missed,
 never doubled (the others count it as ``not_owner``). Replica count and index are settings.
 
-Taints: a node whose taints (NoSchedule, NoExecute) the pod does not tolerate is never drsched's choice, and
-the row records it as not ``ready`` (``policy.decisionlog.DecisionInputs.blocked``; its features stay as the
-serving path computes them), so that a policy re-scored from the log avoids it too. Without this, in the lab,
-the shadow chose the tainted system node at a third of the bindings (``results/lab/shadow-rejudged-2026-12-07``).
+Nodes the pod could not have been bound to are never drsched's choice: those whose taints (NoSchedule,
+NoExecute) it does not tolerate (``kube.objects.tolerates``) and those whose labels its ``nodeSelector`` or
+required node affinity do not allow (``kube.affinity``: In, NotIn, Exists, DoesNotExist; ``Gt``, ``Lt`` and
+``matchFields`` are taken as met). The row records them as not ``ready``
+(``policy.decisionlog.DecisionInputs.blocked``; their features stay as the serving path computes them), so
+that a policy re-scored from the log avoids them too. Without this, in the lab, the shadow chose the tainted
+system node at a third of the bindings (``results/lab/shadow-rejudged-2026-12-07``). A pod's label constraints
+are judged over every node once per distinct requirement and label set (``_refused_by_labels``: the pods of a
+workload share one).
 
-Limits: drsched's choice ignores the other constraints only kube-scheduler knows (node selectors, affinity,
-topology spread): it may name a node the pod could not go to. A binding made while the watch was disconnected
-is shadowed with the snapshot at reconnection.
+Limits: drsched's choice ignores the constraints that depend on the other pods (pod affinity and
+anti-affinity, topology spread) and the unsupported operators above: it may name a node the pod could not go
+to. A binding made while the watch was disconnected is shadowed with the snapshot at reconnection.
 """
 
 from __future__ import annotations
@@ -45,7 +50,8 @@ import numpy as np
 from extender.decide import ServedPolicy, Thresholds, passes_filter, score
 from extender.selection import PodSelector
 from extender.telemetry import Telemetry
-from kube.cache import ClusterCache, PodRecord
+from kube.affinity import NodeRequirement, node_requirement
+from kube.cache import CacheView, ClusterCache, PodRecord
 from kube.logs import kv
 from kube.objects import pod_key, pod_terminated, tolerates, workload_key
 from policy.calibration import default_params
@@ -85,6 +91,7 @@ class ShadowRecorder:
         self._counts = dict.fromkeys(("recorded", "not_owner", "unknown_node", "no_node_allowed"), 0)
         self._compared: OrderedDict[str, bool] = OrderedDict()  # uid -> agreed, until the pod ends (bounded)
         self._jct = {True: [0, 0.0], False: [0, 0.0]}            # agreed -> [pods ended, sum of their JCT]
+        self._labels_memo: tuple | None = None  # (labels, index, requirement, refused) last judged (watch thread)
 
     # -- the watch thread ---------------------------------------------------------------------------------
     def is_binding(self, event_type: str, pod: Mapping, prior: PodRecord | None) -> bool:
@@ -111,9 +118,7 @@ class ShadowRecorder:
         view_ = PodView(requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                         name=key[1], workload=self.workload_of(pod))
         scored = score(snap, view_, self.policy, max_usage_age=self.max_usage_age)
-        blocked = np.zeros(snap.n_nodes, dtype=bool)  # nodes whose taints the pod does not tolerate
-        for name, taints in view.taints.items():
-            blocked[view.index[name]] = not tolerates(pod, taints)
+        blocked = self._blocked(pod, view)  # nodes the pod could not have been bound to (module doc)
         # the filter judges the nodes the pod could use (its prefer modes look for a cool one among them)
         usable = replace(snap, ready=snap.ready & ~blocked) if blocked.any() else snap
         allowed = scored.enc.mask & np.isfinite(scored.raw) & \
@@ -149,6 +154,29 @@ class ShadowRecorder:
         log.debug("shadowed binding", extra=kv(pod=result["pod"], actual=actual, chosen=result["chosen"],
                                                gain=result.get("predicted_gain")))
         return result
+
+    def _blocked(self, pod: Mapping, view: CacheView) -> np.ndarray:
+        """(N,) the view's nodes the pod could not have been bound to: taints it does not tolerate, labels its
+        node selector or required affinity do not allow (module doc)."""
+        blocked = np.zeros(len(view.names), dtype=bool)
+        for name, taints in view.taints.items():
+            blocked[view.index[name]] = not tolerates(pod, taints)
+        need = node_requirement(pod)
+        if need is not None:
+            blocked |= self._refused_by_labels(need, view)
+        return blocked
+
+    def _refused_by_labels(self, need: NodeRequirement, view: CacheView) -> np.ndarray:
+        """(N,) the view's nodes whose labels ``need`` does not allow; the last answer is kept while the
+        requirement, the node set and every node's labels stay (the view's ``labels`` and ``index`` objects)."""
+        memo = self._labels_memo
+        if memo is not None and memo[0] is view.labels and memo[1] is view.index and memo[2] == need:
+            return memo[3]
+        labels = view.labels
+        refused = np.fromiter((not need.matches(labels.get(n, {})) for n in view.names), dtype=bool,
+                              count=len(view.names))
+        self._labels_memo = (labels, view.index, need, refused)
+        return refused
 
     def _count(self, outcome: str) -> None:
         self.telemetry.metrics.shadow_bindings.labels(outcome=outcome).inc()

@@ -100,8 +100,9 @@ INPUT_NODE_FIELDS: dict[str, tuple[type, ...]] = {
 cache did not know, which it did not score): the ``ClusterSnapshot`` fields of that node -- allocatable
 ``capacity`` (4), ``requested`` (cpu, mem), measured ``usage`` (4, null where no sample) and its ``usage_age``
 (seconds, null where none), ``assumed`` demand since the sample (4), ``pods``, ``max_pods``, ``ready`` (false
-also where a shadow row's pod does not tolerate the node's taints, ``DecisionInputs.blocked``: a node it could not
-go to, though the features, ``n_feasible`` among them, counted it as the serving path does)."""
+also where a shadow row's pod does not tolerate the node's taints or its node selector or required affinity does
+not allow the node's labels, ``DecisionInputs.blocked``: a node it could not go to, though the features,
+``n_feasible`` among them, counted it as the serving path does)."""
 INPUT_FIELDS: dict[str, tuple[type, ...]] = {
     "at": (list,), "max_usage_age": _NUM, "n_nodes": (int,), "n_feasible": (int,), "mean_capacity": (list,),
     "est_util_mean": (list,), "est_util_std": (list,), **INPUT_NODE_FIELDS,
@@ -201,7 +202,8 @@ class DecisionInputs:
     rows: np.ndarray | None = None
     """the snapshot row of each of the decision's nodes, -1 where unknown (None: the snapshot's own order)"""
     blocked: np.ndarray | None = None
-    """(N,) snapshot rows the pod could not go to (taints it does not tolerate), recorded as not ``ready``"""
+    """(N,) snapshot rows the pod could not go to (taints it does not tolerate, labels its node selector or required
+    affinity do not allow: ``extender.shadow``), recorded as not ``ready``"""
     daemon_pods: np.ndarray | None = None
     """(N,) how many of each snapshot row's ``pods`` a DaemonSet owns (None: not counted, written as null)"""
 

@@ -236,3 +236,58 @@ def test_live_and_offline_predict_the_same_slowdowns_from_the_same_snapshot(tmp_
     assert [decision["slowdown"][n] for n in nodes] == pytest.approx(live, abs=1e-6)
     assert decision["predicted_gain"] == pytest.approx(live[0] - live[1], abs=1e-6)
     assert rec.summary()["mean_predicted_gain"] == pytest.approx(live[0] - live[1], abs=1e-6)
+
+
+def with_zones(tmp_path):
+    """``cluster()`` with zone labels (cool in zone a, hot in zone b) and an idle node in zone c."""
+    cache = cluster()
+    for name, zone in (("cool", "a"), ("hot", "b"), ("spare", "c")):
+        cache.upsert_node(NodeInfo(name=name, capacity=(8.0, 32.0, 1000.0, 500.0), max_pods=110, ready=True,
+                                   labels={"zone": zone}))
+    return cache, *recording(tmp_path, cache)
+
+
+@pytest.mark.parametrize(("constrain", "allowed"), [
+    (lambda spec: spec.update(nodeSelector={"zone": "b"}), {"hot"}),
+    (lambda spec: spec.update(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b", "c"]}]}]}}}),
+     {"hot", "spare"}),
+    (lambda spec: spec.update(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["a", "c"]}]}]}}}),
+     {"hot"}),
+    (lambda spec: None, {"cool", "hot", "spare"}),
+])
+def test_the_shadow_s_choice_is_a_node_the_pod_s_selector_and_required_affinity_allow(tmp_path, constrain, allowed):
+    _, rec, watcher = with_zones(tmp_path)
+    pending = kpod("p")
+    constrain(pending["spec"])
+    watcher._apply("pods", "ADDED", pending)
+    watcher._apply("pods", "MODIFIED", {**pending, "spec": {**pending["spec"], "nodeName": "hot"}})
+    chosen = rec.summary()["recent"][0]["chosen"]
+    assert chosen in allowed and (chosen != "hot" or allowed == {"hot"})  # the idle nodes win where allowed
+    rec.log.stop(timeout=60)
+    (decision, _), = read_log(tmp_path).joined()
+    inputs = decision["inputs"]
+    ready = {decision["nodes"][at]: r for at, r in zip(inputs["at"], inputs["ready"], strict=True)}
+    assert {n for n, r in ready.items() if r} == allowed  # the others recorded as nodes it could not go to
+    logged = encoding(decision)  # a policy re-scored from the row picks among the allowed ones too
+    assert {n for n, ok in zip(logged.names, logged.enc.mask, strict=True) if ok} == allowed
+
+
+def test_a_workload_s_label_constraints_are_judged_over_the_nodes_once_until_a_label_changes(tmp_path):
+    cache, rec, watcher = with_zones(tmp_path)
+    for i in range(3):
+        pending = kpod(f"p{i}", cpu="100m")
+        pending["spec"]["nodeSelector"] = {"zone": "b"}
+        watcher._apply("pods", "ADDED", pending)
+        watcher._apply("pods", "MODIFIED", {**pending, "spec": {**pending["spec"], "nodeName": "hot"}})
+        if i == 0:
+            memo = rec.shadow._labels_memo
+    assert rec.shadow._labels_memo is memo  # the same requirement on the same labels: not judged again
+    cache.upsert_node(NodeInfo(name="spare", capacity=(8.0, 32.0, 1000.0, 500.0), max_pods=110, ready=True,
+                               labels={"zone": "b"}))
+    pending = kpod("q", cpu="100m")
+    pending["spec"]["nodeSelector"] = {"zone": "b"}
+    watcher._apply("pods", "ADDED", pending)
+    watcher._apply("pods", "MODIFIED", {**pending, "spec": {**pending["spec"], "nodeName": "hot"}})
+    assert rec.summary()["recent"][0]["chosen"] == "spare"  # its new label lets the pod go there
