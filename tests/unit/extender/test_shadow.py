@@ -276,14 +276,14 @@ def test_the_shadow_s_choice_is_a_node_the_pod_s_selector_and_required_affinity_
 
 def test_a_workload_s_label_constraints_are_judged_over_the_nodes_once_until_a_label_changes(tmp_path):
     cache, rec, watcher = with_zones(tmp_path)
-    for i in range(3):
+    judged = []
+    for i in range(4):
         pending = kpod(f"p{i}", cpu="100m")
-        pending["spec"]["nodeSelector"] = {"zone": "b"}
+        pending["spec"]["nodeSelector"] = {"zone": "b" if i % 2 else "c"}  # two workloads, interleaved
         watcher._apply("pods", "ADDED", pending)
         watcher._apply("pods", "MODIFIED", {**pending, "spec": {**pending["spec"], "nodeName": "hot"}})
-        if i == 0:
-            memo = rec.shadow._labels_memo
-    assert rec.shadow._labels_memo is memo  # the same requirement on the same labels: not judged again
+        judged.append({need: id(refused) for need, refused in rec.shadow._labels_memo.items()})
+    assert len(judged[-1]) == 2 and judged[1] == judged[-1]  # each judged once, then remembered
     cache.upsert_node(NodeInfo(name="spare", capacity=(8.0, 32.0, 1000.0, 500.0), max_pods=110, ready=True,
                                labels={"zone": "b"}))
     pending = kpod("q", cpu="100m")
