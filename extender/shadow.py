@@ -26,7 +26,7 @@ required node affinity do not allow (``kube.affinity``: In, NotIn, Exists, DoesN
 that a policy re-scored from the log avoids them too. Without this, in the lab, the shadow chose the tainted
 system node at a third of the bindings (``results/lab/shadow-rejudged-2026-12-07``). A pod's label constraints
 are judged over every node once per distinct requirement while no node or label changes (``_refused_by_labels``,
-the last ``LABELS_MEMO`` requirements: the pods of a workload share one; ~0.7 ms at 1,000 nodes when judged).
+the last ``LABELS_MEMO`` requirements: the pods of a workload share one).
 
 Limits: drsched's choice ignores the constraints that depend on the other pods (pod affinity and
 anti-affinity, topology spread) and the unsupported operators above: it may name a node the pod could not go
