@@ -86,6 +86,8 @@ class ShadowRecorder:
         self.submit, self.track, self.keep, self.keep_inputs = submit, track, keep, keep_inputs
         self.workload_of = workload_of
         self.params = default_params() if params is None else params  # the contention rule's (module doc)
+        # once at start: $DRSCHED_SIM_CALIBRATION may name another file, and so another set, than the shipped one
+        log.info("shadow mode predicts slowdowns with these contention parameters", extra=kv(**self.params.as_dict()))
         self._lock = threading.Lock()
         self._recent: deque[dict] = deque(maxlen=recent)
         self._agree = self._differ = 0
