@@ -10,7 +10,9 @@
 
     python bench/bench_shadow.py --nodes 1000 --pods 300          # the served model (policy/models/default)
 
-Prints figures; asserts nothing. On a shared machine compare within one run.
+Prints figures and writes them to ``results/bench/runs/shadow-<UTC start>.json`` (``bench/record.py``: the
+command, the load around the run, the commit; ``--results ''`` writes none); asserts nothing. On a shared
+machine compare within one run.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the extender serves
 import numpy as np  # noqa: E402
-from bench_extender import POD, write_cluster  # noqa: E402  (run as a script: bench/ is on the path)
+import record  # noqa: E402  (run as a script: bench/ is on the path)
+from bench_extender import POD, write_cluster  # noqa: E402
 
 from extender.kube_index import IndexingWatcher  # noqa: E402
 from extender.pod_index import PodIndex  # noqa: E402
@@ -148,7 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pods", type=int, default=300, help="bound pods / prioritize calls timed (default 300)")
     p.add_argument("--log-nodes", type=int, default=20, help="decision_log_nodes of the shorter-row shadow arm")
     p.add_argument("--policy", default="model", help="served policy: model (the shipped DQN) or a heuristic")
+    p.add_argument("--results", default=None,
+                   help="write the figures here ('' = do not; default results/bench/runs/shadow-<UTC start>.json)")
     a = p.parse_args(argv)
+    path = record.run_path("shadow") if a.results is None else (a.results or None)
+    record.refuse_existing(path)
+    load = record.load_average()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         cluster = tmp / "cluster.yaml"
@@ -174,6 +182,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  Recording.serve alone (the log's cost on the request path; target <= 0.1 ms): "
               f"p50 {r['serve_p50_ms']:.4f} ms  p99 {r['serve_p99_ms']:.4f} ms; {r['rows']:.0f} rows, "
               f"{r['bytes_per_row']:.0f} bytes/row")
+    figures = {"nodes": a.nodes, "pods": a.pods, "policy": a.policy, "log_nodes": a.log_nodes,
+               "cpus": sorted(os.sched_getaffinity(0)), "commit": record.commit_of(Path(__file__).resolve().parent),
+               "watch_baseline_cpu_ms": base * 1e3, "watch_shadow_cpu_ms": shad * 1e3, "shadow_cost_cpu_ms": cost,
+               "shadow_cost_cpu_ms_log_nodes": (short - base) * 1e3, "prioritize_cpu_ms": prio,
+               "shadow_bindings": summary["bindings"], **r}
+    written = record.write(path, figures, load_before=load, overwrite=False)
+    if written:
+        print(f"figures: {written}")
     return 0
 
 

@@ -305,7 +305,8 @@ class Runtime:
             scores = self.recording.serve(
                 key=key, pod=pod, names=cand.names, scores=scores, known=cand.known, raw=scored.raw, now=now,
                 inputs=DecisionInputs(snap=encoded_over, cluster=scored.enc.cluster,
-                                      max_usage_age=self.settings.max_usage_age_s, rows=rows))
+                                      max_usage_age=self.settings.max_usage_age_s, rows=rows,
+                                      daemon_pods=None if rows is None else view.daemon_pods))
         out = self.replies.reply(view, cand.names, scores.tolist())
         self._remember(key, pod, known_names, now, scored)
         return out

@@ -7,23 +7,30 @@ holds it unbound, and whose pod the selector picks (scheduler name, namespaces, 
 scores every cached node with the served policy, applies drsched's filter (``extender.decide``'s checks,
 as ``/debug/explain`` does), and records: the actual node, drsched's choice (the actual node when it ties
 for best), the full score vector, the model version, and the pod's predicted slowdown on both nodes from
-the contention model on current usage (``policy.baselines.lookahead.predicted_slowdowns``). When a
-shadowed pod ends, its JCT joins the mean of the pods where drsched agreed or differed (``on_outcome``).
-It binds nothing and writes nothing to the cluster.
+the contention model on current usage (``policy.predicted.predicted_slowdowns`` under the calibration's active
+set, with each node's DaemonSet pods, counted by the cache, left out of its jobs: the one function
+``policy.offline`` re-scores a row with, so the live predicted gain and the offline one agree on the same
+snapshot). When a shadowed pod ends, its JCT joins the mean of the pods where drsched agreed or differed
+(``on_outcome``). It binds nothing and writes nothing to the cluster.
 
 Once per binding with several replicas: every replica watches every pod, so each records only the pods
 whose UID hashes to its own index (``crc32(uid) mod shadow_replicas == shadow_replica_index``). No lease,
 no coordination: a StatefulSet's ordinals are the indexes; while a replica is down its share is missed,
 never doubled (the others count it as ``not_owner``). Replica count and index are settings.
 
-Taints: a node whose taints (NoSchedule, NoExecute) the pod does not tolerate is never drsched's choice, and
-the row records it as not ``ready`` (``policy.decisionlog.DecisionInputs.blocked``; its features stay as the
-serving path computes them), so that a policy re-scored from the log avoids it too. Without this, in the lab,
-the shadow chose the tainted system node at a third of the bindings (``results/lab/shadow-rejudged-2026-12-07``).
+Nodes the pod could not have been bound to are never drsched's choice: those whose taints (NoSchedule,
+NoExecute) it does not tolerate (``kube.objects.tolerates``) and those whose labels its ``nodeSelector`` or
+required node affinity do not allow (``kube.affinity``: In, NotIn, Exists, DoesNotExist; ``Gt``, ``Lt`` and
+``matchFields`` are taken as met). The row records them as not ``ready``
+(``policy.decisionlog.DecisionInputs.blocked``; their features stay as the serving path computes them), so
+that a policy re-scored from the log avoids them too. Without this, in the lab, the shadow chose the tainted
+system node at a third of the bindings (``results/lab/shadow-rejudged-2026-12-07``). A pod's label constraints
+are judged over every node once per distinct requirement while no node or label changes (``_refused_by_labels``,
+the last ``LABELS_MEMO`` requirements: the pods of a workload share one).
 
-Limits: drsched's choice ignores the other constraints only kube-scheduler knows (node selectors, affinity,
-topology spread): it may name a node the pod could not go to. A binding made while the watch was disconnected
-is shadowed with the snapshot at reconnection.
+Limits: drsched's choice ignores the constraints that depend on the other pods (pod affinity and
+anti-affinity, topology spread) and the unsupported operators above: it may name a node the pod could not go
+to. A binding made while the watch was disconnected is shadowed with the snapshot at reconnection.
 """
 
 from __future__ import annotations
@@ -43,16 +50,21 @@ import numpy as np
 from extender.decide import ServedPolicy, Thresholds, passes_filter, score
 from extender.selection import PodSelector
 from extender.telemetry import Telemetry
-from kube.cache import ClusterCache, PodRecord
+from kube.affinity import NodeRequirement, node_requirement
+from kube.cache import CacheView, ClusterCache, PodRecord
 from kube.logs import kv
 from kube.objects import pod_key, pod_terminated, tolerates, workload_key
-from policy.baselines.lookahead import predicted_slowdowns
+from policy.calibration import default_params
 from policy.decisionlog import DecisionInputs, decision_row
+from policy.predicted import predicted_slowdowns
 from policy.served import served_choice, to_extender_scores
+from policy.sharing import ContentionParams
 from policy.state import PodView
 
 log = logging.getLogger(__name__)
 MAX_COMPARED = 100_000
+LABELS_MEMO = 64
+"""Distinct label requirements whose refused nodes are remembered until a node or a label changes."""
 """Shadowed pods remembered until they end, for the observed JCT by agreement (the oldest are forgotten)."""
 
 
@@ -66,12 +78,16 @@ class ShadowRecorder:
                  thresholds: Thresholds, max_usage_age: float, replicas: int = 1, index: int = 0,
                  replica: str = "", submit: Callable[..., Any] | None = None,
                  track: Callable[[str], None] | None = None, recent: int = 50, keep: int = 0,
-                 keep_inputs: int = 0, workload_of: Callable[[Mapping], str | None] = workload_key) -> None:
+                 keep_inputs: int = 0, workload_of: Callable[[Mapping], str | None] = workload_key,
+                 params: ContentionParams | None = None) -> None:
         self.cache, self.policy, self.telemetry, self.selector = cache, policy, telemetry, selector
         self.thresholds, self.max_usage_age = thresholds, max_usage_age
         self.replicas, self.index, self.replica = replicas, index, replica
         self.submit, self.track, self.keep, self.keep_inputs = submit, track, keep, keep_inputs
         self.workload_of = workload_of
+        self.params = default_params() if params is None else params  # the contention rule's (module doc)
+        # once at start: $DRSCHED_SIM_CALIBRATION may name another file, and so another set, than the shipped one
+        log.info("shadow mode predicts slowdowns with these contention parameters", extra=kv(**self.params.as_dict()))
         self._lock = threading.Lock()
         self._recent: deque[dict] = deque(maxlen=recent)
         self._agree = self._differ = 0
@@ -79,6 +95,8 @@ class ShadowRecorder:
         self._counts = dict.fromkeys(("recorded", "not_owner", "unknown_node", "no_node_allowed"), 0)
         self._compared: OrderedDict[str, bool] = OrderedDict()  # uid -> agreed, until the pod ends (bounded)
         self._jct = {True: [0, 0.0], False: [0, 0.0]}            # agreed -> [pods ended, sum of their JCT]
+        self._labels_memo: dict[NodeRequirement, np.ndarray] = {}  # requirement -> refused nodes (watch thread)
+        self._labels_of_memo: tuple = (None, None)  # the view's (labels, index) the memo's answers hold for
 
     # -- the watch thread ---------------------------------------------------------------------------------
     def is_binding(self, event_type: str, pod: Mapping, prior: PodRecord | None) -> bool:
@@ -105,9 +123,7 @@ class ShadowRecorder:
         view_ = PodView(requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                         name=key[1], workload=self.workload_of(pod))
         scored = score(snap, view_, self.policy, max_usage_age=self.max_usage_age)
-        blocked = np.zeros(snap.n_nodes, dtype=bool)  # nodes whose taints the pod does not tolerate
-        for name, taints in view.taints.items():
-            blocked[view.index[name]] = not tolerates(pod, taints)
+        blocked = self._blocked(pod, view)  # nodes the pod could not have been bound to (module doc)
         # the filter judges the nodes the pod could use (its prefer modes look for a cool one among them)
         usable = replace(snap, ready=snap.ready & ~blocked) if blocked.any() else snap
         allowed = scored.enc.mask & np.isfinite(scored.raw) & \
@@ -121,7 +137,9 @@ class ShadowRecorder:
                                   "at": round(now, 3)}
         slowdown, gain = None, None
         if chosen is not None:
-            s_actual, s_own = predicted_slowdowns(snap, view_, [row, chosen], max_usage_age=self.max_usage_age)
+            s_actual, s_own = predicted_slowdowns(
+                snap, view_, [row, chosen], params=self.params, max_usage_age=self.max_usage_age,
+                daemon_pods=0 if view.daemon_pods is None else view.daemon_pods)
             slowdown, gain = {actual: s_actual, snap.names[chosen]: s_own}, s_actual - s_own
             result.update(agree=chosen == row, slowdown=slowdown, predicted_gain=round(gain, 6))
         if self.submit is not None:
@@ -133,7 +151,7 @@ class ShadowRecorder:
                 raw=scored.raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
                 slowdown=slowdown, predicted_gain=gain, keep=self.keep, keep_inputs=self.keep_inputs,
                 inputs=DecisionInputs(snap=snap, cluster=scored.enc.cluster, max_usage_age=self.max_usage_age,
-                                      blocked=blocked if blocked.any() else None)))
+                                      blocked=blocked if blocked.any() else None, daemon_pods=view.daemon_pods)))
         if self.track is not None:
             self.track(uid)
         self._record(result, gain, uid)
@@ -141,6 +159,33 @@ class ShadowRecorder:
         log.debug("shadowed binding", extra=kv(pod=result["pod"], actual=actual, chosen=result["chosen"],
                                                gain=result.get("predicted_gain")))
         return result
+
+    def _blocked(self, pod: Mapping, view: CacheView) -> np.ndarray:
+        """(N,) the view's nodes the pod could not have been bound to: taints it does not tolerate, labels its
+        node selector or required affinity do not allow (module doc)."""
+        blocked = np.zeros(len(view.names), dtype=bool)
+        for name, taints in view.taints.items():
+            blocked[view.index[name]] = not tolerates(pod, taints)
+        need = node_requirement(pod)
+        if need is not None:
+            blocked |= self._refused_by_labels(need, view)
+        return blocked
+
+    def _refused_by_labels(self, need: NodeRequirement, view: CacheView) -> np.ndarray:
+        """(N,) the view's nodes whose labels ``need`` does not allow; answers are kept while the node set and
+        every node's labels stay (the view's ``labels`` and ``index`` objects), for ``LABELS_MEMO`` requirements."""
+        labels, index = view.labels, view.index
+        if self._labels_of_memo[0] is not labels or self._labels_of_memo[1] is not index:
+            self._labels_memo.clear()
+            self._labels_of_memo = (labels, index)
+        refused = self._labels_memo.get(need)
+        if refused is None:
+            refused = np.fromiter((not need.matches(labels.get(n, {})) for n in view.names), dtype=bool,
+                                  count=len(view.names))
+            if len(self._labels_memo) >= LABELS_MEMO:
+                del self._labels_memo[next(iter(self._labels_memo))]  # the oldest
+            self._labels_memo[need] = refused
+        return refused
 
     def _count(self, outcome: str) -> None:
         self.telemetry.metrics.shadow_bindings.labels(outcome=outcome).inc()

@@ -5,8 +5,9 @@ Both shells must read the cluster the same way, so the code that does lives here
 
     errors.py     the typed errors of this layer (one ``ConfigError``; API outcomes that say what happens next)
     quantity.py   Kubernetes quantities -> policy units (pure)
-    objects.py    v1.Pod / v1.Node JSON -> requests, capacity, readiness, taints and tolerations, workload key,
-                  terminal phases (pure)
+    objects.py    v1.Pod / v1.Node JSON -> requests, capacity, readiness, taints and tolerations, labels, workload
+                  key, DaemonSet pods, terminal phases (pure)
+    affinity.py   which node labels a pod's nodeSelector and required node affinity allow (pure)
     selectors.py  equality label selectors: parse ``k=v,k2=v2``, match labels (pure)
     profiles.py   a pod's expected demand: the ``drsched.io/profile`` annotation, a learned store, or requests
     cache.py      ClusterCache: per-node rows of nodes, pods, usage and assumed pods -> one ``CacheView``

@@ -9,7 +9,8 @@ never loops over nodes in Python and never sees a half-applied event.
 
 Bookkeeping rules:
 
-* ``requested`` / ``pods`` of a node = sum / count of the requests of its non-terminated pods.
+* ``requested`` / ``pods`` of a node = sum / count of the requests of its non-terminated pods;
+  ``daemon_pods`` = how many of those a DaemonSet owns (the contention model leaves them out of a node's jobs).
 * ``assumed`` of a node = the expected demand of its pods bound after its last usage sample (minus a
   grace period, since a sample taken just after a bind has not seen the pod ramp up yet). A newer sample
   clears them. This is the Trimaran / Koordinator correction: without it a burst of pods piles onto the
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kube.objects import NodeInfo, pod_key, pod_terminated
+from kube.objects import NodeInfo, is_daemon_pod, pod_key, pod_terminated
 from policy.state import CPU, ClusterSnapshot, PodView
 
 _GROW = 64
@@ -72,6 +73,7 @@ class PodRecord:
     demand_source: str = "requests"
     terminated: bool = False
     bound_at: float = 0.0       # epoch seconds the pod was bound (0: before we knew)
+    daemon: bool = False        # a DaemonSet owns it (``kube.objects.is_daemon_pod``)
 
 
 def record_for(pod: Mapping, view: PodView, *, bound_at: float = 0.0) -> PodRecord:
@@ -80,7 +82,7 @@ def record_for(pod: Mapping, view: PodView, *, bound_at: float = 0.0) -> PodReco
     node = (pod.get("spec") or {}).get("nodeName") or None
     return PodRecord(namespace=ns, name=name, uid=uid or f"{ns}/{name}", node=node, requests=view.requests,
                      demand=view.demand, demand_source=view.demand_source, terminated=pod_terminated(pod),
-                     bound_at=bound_at if node else 0.0)
+                     bound_at=bound_at if node else 0.0, daemon=is_daemon_pod(pod))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -99,8 +101,13 @@ class CacheView:
     assumed: np.ndarray
     version: int
     built_at: float
+    daemon_pods: np.ndarray | None = None
+    """(N,) how many of each node's ``pods`` a DaemonSet owns (None: a view built without them)"""
     taints: Mapping[str, tuple] = field(default_factory=dict)
     """node -> the taints that keep pods off it (``kube.objects.node_taints``), only nodes that have some"""
+    labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """node -> its labels, only nodes that have some; one object shared by every view until a node's labels
+    change (so a caller may key a memo on its identity: ``extender.shadow``)"""
     names_memo: NamesMemo = field(default_factory=lambda: NamesMemo(), repr=False)
     """Shared by every view with the same ``names`` and ``index`` (``ClusterCache`` keeps one, and the same
     ``index`` object, until a node comes or goes)."""
@@ -158,7 +165,7 @@ class NamesMemo:
 
 def _counts_alike(a: PodRecord, b: PodRecord) -> bool:
     """Whether two records of one pod add the same to their node's row: the fields ``_recount`` reads."""
-    return (a.node == b.node and a.terminated == b.terminated and a.bound_at == b.bound_at
+    return (a.node == b.node and a.terminated == b.terminated and a.bound_at == b.bound_at and a.daemon == b.daemon
             and _same_values(a.requests, b.requests) and _same_values(a.demand, b.demand))
 
 
@@ -184,6 +191,8 @@ class ClusterCache:
         self._by_name: dict[tuple[str, str], str] = {}
         self._node_pods: dict[str, set[str]] = {}
         self._taints: dict[str, tuple] = {}  # node -> its taints that keep pods off, only nodes that have some
+        self._labels: dict[str, Mapping[str, str]] = {}  # node -> its labels, only nodes that have some
+        self._labels_view: Mapping[str, Mapping[str, str]] | None = None  # views' copy, until a label changes
         self._version = 0
         self._view: CacheView | None = None
         self._names_view: tuple[tuple[str, ...], dict[str, int], NamesMemo] | None = None  # until a node comes or goes
@@ -197,19 +206,23 @@ class ClusterCache:
         self._cap = np.ones((rows, 4))
         self._req = np.zeros((rows, 2))
         self._npods = np.zeros(rows)
+        self._ndaemon = np.zeros(rows)
         self._maxpods = np.zeros(rows)
         self._ready = np.zeros(rows, dtype=bool)
         self._usage = np.full((rows, 4), np.nan)
         self._usage_ts = np.full(rows, -np.inf)
         self._assumed = np.zeros((rows, 4))
 
+    def _rows(self) -> tuple[np.ndarray, ...]:
+        """Every per-node row array, in one order (growing and deleting move them all)."""
+        return (self._cap, self._req, self._npods, self._ndaemon, self._maxpods, self._ready, self._usage,
+                self._usage_ts, self._assumed)
+
     def _grow(self) -> None:
-        old = (self._cap, self._req, self._npods, self._maxpods, self._ready, self._usage, self._usage_ts,
-               self._assumed)
+        old = self._rows()
         n = len(self._names)
         self._alloc_rows(max(_GROW, 2 * len(old[0])))
-        for new, prev in zip((self._cap, self._req, self._npods, self._maxpods, self._ready, self._usage,
-                              self._usage_ts, self._assumed), old, strict=True):
+        for new, prev in zip(self._rows(), old, strict=True):
             new[:n] = prev[:n]
 
     def _touch(self, *, rows: bool = True) -> None:
@@ -248,13 +261,19 @@ class ClusterCache:
                 self._taints[info.name] = info.taints
             else:
                 self._taints.pop(info.name, None)
+            if self._labels.get(info.name, {}) != info.labels:
+                self._labels_view = None
+                if info.labels:
+                    self._labels[info.name] = info.labels
+                else:
+                    del self._labels[info.name]
             self._recount(info.name)
             self._touch()
 
     def _same_node(self, i: int, info: NodeInfo) -> bool:
         cap = self._cap[i]
         return (bool(self._ready[i]) == info.ready and float(self._maxpods[i]) == float(info.max_pods)
-                and self._taints.get(info.name, ()) == info.taints
+                and self._taints.get(info.name, ()) == info.taints and self._labels.get(info.name, {}) == info.labels
                 and all(float(a) == float(b) for a, b in zip(cap.tolist(), info.capacity, strict=True)))
 
     def delete_node(self, name: str) -> None:
@@ -263,13 +282,14 @@ class ClusterCache:
             if i is None:
                 return
             self._taints.pop(name, None)
+            if self._labels.pop(name, None) is not None:
+                self._labels_view = None
             last = len(self._names) - 1
             if i != last:  # move the last row into the hole: O(1), order does not matter
                 moved = self._names[last]
                 self._names[i] = moved
                 self._index[moved] = i
-                for arr in (self._cap, self._req, self._npods, self._maxpods, self._ready, self._usage,
-                            self._usage_ts, self._assumed):
+                for arr in self._rows():
                     arr[i] = arr[last]
             self._names.pop()
             self._names_view = None
@@ -356,7 +376,7 @@ class ClusterCache:
             return
         req = np.zeros(2)
         assumed = np.zeros(4)
-        count = 0
+        count = daemons = 0
         since = self._usage_ts[i] - self.assume_grace_s
         # In uid order: a set's order follows per-process string hashing, and float sums in another order
         # differ in the last bit (a restarted extender could score the same cluster differently).
@@ -366,10 +386,12 @@ class ClusterCache:
                 continue
             req += rec.requests
             count += 1
+            daemons += rec.daemon
             if rec.bound_at > since:
                 assumed += rec.demand
         self._req[i] = req
         self._npods[i] = count
+        self._ndaemon[i] = daemons
         self._assumed[i] = assumed
 
     # -- usage ---------------------------------------------------------------------------------------
@@ -407,11 +429,14 @@ class ClusterCache:
             if self._names_view is None:
                 self._names_view = (tuple(self._names), dict(self._index), NamesMemo())
             names, index, memo = self._names_view
+            if self._labels_view is None:
+                self._labels_view = dict(self._labels)
             view = CacheView(
                 names=names, index=index, names_memo=memo, capacity=self._cap[:n].copy(),
-                requested=self._req[:n].copy(), pods=self._npods[:n].copy(), max_pods=self._maxpods[:n].copy(),
+                requested=self._req[:n].copy(), pods=self._npods[:n].copy(),
+                daemon_pods=self._ndaemon[:n].copy(), max_pods=self._maxpods[:n].copy(),
                 ready=self._ready[:n].copy(), usage=self._usage[:n].copy(), usage_ts=self._usage_ts[:n].copy(),
                 assumed=self._assumed[:n].copy(), version=self._version, built_at=self._clock(),
-                taints=dict(self._taints))
+                taints=dict(self._taints), labels=self._labels_view)
             self._view = view
             return view

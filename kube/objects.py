@@ -6,7 +6,8 @@ init containers started before it), sidecars added to the running sum, plus ``sp
 ``spec.resources.requests`` replaces the container sum where set. Node capacity is ``status.allocatable``;
 net and disk bandwidth come from node annotations (Kubernetes has no such resources). A node's taints that keep
 pods off (NoSchedule, NoExecute) are kept so that shadow mode, which scores nodes kube-scheduler never offered,
-can tell which a pod tolerates (``tolerates``: kube-scheduler's TaintToleration rule).
+can tell which a pod tolerates (``tolerates``: kube-scheduler's TaintToleration rule); its labels, for the same
+reason, so it can tell which nodes a pod's node selector and required affinity allow (``kube.affinity``).
 
 Inputs are the camelCase Kubernetes JSON (what kube-scheduler embeds in ``Pod`` / ``Nodes``) or the same
 shape from ``ApiClient.sanitize_for_serialization`` of a watched object.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -164,6 +165,13 @@ def workload_key(pod: Mapping) -> str | None:
     return f"{ns}/{kind}/{name}"
 
 
+def is_daemon_pod(pod: Mapping) -> bool:
+    """Whether a DaemonSet owns the pod (an owner reference of kind DaemonSet): a pod that runs on every node it
+    can, beside the jobs, and does none of their work (the lab's node monitor, a log shipper)."""
+    return any(isinstance(o, Mapping) and o.get("kind") == "DaemonSet"
+               for o in child_list(child_map(pod, "metadata"), "ownerReferences"))
+
+
 Taint = tuple[str, str, str]
 """(key, value, effect) of a node taint."""
 KEEP_OFF_EFFECTS = ("NoSchedule", "NoExecute")
@@ -172,14 +180,15 @@ KEEP_OFF_EFFECTS = ("NoSchedule", "NoExecute")
 
 @dataclass(frozen=True, slots=True)
 class NodeInfo:
-    """One node as the cache keeps it: (4,) capacity in policy units, pod slots, readiness, and the taints that
-    keep pods off it."""
+    """One node as the cache keeps it: (4,) capacity in policy units, pod slots, readiness, the taints that
+    keep pods off it, and its labels."""
 
     name: str
     capacity: tuple[float, float, float, float]
     max_pods: float
     ready: bool
     taints: tuple[Taint, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
 
 
 def node_taints(node: Mapping) -> tuple[Taint, ...]:
@@ -234,6 +243,7 @@ def node_info(node: Mapping, *, net_annotation: str, disk_annotation: str, defau
         "unschedulable", False)
     tiny = 1e-9
     return NodeInfo(name=name, capacity=(max(cpu, tiny), max(mem, tiny), max(net, tiny), max(disk, tiny)),
-                    max_pods=pods, ready=bool(ready), taints=node_taints(node))
+                    max_pods=pods, ready=bool(ready), taints=node_taints(node),
+                    labels={str(k): str(v) for k, v in child_map(meta, "labels").items()})
 
 

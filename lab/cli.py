@@ -179,7 +179,8 @@ class ShadowArgs:
     """re-score offline, with the arm's own policy among nodes.csv's job nodes, the shadow rows written while the
     extender served another policy or whose live choice is no job node (unset with --no-rescore: left out)"""
     daemon_pods: int | None = None
-    """pods on every node that are no job, left out of the contention split (unset: the lab's, its monitor pod)"""
+    """pods on every node that are no job, left out of the contention split, for rows that did not count them
+    (decision log schema 2; unset: the lab's, its monitor pod)"""
     by_kind: bool = False
     """also the contention model at the binding per job kind"""
     json: bool = False

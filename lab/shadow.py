@@ -48,8 +48,8 @@ mode honours taints never choose it, and record it as not ready, so the re-scori
 **Jobs, not daemons.** The contention model splits a node's estimated usage among its pods; every lab node
 also runs the node monitor's DaemonSet pod (``manifests/monitor/daemonset.yaml``; the lab's gate checks that no
 other system pod lands on a job node), which does no job's work, so ``LAB_DAEMON_PODS`` pods per node are left
-out of that split (``policy.offline.without_daemons``; ``--daemon-pods 0`` gives the earlier, phantom-job
-figures).
+out of that split (``policy.predicted.without_daemons``; ``--daemon-pods 0`` gives the earlier, phantom-job
+figures). Rows of decision log schema 3 count each node's DaemonSet pods themselves, and that count is used.
 
 **Cross-fitted contention** (``crossfit``): for each seed, the contention parameters are fitted from the decision
 log of the *other* seeds' runs (every arm's pods that ended: ``policy.calibrate.fromlog``, the same grid and

@@ -12,7 +12,8 @@ recognises and skips, and the rows before it stay readable, where a Parquet file
 lost whole); the serving path has no pyarrow; rows vary (a shadow row has fields a serving row lacks);
 and ``jq``/``grep`` read it. A row is small (names, numbers), so the size cost over columnar is fine.
 
-Rows, schema version ``SCHEMA_VERSION`` (field ``v``; a reader refuses any other version):
+Rows, schema version ``SCHEMA_VERSION`` (field ``v``; a reader reads ``READ_VERSIONS`` and refuses any other
+with a ``LogSchemaError`` naming the row):
 
     kind=decision   one per scoring decision: mode serve (prioritize) or shadow (a binding by another
                     scheduler, with the actual node, drsched's own choice and the predicted slowdowns)
@@ -41,6 +42,11 @@ score and the chosen and actual ones, whatever the cluster's size, while the sco
 (``decision_log_nodes`` 0, the default) as shadow mode's full comparison needs; inputs for every node would make
 a row at 1,000 nodes ~230 KB (~24 KB in schema 1). The warm start therefore learns to rank among the best
 candidates by drsched's own score and the node actually chosen, not across the whole cluster.
+
+Schema 3 adds one input per kept node, ``inputs.daemon_pods``: how many of its ``pods`` a DaemonSet owns (the
+extender's cache counts them by owner reference). The contention model splits a node among its jobs, not its
+DaemonSet pods (``policy.predicted``); a schema 2 row lacks the count, so its readers ask for one
+(``policy.offline --daemon-pods``). Schema 2 rows are read as written (``Row.version``); nothing else changed.
 """
 
 from __future__ import annotations
@@ -56,7 +62,9 @@ import numpy as np
 from policy.features import MEAN_UTIL, STD_UTIL, feasible_mask, mean_capacity
 from policy.state import ClusterSnapshot, PodView
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+READ_VERSIONS = (2, 3)
+"""Schema versions ``read_log`` reads: this one, and schema 2 (its decision inputs without ``daemon_pods``)."""
 SEGMENT_GLOB = "decisions-*.jsonl"
 MODES = ("serve", "shadow")
 
@@ -92,8 +100,9 @@ INPUT_NODE_FIELDS: dict[str, tuple[type, ...]] = {
 cache did not know, which it did not score): the ``ClusterSnapshot`` fields of that node -- allocatable
 ``capacity`` (4), ``requested`` (cpu, mem), measured ``usage`` (4, null where no sample) and its ``usage_age``
 (seconds, null where none), ``assumed`` demand since the sample (4), ``pods``, ``max_pods``, ``ready`` (false
-also where a shadow row's pod does not tolerate the node's taints, ``DecisionInputs.blocked``: a node it could not
-go to, though the features, ``n_feasible`` among them, counted it as the serving path does)."""
+also where a shadow row's pod does not tolerate the node's taints or its node selector or required affinity does
+not allow the node's labels, ``DecisionInputs.blocked``: a node it could not go to, though the features,
+``n_feasible`` among them, counted it as the serving path does)."""
 INPUT_FIELDS: dict[str, tuple[type, ...]] = {
     "at": (list,), "max_usage_age": _NUM, "n_nodes": (int,), "n_feasible": (int,), "mean_capacity": (list,),
     "est_util_mean": (list,), "est_util_std": (list,), **INPUT_NODE_FIELDS,
@@ -104,6 +113,9 @@ may hold every node), the node fields above, and the figures of the whole cluste
 computed over that the kept nodes alone cannot give -- the usage age limit, the cluster's size and how many of
 its nodes the pod fits (``n_feasible``), its ``mean_capacity`` (4) and the mean and std over its feasible
 nodes of estimated usage / capacity (4 each, the float32 values the policy saw)."""
+INPUT_FIELDS_SINCE: dict[int, dict[str, tuple[type, ...]]] = {3: {"daemon_pods": (list,)}}
+"""``inputs`` fields a row has from the schema version given (older rows lack them): ``daemon_pods``, per node of
+``inputs.at``, how many of its ``pods`` a DaemonSet owns (null where the writer did not count them)."""
 OUTCOME_FIELDS: dict[str, tuple[type, ...]] = {
     "namespace": (str,), "name": (str,), "uid": (str,), "node": _OPT_STR, "phase": (str,),
     "created": _OPT_NUM, "started": _OPT_NUM, "finished": _OPT_NUM, "jct_s": _OPT_NUM, "run_s": _OPT_NUM,
@@ -190,7 +202,10 @@ class DecisionInputs:
     rows: np.ndarray | None = None
     """the snapshot row of each of the decision's nodes, -1 where unknown (None: the snapshot's own order)"""
     blocked: np.ndarray | None = None
-    """(N,) snapshot rows the pod could not go to (taints it does not tolerate), recorded as not ``ready``"""
+    """(N,) snapshot rows the pod could not go to (taints it does not tolerate, labels its node selector or required
+    affinity do not allow: ``extender.shadow``), recorded as not ``ready``"""
+    daemon_pods: np.ndarray | None = None
+    """(N,) how many of each snapshot row's ``pods`` a DaemonSet owns (None: not counted, written as null)"""
 
 
 def inputs_of(inputs: DecisionInputs, picked: Sequence[int], at: Sequence[int], pod: PodView) -> dict[str, Any]:
@@ -206,7 +221,9 @@ def inputs_of(inputs: DecisionInputs, picked: Sequence[int], at: Sequence[int], 
             "n_feasible": int(np.count_nonzero(feasible_mask(snap, pod))),
             "mean_capacity": mean_capacity(snap).tolist(),
             "est_util_mean": cluster[MEAN_UTIL].tolist(), "est_util_std": cluster[STD_UTIL].tolist(),
-            **{name: _per_node(_node_field(inputs, name)[idx], known) for name in INPUT_NODE_FIELDS}}
+            **{name: _per_node(_node_field(inputs, name)[idx], known) for name in INPUT_NODE_FIELDS},
+            "daemon_pods": [None] * len(rows) if inputs.daemon_pods is None else
+            _per_node(inputs.daemon_pods[idx].astype(np.int64), known)}
 
 
 def _node_field(inputs: DecisionInputs, name: str) -> np.ndarray:
@@ -277,6 +294,11 @@ class Row:
         """A field a row may lack (``DECISION_OPTIONAL``): None where it does."""
         return self.data.get(key)
 
+    @property
+    def version(self) -> int:
+        """The row's schema version (one of ``READ_VERSIONS``)."""
+        return self.data["v"]
+
 
 @dataclass(slots=True)
 class LogContents:
@@ -298,8 +320,9 @@ def check_row(data: Any, *, path: Path | str, line: int) -> dict[str, Any]:
         raise LogError(path, line, "<row>", f"a row is a JSON object, got {type(data).__name__}")
     if "v" not in data:
         raise LogError(path, line, "v", "missing: not a drsched decision log row")
-    if data["v"] != SCHEMA_VERSION:
-        raise LogSchemaError(path, line, "v", f"schema version {data['v']!r}; this reader reads {SCHEMA_VERSION}")
+    if data["v"] not in READ_VERSIONS or isinstance(data["v"], bool):
+        raise LogSchemaError(path, line, "v", f"schema version {data['v']!r}; this reader reads "
+                                              f"{' and '.join(map(str, READ_VERSIONS))}")
     kind = data.get("kind")
     if kind not in KINDS:
         raise LogError(path, line, "kind", f"{kind!r} is not one of {', '.join(KINDS)}")
@@ -322,13 +345,15 @@ def check_row(data: Any, *, path: Path | str, line: int) -> dict[str, Any]:
             if len(data[name]) != n:
                 raise LogError(path, line, name, f"{len(data[name])} values for {n} nodes")
         if data["inputs"] is not None:
-            _check_inputs(data["inputs"], n, path=path, line=line)
+            _check_inputs(data["inputs"], n, version=data["v"], path=path, line=line)
     return data
 
 
-def _check_inputs(inputs: dict[str, Any], n: int, *, path: Path | str, line: int) -> None:
-    """A decision's ``inputs``: each field present and typed, each per-node list one entry per node."""
-    for name, types in INPUT_FIELDS.items():
+def _check_inputs(inputs: dict[str, Any], n: int, *, version: int, path: Path | str, line: int) -> None:
+    """A decision's ``inputs``: each field of its schema ``version`` present and typed, each per-node list one
+    entry per node."""
+    since = {k: t for v, fields in INPUT_FIELDS_SINCE.items() if version >= v for k, t in fields.items()}
+    for name, types in {**INPUT_FIELDS, **since}.items():
         where = f"inputs.{name}"
         if name not in inputs:
             raise LogError(path, line, where, "missing")
@@ -338,8 +363,11 @@ def _check_inputs(inputs: dict[str, Any], n: int, *, path: Path | str, line: int
                                               f"got {type(value).__name__}")
         if name == "at" and not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n for i in value):
             raise LogError(path, line, where, f"positions in the row's {n} nodes expected")
-        if name in INPUT_NODE_FIELDS and len(value) != len(inputs["at"]):
+        if (name in INPUT_NODE_FIELDS or name in since) and len(value) != len(inputs["at"]):
             raise LogError(path, line, where, f"{len(value)} values for {len(inputs['at'])} nodes (inputs.at)")
+        if name == "daemon_pods" and not all(
+                x is None or (isinstance(x, int) and not isinstance(x, bool) and x >= 0) for x in value):
+            raise LogError(path, line, where, "a count >= 0 or null per node expected")
 
 
 def segments(path: Path | str) -> list[Path]:

@@ -47,6 +47,16 @@ class LoggedDecision:
     snap: ClusterSnapshot
     pod: PodView
     enc: Encoded
+    daemon_pods: np.ndarray | None = None
+    """(N,) each kept node's DaemonSet pods as the row recorded them, NaN where it did not count them (None: a
+    schema 2 row, which never does)"""
+
+    def daemons(self, fallback: int) -> np.ndarray:
+        """(N,) each kept node's DaemonSet pods: as recorded, else ``fallback`` (``policy.offline --daemon-pods``,
+        the operator's count for a log written before rows counted them)."""
+        if self.daemon_pods is None:
+            return np.full(len(self.names), float(fallback))
+        return np.where(np.isnan(self.daemon_pods), float(fallback), self.daemon_pods)
 
 
 def _arr(values: list, *shape: int) -> np.ndarray:
@@ -88,7 +98,9 @@ def _encoding(row: Row, inputs: dict) -> LoggedDecision:
                   pod=pod_row(pod, mean_cap),
                   cluster=cluster_summary(cluster, n_feasible=inputs["n_feasible"], n_nodes=inputs["n_nodes"]),
                   mask=feasible_mask(snap, pod))
-    return LoggedDecision(names=snap.names, snap=snap, pod=pod, enc=enc)
+    daemons = inputs.get("daemon_pods")
+    return LoggedDecision(names=snap.names, snap=snap, pod=pod, enc=enc,
+                          daemon_pods=None if daemons is None else _arr([daemons[i] for i in known], n))
 
 
 def target(row: Row) -> str | None:

@@ -42,9 +42,11 @@ pods, their ratio with a 95 % paired bootstrap interval, agreement, and why rows
 assumes, and why it is an estimate and not a replay: the rates at the decision hold for the pod's whole
 stay; the other pods' placements stay as logged (one decision changed at a time, no knock-on effects on later
 pods); the policy chooses only among the row's kept nodes (``inputs.at``: the best K by drsched's score and
-the chosen and actual ones); a node's pods are ``pods`` equal shares of its estimated usage (at most
-``_MAX_SPLIT`` of them), less ``--daemon-pods`` per node: pods that run on every node and do no job's work
-(a DaemonSet's: the lab's monitor), which would otherwise each count as one more job sharing the node.
+the chosen and actual ones); a node's jobs are equal shares of its estimated usage. The slowdowns are
+``policy.predicted.predicted_slowdowns``, the function shadow mode records its live predicted gain with, so the
+two agree on the same snapshot. A node's jobs are its pods less its DaemonSet pods, which run on every node
+and do no job's work (the lab's monitor): as each row counted them (schema 3), or ``--daemon-pods`` per node
+for rows that did not (schema 2 logs, written before the extender counted them).
 
 The policy picks as the extender would serve it with ``--hot-filter MODE`` (a ``policy.served.HOT_FILTERS``
 mode, the shipped thresholds): the nodes its hot filter refuses are out, and a tie with the bound node keeps
@@ -62,22 +64,21 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from policy.baselines import UnknownScorer, pick
 from policy.decisionlog import LogError, Row, read_log
-from policy.features import estimated_usage
 from policy.logged import encoding
 from policy.model import ModelError, ModelScorer, Scorer
+from policy.predicted import predicted_slowdowns
 from policy.served import HOT_FILTERS, HOT_THRESHOLDS, hot_nodes, hot_refused, served_choice
 from policy.sim import calibration
 from policy.sim.calibration import default_params
 from policy.sim.episode import scorer_from_spec
 from policy.sim.errors import ConfigError
-from policy.sim.sharing import ContentionParams, shared_rates
-from policy.state import ClusterSnapshot
+from policy.sim.sharing import ContentionParams
 
 Target = Callable[[Row], str | None]
 
@@ -149,31 +150,10 @@ def shadow_summary(pairs: list[tuple[Row, Row]], *, reward: str = "jct_s") -> di
             "observed_mean_jct_where_agreed": mean_jct(True), "observed_mean_jct_where_differed": mean_jct(False)}
 
 
-_MAX_SPLIT = 64
-_RATE_FLOOR = 1e-9
 MODEL_SKIPS = ("no_outcome", "no_inputs", "bound_unknown", "bound_not_kept", "no_pick")
 """Why a (decision, outcome) pair gives no model-based estimate: the pod has not ended (or has no run time),
 the row has no ``inputs``, no bound node is known, the bound node is not among the kept nodes, or the policy
 allows none of them."""
-
-
-def without_daemons(snap: ClusterSnapshot, daemon_pods: int) -> ClusterSnapshot:
-    """``snap`` with ``daemon_pods`` fewer pods on every node (never below 0): the pods the contention model
-    splits a node's usage among are the jobs, not the DaemonSet pods every node runs (module doc)."""
-    if daemon_pods <= 0:
-        return snap
-    return replace(snap, pods=np.maximum(snap.pods - daemon_pods, 0.0))
-
-
-def slowdown_on(snap, pod, i: int, est: np.ndarray, params: ContentionParams) -> float:
-    """Predicted slowdown (1 = as fast as alone) of ``pod`` on node ``i`` of ``snap`` beside the pods there,
-    which are ``pods`` equal shares of its estimated usage ``est[i]`` and of its requests (module doc); usage on
-    a node that reports no pods (daemons, the host) is one job."""
-    k = min(max(int(snap.pods[i]), 1), _MAX_SPLIT) if np.any(est[i] > 0) else 0  # usage without pods: one job
-    demands = [(est[i] / k).tolist()] * k + [pod.demand.tolist()] if k else [pod.demand.tolist()]
-    requests = [(snap.requested[i] / k).tolist()] * k + [pod.requests.tolist()] if k else [pod.requests.tolist()]
-    rates = shared_rates(demands, requests, snap.capacity[i].tolist(), params)
-    return 1.0 / max(rates[-1], _RATE_FLOOR)
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +206,8 @@ def model_estimates(pairs: list[tuple[Row, Row | None]], scorer: Scorer | None, 
                     nodes: frozenset[str] | None = None) -> tuple[dict[int, tuple[float, float, bool, str]], dict]:
     """Per pair (its index in ``pairs``): ``scorer``'s estimated ``reward`` (None: of the row's recorded choice,
     ``RECORDED``), the observed one, whether it agrees with the binding, and the node it picks (module doc: the
-    served pick with ``hot_filter``, the jobs on a node without ``daemon_pods``, among ``nodes`` only if given:
+    served pick with ``hot_filter``, the jobs on a node without its DaemonSet pods, ``daemon_pods`` per node
+    where the row did not count them, among ``nodes`` only if given:
     the nodes the pod could go to, where a shadow row's kept nodes hold one it could not, e.g. a tainted one);
     and the count of pairs left out, by ``MODEL_SKIPS`` reason."""
     skipped = dict.fromkeys(MODEL_SKIPS, 0)
@@ -255,9 +236,9 @@ def model_estimates(pairs: list[tuple[Row, Row | None]], scorer: Scorer | None, 
         if t == b:
             out[k] = (r, r, True, bound)
             continue
-        est = estimated_usage(dec.snap, d["inputs"]["max_usage_age"])
-        jobs = without_daemons(dec.snap, daemon_pods)
-        ratio = slowdown_on(jobs, dec.pod, t, est, params) / slowdown_on(jobs, dec.pod, b, est, params)
+        s_t, s_b = predicted_slowdowns(dec.snap, dec.pod, [t, b], params=params, daemon_pods=dec.daemons(daemon_pods),
+                                       max_usage_age=d["inputs"]["max_usage_age"])
+        ratio = s_t / s_b
         out[k] = (r - run + run * ratio if reward == "jct_s" else run * ratio, r, False, dec.names[t])
     return out, skipped
 
@@ -268,14 +249,22 @@ def predicted_at_binding(d: Row, o: Row | None, *, params: ContentionParams,
     snapshot (what ``model_estimates`` divides by); None where the row has no inputs or its node is unknown or
     not kept. Set beside the pod's measured slowdown it says whether the model that anchors every estimate is
     right about the cluster (``lab shadow``)."""
+    bound = bound_node(d, o)
+    got = predicted_on(d, [bound], params=params, daemon_pods=daemon_pods) if bound is not None else None
+    return None if got is None else (bound, got[0])
+
+
+def predicted_on(d: Row, nodes: list[str], *, params: ContentionParams, daemon_pods: int = 0) -> list[float] | None:
+    """The pod's slowdown on each of ``nodes`` from the row's own snapshot (``policy.predicted``, as shadow mode
+    recorded it live: a shadow row of schema 3 under the same ``params`` gives its ``slowdown`` back); None where
+    the row has no inputs or keeps not every one of ``nodes``."""
     if d["inputs"] is None:
         return None
-    bound = bound_node(d, o)
     dec = encoding(d)
-    if bound is None or bound not in dec.names:
+    if not all(n in dec.names for n in nodes):
         return None
-    est = estimated_usage(dec.snap, d["inputs"]["max_usage_age"])
-    return bound, slowdown_on(without_daemons(dec.snap, daemon_pods), dec.pod, dec.names.index(bound), est, params)
+    return predicted_slowdowns(dec.snap, dec.pod, [dec.names.index(n) for n in nodes], params=params,
+                               daemon_pods=dec.daemons(daemon_pods), max_usage_age=d["inputs"]["max_usage_age"])
 
 
 def _ratio_interval(num: np.ndarray, den: np.ndarray, *, draws: int, seed: int) -> tuple[float, float, float]:
@@ -375,7 +364,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nodes", default=None, metavar="N1,N2",
                    help="the nodes the pods could go to (module doc; unset: every kept node)")
     p.add_argument("--daemon-pods", type=int, default=0, metavar="N",
-                   help="pods on every node that are no job (DaemonSets), left out of the contention model's split")
+                   help="pods on every node that are no job (DaemonSets), left out of the contention model's split, "
+                        "for rows that did not count them (schema 2 logs; newer rows record each node's count)")
     a = p.parse_args(argv)
     try:
         scorers = [None if spec == RECORDED else scorer_from_spec(spec, seed=a.seed) for spec in a.policy]

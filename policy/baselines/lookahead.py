@@ -44,21 +44,6 @@ def marginal_excess(est, capacity, demand, pods: float) -> float:
     return (1.0 - x_p) / x_p + pods * max(x_b - x_e, 0.0) / x_p
 
 
-def pod_slowdown(est, capacity, demand) -> float:
-    """Predicted slowdown (1 = as fast as alone) of a pod of expected ``demand`` placed on a node whose
-    estimated usage is ``est``: 1 / its max-min fair rate beside the node's aggregate job (module doc)."""
-    _, x_p = fair_rates([tuple(est), tuple(demand)], tuple(capacity))
-    return 1.0 / max(x_p, _RATE_FLOOR)
-
-
-def predicted_slowdowns(snap: ClusterSnapshot, pod: PodView, rows, *,
-                        max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> list[float]:
-    """``pod_slowdown`` of ``pod`` on each node at ``rows`` of ``snap`` (the shadow's both nodes)."""
-    est = estimated_usage(snap, max_usage_age)
-    demand = tuple(pod.demand.tolist())
-    return [pod_slowdown(est[i].tolist(), snap.capacity[i].tolist(), demand) for i in rows]
-
-
 class Lookahead:
     name = "lookahead"
 

@@ -101,7 +101,7 @@ class LogArgs:
     """the calibration file to read (its active set is reported beside the fit) and, with --write, to update"""
     daemon_pods: int = 0
     """pods on every node that are no job (DaemonSets: 1 in the lab, its monitor), left out of the pods a node's
-    usage is split among"""
+    usage is split among, for rows that did not count them (decision log schema 2)"""
     name: str = "from-log"
     """name of the parameter set --write records"""
     write: bool = False

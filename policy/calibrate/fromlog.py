@@ -9,7 +9,7 @@ workload, and a parameter set ``theta`` of the contention model explains the log
 
     log run_i = log solo_w(i) + log s_i(theta) + noise,    s_i = predicted slowdown on its bound node
 
-(``policy.offline.slowdown_on``: the node's pods are equal shares of its estimated usage and requests). For a
+(``policy.predicted.slowdown_on``: the node's jobs are equal shares of its estimated usage and requests). For a
 given ``theta`` the best ``log solo_w`` is the mean of ``log run - log s`` over the workload's fitting pods, so
 the fit is an exhaustive search over the same grid the lab fit uses (``policy.calibrate.fit.GRID``), each set
 judged by the median + p90 relative error of ``solo_w * s_i`` against the observed run on the fitting pods.
@@ -45,7 +45,8 @@ from policy.calibrate.fit import Errors
 from policy.decisionlog import Row
 from policy.features import estimated_usage
 from policy.logged import encoding
-from policy.offline import bound_node, slowdown_on, without_daemons
+from policy.offline import bound_node
+from policy.predicted import slowdown_on, without_daemons
 from policy.sim.sharing import ContentionParams
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,8 @@ class Sample:
 def samples(pairs: Sequence[tuple[Row, Row | None]], *,
             daemon_pods: int = 0) -> tuple[list[Sample], dict[str, int]]:
     """The usable pods of a log, in decision-time order, and the count of pairs left out (``SKIPS``); each
-    node's jobs are its pods less ``daemon_pods`` (``policy.offline.without_daemons``)."""
+    node's jobs are its pods less its DaemonSet pods: as the row counted them, else ``daemon_pods``
+    (``policy.logged.LoggedDecision.daemons``, ``policy.predicted.without_daemons``)."""
     skipped = dict.fromkeys(SKIPS, 0)
     out = []
     for d, o in pairs:
@@ -92,8 +94,8 @@ def samples(pairs: Sequence[tuple[Row, Row | None]], *,
             if bound not in dec.names:
                 skipped["bound_not_kept"] += 1
                 continue
-            out.append(Sample(float(d["ts"]), d.get("workload"), without_daemons(dec.snap, daemon_pods), dec.pod,
-                              dec.names.index(bound),
+            jobs = without_daemons(dec.snap, dec.daemons(daemon_pods))
+            out.append(Sample(float(d["ts"]), d.get("workload"), jobs, dec.pod, dec.names.index(bound),
                               estimated_usage(dec.snap, d["inputs"]["max_usage_age"]), float(o["run_s"])))
     out.sort(key=lambda s: s.ts)
     return out, skipped

@@ -213,3 +213,48 @@ def test_a_node_s_taints_reach_the_view_and_a_taint_change_is_no_heartbeat():
     cache.upsert_node(tainted)
     cache.delete_node("a")
     assert cache.view().taints == {}
+
+
+def test_a_node_s_daemonset_pods_are_counted_apart_from_its_pods():
+    c = ClusterCache()
+    apply_node_event(c, SETTINGS, "ADDED", knode("n1"))
+    apply_node_event(c, SETTINGS, "ADDED", knode("n2"))
+    monitor = kpod("monitor-x", "n1", cpu="20m")
+    monitor["metadata"]["ownerReferences"] = [{"kind": "DaemonSet", "name": "monitor", "controller": True}]
+    apply_pod_event(c, SETTINGS, "ADDED", monitor)
+    apply_pod_event(c, SETTINGS, "ADDED", kpod("job", "n1"))
+    v = c.view()
+    assert v.pods.tolist() == [2, 0] and v.daemon_pods.tolist() == [1, 0]  # still a pod: its requests count
+    apply_node_event(c, SETTINGS, "ADDED", knode("n0"))
+    apply_node_event(c, SETTINGS, "DELETED", knode("n2"))  # rows move: the count moves with its node
+    assert c.view().daemon_pods[c.view().index["n1"]] == 1
+    apply_pod_event(c, SETTINGS, "MODIFIED", {**monitor, "status": {"phase": "Failed"}})
+    assert c.view().daemon_pods[c.view().index["n1"]] == 0 and c.view().pods[c.view().index["n1"]] == 1
+
+
+def test_a_node_s_labels_reach_the_view_shared_until_one_changes_and_a_label_change_is_no_heartbeat():
+    cache = ClusterCache()
+    cache.upsert_node(node("a"))
+    cache.upsert_node(NodeInfo(name="b", capacity=(8.0, 32.0, 1000.0, 500.0), max_pods=110, ready=True,
+                               labels={"zone": "x"}))
+    first = cache.view()
+    assert first.labels == {"b": {"zone": "x"}}
+    cache.upsert_pod(pod("p", "a"))
+    assert cache.view() is not first and cache.view().labels is first.labels  # no label changed: one object
+    cache.upsert_node(NodeInfo(name="b", capacity=(8.0, 32.0, 1000.0, 500.0), max_pods=110, ready=True,
+                               labels={"zone": "y"}))
+    assert cache.view().labels == {"b": {"zone": "y"}} and first.labels == {"b": {"zone": "x"}}
+    cache.upsert_node(node("b"))
+    assert cache.view().labels == {}
+    cache.upsert_node(NodeInfo(name="a", capacity=(8.0, 32.0, 1000.0, 500.0), max_pods=110, ready=True,
+                               labels={"zone": "z"}))
+    cache.delete_node("a")
+    assert cache.view().labels == {}
+
+
+def test_watched_node_labels():
+    c = ClusterCache()
+    labelled = knode("n1")
+    labelled["metadata"]["labels"] = {"zone": "a", "kubernetes.io/hostname": "n1"}
+    apply_node_event(c, SETTINGS, "ADDED", labelled)
+    assert c.view().labels == {"n1": {"zone": "a", "kubernetes.io/hostname": "n1"}}

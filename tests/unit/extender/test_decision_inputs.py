@@ -35,7 +35,8 @@ def random_cache(rng: np.random.Generator, n: int, now: float) -> ClusterCache:
         for j in range(int(rng.integers(0, 4))):
             cache.upsert_pod(PodRecord(namespace="ns", name=f"b{i}-{j}", uid=f"b{i}-{j}", node=f"node-{i:03d}",
                                        requests=np.array([rng.uniform(0, cap[0] / 3), rng.uniform(0, cap[1] / 3)]),
-                                       demand=rng.uniform(0, 1, 4) * np.array(cap) / 4, bound_at=now - 1.0))
+                                       demand=rng.uniform(0, 1, 4) * np.array(cap) / 4, bound_at=now - 1.0,
+                                       daemon=j == 0 and i % 3 == 0))  # a DaemonSet's pod on every third node
     samples = {}
     for i in range(n):
         if rng.random() < 0.85:  # the rest have no sample
@@ -123,6 +124,13 @@ def test_a_served_decision_rebuilds_the_policy_s_encoding(tmp_path, monkeypatch,
         assert None in row["inputs"]["usage_age"]
     assert (row["inputs"]["capacity"][-1] is None) == (mode == "names" and keep == 0)  # ghost: unknown
     assert_rebuilt(row, scored, names, rt.policy.scorer.model)
+    # each described node's DaemonSet pods, as the cache counts them (names mode: the request's rows are the
+    # cache's; Nodes mode scores the request's own objects, whose pods the row does not count: null)
+    view = cache.view()
+    described = [row["nodes"][i] for i in row["inputs"]["at"]]
+    counted = [int(view.daemon_pods[view.index[n]]) if mode == "names" and n in view.index else None
+               for n in described]
+    assert row["inputs"]["daemon_pods"] == counted and (any(counted) or mode == "nodes" or keep)
 
 
 @pytest.mark.parametrize("mode", ["names", "nodes"])

@@ -18,6 +18,9 @@ from kube.objects import NodeInfo
 from policy.baselines import make_scorer
 from policy.decisionlog import read_log
 from policy.logged import encoding
+from policy.offline import predicted_on
+from policy.predicted import predicted_slowdowns
+from policy.sharing import ORIGINAL, ContentionParams
 
 
 def kpod(name, node=None, *, scheduler="default-scheduler", namespace="team", phase="Pending", cpu="2", uid=None):
@@ -59,6 +62,7 @@ def recording(tmp_path, cache, **over):
 def test_a_binding_elsewhere_is_recorded_with_drsched_choice_slowdowns_and_its_outcome(tmp_path):
     cache = cluster()
     rec, watcher = recording(tmp_path, cache)
+    rec.shadow.params = ORIGINAL  # the rule hand-computed below (the calibration's active set by default)
     watcher._apply("pods", "ADDED", kpod("p"))
     watcher._apply("pods", "MODIFIED", kpod("p", "hot"))
     assert cache.pod("team", "p").node == "hot"  # the binding itself is applied as without shadow mode
@@ -171,3 +175,119 @@ def test_a_node_whose_taint_the_pod_does_not_tolerate_is_never_its_choice_and_is
     assert p["n_feasible"] == q["n_feasible"] == 3  # the features count it, as serving does
     logged = encoding(rows["p"])  # a policy re-scored from the row cannot pick it either
     assert not logged.enc.mask[logged.names.index("system")]
+
+
+EQUAL_CPU = ContentionParams(cpu_share="equal")  # a rule under which how many jobs share a node matters
+
+
+def with_jobs_and_a_daemonset_pod(tmp_path):
+    """``cluster()`` whose hot node runs one job and the monitor's DaemonSet pod (7 cores used between them) and
+    whose cool node runs the DaemonSet pod alone; the usage sample is newer than the pods (nothing assumed)."""
+    cache = cluster()
+    rec, watcher = recording(tmp_path, cache)
+    for name, node in (("job", "hot"), ("monitor-hot", "hot"), ("monitor-cool", "cool")):
+        pod = kpod(name, node, phase="Running", cpu="1" if name == "job" else "20m")
+        if name.startswith("monitor"):
+            pod["metadata"]["ownerReferences"] = [{"kind": "DaemonSet", "name": "monitor", "controller": True}]
+        watcher._apply("pods", "ADDED", pod)
+    later = time.time() + 1
+    cache.apply_usage({"cool": NodeUsage(0.5, 2.0, 0.0, 0.0, later), "hot": NodeUsage(7.0, 2.0, 0.0, 0.0, later)})
+    return cache, rec, watcher
+
+
+def test_a_daemonset_pod_is_no_job_sharing_the_node(tmp_path):
+    cache, rec, watcher = with_jobs_and_a_daemonset_pod(tmp_path)
+    rec.shadow.params = EQUAL_CPU
+    view = cache.view()
+    hot = view.index["hot"]
+    assert view.pods[hot] == 2 and view.daemon_pods[hot] == 1
+    watcher._apply("pods", "ADDED", kpod("p", cpu="4"))
+    watcher._apply("pods", "MODIFIED", kpod("p", "hot", cpu="4"))
+    last = rec.summary()["recent"][0]
+    # equal cores: the job (7) and the pod (4) get 4 each, the pod all it wants; were the monitor a job, the 7
+    # cores would be two jobs of 3.5 and all three would get 8/3: the pod at 2/3, slowdown 1.5
+    assert last["slowdown"]["hot"] == pytest.approx(1.0)
+    snap, pod = view.snapshot(time.time()), cache.pod_view("team", "p")
+    assert predicted_slowdowns(snap, pod, [hot], params=EQUAL_CPU, max_usage_age=rec.shadow.max_usage_age) \
+        == pytest.approx([1.5])
+    rec.log.stop(timeout=60)
+    (decision, _), = read_log(tmp_path).joined()
+    inputs = decision["inputs"]
+    assert {decision["nodes"][at]: n for at, n in zip(inputs["at"], inputs["daemon_pods"], strict=True)} \
+        == {"hot": 1, "cool": 1}
+
+
+def test_live_and_offline_predict_the_same_slowdowns_from_the_same_snapshot(tmp_path):
+    """The live predicted gain and ``policy.offline``'s re-scoring of the row are one function (``policy.predicted``)
+    on one snapshot: the offline figures are the live ones, exactly, and the row's recorded DaemonSet counts win
+    over the ``--daemon-pods`` an old log needs."""
+    _, rec, watcher = with_jobs_and_a_daemonset_pod(tmp_path)
+    rec.shadow.params = EQUAL_CPU
+    watcher._apply("pods", "ADDED", kpod("p", cpu="6"))
+    watcher._apply("pods", "MODIFIED", kpod("p", "hot", cpu="6"))
+    last = rec.summary()["recent"][0]
+    assert last["chosen"] == "cool" and last["slowdown"]["hot"] > 1.0  # a gain to predict
+    rec.log.stop(timeout=60)
+    (decision, _), = read_log(tmp_path).joined()
+    nodes = ["hot", "cool"]
+    live = [last["slowdown"][n] for n in nodes]
+    for fallback in (0, 5):
+        assert predicted_on(decision, nodes, params=EQUAL_CPU, daemon_pods=fallback) == live
+    assert [decision["slowdown"][n] for n in nodes] == pytest.approx(live, abs=1e-6)
+    assert decision["predicted_gain"] == pytest.approx(live[0] - live[1], abs=1e-6)
+    assert rec.summary()["mean_predicted_gain"] == pytest.approx(live[0] - live[1], abs=1e-6)
+
+
+def with_zones(tmp_path):
+    """``cluster()`` with zone labels (cool in zone a, hot in zone b) and an idle node in zone c."""
+    cache = cluster()
+    for name, zone in (("cool", "a"), ("hot", "b"), ("spare", "c")):
+        cache.upsert_node(NodeInfo(name=name, capacity=(8.0, 32.0, 1000.0, 500.0), max_pods=110, ready=True,
+                                   labels={"zone": zone}))
+    return cache, *recording(tmp_path, cache)
+
+
+@pytest.mark.parametrize(("constrain", "allowed"), [
+    (lambda spec: spec.update(nodeSelector={"zone": "b"}), {"hot"}),
+    (lambda spec: spec.update(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b", "c"]}]}]}}}),
+     {"hot", "spare"}),
+    (lambda spec: spec.update(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["a", "c"]}]}]}}}),
+     {"hot"}),
+    (lambda spec: None, {"cool", "hot", "spare"}),
+])
+def test_the_shadow_s_choice_is_a_node_the_pod_s_selector_and_required_affinity_allow(tmp_path, constrain, allowed):
+    _, rec, watcher = with_zones(tmp_path)
+    pending = kpod("p")
+    constrain(pending["spec"])
+    watcher._apply("pods", "ADDED", pending)
+    watcher._apply("pods", "MODIFIED", {**pending, "spec": {**pending["spec"], "nodeName": "hot"}})
+    chosen = rec.summary()["recent"][0]["chosen"]
+    assert chosen in allowed and (chosen != "hot" or allowed == {"hot"})  # the idle nodes win where allowed
+    rec.log.stop(timeout=60)
+    (decision, _), = read_log(tmp_path).joined()
+    inputs = decision["inputs"]
+    ready = {decision["nodes"][at]: r for at, r in zip(inputs["at"], inputs["ready"], strict=True)}
+    assert {n for n, r in ready.items() if r} == allowed  # the others recorded as nodes it could not go to
+    logged = encoding(decision)  # a policy re-scored from the row picks among the allowed ones too
+    assert {n for n, ok in zip(logged.names, logged.enc.mask, strict=True) if ok} == allowed
+
+
+def test_a_workload_s_label_constraints_are_judged_over_the_nodes_once_until_a_label_changes(tmp_path):
+    cache, rec, watcher = with_zones(tmp_path)
+    judged = []
+    for i in range(4):
+        pending = kpod(f"p{i}", cpu="100m")
+        pending["spec"]["nodeSelector"] = {"zone": "b" if i % 2 else "c"}  # two workloads, interleaved
+        watcher._apply("pods", "ADDED", pending)
+        watcher._apply("pods", "MODIFIED", {**pending, "spec": {**pending["spec"], "nodeName": "hot"}})
+        judged.append({need: id(refused) for need, refused in rec.shadow._labels_memo.items()})
+    assert len(judged[-1]) == 2 and judged[1] == judged[-1]  # each judged once, then remembered
+    cache.upsert_node(NodeInfo(name="spare", capacity=(8.0, 32.0, 1000.0, 500.0), max_pods=110, ready=True,
+                               labels={"zone": "b"}))
+    pending = kpod("q", cpu="100m")
+    pending["spec"]["nodeSelector"] = {"zone": "b"}
+    watcher._apply("pods", "ADDED", pending)
+    watcher._apply("pods", "MODIFIED", {**pending, "spec": {**pending["spec"], "nodeName": "hot"}})
+    assert rec.summary()["recent"][0]["chosen"] == "spare"  # its new label lets the pod go there

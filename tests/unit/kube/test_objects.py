@@ -9,6 +9,7 @@ from kube.errors import QuantityError
 from kube.objects import (
     child_list,
     child_map,
+    is_daemon_pod,
     node_info,
     node_taints,
     pod_requests,
@@ -135,3 +136,16 @@ def test_taints_that_keep_pods_off_and_the_tolerations_that_match_them():
     assert tolerates(pod({"operator": "Exists"}), taints)                        # empty key + Exists: all
     assert not tolerates(pod({"operator": "Exists", "effect": "NoSchedule"}), taints)  # ... of that effect only
     assert not tolerates(pod(), taints) and tolerates(pod(), ()) and tolerates({}, ())
+
+
+@pytest.mark.parametrize("owners, daemon", [
+    ([{"kind": "DaemonSet", "name": "monitor", "controller": True}], True),
+    ([{"kind": "ReplicaSet", "name": "web-5d9f"}, {"kind": "DaemonSet", "name": "odd"}], True),
+    ([{"kind": "ReplicaSet", "name": "web-5d9f", "controller": True}], False),
+    ([{"kind": "Job", "name": "j"}], False),
+    ([], False),
+    ("garbage", False),
+    (None, False),
+])
+def test_a_pod_a_daemonset_owns(owners, daemon):
+    assert is_daemon_pod({"metadata": {"ownerReferences": owners}}) is daemon

@@ -61,8 +61,10 @@ def test_a_torn_last_line_is_skipped_and_listed_but_strict_refuses_it(tmp_path):
     (b'{"v": 1, "kind": "deci\n' + json.dumps(decision()).encode() + b"\n", ":1: <row>: not JSON", LogError),
     (b"pod,node\np1,n1\n", ":1: <row>: not JSON", LogError),                          # a foreign file
     (json.dumps({"pod": "p"}).encode() + b"\n", ":1: v: missing", LogError),             # foreign JSON lines
-    (json.dumps(decision(v=1)).encode() + b"\n", ":1: v: schema version 1; this reader reads 2", LogSchemaError),
-    (json.dumps(decision(v=SCHEMA_VERSION + 1)).encode() + b"\n", ":1: v: schema version 3", LogSchemaError),
+    (json.dumps(decision(v=1)).encode() + b"\n", ":1: v: schema version 1; this reader reads 2 and 3",
+     LogSchemaError),
+    (json.dumps(decision(v=SCHEMA_VERSION + 1)).encode() + b"\n", ":1: v: schema version 4", LogSchemaError),
+    (json.dumps(decision(v="3")).encode() + b"\n", ":1: v: schema version '3'", LogSchemaError),
     (json.dumps(decision(kind="guess")).encode() + b"\n", ":1: kind:", LogError),
     (json.dumps(decision(scores=[1])).encode() + b"\n", ":1: scores: 1 values for 2 nodes", LogError),
     (json.dumps(decision(propensity="1")).encode() + b"\n", ":1: propensity: expected int or float, got str",
@@ -103,7 +105,7 @@ def test_keep_holds_the_best_nodes_and_the_chosen_and_actual_ones_in_order():
                            "nodes": ["a"], "scores": [10], "raw": [1.0], "keep": 2})["nodes_total"] == 1
 
 
-def with_inputs(keep=0):
+def with_inputs(keep=0, daemon_pods=None):
     """A shadow decision over 5 nodes whose inputs are recorded: node b has no usage sample, node c is full."""
     snap = snapshot([[4, 16, 125, 200]] * 5, requested=[[1, 2]] * 5, pods=[1, 1, 110, 1, 1],
                     usage=[[1, 2, 3, 4], [np.nan] * 4, [1, 1, 1, 1], [0.5, 1, 0, 0], [2, 2, 2, 2]],
@@ -113,7 +115,7 @@ def with_inputs(keep=0):
                         nodes=snap.names, scores=[3, 10, 0, 10, 7], raw=[0.3, 0.9, float("-inf"), 1.0, 0.7],
                         chosen="n3", actual="n2", keep=keep,
                         inputs=DecisionInputs(snap=snap, cluster=np.arange(10, dtype=np.float32) / 7,
-                                              max_usage_age=60.0))
+                                              max_usage_age=60.0, daemon_pods=daemon_pods))
 
 
 def test_inputs_are_recorded_exactly_for_the_kept_nodes():
@@ -132,6 +134,9 @@ def test_inputs_are_recorded_exactly_for_the_kept_nodes():
     (lambda i: i.pop("n_feasible"), "inputs.n_feasible: missing"),
     (lambda i: i.update(capacity=i["capacity"][:1]), "inputs.capacity: 1 values for 5 nodes"),
     (lambda i: i.update(n_nodes=5.0), "inputs.n_nodes: expected int, got float"),
+    (lambda i: i.pop("daemon_pods"), "inputs.daemon_pods: missing"),
+    (lambda i: i.update(daemon_pods=[0]), "inputs.daemon_pods: 1 values for 5 nodes"),
+    (lambda i: i.update(daemon_pods=[0, 1, -1, None, 0]), "inputs.daemon_pods: a count >= 0 or null"),
 ])
 def test_bad_inputs_name_their_field(change, where):
     row = with_inputs()
@@ -147,3 +152,20 @@ def test_a_row_without_the_workload_field_still_reads_and_says_none(tmp_path):
     path.write_text(json.dumps(old) + "\n" + json.dumps(decision(uid="u-new", workload="ns/Job/train")) + "\n")
     rows = read_log(path).decisions
     assert [r.get("workload") for r in rows] == [None, "ns/Job/train"]
+
+
+def test_inputs_count_each_kept_node_s_daemonset_pods_null_where_not_counted():
+    """Schema 3: ``inputs.daemon_pods`` per node of ``inputs.at``; a writer that did not count them writes null."""
+    row = with_inputs()
+    assert row["v"] == 3 and row["inputs"]["daemon_pods"] == [None] * 5
+    counted = json.loads(json.dumps(with_inputs(keep=2, daemon_pods=np.array([0.0, 1.0, 2.0, 0.0, 1.0]))))
+    assert check_row(counted, path="f", line=1)["inputs"]["daemon_pods"] == [1, 2, 0]  # n1, n2, n3 kept
+
+
+def test_a_schema_2_log_still_reads_its_inputs_without_daemon_pods(tmp_path):
+    """Logs written before schema 3 (the lab's results) read as written; their rows say which schema they are."""
+    old = with_inputs()
+    old["v"] = 2
+    del old["inputs"]["daemon_pods"]
+    rows = read_log(write(tmp_path / "decisions-1.jsonl", [old, with_inputs()])).decisions
+    assert [r.version for r in rows] == [2, 3] and "daemon_pods" not in rows[0]["inputs"]

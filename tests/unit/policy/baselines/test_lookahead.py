@@ -5,7 +5,7 @@ import pytest
 
 from policy.baselines import make_scorer, pick
 from policy.baselines.demand_aware import DemandAware
-from policy.baselines.lookahead import Lookahead, marginal_excess, pod_slowdown, predicted_slowdowns
+from policy.baselines.lookahead import Lookahead, marginal_excess
 from policy.state import PodView
 from tests.unit.policy.helpers import snapshot
 
@@ -70,20 +70,3 @@ def test_stale_node_is_estimated_from_requests():
     pod = PodView(requests=[0.5, 0.5], demand=[1.0, 0.5, 0, 0], demand_source="learned")
     costs = make_scorer("lookahead", max_usage_age=60).costs(snap, pod)
     assert costs[0] == pytest.approx(2 * (1 - 4 / 4.5) / (4 / 4.5)) and costs[1] == 0.0
-
-
-SLOWDOWNS = [
-    # (name, estimated usage, pod demand, predicted slowdown of the pod = 1 / its fair rate)
-    ("idle node", (0.0, 0.0, 0.0, 0.0), (2.0, 1.0, 0.0, 0.0), 1.0),
-    ("cpu saturates: both at 0.8", (3.0, 1.0, 0.0, 0.0), (2.0, 1.0, 0.0, 0.0), 1.25),
-    ("net saturates: both at 125/160", (1.0, 1.0, 100.0, 0.0), (0.5, 1.0, 60.0, 0.0), 1.28),
-    ("memory thrash: x 0.8", (1.0, 12.0, 0.0, 0.0), (1.0, 8.0, 0.0, 0.0), 1.25),
-]
-
-
-@pytest.mark.parametrize("name,est,demand,expected", SLOWDOWNS, ids=[c[0] for c in SLOWDOWNS])
-def test_predicted_slowdown_hand_computed(name, est, demand, expected):
-    assert pod_slowdown(est, STD, demand) == pytest.approx(expected)
-    snap = snapshot([STD, STD], usage=[(0.0, 0.0, 0.0, 0.0), est], pods=[0, 1])
-    pod = PodView(requests=[0.5, 0.5], demand=demand, demand_source="learned")
-    assert predicted_slowdowns(snap, pod, [1, 0]) == pytest.approx([expected, 1.0])

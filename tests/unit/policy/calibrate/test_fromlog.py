@@ -10,7 +10,7 @@ from policy.calibrate.fit import grid
 from policy.calibrate.fromlog import fit_from_log, samples, score, split
 from policy.decisionlog import DecisionInputs, decision_row, outcome_row, read_log
 from policy.features import encode, estimated_usage
-from policy.offline import slowdown_on
+from policy.predicted import slowdown_on
 from policy.sim.calibration import DEFAULT_PATH, params_of, read
 from policy.sim.sharing import ContentionParams
 from policy.state import ClusterSnapshot, PodView

@@ -1,0 +1,77 @@
+"""Which nodes a pod's labels constraints allow: its ``nodeSelector`` and required node affinity. Pure, no I/O.
+
+Why it exists: shadow mode scores every node it caches, while kube-scheduler offered the other scheduler only
+the nodes a pod may use, so drsched's shadow choice must be judged among those too, or it credits drsched with
+a move the pod could never make (the lab's tainted system node did that at a third of the bindings,
+``results/lab/shadow-rejudged-2026-12-07``; taints are ``kube.objects.tolerates``). This is kube-scheduler's
+NodeAffinity filter on node labels:
+
+* ``spec.nodeSelector``: every key must be a label of the node with exactly that value;
+* ``spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms``: the node
+  must match at least one term (the terms are ORed; no term: no node); a term matches when every one of its
+  ``matchExpressions`` does (ANDed), and an empty term matches no node. Operators: ``In`` (the label is set to
+  one of ``values``), ``NotIn`` (unset, or set to none of them), ``Exists``, ``DoesNotExist``.
+
+Not supported, and taken as met (the node stays a candidate, as before shadow mode read affinity, so a node the
+pod could use is never ruled out): the ``Gt`` / ``Lt`` operators and any other, ``matchFields`` (which
+kube-scheduler allows on ``metadata.name`` only). Not constraints of this filter at all: preferred node affinity
+(scoring), pod affinity and anti-affinity, topology spread constraints (they depend on the other pods).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kube.objects import child_list, child_map
+
+OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+"""The ``matchExpressions`` operators judged here (module doc)."""
+
+Expression = tuple[str, str, frozenset[str]]
+"""(key, operator, values) of one supported match expression."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRequirement:
+    """A pod's required node constraints on labels (module doc)."""
+
+    selector: tuple[tuple[str, str], ...] = ()
+    """``spec.nodeSelector``'s (key, value) pairs, all required"""
+    terms: tuple[tuple[Expression, ...], ...] | None = None
+    """the required affinity's terms that can match, each the expressions judged (None: no required affinity)"""
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Whether a node with ``labels`` satisfies the requirement."""
+        if any(labels.get(k) != v for k, v in self.selector):
+            return False
+        return self.terms is None or any(all(_holds(e, labels) for e in term) for term in self.terms)
+
+
+def _holds(expression: Expression, labels: Mapping[str, str]) -> bool:
+    key, op, values = expression
+    if op == "In":
+        return key in labels and labels[key] in values
+    if op == "NotIn":
+        return labels.get(key) not in values
+    return (key in labels) is (op == "Exists")
+
+
+def node_requirement(pod: Mapping) -> NodeRequirement | None:
+    """The pod's required node constraints on labels (module doc); None when it has none."""
+    spec = child_map(pod, "spec")
+    selector = tuple(sorted((str(k), str(v)) for k, v in child_map(spec, "nodeSelector").items()))
+    required = child_map(child_map(child_map(spec, "affinity"), "nodeAffinity"),
+                         "requiredDuringSchedulingIgnoredDuringExecution")
+    terms = None
+    if required:
+        terms = tuple(_term(t) for t in child_list(required, "nodeSelectorTerms")
+                      if isinstance(t, Mapping) and (child_list(t, "matchExpressions") or child_list(t, "matchFields")))
+    return None if not selector and terms is None else NodeRequirement(selector, terms)
+
+
+def _term(term: Mapping) -> tuple[Expression, ...]:
+    """A term's expressions that are judged; the others (module doc: not supported) are taken as met."""
+    return tuple((str(e.get("key") or ""), e["operator"], frozenset(str(v) for v in child_list(e, "values")))
+                 for e in child_list(term, "matchExpressions")
+                 if isinstance(e, Mapping) and e.get("operator") in OPERATORS)
