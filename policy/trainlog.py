@@ -1,14 +1,18 @@
-"""Reading what ``python -m policy.train`` printed: its periodic evaluation lines and how long its warm start took.
+"""Reading what ``python -m policy.train`` printed (its periodic checks, how long its warm start took) and
+drawing its checks against steps.
 
-Why it exists: the warm-start studies' table scripts (``scripts/warm_start_table.py``,
-``scripts/warm_start_strong_table.py``) both read the trainer's saved output, and scripts never import each
-other (``tests/unit/test_scripts.py``), so the format is read here, once. Pure: text in, numbers out.
+Why it exists: the training studies' table scripts (``scripts/warm_start_table.py``,
+``scripts/warm_start_strong_table.py``, ``scripts/dqfd_table.py``) all read the trainer's saved output and
+draw the same learning-curve picture, and scripts never import each other (``tests/unit/test_scripts.py``), so
+the format is read, and the picture drawn, here, once. Text in, numbers out; ``plot_curves`` imports
+matplotlib (Agg) only when called.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 FIELDS = ("steps", "dqn", "default-k8s", "demand-aware")
@@ -17,6 +21,8 @@ OUTPUT = ".trainer-output.txt"
 """The suffix under which a run's saved trainer output is kept beside its CSV."""
 EVAL = re.compile(r"eval steps=(\d+) dqn=([\d.]+) default-k8s=([\d.]+) demand-aware=([\d.]+)")
 """One periodic evaluation line of the trainer's log: steps, then the three policies' validation excess."""
+SERVED = re.compile(r"served check steps=(\d+) ratio=([\d.]+|nan)")
+"""One served check line of a ``--select served`` run: steps, then the served ratio to the best heuristic."""
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
 
 
@@ -30,3 +36,39 @@ def imitation_seconds(log: Path) -> float | None:
             if m and key in line and key not in t:
                 t[key] = dt.datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S").timestamp() + int(m[2]) / 1000
     return t["warm start:"] - t["effective config"] if len(t) == 2 else None
+
+
+Curve = dict[int, float]
+"""steps -> a check's figure."""
+
+
+def plot_curves(path: Path, arms: Sequence[tuple[str, str, Sequence[Curve]]],
+                references: Sequence[tuple[str, float, str]], *, title: str, xlabel: str, ylabel: str,
+                mean_label: str = "{arm}: mean of {n} seeds", markers: bool = False) -> None:
+    """Checks vs steps, log scale: per arm ``(name, colour, curves)`` every curve thin and the mean over the
+    steps all its curves share thick (``markers``: with dots); each reference ``(label, value, linestyle)`` a
+    grey horizontal line. Written to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
+    for arm, colour, curves in arms:
+        for c in curves:
+            xs = sorted(c)
+            ax.plot(xs, [c[x] for x in xs], color=colour, lw=0.7, alpha=0.45)
+        xs = sorted(set.intersection(*(set(c) for c in curves)))
+        ax.plot(xs, [sum(c[x] for c in curves) / len(curves) for x in xs], color=colour, lw=2.2,
+                label=mean_label.format(arm=arm, n=len(curves)), **({"marker": "o", "ms": 4} if markers else {}))
+    for label, value, style in references:
+        ax.axhline(value, color="grey", ls=style, lw=1, label=label)
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -31,7 +31,7 @@ from pathlib import Path
 from policy.comparison import HEURISTICS, cases, excess_by_case, geometric_mean, ratios, read_summary
 from policy.paired import interval
 from policy.paths import POLICY_RESULTS
-from policy.trainlog import EVAL, FIELDS, OUTPUT, imitation_seconds
+from policy.trainlog import EVAL, FIELDS, OUTPUT, imitation_seconds, plot_curves
 
 FOLDER = POLICY_RESULTS / "warm-start-strong"
 RUNS = FOLDER / "per-run"
@@ -265,34 +265,12 @@ def times() -> list[str]:
 
 def plot(path: Path, r: dict[str, dict[int, str]]) -> None:
     """The trainer's check vs steps, every run thin and each arm's mean thick, demand-aware dashed; log scale."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
-    rule = math.nan
-    for arm, colour in zip(ARMS, ("tab:blue", "tab:orange", "tab:red", "tab:green"), strict=True):
-        curves = [_curve(n) for n in r[arm].values()]
-        if not curves:
-            continue
-        for c in curves:
-            ax.plot(sorted(c), [c[x] for x in sorted(c)], color=colour, lw=0.7, alpha=0.45)
-        xs = sorted(set.intersection(*(set(c) for c in curves)))
-        ax.plot(xs, [sum(c[x] for c in curves) / len(curves) for x in xs], color=colour, lw=2.2,
-                label=f"{arm}: mean of {len(curves)} seeds")
-        with (RUNS / f"{next(iter(r[arm].values()))}.eval.csv").open() as f:
-            rule = float(next(csv.DictReader(f))["demand-aware"])
-    ax.axhline(rule, color="grey", ls="--", lw=1, label="demand-aware")
-    ax.set_yscale("log")
-    ax.set_xlabel("DQN steps")
-    ax.set_ylabel("validation excess slowdown (argmax check; log)")
-    ax.set_title("Warm start from a strong rule's log vs cold start")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    arms = [(arm, colour, [_curve(n) for n in r[arm].values()])
+            for arm, colour in zip(ARMS, ("tab:blue", "tab:orange", "tab:red", "tab:green"), strict=True) if r[arm]]
+    with (RUNS / f"{next(iter(r[arms[-1][0]].values()))}.eval.csv").open() as f:
+        rule = float(next(csv.DictReader(f))["demand-aware"])
+    plot_curves(path, arms, [("demand-aware", rule, "--")], title="Warm start from a strong rule's log vs cold start",
+                xlabel="DQN steps", ylabel="validation excess slowdown (argmax check; log)")
 
 
 def main() -> int:

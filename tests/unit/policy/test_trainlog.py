@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from policy.trainlog import EVAL, imitation_seconds
+from policy.trainlog import EVAL, SERVED, imitation_seconds, plot_curves
 
 LOG = """\
 2026-12-07 05:01:02,250 INFO policy.train: effective config steps=30000
@@ -22,3 +22,16 @@ def test_eval_lines_and_the_warm_start_s_seconds(tmp_path: Path) -> None:
     assert imitation_seconds(log) == pytest.approx(2.5)
     log.write_text(LOG.replace("warm start:", "cold start"))
     assert imitation_seconds(log) is None  # a cold run has no warm start line
+
+
+def test_served_check_lines():
+    text = ("2026-12-07 08:00:00,000 INFO policy.train: served check steps=0 ratio=1.0266\n"
+            "2026-12-07 08:00:09,000 INFO policy.train: served check steps=2500 ratio=nan\n")
+    assert [m.groups() for m in SERVED.finditer(text)] == [("0", "1.0266"), ("2500", "nan")]
+
+
+def test_the_curves_picture_is_written(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    arms = [("cold", "tab:blue", [{0: 1.0, 2500: 0.1}, {0: 0.8, 2500: 0.2, 5000: 0.05}])]
+    plot_curves(tmp_path / "c.png", arms, [("rule", 0.05, "--")], title="t", xlabel="x", ylabel="y", markers=True)
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
