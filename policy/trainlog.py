@@ -10,8 +10,10 @@ matplotlib (Agg) only when called.
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import re
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,6 +25,8 @@ EVAL = re.compile(r"eval steps=(\d+) dqn=([\d.]+) default-k8s=([\d.]+) demand-aw
 """One periodic evaluation line of the trainer's log: steps, then the three policies' validation excess."""
 SERVED = re.compile(r"served check steps=(\d+) ratio=([\d.]+|nan)")
 """One served check line of a ``--select served`` run: steps, then the served ratio to the best heuristic."""
+_TRAINED = re.compile(r"trained (\d+) steps in (\d+) s")
+_TIMES = re.compile(r"^(?P<run>\S+) start=(\S+) end=(\S+) wall_s=(?P<wall>\d+) rc=(?P<rc>\d+)$")
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
 
 
@@ -36,6 +40,35 @@ def imitation_seconds(log: Path) -> float | None:
             if m and key in line and key not in t:
                 t[key] = dt.datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S").timestamp() + int(m[2]) / 1000
     return t["warm start:"] - t["effective config"] if len(t) == 2 else None
+
+
+def collect(src: Path, dest: Path) -> None:
+    """A study's run directory ``src`` into its committed ``dest``: per ``<run>.log`` (the trainer's output) the
+    checks as ``<run>.eval.csv`` (``FIELDS``) and, for a ``--select served`` run, ``<run>.served.csv`` (steps,
+    served_ratio), the log itself as ``<run>`` + ``OUTPUT``, the run's small JSON files; the runner's
+    ``times.txt`` lines (``<run> start= end= wall_s= rc=``) as ``times.csv`` with the trainer's own seconds."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for log in sorted(src.glob("*-*.log")):
+        text = log.read_text()
+        for pattern, name, header in ((EVAL, "eval", FIELDS), (SERVED, "served", ("steps", "served_ratio"))):
+            by_step = {int(m[1]): m.groups() for m in pattern.finditer(text)}  # the final check repeats the last
+            if by_step or name == "eval":
+                with (dest / f"{log.stem}.{name}.csv").open("w", newline="") as f:
+                    w = csv.writer(f)
+                    w.writerow(header)
+                    w.writerows(by_step[s] for s in sorted(by_step))
+        shutil.copy(log, dest / f"{log.stem}{OUTPUT}")
+        for suffix in (".json", ".warm-start.json"):
+            if (src / f"{log.stem}{suffix}").is_file():
+                shutil.copy(src / f"{log.stem}{suffix}", dest / f"{log.stem}{suffix}")
+    if (src / "times.txt").is_file():
+        with (dest / "times.csv").open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(("run", "wall_s", "rc", "train_seconds"))
+            for line in (src / "times.txt").read_text().splitlines():
+                if (m := _TIMES.match(line)) and (src / f"{m['run']}.log").is_file():
+                    trained = _TRAINED.search((src / f"{m['run']}.log").read_text())
+                    w.writerow((m["run"], m["wall"], m["rc"], trained[2] if trained else ""))
 
 
 Curve = dict[int, float]

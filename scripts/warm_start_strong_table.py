@@ -15,7 +15,8 @@ deterministic, so a heuristic evaluated in every batch must give the same figure
     python scripts/warm_start_strong_table.py --collect /tmp/wss/runs --merge /tmp/wss/eval/*   # once
     python scripts/warm_start_strong_table.py                            # the tables from the committed files
 
-The per-run file format and the log parsing are ``policy.trainlog``'s (shared with the first study's script).
+The per-run file format, the log parsing and the collection are ``policy.trainlog``'s, the join
+``policy.comparison.merge_summaries`` (shared with the other studies' scripts).
 """
 
 from __future__ import annotations
@@ -25,13 +26,12 @@ import csv
 import json
 import math
 import re
-import shutil
 from pathlib import Path
 
-from policy.comparison import HEURISTICS, cases, excess_by_case, geometric_mean, ratios, read_summary
+from policy.comparison import HEURISTICS, cases, excess_by_case, geometric_mean, merge_summaries, ratios, read_summary
 from policy.paired import interval
 from policy.paths import POLICY_RESULTS
-from policy.trainlog import EVAL, FIELDS, OUTPUT, imitation_seconds, plot_curves
+from policy.trainlog import OUTPUT, collect, imitation_seconds, plot_curves
 
 FOLDER = POLICY_RESULTS / "warm-start-strong"
 RUNS = FOLDER / "per-run"
@@ -48,55 +48,6 @@ EARLY = (0, 2500, 5000, 10000)
 RULE_LEVEL = 1.1
 """(a): "starts at the rule's level" if the figure is at most this x demand-aware's on the same episodes."""
 _RUN = re.compile(r"^(?P<arm>[a-z-]+?)-(?P<seed>\d+)$")
-_TRAINED = re.compile(r"trained (\d+) steps in (\d+) s")
-_TIMES = re.compile(r"^(?P<run>\S+) start=(\S+) end=(\S+) wall_s=(?P<wall>\d+) rc=(?P<rc>\d+)$")
-
-
-def collect(src: Path) -> None:
-    """Each ``<arm>-<seed>.log`` of ``src`` to ``per-run/``; the JSON files; ``times.txt`` as ``times.csv``."""
-    RUNS.mkdir(parents=True, exist_ok=True)
-    for log in sorted(src.glob("*-*.log")):
-        by_step = {int(m[1]): m.groups() for m in EVAL.finditer(log.read_text())}  # the final eval repeats the last
-        with (RUNS / f"{log.stem}.eval.csv").open("w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(FIELDS)
-            w.writerows(by_step[s] for s in sorted(by_step))
-        shutil.copy(log, RUNS / f"{log.stem}{OUTPUT}")
-        for suffix in (".json", ".warm-start.json"):
-            if (src / f"{log.stem}{suffix}").is_file():
-                shutil.copy(src / f"{log.stem}{suffix}", RUNS / f"{log.stem}{suffix}")
-    if (src / "times.txt").is_file():
-        with (RUNS / "times.csv").open("w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(("run", "wall_s", "rc", "train_seconds"))
-            for line in (src / "times.txt").read_text().splitlines():
-                if m := _TIMES.match(line):
-                    trained = _TRAINED.search((src / f"{m['run']}.log").read_text())
-                    w.writerow((m["run"], m["wall"], m["rc"], trained[2] if trained else ""))
-
-
-def merge(folders: list[Path]) -> int:
-    """Join the ``summary.csv`` of ``folders`` into ``SERVED / "summary.csv"`` (module doc); the rows written."""
-    rows: dict[tuple[str, str, str, str], dict] = {}
-    header: list[str] = []
-    for folder in folders:
-        with (folder / "summary.csv").open() as f:
-            reader = csv.DictReader(f)
-            header = header or list(reader.fieldnames or [])
-            for row in reader:
-                key = (row["scenario"], row["workload"], row["load"], row["policy"])
-                if key in rows and rows[key] != row:
-                    raise ValueError(f"{folder}/summary.csv: {key} differs from an earlier batch's row")
-                rows[key] = row
-    SERVED.mkdir(parents=True, exist_ok=True)
-    with (SERVED / "summary.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=header)
-        w.writeheader()
-        w.writerows(rows.values())
-    for name in ("served.json",):
-        if (folders[0] / name).is_file():
-            shutil.copy(folders[0] / name, SERVED / name)
-    return len(rows)
 
 
 def runs(ex: dict) -> dict[str, dict[int, str]]:
@@ -279,9 +230,9 @@ def main() -> int:
     p.add_argument("--merge", type=Path, nargs="+", help="policy.evaluate output folders to join first")
     a = p.parse_args()
     if a.collect:
-        collect(a.collect)
+        collect(a.collect, RUNS)
     if a.merge:
-        merge(a.merge)
+        merge_summaries(a.merge, SERVED)
     ex = excess_by_case(read_summary(SERVED / "summary.csv"))
     r = runs(ex)
     doc = (primary(ex, r, ARMS, "Primary, 30,000 steps") + primary(ex, r, FULL, "The full recipe, 150,000 steps")
