@@ -10,6 +10,7 @@ matplotlib (Agg) only when called.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import datetime as dt
 import re
@@ -69,6 +70,52 @@ def collect(src: Path, dest: Path) -> None:
                 if (m := _TIMES.match(line)) and (src / f"{m['run']}.log").is_file():
                     trained = _TRAINED.search((src / f"{m['run']}.log").read_text())
                     w.writerow((m["run"], m["wall"], m["rc"], trained[2] if trained else ""))
+
+
+def spread(values: Sequence[float], fmt: str = ".2f") -> str:
+    """Figures over seeds as the study tables show them: ``mean (min-max)``, the one value alone, n/a for none."""
+    if not values:
+        return "n/a"
+    if len(values) == 1:
+        return f"{values[0]:{fmt}}"
+    return f"{sum(values) / len(values):{fmt}} ({min(values):{fmt}}-{max(values):{fmt}})"
+
+
+def study_inputs(description: str, runs: Path, served: Path) -> dict:
+    """A study table script's command line: ``--collect DIR`` first collects a run directory into ``runs``
+    (``collect``), ``--merge DIR ...`` first joins evaluation batches into ``served``
+    (``policy.comparison.merge_summaries``); returns ``served``'s evaluation as per-case excess
+    (``policy.comparison.excess_by_case``)."""
+    from policy.comparison import excess_by_case, merge_summaries, read_summary
+
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--collect", type=Path, help="run directory to read the training logs from first")
+    p.add_argument("--merge", type=Path, nargs="+", help="policy.evaluate output folders to join first")
+    a = p.parse_args()
+    if a.collect:
+        collect(a.collect, runs)
+    if a.merge:
+        merge_summaries(a.merge, served)
+    return excess_by_case(read_summary(served / "summary.csv"))
+
+
+def times_table(runs: Path, where: str) -> list[str]:
+    """Markdown lines of the wall time per run from ``runs / "times.csv"`` (``collect``'s), the trainer's own
+    seconds and, for a warm run, its imitation stage (``imitation_seconds``); ``where`` says where the runs ran.
+    No lines without the file."""
+    path = runs / "times.csv"
+    if not path.is_file():
+        return []
+    lines = [f"## Wall time (one run at a time, {where})", "",
+             "| run | wall (s) | trainer's learn + checks (s) | imitation stage (s) |", "|---|---:|---:|---:|"]
+    with path.open() as f:
+        for row in csv.DictReader(f):
+            stage = (imitation_seconds(runs / f"{row['run']}{OUTPUT}")
+                     if (runs / f"{row['run']}.warm-start.json").is_file() else None)
+            rc = "" if row["rc"] == "0" else f" (rc {row['rc']})"
+            lines.append(f"| {row['run']}{rc} | {row['wall_s']} | {row['train_seconds']} | "
+                         f"{'' if stage is None else f'{stage:.1f}'} |")
+    return [*lines, ""]
 
 
 Curve = dict[int, float]

@@ -21,17 +21,16 @@ The per-run file format, the log parsing and the collection are ``policy.trainlo
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import math
 import re
 from pathlib import Path
 
-from policy.comparison import HEURISTICS, cases, excess_by_case, geometric_mean, merge_summaries, ratios, read_summary
+from policy.comparison import HEURISTICS, cases, geometric_mean, ratios
 from policy.paired import interval
 from policy.paths import POLICY_RESULTS
-from policy.trainlog import OUTPUT, collect, imitation_seconds, plot_curves
+from policy.trainlog import plot_curves, spread, study_inputs, times_table
 
 FOLDER = POLICY_RESULTS / "warm-start-strong"
 RUNS = FOLDER / "per-run"
@@ -41,6 +40,8 @@ ARMS = ("cold", "warm-da", "warm-da-cal", "warm-la")
 FULL = ("full-cold", "full-warm-da-cal")
 """The full recipe's arms (150,000 steps), the baseline first."""
 SHIPPED = "dqn:default"
+WHERE = "`taskset -c 0 nice -n 19`, beside the lab's control plane"
+"""Where the runs ran (the wall-time table's heading)."""
 PLANNED_SEEDS = (1, 2, 3)
 """The registered training seeds; seeds 4 and 5 were the registered extras, run if time allowed."""
 EARLY = (0, 2500, 5000, 10000)
@@ -59,14 +60,6 @@ def runs(ex: dict) -> dict[str, dict[int, str]]:
         if m and m["arm"] in out and f"dqn:{m.string}" in served:
             out[m["arm"]][int(m["seed"])] = m.string
     return out
-
-
-def _spread(values: list[float], fmt: str = ".2f") -> str:
-    if not values:
-        return "n/a"
-    if len(values) == 1:
-        return f"{values[0]:{fmt}}"
-    return f"{sum(values) / len(values):{fmt}} ({min(values):{fmt}}-{max(values):{fmt}})"
 
 
 def _mean_excess(ex: dict, policy: str) -> float:
@@ -93,7 +86,7 @@ def primary(ex: dict, r: dict[str, dict[int, str]], arms: tuple[str, ...], title
         cells = [f"{gm[(a, s)]:.3f} ({_mean_excess(ex, 'dqn:' + r[a][s]):.4f})" if s in r[a] else "not run"
                  for a in arms]
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
-    lines.append("| mean (min-max) | " + " | ".join(_spread([gm[(a, s)] for s in r[a]], ".3f") for a in arms) + " |")
+    lines.append("| mean (min-max) | " + " | ".join(spread([gm[(a, s)] for s in r[a]], ".3f") for a in arms) + " |")
     lines += ["", f"Shipped model (`policy/models/default.npz`, 150k steps) on the same episodes: "
               f"{geometric_mean(ratios(ex, SHIPPED, HEURISTICS).values()):.3f} ({_mean_excess(ex, SHIPPED):.4f}). "
               "Heuristics' own ratio (mean excess): " + ", ".join(
@@ -134,7 +127,7 @@ def per_case(ex: dict, r: dict[str, dict[int, str]], arms: tuple[str, ...]) -> l
         cells = []
         for a in arms:
             vs = [x[(fam, load)] for x in per[a].values() if x[(fam, load)] is not None]
-            cells += [_spread(vs), f"{sum(v < 1 for v in vs)}/{len(vs)}"]
+            cells += [spread(vs), f"{sum(v < 1 for v in vs)}/{len(vs)}"]
         for w in warms:
             both = sorted(set(r[w]) & set(r[base]))
             wins = sum(ex[(fam, load, "dqn:" + r[w][s])] < ex[(fam, load, "dqn:" + r[base][s])] for s in both)
@@ -197,23 +190,6 @@ def imitation() -> list[str]:
     return [*lines, ""]
 
 
-def times() -> list[str]:
-    """Wall seconds per run (the runner's), the trainer's own ``train_seconds`` and the imitation stage."""
-    path = RUNS / "times.csv"
-    if not path.is_file():
-        return []
-    lines = ["## Wall time (one run at a time, `taskset -c 0 nice -n 19`, beside the lab's control plane)", "",
-             "| run | wall (s) | trainer's learn + checks (s) | imitation stage (s) |", "|---|---:|---:|---:|"]
-    with path.open() as f:
-        for row in csv.DictReader(f):
-            stage = (imitation_seconds(RUNS / f"{row['run']}{OUTPUT}")
-                     if (RUNS / f"{row['run']}.warm-start.json").is_file() else None)
-            rc = "" if row["rc"] == "0" else f" (rc {row['rc']})"
-            lines.append(f"| {row['run']}{rc} | {row['wall_s']} | {row['train_seconds']} | "
-                         f"{'' if stage is None else f'{stage:.1f}'} |")
-    return [*lines, ""]
-
-
 def plot(path: Path, r: dict[str, dict[int, str]]) -> None:
     """The trainer's check vs steps, every run thin and each arm's mean thick, demand-aware dashed; log scale."""
     arms = [(arm, colour, [_curve(n) for n in r[arm].values()])
@@ -225,19 +201,11 @@ def plot(path: Path, r: dict[str, dict[int, str]]) -> None:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--collect", type=Path, help="run directory to read the training logs from first")
-    p.add_argument("--merge", type=Path, nargs="+", help="policy.evaluate output folders to join first")
-    a = p.parse_args()
-    if a.collect:
-        collect(a.collect, RUNS)
-    if a.merge:
-        merge_summaries(a.merge, SERVED)
-    ex = excess_by_case(read_summary(SERVED / "summary.csv"))
+    ex = study_inputs(__doc__.split("\n\n")[0], RUNS, SERVED)
     r = runs(ex)
     doc = (primary(ex, r, ARMS, "Primary, 30,000 steps") + primary(ex, r, FULL, "The full recipe, 150,000 steps")
            + per_case(ex, r, ARMS) + per_case(ex, r, FULL)
-           + early(ex, r) + imitation() + times())
+           + early(ex, r) + imitation() + times_table(RUNS, WHERE))
     (FOLDER / "table.md").write_text("\n".join(doc))
     plot(FOLDER / "validation.png", r)
     return 0
