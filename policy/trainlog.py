@@ -1,11 +1,13 @@
-"""Reading what ``python -m policy.train`` printed (its periodic checks, how long its warm start took) and
-drawing its checks against steps.
+"""The training studies' shared reading of what ``python -m policy.train`` printed, and their shared tables and
+picture: the periodic checks (``EVAL``, ``SERVED``), how long a warm start took, a run directory collected into a
+study's committed files (``collect``), the wall-time table, the learning-curve plot, the table scripts' command
+line (``study_inputs``).
 
 Why it exists: the training studies' table scripts (``scripts/warm_start_table.py``,
-``scripts/warm_start_strong_table.py``, ``scripts/dqfd_table.py``) all read the trainer's saved output and
-draw the same learning-curve picture, and scripts never import each other (``tests/unit/test_scripts.py``), so
-the format is read, and the picture drawn, here, once. Text in, numbers out; ``plot_curves`` imports
-matplotlib (Agg) only when called.
+``scripts/warm_start_strong_table.py``, ``scripts/dqfd_table.py``) read the same trainer output and draw the same
+things, and scripts never import each other (``tests/unit/test_scripts.py``), so each is written here, once.
+Study tooling, not the deciding core: it reads and copies files, and ``plot_curves`` imports matplotlib (Agg)
+only when called; nothing on the training or serving path imports it.
 """
 
 from __future__ import annotations
