@@ -252,44 +252,6 @@ def _quiet_logger(model, args: Args):
     return model
 
 
-BASELINES = {"default-k8s": "default-k8s", "demand-aware": "demand-aware"}
-"""The policies the trainer's check scores beside the network (name -> scorer spec)."""
-
-
-def evaluate_export(model_path: Path, args: Args, baselines: dict[str, float] | None = None) -> dict:
-    """Validation excess slowdown (mean over cases) of an exported model and of default-k8s / demand-aware on
-    the same episodes: every validation family at every split load, ``eval_seeds`` seeds each. ``baselines``,
-    when given, caches the baselines' figures across calls: they do not learn and the simulator is
-    deterministic, so the first call's are every call's."""
-    from policy.sim.config import SimConfig
-    from policy.sim.episode import run_episode, scorer_from_spec
-    from policy.splits import LOADS, VALIDATION, seeds
-
-    cache = {} if baselines is None else baselines
-    specs = {"dqn": f"dqn:{model_path}", **{k: v for k, v in BASELINES.items() if k not in cache}}
-    scores: dict[str, list[float]] = {k: [] for k in specs}
-    for family in VALIDATION.values():
-        for load in LOADS:
-            cfg = SimConfig(load=load, n_jobs=args.n_jobs, contention=contention_of(args), **family.config)
-            for seed in seeds("validation", args.eval_seeds):
-                for name, spec in specs.items():
-                    scores[name].append(run_episode(cfg, seed, scorer_from_spec(spec, seed=seed)).excess_slowdown)
-    cache.update({name: float(np.mean(v)) for name, v in scores.items() if name != "dqn"})
-    return {"dqn": float(np.mean(scores["dqn"])), **{name: cache[name] for name in BASELINES}}
-
-
-def served_rows(policies: list[str], args: Args) -> list[dict]:
-    """Per-episode rows of ``policies`` scored as served (``--select-weight``, ``--select-mapping``, the
-    extender's hot filter) on the served check's validation episodes (``policy.grid.run_all``)."""
-    from policy.grid import run_all, split_cases
-    from policy.splits import LOADS, SPLIT_JOBS, VALIDATION
-
-    cases = split_cases("validation", list(VALIDATION), LOADS, args.select_seeds, offset=args.select_offset)
-    rows, _ = run_all(cases, policies, SPLIT_JOBS, 1, progress=False, served_weight=args.select_weight,
-                      contention=contention_of(args), mapping=ScoreMapping.parse(args.select_mapping))
-    return rows
-
-
 def source_state() -> dict:
     """The git commit of the source and whether the work tree differs from it (``dirty``), read once when
     training starts: exports written into the repository later must not count as the source's changes."""
@@ -318,7 +280,11 @@ def export(model, path: Path, args: Args, scores: dict | None, steps: int, sourc
 def make_callback(args: Args, out: Path, source: dict):
     from stable_baselines3.common.callbacks import BaseCallback
 
+    from policy.checks import evaluate_export, served_rows
     from policy.comparison import HEURISTICS
+
+    served = dict(n_seeds=args.select_seeds, offset=args.select_offset, weight=args.select_weight,
+                  mapping=ScoreMapping.parse(args.select_mapping), contention=contention_of(args))
 
     class EvalCallback(BaseCallback):
         """Export + held-out evaluation every ``eval_every`` steps; keeps at ``out`` the export that is best by
@@ -349,14 +315,15 @@ def make_callback(args: Args, out: Path, source: dict):
         def evaluate(self) -> None:
             cand = out.with_name(out.name + "-candidate")
             export(self.model, cand, args, None, self.num_timesteps, source)
-            scores = evaluate_export(cand.with_suffix(".npz"), args, self.baselines)
+            scores = evaluate_export(cand.with_suffix(".npz"), n_jobs=args.n_jobs, n_seeds=args.eval_seeds,
+                                     contention=contention_of(args), baselines=self.baselines)
             self.logger.record("eval/excess_slowdown", scores["dqn"])
             self.logger.record("eval/excess_ratio_to_default", scores["dqn"] / max(scores["default-k8s"], 1e-9))
             log.info("eval steps=%d dqn=%.4f default-k8s=%.4f demand-aware=%.4f", self.num_timesteps,
                      scores["dqn"], scores["default-k8s"], scores["demand-aware"])
             if args.select == "served":
-                self.heuristics = self.heuristics or served_rows(list(HEURISTICS), args)
-                rows = served_rows([f"dqn:{cand.with_suffix('.npz')}"], args)
+                self.heuristics = self.heuristics or served_rows(list(HEURISTICS), **served)
+                rows = served_rows([f"dqn:{cand.with_suffix('.npz')}"], **served)
                 scores["served_ratio"] = served_ratio(case_means([*self.heuristics, *rows]), rows[0]["policy"])
                 self.logger.record("eval/served_ratio", scores["served_ratio"])
                 log.info("served check steps=%d ratio=%.4f", self.num_timesteps, scores["served_ratio"])
