@@ -86,6 +86,9 @@ def primary(ex: dict, r: dict[str, dict[int, str]]) -> list[str]:
             for a in arms) + " |")
     lines += ["| mean (min-max) | " + " | ".join(spread(list(g[a].values()), ".3f") for a in arms) + " |",
               "| below 1 on | " + " | ".join(f"{sum(v < 1 for v in g[a].values())} of {len(g[a])}" for a in arms)
+              + " |",
+              f"| below 1 against {RULE} alone on | " + " | ".join(
+                  f"{sum(ratio(ex, 'dqn:' + n, (RULE,)) < 1 for n in r[a].values())} of {len(r[a])}" for a in arms)
               + " |", "",
               "On the same episodes: the shipped model (`policy/models/default.npz`, 150k steps) "
               f"{ratio(ex, SHIPPED):.3f}; " + ", ".join(f"{h} {ratio(ex, h):.3f}" for h in HEURISTICS) + ".", ""]
@@ -153,12 +156,15 @@ def selection(ex: dict, r: dict[str, dict[int, str]]) -> list[str]:
     return [*lines, ""]
 
 
-def imitation() -> list[str]:
-    """The warm start and calibration of each warm run, from its ``.warm-start.json``."""
+def imitation(r: dict[str, dict[int, str]]) -> list[str]:
+    """The warm start and calibration of each evaluated warm run, from its ``.warm-start.json``."""
     lines = ["## The imitation stage (warm arms)", "",
              "| run | usable | held-out agreement after | calibration: Q = scale x f + shift; TD RMS before -> after |",
              "|---|---:|---:|---|"]
+    evaluated = {n for by_seed in r.values() for n in by_seed.values()}
     for path in sorted(RUNS.glob("*.warm-start.json")):
+        if path.name.removesuffix(".warm-start.json") not in evaluated:
+            continue
         w = json.loads(path.read_text())
         c = w.get("calibration") or {}
         cal = (f"{c['scale']:.4f} x f {c['shift']:+.3f}; {c['td_rmse_before']:.2f} -> {c['td_rmse_after']:.3f}"
@@ -182,7 +188,7 @@ def plot(path: Path, r: dict[str, dict[int, str]]) -> None:
 def main() -> int:
     ex = study_inputs(__doc__.split("\n\n")[0], RUNS, SERVED)
     r = runs(ex)
-    (FOLDER / "table.md").write_text("\n".join(primary(ex, r) + per_case(ex, r) + selection(ex, r) + imitation()
+    (FOLDER / "table.md").write_text("\n".join(primary(ex, r) + per_case(ex, r) + selection(ex, r) + imitation(r)
                                                + times_table(RUNS, WHERE)))
     plot(FOLDER / "checks.png", r)
     return 0
