@@ -18,7 +18,8 @@ swapping the models gives the reciprocal ratios, so the gate favours neither); `
 ratio column leaves out the seeds whose baseline excess is at most it, and averages the rest.
 
 Pure: standard library only. The files it reads are a ``summary.csv`` (``read_summary``, whose errors name
-the file, line and field) and a result folder's ``served.json`` (``served_setting``).
+the file, line and field) and a result folder's ``served.json`` (``served_setting``); ``merge_summaries`` joins
+several evaluations' ``summary.csv`` into one.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -150,3 +152,29 @@ def comparison(summary: list[dict], scoring: str = ARGMAX) -> str:
     lines += ["", f"n/a: the other's excess is below {MIN_EXCESS} (at the physical limit), so the ratio is noise and "
               f"is left out of the geometric mean; ratios below {MIN_RATIO} count as {MIN_RATIO} in it."]
     return "\n".join(lines) + "\n"
+
+
+def merge_summaries(folders: Sequence[Path], dest: Path) -> int:
+    """Join the ``summary.csv`` of ``folders`` (``policy.evaluate`` runs of batches of policies on the same
+    episodes) into ``dest / "summary.csv"``, with the first folder's ``served.json``; returns the rows written.
+    A policy-and-case row in two batches must be equal (the simulator is deterministic, so a heuristic
+    evaluated in every batch gives the same figures each time): ``ValueError`` otherwise."""
+    rows: dict[tuple[str, str, str, str], dict] = {}
+    header: list[str] = []
+    for folder in folders:
+        with (folder / "summary.csv").open() as f:
+            reader = csv.DictReader(f)
+            header = header or list(reader.fieldnames or [])
+            for row in reader:
+                key = (row["scenario"], row["workload"], row["load"], row["policy"])
+                if key in rows and rows[key] != row:
+                    raise ValueError(f"{folder}/summary.csv: {key} differs from an earlier batch's row")
+                rows[key] = row
+    dest.mkdir(parents=True, exist_ok=True)
+    with (dest / "summary.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header)
+        w.writeheader()
+        w.writerows(rows.values())
+    if (folders[0] / "served.json").is_file():
+        shutil.copy(folders[0] / "served.json", dest / "served.json")
+    return len(rows)

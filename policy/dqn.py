@@ -82,11 +82,47 @@ def masked_random_actions(observation: np.ndarray, max_nodes: int, rng: np.rando
 
 
 class MaskedDQN(DQN):
-    """stable-baselines3 DQN whose exploration never takes a masked action."""
+    """stable-baselines3 DQN whose exploration never takes a masked action, and whose TD loss may carry an
+    imitation term (``imitation``: a ``policy.dqfd.Imitation``; None, the default, trains as SB3 does)."""
+
+    imitation: Any = None
 
     def _setup_model(self) -> None:
         super()._setup_model()
         self._explore_rng = np.random.default_rng(self.seed)
+
+    def _excluded_save_params(self) -> list[str]:
+        return [*super()._excluded_save_params(), "imitation"]  # the log's examples stay out of the checkpoint
+
+    def train(self, gradient_steps: int, batch_size: int = 100) -> None:
+        if self.imitation is None:  # exactly SB3's step: the shipped recipe never reaches the code below
+            return super().train(gradient_steps, batch_size)
+        self.policy.set_training_mode(True)
+        self._update_learning_rate(self.policy.optimizer)
+        td_losses, im_losses = [], []
+        for _ in range(gradient_steps):
+            td = self._td_loss(self.replay_buffer.sample(batch_size, env=self._vec_normalize_env))
+            im = self.imitation.loss(self.q_net.q_net, self.num_timesteps)
+            td_losses.append(td.item())
+            im_losses.append(0.0 if im is None else im.item())
+            self.policy.optimizer.zero_grad()
+            (td if im is None else td + im).backward()
+            th.nn.utils.clip_grad_norm_(self.policy.parameters(), self.max_grad_norm)
+            self.policy.optimizer.step()
+        self._n_updates += gradient_steps
+        self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
+        self.logger.record("train/loss", float(np.mean(td_losses)))
+        self.logger.record("train/imitation_loss", float(np.mean(im_losses)))
+
+    def _td_loss(self, data) -> th.Tensor:
+        """Huber loss of Q(s, a) against r + discount * max over feasible a' of the target net's Q(s', a'), the
+        discount gamma^n for an n-step sample that did not end (the replay buffer's ``discounts``)."""
+        discount = data.discounts if data.discounts is not None else self.gamma
+        with th.no_grad():
+            best_next = self.q_net_target(data.next_observations).max(dim=1).values.reshape(-1, 1)
+            target = data.rewards + (1 - data.dones) * discount * best_next
+        q = self.q_net(data.observations).gather(1, data.actions.long())
+        return nn.functional.smooth_l1_loss(q, target)
 
     @property
     def max_nodes(self) -> int:

@@ -75,7 +75,7 @@ from policy.sim.episode import scorer_from_spec
 from policy.sim.errors import SimError
 from policy.sim.progress import PROGRESS_SHOWN
 from policy.sim.traces import check_trace
-from policy.splits import LAB_JOBS, LAB_LOADS, LOADS, SPLITS
+from policy.splits import LAB_JOBS, LAB_LOADS, LOADS, SPLIT_JOBS, SPLITS
 from policy.state import DEFAULT_NET_MBPS
 from policy.tables import format_diagnostics, format_jct_ratios, format_pivot, format_table, jct_ratios, summarise
 
@@ -170,7 +170,7 @@ def unset_defaults(split: str | None, quick: bool) -> dict:
     if split is not None:
         lab = split == "lab"
         fill = dict(scenarios=",".join(SPLITS[split]), loads=",".join(map(str, LAB_LOADS if lab else LOADS)),
-                    seeds=2 if quick else 5, jobs=LAB_JOBS if lab else 60 if quick else 200, seed_base=0)
+                    seeds=2 if quick else 5, jobs=LAB_JOBS if lab else 60 if quick else SPLIT_JOBS, seed_base=0)
         if _fixes_jobs(split):
             del fill["jobs"]
         return fill

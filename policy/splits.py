@@ -49,6 +49,9 @@ SPLIT_SIZE = 2**30
 """Seeds per held-out split: ``SEED_BASE[split] + i`` for 0 <= i < SPLIT_SIZE."""
 LOADS = (0.9, 1.3)
 """Offered loads every family is evaluated at (inside training's 0.6-1.6)."""
+SPLIT_JOBS = 200
+"""Jobs per episode of a split's evaluation (``policy.evaluate --split``'s, and ``policy.train --select served``'s
+check), unless the family fixes its own."""
 
 
 @dataclass(frozen=True)

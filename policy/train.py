@@ -5,12 +5,15 @@ Reads top to bottom: arguments, environment, network, learning loop; the steps s
     python -m policy.train --steps 200000 --seed 1 --out policy/models/default
     python -m policy.train --config policy/models/default-train.yaml      # flags override the file
     python -m policy.train --warm-start /var/lib/drsched/decisions        # imitate the log first (policy.warmstart)
+    python -m policy.train --warm-start LOG --imitation-weight 1          # ... and keep imitating it (policy.dqfd)
+    python -m policy.train --select served                                # keep the best export as served
 
 Every ``--eval-every`` steps the current network is exported to numpy and evaluated, through the same
 ``policy.sim.episode`` loop the evaluator uses, on the validation split (``policy.splits``: its families and
 loads, ``--eval-seeds`` seeds each; never the test split) against ``default-k8s`` and ``demand-aware``; the
 best export is kept as ``<out>.npz`` + ``<out>.json`` with its scores, the effective config and the source
-commit in the metadata. ``--resume`` continues from an SB3
+commit in the metadata. Best is the lowest of that check, or with ``--select served`` the lowest served ratio
+to the best heuristic on other validation seeds (``policy.selection``). ``--resume`` continues from an SB3
 checkpoint (``<out>.sb3.zip``, written at the end and on Ctrl-C).
 """
 
@@ -28,7 +31,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from policy.cli import add_arguments, from_namespace
+from policy.cli import add_arguments, from_namespace, option
+from policy.selection import RULES, case_means, improves, served_ratio
+from policy.served import DEFAULT_MAPPING, DEFAULT_WEIGHT, ScoreMapping
 
 log = logging.getLogger("policy.train")
 
@@ -111,6 +116,27 @@ class Args:
     warm_start_calibrate: int = 0
     """after imitating, random transitions on which the imitated Q-values are mapped onto the return's scale
     (policy.warmstart.calibrate; 0: not calibrated)"""
+    imitation_weight: float = 0.0
+    """weight of a large-margin loss on the --warm-start log's decisions added to every TD step's loss, so DQN
+    training keeps the imitation instead of overwriting it (policy.dqfd, DQfD's; 0: off)"""
+    imitation_margin: float = 0.05
+    """margin (in Q's units, the return's) by which the imitation loss wants the log's pick above every other
+    candidate"""
+    imitation_decay: int = 0
+    """environment steps over which the imitation weight falls linearly to 0 (0: constant)"""
+    select: str = option("argmax", choices=tuple(RULES))
+    """which check's export is kept: argmax = the lowest validation excess of the network as a pure argmax
+    (the check above); served = the lowest served ratio to the best heuristic (policy.selection), the network
+    scored as the extender serves it, checked before any DQN step too"""
+    select_seeds: int = 2
+    """validation seeds per family and load of the served check"""
+    select_offset: int = 5
+    """where the served check's seeds start in the validation split (the default leaves seeds 0-4 out of the
+    choice: policy.evaluate --split validation reports on them)"""
+    select_weight: float = DEFAULT_WEIGHT
+    """extender weight of the served check"""
+    select_mapping: str = str(DEFAULT_MAPPING)
+    """value-to-score mapping of the served check (minmax, band:B, linear:B; policy.served)"""
     tensorboard: str = ""
     """TensorBoard log directory (off when empty)"""
     progress: bool = True
@@ -150,6 +176,17 @@ def parse_args(argv: list[str] | None = None) -> Args:
         p.error(f"--warm-start-calibrate: must be at least 0, got {args.warm_start_calibrate}")
     if not 0.0 <= args.warm_start_holdout < 1.0:
         p.error(f"--warm-start-holdout: must be in [0, 1), got {args.warm_start_holdout}")
+    if args.imitation_weight < 0 or args.imitation_decay < 0 or not args.imitation_margin > 0:
+        p.error("--imitation-weight and --imitation-decay must be at least 0 and --imitation-margin above 0, got "
+                f"{args.imitation_weight}, {args.imitation_decay}, {args.imitation_margin}")
+    if args.imitation_weight and not args.warm_start:
+        p.error("--imitation-weight needs --warm-start LOG: the decisions it keeps imitating")
+    if args.select_seeds < 1 or args.select_offset < 0 or not args.select_weight > 0:
+        p.error("--select-seeds must be at least 1, --select-offset at least 0 and --select-weight above 0")
+    try:
+        ScoreMapping.parse(args.select_mapping)
+    except ValueError as exc:
+        p.error(f"--select-mapping: {exc}")
     try:
         contention_of(args)
     except ValueError as exc:
@@ -215,24 +252,6 @@ def _quiet_logger(model, args: Args):
     return model
 
 
-def evaluate_export(model_path: Path, args: Args) -> dict:
-    """Validation excess slowdown (mean over cases) of an exported model and of default-k8s / demand-aware on
-    the same episodes: every validation family at every split load, ``eval_seeds`` seeds each."""
-    from policy.sim.config import SimConfig
-    from policy.sim.episode import run_episode, scorer_from_spec
-    from policy.splits import LOADS, VALIDATION, seeds
-
-    specs = {"dqn": f"dqn:{model_path}", "default-k8s": "default-k8s", "demand-aware": "demand-aware"}
-    scores: dict[str, list[float]] = {k: [] for k in specs}
-    for family in VALIDATION.values():
-        for load in LOADS:
-            cfg = SimConfig(load=load, n_jobs=args.n_jobs, contention=contention_of(args), **family.config)
-            for seed in seeds("validation", args.eval_seeds):
-                for name, spec in specs.items():
-                    scores[name].append(run_episode(cfg, seed, scorer_from_spec(spec, seed=seed)).excess_slowdown)
-    return {name: float(np.mean(v)) for name, v in scores.items()}
-
-
 def source_state() -> dict:
     """The git commit of the source and whether the work tree differs from it (``dirty``), read once when
     training starts: exports written into the repository later must not count as the source's changes."""
@@ -261,18 +280,32 @@ def export(model, path: Path, args: Args, scores: dict | None, steps: int, sourc
 def make_callback(args: Args, out: Path, source: dict):
     from stable_baselines3.common.callbacks import BaseCallback
 
+    from policy.checks import evaluate_export, served_rows
+    from policy.comparison import HEURISTICS
+
+    served = dict(n_seeds=args.select_seeds, offset=args.select_offset, weight=args.select_weight,
+                  mapping=ScoreMapping.parse(args.select_mapping), contention=contention_of(args))
+
     class EvalCallback(BaseCallback):
-        """Export + held-out evaluation every ``eval_every`` steps; keeps the best export at ``out``."""
+        """Export + held-out evaluation every ``eval_every`` steps; keeps at ``out`` the export that is best by
+        ``--select`` (``policy.selection``)."""
 
         def __init__(self) -> None:
             super().__init__()
-            self.best = float("inf")
+            self.key = RULES[args.select]
+            self.best: float | None = None
             self.history: list[dict] = []
+            self.baselines: dict[str, float] = {}
+            self.heuristics: list[dict] = []  # the served check's heuristics' rows, measured once
             previous = out.with_suffix(".json")
             if args.resume and previous.is_file():  # keep the earlier run's best unless we beat it
                 scores = json.loads(previous.read_text()).get("eval_excess_slowdown") or {}
-                self.best = float(scores.get("dqn", float("inf")))
+                self.best = scores.get(self.key)
                 self.history = list(scores.get("history", []))
+
+        def _on_training_start(self) -> None:
+            if args.select == "served" and not args.resume:  # the network DQN starts from is a candidate too
+                self.evaluate()
 
         def _on_step(self) -> bool:
             if args.eval_every and self.num_timesteps % args.eval_every == 0:
@@ -282,16 +315,23 @@ def make_callback(args: Args, out: Path, source: dict):
         def evaluate(self) -> None:
             cand = out.with_name(out.name + "-candidate")
             export(self.model, cand, args, None, self.num_timesteps, source)
-            scores = evaluate_export(cand.with_suffix(".npz"), args)
-            self.history.append({"steps": self.num_timesteps, **scores})
+            scores = evaluate_export(cand.with_suffix(".npz"), n_jobs=args.n_jobs, n_seeds=args.eval_seeds,
+                                     contention=contention_of(args), baselines=self.baselines)
             self.logger.record("eval/excess_slowdown", scores["dqn"])
             self.logger.record("eval/excess_ratio_to_default", scores["dqn"] / max(scores["default-k8s"], 1e-9))
             log.info("eval steps=%d dqn=%.4f default-k8s=%.4f demand-aware=%.4f", self.num_timesteps,
                      scores["dqn"], scores["default-k8s"], scores["demand-aware"])
-            if scores["dqn"] < self.best:
-                self.best = scores["dqn"]
+            if args.select == "served":
+                self.heuristics = self.heuristics or served_rows(list(HEURISTICS), **served)
+                rows = served_rows([f"dqn:{cand.with_suffix('.npz')}"], **served)
+                scores["served_ratio"] = served_ratio(case_means([*self.heuristics, *rows]), rows[0]["policy"])
+                self.logger.record("eval/served_ratio", scores["served_ratio"])
+                log.info("served check steps=%d ratio=%.4f", self.num_timesteps, scores["served_ratio"])
+            self.history.append({"steps": self.num_timesteps, **scores})
+            if improves(scores[self.key], self.best):
+                self.best = scores[self.key]
                 export(self.model, out, args, {**scores, "history": self.history}, self.num_timesteps, source)
-                log.info("new best model at %s (excess %.4f)", out.with_suffix(".npz"), self.best)
+                log.info("new best model at %s (%s %.4f)", out.with_suffix(".npz"), self.key, self.best)
             for suffix in (".npz", ".json"):
                 cand.with_suffix(suffix).unlink(missing_ok=True)
 
@@ -311,10 +351,11 @@ def train(args: Args) -> Path:
     env = make_env(args)
     model = make_model(args, env)
     if args.warm_start:
-        from policy.warmstart import warm_start
+        from policy.warmstart import load_examples, warm_start
 
+        loaded = load_examples(args.warm_start)
         report = warm_start(model, args.warm_start, epochs=args.warm_start_epochs, holdout=args.warm_start_holdout,
-                            seed=args.seed)
+                            seed=args.seed, loaded=loaded)
         if args.warm_start_calibrate:
             from policy.warmstart import calibrate
 
@@ -322,6 +363,8 @@ def train(args: Args) -> Path:
             report.calibration = asdict(calibrate(model, make_env(args), steps=args.warm_start_calibrate,
                                                   gamma=args.gamma, seed=args.seed + CALIBRATION_SEED_OFFSET))
         out.with_suffix(".warm-start.json").write_text(json.dumps(asdict(report), indent=2, sort_keys=True) + "\n")
+        if args.imitation_weight:
+            model.imitation = make_imitation(args, loaded[0])
     callback = make_callback(args, out, source)
     t0 = time.perf_counter()
     try:
@@ -340,6 +383,16 @@ def train(args: Args) -> Path:
     meta["train_seconds"] = round(elapsed, 1)
     meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return out.with_suffix(".npz")
+
+
+def make_imitation(args: Args, ex):
+    """The imitation term kept during training (``policy.dqfd``) on the warm start's training decisions."""
+    from policy.dqfd import Imitation
+    from policy.warmstart import split
+
+    train_idx, _ = split(len(ex), args.warm_start_holdout)
+    return Imitation(examples=ex, index=train_idx, weight=args.imitation_weight, margin=args.imitation_margin,
+                     decay=args.imitation_decay, batch=args.batch_size, rng=np.random.default_rng(args.seed))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -111,8 +111,9 @@ def split(n: int, holdout: float) -> tuple[np.ndarray, np.ndarray]:
     return np.arange(n - k), np.arange(n - k, n)
 
 
-class _Batch:
-    """Some examples as tensors: candidate rows, each row's example, each example's pick row."""
+class Batch:
+    """Some examples as tensors: candidate rows, each row's example, each example's pick row (the imitation
+    loss of ``policy.dqfd`` reads the same)."""
 
     def __init__(self, ex: Examples, index: np.ndarray) -> None:
         starts, ends = ex.offsets[index], ex.offsets[index + 1]
@@ -140,7 +141,7 @@ def agreement(net: nn.Module, ex: Examples, index: np.ndarray) -> float:
     """Imitation agreement of ``net`` (the per-node MLP) on the examples at ``index``."""
     if len(index) == 0:
         return float("nan")
-    batch = _Batch(ex, index)
+    batch = Batch(ex, index)
     with th.no_grad():
         return batch.agreement(net(batch.x).squeeze(-1))
 
@@ -155,7 +156,7 @@ def fit(net: nn.Module, ex: Examples, index: np.ndarray, *, epochs: int, lr: flo
         order = rng.permutation(index)
         total = 0.0
         for i in range(0, len(order), batch_size):
-            batch = _Batch(ex, order[i:i + batch_size])
+            batch = Batch(ex, order[i:i + batch_size])
             loss = -batch.log_softmax_at_pick(net(batch.x).squeeze(-1)).mean()
             opt.zero_grad()
             loss.backward()
@@ -221,10 +222,12 @@ def calibrate(model, env, *, steps: int, gamma: float, seed: int) -> Calibration
     return cal
 
 
-def warm_start(model, path: Path | str, *, epochs: int, holdout: float, seed: int) -> WarmStartReport:
-    """Fit ``model``'s Q-network (a ``policy.dqn.MaskedDQN``) to the log at ``path``; sync its target network."""
+def warm_start(model, path: Path | str, *, epochs: int, holdout: float, seed: int,
+               loaded: tuple[Examples, int, int] | None = None) -> WarmStartReport:
+    """Fit ``model``'s Q-network (a ``policy.dqn.MaskedDQN``) to the log at ``path`` (``loaded``: its
+    ``load_examples``, when read already); sync its target network."""
     th.manual_seed(seed)
-    ex, decisions, torn = load_examples(path)
+    ex, decisions, torn = loaded or load_examples(path)
     train_idx, test_idx = split(len(ex), holdout)
     net = model.q_net.q_net
     before = agreement(net, ex, test_idx)
@@ -233,7 +236,7 @@ def warm_start(model, path: Path | str, *, epochs: int, holdout: float, seed: in
     report = WarmStartReport(
         log=str(path), decisions=decisions, usable=len(ex), train=len(train_idx), held_out=len(test_idx),
         skipped=dict(ex.skipped), torn=torn, epochs=epochs,
-        chance=_Batch(ex, test_idx).chance if len(test_idx) else float("nan"),
+        chance=Batch(ex, test_idx).chance if len(test_idx) else float("nan"),
         agreement_before=before, agreement_after=agreement(net, ex, test_idx),
         train_agreement_after=agreement(net, ex, train_idx), final_loss=losses[-1] if losses else float("nan"),
         losses=[round(x, 5) for x in losses])

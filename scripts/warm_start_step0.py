@@ -4,7 +4,7 @@
 Why it exists: the trainer's first evaluation is at ``--eval-every`` steps, after the random warm-up and the
 first TD updates, so it cannot show what the warm start hands DQN. This builds the model exactly as
 ``policy.train.train`` does for a seed (same config, same initialisation), exports and evaluates it through
-``policy.train.evaluate_export`` (the trainer's own check), then warm starts it from the log as the warm arm
+``policy.checks.evaluate_export`` (the trainer's own check), then warm starts it from the log as the warm arm
 does and evaluates again. Descriptive, not an endpoint. Writes ``per-run/step0.csv`` of the result folder.
 
 ``--finals DIR`` instead re-evaluates each run's end-of-training checkpoint (``DIR/<arm>-<seed>.sb3.zip``, saved
@@ -30,11 +30,17 @@ import logging
 import tempfile
 from pathlib import Path
 
+from policy.checks import evaluate_export
 from policy.paths import POLICY_RESULTS
-from policy.train import evaluate_export, export, make_env, make_model, parse_args
+from policy.train import contention_of, export, make_env, make_model, parse_args
 from policy.warmstart import warm_start
 
 CONFIG = "policy/models/default-train.yaml"
+
+
+def _check(path: Path, args) -> dict:
+    """The trainer's own check of the export at ``path``, as its run's config ``args`` sets it."""
+    return evaluate_export(path, n_jobs=args.n_jobs, n_seeds=args.eval_seeds, contention=contention_of(args))
 
 
 def step0(logs: dict[str, Path], seed: int, tmp: Path, *, steps: int = 20000) -> list[dict]:
@@ -49,7 +55,7 @@ def step0(logs: dict[str, Path], seed: int, tmp: Path, *, steps: int = 20000) ->
             warm_start(model, log_dir, epochs=args.warm_start_epochs, holdout=args.warm_start_holdout, seed=seed)
         path = export(model, tmp / f"{arm}-{seed}-step0", args, None, 0,
                       {"source_commit": "step0", "source_dirty": None})
-        rows.append({"seed": seed, "arm": arm, **evaluate_export(path, args)})
+        rows.append({"seed": seed, "arm": arm, **_check(path, args)})
         logging.info("step 0: %s", rows[-1])
     return rows
 
@@ -77,7 +83,7 @@ def finals(src: Path, tmp: Path) -> list[dict]:
         model = MaskedDQN.load(str(ckpt), env=make_env(args), device="cpu")
         source = {"source_commit": "final", "source_dirty": None}
         path = export(model, tmp / run, args, None, model.num_timesteps, source)
-        rows.append({"run": run, "steps": model.num_timesteps, "dqn": f"{evaluate_export(path, args)['dqn']:.6f}"})
+        rows.append({"run": run, "steps": model.num_timesteps, "dqn": f"{_check(path, args)['dqn']:.6f}"})
         logging.info("final: %s", rows[-1])
     return rows
 

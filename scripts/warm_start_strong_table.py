@@ -15,23 +15,22 @@ deterministic, so a heuristic evaluated in every batch must give the same figure
     python scripts/warm_start_strong_table.py --collect /tmp/wss/runs --merge /tmp/wss/eval/*   # once
     python scripts/warm_start_strong_table.py                            # the tables from the committed files
 
-The per-run file format and the log parsing are ``policy.trainlog``'s (shared with the first study's script).
+The per-run file format, the log parsing and the collection are ``policy.trainlog``'s, the join
+``policy.comparison.merge_summaries`` (shared with the other studies' scripts).
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import math
 import re
-import shutil
 from pathlib import Path
 
-from policy.comparison import HEURISTICS, cases, excess_by_case, geometric_mean, ratios, read_summary
+from policy.comparison import HEURISTICS, cases, geometric_mean, ratios
 from policy.paired import interval
 from policy.paths import POLICY_RESULTS
-from policy.trainlog import EVAL, FIELDS, OUTPUT, imitation_seconds
+from policy.trainlog import plot_curves, spread, study_inputs, times_table
 
 FOLDER = POLICY_RESULTS / "warm-start-strong"
 RUNS = FOLDER / "per-run"
@@ -41,6 +40,8 @@ ARMS = ("cold", "warm-da", "warm-da-cal", "warm-la")
 FULL = ("full-cold", "full-warm-da-cal")
 """The full recipe's arms (150,000 steps), the baseline first."""
 SHIPPED = "dqn:default"
+WHERE = "`taskset -c 0 nice -n 19`, beside the lab's control plane"
+"""Where the runs ran (the wall-time table's heading)."""
 PLANNED_SEEDS = (1, 2, 3)
 """The registered training seeds; seeds 4 and 5 were the registered extras, run if time allowed."""
 EARLY = (0, 2500, 5000, 10000)
@@ -48,55 +49,6 @@ EARLY = (0, 2500, 5000, 10000)
 RULE_LEVEL = 1.1
 """(a): "starts at the rule's level" if the figure is at most this x demand-aware's on the same episodes."""
 _RUN = re.compile(r"^(?P<arm>[a-z-]+?)-(?P<seed>\d+)$")
-_TRAINED = re.compile(r"trained (\d+) steps in (\d+) s")
-_TIMES = re.compile(r"^(?P<run>\S+) start=(\S+) end=(\S+) wall_s=(?P<wall>\d+) rc=(?P<rc>\d+)$")
-
-
-def collect(src: Path) -> None:
-    """Each ``<arm>-<seed>.log`` of ``src`` to ``per-run/``; the JSON files; ``times.txt`` as ``times.csv``."""
-    RUNS.mkdir(parents=True, exist_ok=True)
-    for log in sorted(src.glob("*-*.log")):
-        by_step = {int(m[1]): m.groups() for m in EVAL.finditer(log.read_text())}  # the final eval repeats the last
-        with (RUNS / f"{log.stem}.eval.csv").open("w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(FIELDS)
-            w.writerows(by_step[s] for s in sorted(by_step))
-        shutil.copy(log, RUNS / f"{log.stem}{OUTPUT}")
-        for suffix in (".json", ".warm-start.json"):
-            if (src / f"{log.stem}{suffix}").is_file():
-                shutil.copy(src / f"{log.stem}{suffix}", RUNS / f"{log.stem}{suffix}")
-    if (src / "times.txt").is_file():
-        with (RUNS / "times.csv").open("w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(("run", "wall_s", "rc", "train_seconds"))
-            for line in (src / "times.txt").read_text().splitlines():
-                if m := _TIMES.match(line):
-                    trained = _TRAINED.search((src / f"{m['run']}.log").read_text())
-                    w.writerow((m["run"], m["wall"], m["rc"], trained[2] if trained else ""))
-
-
-def merge(folders: list[Path]) -> int:
-    """Join the ``summary.csv`` of ``folders`` into ``SERVED / "summary.csv"`` (module doc); the rows written."""
-    rows: dict[tuple[str, str, str, str], dict] = {}
-    header: list[str] = []
-    for folder in folders:
-        with (folder / "summary.csv").open() as f:
-            reader = csv.DictReader(f)
-            header = header or list(reader.fieldnames or [])
-            for row in reader:
-                key = (row["scenario"], row["workload"], row["load"], row["policy"])
-                if key in rows and rows[key] != row:
-                    raise ValueError(f"{folder}/summary.csv: {key} differs from an earlier batch's row")
-                rows[key] = row
-    SERVED.mkdir(parents=True, exist_ok=True)
-    with (SERVED / "summary.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=header)
-        w.writeheader()
-        w.writerows(rows.values())
-    for name in ("served.json",):
-        if (folders[0] / name).is_file():
-            shutil.copy(folders[0] / name, SERVED / name)
-    return len(rows)
 
 
 def runs(ex: dict) -> dict[str, dict[int, str]]:
@@ -108,14 +60,6 @@ def runs(ex: dict) -> dict[str, dict[int, str]]:
         if m and m["arm"] in out and f"dqn:{m.string}" in served:
             out[m["arm"]][int(m["seed"])] = m.string
     return out
-
-
-def _spread(values: list[float], fmt: str = ".2f") -> str:
-    if not values:
-        return "n/a"
-    if len(values) == 1:
-        return f"{values[0]:{fmt}}"
-    return f"{sum(values) / len(values):{fmt}} ({min(values):{fmt}}-{max(values):{fmt}})"
 
 
 def _mean_excess(ex: dict, policy: str) -> float:
@@ -142,7 +86,7 @@ def primary(ex: dict, r: dict[str, dict[int, str]], arms: tuple[str, ...], title
         cells = [f"{gm[(a, s)]:.3f} ({_mean_excess(ex, 'dqn:' + r[a][s]):.4f})" if s in r[a] else "not run"
                  for a in arms]
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
-    lines.append("| mean (min-max) | " + " | ".join(_spread([gm[(a, s)] for s in r[a]], ".3f") for a in arms) + " |")
+    lines.append("| mean (min-max) | " + " | ".join(spread([gm[(a, s)] for s in r[a]], ".3f") for a in arms) + " |")
     lines += ["", f"Shipped model (`policy/models/default.npz`, 150k steps) on the same episodes: "
               f"{geometric_mean(ratios(ex, SHIPPED, HEURISTICS).values()):.3f} ({_mean_excess(ex, SHIPPED):.4f}). "
               "Heuristics' own ratio (mean excess): " + ", ".join(
@@ -183,7 +127,7 @@ def per_case(ex: dict, r: dict[str, dict[int, str]], arms: tuple[str, ...]) -> l
         cells = []
         for a in arms:
             vs = [x[(fam, load)] for x in per[a].values() if x[(fam, load)] is not None]
-            cells += [_spread(vs), f"{sum(v < 1 for v in vs)}/{len(vs)}"]
+            cells += [spread(vs), f"{sum(v < 1 for v in vs)}/{len(vs)}"]
         for w in warms:
             both = sorted(set(r[w]) & set(r[base]))
             wins = sum(ex[(fam, load, "dqn:" + r[w][s])] < ex[(fam, load, "dqn:" + r[base][s])] for s in both)
@@ -246,69 +190,22 @@ def imitation() -> list[str]:
     return [*lines, ""]
 
 
-def times() -> list[str]:
-    """Wall seconds per run (the runner's), the trainer's own ``train_seconds`` and the imitation stage."""
-    path = RUNS / "times.csv"
-    if not path.is_file():
-        return []
-    lines = ["## Wall time (one run at a time, `taskset -c 0 nice -n 19`, beside the lab's control plane)", "",
-             "| run | wall (s) | trainer's learn + checks (s) | imitation stage (s) |", "|---|---:|---:|---:|"]
-    with path.open() as f:
-        for row in csv.DictReader(f):
-            stage = (imitation_seconds(RUNS / f"{row['run']}{OUTPUT}")
-                     if (RUNS / f"{row['run']}.warm-start.json").is_file() else None)
-            rc = "" if row["rc"] == "0" else f" (rc {row['rc']})"
-            lines.append(f"| {row['run']}{rc} | {row['wall_s']} | {row['train_seconds']} | "
-                         f"{'' if stage is None else f'{stage:.1f}'} |")
-    return [*lines, ""]
-
-
 def plot(path: Path, r: dict[str, dict[int, str]]) -> None:
     """The trainer's check vs steps, every run thin and each arm's mean thick, demand-aware dashed; log scale."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
-    rule = math.nan
-    for arm, colour in zip(ARMS, ("tab:blue", "tab:orange", "tab:red", "tab:green"), strict=True):
-        curves = [_curve(n) for n in r[arm].values()]
-        if not curves:
-            continue
-        for c in curves:
-            ax.plot(sorted(c), [c[x] for x in sorted(c)], color=colour, lw=0.7, alpha=0.45)
-        xs = sorted(set.intersection(*(set(c) for c in curves)))
-        ax.plot(xs, [sum(c[x] for c in curves) / len(curves) for x in xs], color=colour, lw=2.2,
-                label=f"{arm}: mean of {len(curves)} seeds")
-        with (RUNS / f"{next(iter(r[arm].values()))}.eval.csv").open() as f:
-            rule = float(next(csv.DictReader(f))["demand-aware"])
-    ax.axhline(rule, color="grey", ls="--", lw=1, label="demand-aware")
-    ax.set_yscale("log")
-    ax.set_xlabel("DQN steps")
-    ax.set_ylabel("validation excess slowdown (argmax check; log)")
-    ax.set_title("Warm start from a strong rule's log vs cold start")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    arms = [(arm, colour, [_curve(n) for n in r[arm].values()])
+            for arm, colour in zip(ARMS, ("tab:blue", "tab:orange", "tab:red", "tab:green"), strict=True) if r[arm]]
+    with (RUNS / f"{next(iter(r[arms[-1][0]].values()))}.eval.csv").open() as f:
+        rule = float(next(csv.DictReader(f))["demand-aware"])
+    plot_curves(path, arms, [("demand-aware", rule, "--")], title="Warm start from a strong rule's log vs cold start",
+                xlabel="DQN steps", ylabel="validation excess slowdown (argmax check; log)")
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--collect", type=Path, help="run directory to read the training logs from first")
-    p.add_argument("--merge", type=Path, nargs="+", help="policy.evaluate output folders to join first")
-    a = p.parse_args()
-    if a.collect:
-        collect(a.collect)
-    if a.merge:
-        merge(a.merge)
-    ex = excess_by_case(read_summary(SERVED / "summary.csv"))
+    ex = study_inputs(__doc__.split("\n\n")[0], RUNS, SERVED)
     r = runs(ex)
     doc = (primary(ex, r, ARMS, "Primary, 30,000 steps") + primary(ex, r, FULL, "The full recipe, 150,000 steps")
            + per_case(ex, r, ARMS) + per_case(ex, r, FULL)
-           + early(ex, r) + imitation() + times())
+           + early(ex, r) + imitation() + times_table(RUNS, WHERE))
     (FOLDER / "table.md").write_text("\n".join(doc))
     plot(FOLDER / "validation.png", r)
     return 0

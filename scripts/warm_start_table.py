@@ -26,7 +26,7 @@ from pathlib import Path
 
 from policy.paired import interval
 from policy.paths import POLICY_RESULTS
-from policy.trainlog import EVAL, FIELDS, OUTPUT, imitation_seconds
+from policy.trainlog import EVAL, FIELDS, OUTPUT, imitation_seconds, plot_curves
 
 FOLDER = POLICY_RESULTS / "warm-start"
 RUNS = FOLDER / "per-run"
@@ -199,40 +199,22 @@ def _times() -> list[str]:
 def plot(path: Path) -> None:
     """Validation excess vs steps for the seeds with both arms: each seed thin, the arm's mean thick (step 0 from
     ``per-run/step0.csv`` when measured), the baselines dashed; log scale, the curves span a factor of ten."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     c = curves()
     paired = sorted(set(c["cold"]) & set(c["warm"]))
     step0 = {}
     if (RUNS / "step0.csv").is_file():
         with (RUNS / "step0.csv").open() as f:
             step0 = {(int(r["seed"]), r["arm"]): float(r["dqn"]) for r in csv.DictReader(f)}
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
-    for arm, colour in zip(ARMS, ("tab:blue", "tab:orange"), strict=True):
-        runs = [{**({0: step0[(s, arm)]} if (s, arm) in step0 else {}), **c[arm][s]} for s in paired]
-        for curve in runs:
-            xs = sorted(curve)
-            ax.plot(xs, [curve[x] for x in xs], color=colour, lw=0.7, alpha=0.45)
-        xs = sorted(set.intersection(*(set(v) for v in runs)))
-        ax.plot(xs, [sum(v[x] for v in runs) / len(runs) for x in xs], color=colour, lw=2.2, marker="o", ms=4,
-                label=f"{arm}: mean of {len(runs)} seeds (thin: each seed)")
-    base = {}
+    arms = [(arm, colour, [{**({0: step0[(s, arm)]} if (s, arm) in step0 else {}), **c[arm][s]} for s in paired])
+            for arm, colour in zip(ARMS, ("tab:blue", "tab:orange"), strict=True)]
     with next(iter(sorted(RUNS.glob("*.eval.csv")))).open() as f:
         base = next(csv.DictReader(f))
-    for name, ls in (("default-k8s", "--"), ("demand-aware", ":")):
-        ax.axhline(float(base[name]), color="grey", ls=ls, lw=1, label=name)
-    ax.set_yscale("log")
-    ax.set_xlabel("DQN steps (0: before any; the warm arm's imitation comes before it)")
-    ax.set_ylabel("validation excess slowdown (log; lower is better)")
-    ax.set_title("Warm start from a default-k8s log vs cold start")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    refs = [(name, float(base[name]), ls) for name, ls in (("default-k8s", "--"), ("demand-aware", ":"))]
+    plot_curves(path, arms, refs,
+                title="Warm start from a default-k8s log vs cold start",
+                xlabel="DQN steps (0: before any; the warm arm's imitation comes before it)",
+                ylabel="validation excess slowdown (log; lower is better)",
+                mean_label="{arm}: mean of {n} seeds (thin: each seed)", markers=True)
 
 
 def main() -> int:
