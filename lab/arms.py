@@ -21,12 +21,14 @@ from dataclasses import dataclass
 from lab.errors import LabError
 from policy.served import HOT_FILTERS
 
+TAINT_MODE = "--mode=taint"  # the taint baseline's controller flag (it needs nodes patch: lab.kube binds it)
+
 BASES = {  # base arm -> (schedulerName, extender policy, the migration controller's own args: None = not running)
     "default": (None, None, None),
     "model": ("drsched", "model", None),
     "demand-aware": ("drsched", "demand-aware", None),
     "migration": ("drsched", "model", ()),
-    "taint": ("drsched", "model", ("--mode=taint",)),
+    "taint": ("drsched", "model", (TAINT_MODE,)),
     "restart": ("drsched", "model", ("--resume=scratch",)),
     "worst-fit": ("drsched", "worst-fit", None),
 }

@@ -24,6 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from harness import deploy as harness_deploy
 from harness.nodes import CGROUP_FS
 from harness.realcluster import RealCluster
+from lab.arms import TAINT_MODE
 from lab.errors import RunError
 from lab.observed import PodObs
 from lab.schedule import Job, uses_source
@@ -75,6 +76,7 @@ class Lab:
         self.hot_filter: str | None = None  # the extender's --hot-filter; None: none given, the shipped default
         self.migration_on = False  # `_lab_settings` deploys the controller scaled to 0
         self.controller: tuple[str, ...] = ()  # the arm's own controller args on top of MIGRATION_ARGS
+        self.taint_rbac = False  # the taint baseline's nodes-patch binding applied (``_grant_taint``)
         # The extender's decision log, on the host (every node is this machine): one directory per deploy.
         self.decision_dir = STATE_ROOT / "decisions" / self.token[:12]
         self.source_port: int | None = None  # the lab's data source on the host (lab.source), where one runs
@@ -150,6 +152,8 @@ class Lab:
                                                                             hot_filter=hot_filter))
             self.policy, self.hot_filter = policy, hot_filter
             self._rollout("drsched-extender")
+        if migration and TAINT_MODE in controller and not self.taint_rbac:
+            self._grant_taint()
         if migration and tuple(controller) != self.controller:
             self._patch_args("drsched-migration", lambda _args: migration_args(controller))
             self.controller = tuple(controller)
@@ -162,6 +166,15 @@ class Lab:
             self._rollout("drsched-migration")
         log.info("arm set policy=%s hot_filter=%s migration=%s controller=%s", self.policy,
                  self.hot_filter or "shipped", self.migration_on, " ".join(self.controller) or "lab")
+
+    def _grant_taint(self) -> None:
+        """The taint baseline's one extra right, nodes patch (``manifests/migration/taint/rbac.yaml``, kept out of
+        the controller's own RBAC), bound before its first arm: without it every taint failed with 403 and the
+        baseline ran as drsched without migration (the straggler pilot's first taint arms, 2026-12-07)."""
+        done = self.cluster.kubectl("apply", "-f", str(TAINT_RBAC), timeout=60)
+        if done.returncode != 0:
+            raise RunError(f"kubectl apply -f {TAINT_RBAC} failed: {done.stderr.strip()}")
+        self.taint_rbac = True
 
     def clear_degraded_taints(self) -> list[str]:
         """Remove the taint baseline's ``drsched.io/degraded`` from every node (the nodes it was on): an arm's
@@ -384,6 +397,9 @@ def scored_uids(directory: Path) -> set[str]:
         return set()
     return ({r.data["uid"] for r in contents.decisions if r.data.get("mode") == "serve"}
             | {r.data["uid"] for r in contents.filters})
+
+
+TAINT_RBAC = harness_deploy.OVERLAY.parents[1] / "migration" / "taint" / "rbac.yaml"
 
 
 def migration_args(controller: tuple[str, ...]) -> list[str]:
