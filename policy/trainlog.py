@@ -4,8 +4,9 @@ study's committed files (``collect``), the wall-time table, the learning-curve p
 line (``study_inputs``).
 
 Why it exists: the training studies' table scripts (``scripts/warm_start_table.py``,
-``scripts/warm_start_strong_table.py``, ``scripts/dqfd_table.py``) read the same trainer output and draw the same
-things, and scripts never import each other (``tests/unit/test_scripts.py``), so each is written here, once.
+``scripts/warm_start_strong_table.py``, ``scripts/dqfd_table.py``, ``scripts/dqfd_long_table.py``) read the same
+trainer output and draw the same things, and scripts never import each other (``tests/unit/test_scripts.py``),
+so each is written here, once.
 Study tooling, not the deciding core: it reads and copies files, and ``plot_curves`` imports matplotlib (Agg)
 only when called; nothing on the training or serving path imports it.
 """
