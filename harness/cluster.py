@@ -30,6 +30,7 @@ import yaml
 from kubernetes import client, config
 
 from harness.errors import WaitTimeout
+from kube.client import with_request_timeout
 
 from . import schedconfig
 from .objects import KWOK_NODE_ANNOTATION
@@ -48,6 +49,7 @@ KWOK_DEFAULT_STAGES = "kwok-default-stages.yaml"
 COLD_BUILD = "a cold build takes 7-30 min on 2 cores, 7 when nothing else runs"
 DEFAULT_BUILD_TIMEOUT_S = 3600.0  # a cold build on 2 busy cores took ~9 min; override with DRSCHED_E2E_BUILD_TIMEOUT
 READY_TIMEOUT_S = 60.0
+REQUEST_TIMEOUT_S = 60.0  # connect and read, each: any API call of the harness's client (none watches)
 
 T = TypeVar("T")
 
@@ -310,7 +312,10 @@ class ControlPlane:
     @property
     def api(self) -> client.ApiClient:
         if self._api is None:
-            self._api = config.new_client_from_config(config_file=str(self.kubeconfig))
+            # Every call gets a timeout, so no caller's deadline (an arm's, the solo runs') waits on a request the
+            # apiserver stopped answering.
+            self._api = with_request_timeout(config.new_client_from_config(config_file=str(self.kubeconfig)),
+                                             REQUEST_TIMEOUT_S)
         return self._api
 
     @property

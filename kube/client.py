@@ -10,7 +10,10 @@ evictions and window Leases); what both need is here once:
 * ``api_errors(what)`` -- the ONE place HTTP statuses become the typed errors of ``kube.errors``: 404
   ``NotFound``, 409 ``Conflict``, 429 / 5xx / connection errors ``TemporaryError`` (with the server's
   Retry-After), anything else ``PermanentError``; ``status_message`` reads the API's ``Status.message``;
-* ``KubeEventSink`` -- core/v1 Events about pods, posted from a one-thread pool (never on the request path).
+* ``KubeEventSink`` -- core/v1 Events about pods, posted from a one-thread pool (never on the request path);
+* ``with_request_timeout(api, seconds)`` -- a default timeout for every request that names none, for clients
+  that only list, get, create and delete (the lab driver, the tests): the generated client waits forever on
+  a connection the apiserver stopped answering, and no deadline of the caller's can fire while it does.
 
 Calls go over raw JSON (``_preload_content=False``), so the generated models' deserialisation never runs.
 """
@@ -64,6 +67,21 @@ def make_api_client(*, kubeconfig: Path | None, component: str = "client"):
         raise ConfigError(None, f"cannot build a Kubernetes client from kubeconfig "
                                 f"{kubeconfig or '(default)'}: {exc}") from None
     api.user_agent = user_agent(component)
+    return api
+
+
+def with_request_timeout(api, seconds: float):
+    """Give every request of ``api`` that names no ``_request_timeout`` a (connect, read) timeout of ``seconds``
+    each; returns ``api``. Not for a client that watches: a watch with no event for ``seconds`` would fail."""
+    if seconds <= 0:
+        raise ValueError(f"a request timeout must be positive, got {seconds}")
+    rest = api.rest_client
+    plain = rest.request
+
+    def request(*args, _request_timeout=None, **kwargs):
+        return plain(*args, _request_timeout=_request_timeout or (seconds, seconds), **kwargs)
+
+    rest.request = request
     return api
 
 

@@ -56,3 +56,61 @@ def test_the_client_names_its_drsched_process_in_the_user_agent(tmp_path):
     agent = api.default_headers["User-Agent"]  # the header every request sends
     assert agent.split("/", 1)[0] == "drsched-extender" and "python kubernetes/" in agent
     assert make_api_client(kubeconfig=kubeconfig).default_headers["User-Agent"].startswith("drsched-client/")
+
+
+def _silent_server():
+    """A TCP server that accepts connections and never answers: an apiserver that stopped responding."""
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    held: list = []
+
+    def accept():
+        while True:
+            try:
+                held.append(srv.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    return srv, held
+
+
+def test_a_default_request_timeout_ends_a_call_the_server_never_answers():
+    import time
+
+    from kubernetes import client
+    from urllib3.exceptions import ReadTimeoutError
+
+    from kube.client import with_request_timeout
+
+    srv, held = _silent_server()
+    try:
+        conf = client.Configuration(host=f"http://127.0.0.1:{srv.getsockname()[1]}")
+        conf.retries = False
+        core = client.CoreV1Api(with_request_timeout(client.ApiClient(conf), 0.5))
+        t0 = time.monotonic()
+        with pytest.raises(ReadTimeoutError):
+            core.list_namespaced_pod("jobs")
+        assert time.monotonic() - t0 < 10
+        # A call that names its own timeout keeps it.
+        t0 = time.monotonic()
+        with pytest.raises(ReadTimeoutError):
+            core.list_namespaced_pod("jobs", _request_timeout=1.5)
+        assert time.monotonic() - t0 >= 1.4
+    finally:
+        srv.close()
+        for conn in held:
+            conn.close()
+
+
+def test_a_request_timeout_must_be_positive():
+    from kubernetes import client
+
+    from kube.client import with_request_timeout
+
+    with pytest.raises(ValueError, match="positive"):
+        with_request_timeout(client.ApiClient(client.Configuration(host="http://127.0.0.1:1")), 0)
