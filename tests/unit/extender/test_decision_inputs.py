@@ -124,13 +124,12 @@ def test_a_served_decision_rebuilds_the_policy_s_encoding(tmp_path, monkeypatch,
         assert None in row["inputs"]["usage_age"]
     assert (row["inputs"]["capacity"][-1] is None) == (mode == "names" and keep == 0)  # ghost: unknown
     assert_rebuilt(row, scored, names, rt.policy.scorer.model)
-    # each described node's DaemonSet pods, as the cache counts them (names mode: the request's rows are the
-    # cache's; Nodes mode scores the request's own objects, whose pods the row does not count: null)
+    # each described node's DaemonSet pods, as the cache counts them, in both modes (Nodes mode takes the
+    # request's capacities but the cache's pods, so their DaemonSet count too); null for a node the cache lacks
     view = cache.view()
     described = [row["nodes"][i] for i in row["inputs"]["at"]]
-    counted = [int(view.daemon_pods[view.index[n]]) if mode == "names" and n in view.index else None
-               for n in described]
-    assert row["inputs"]["daemon_pods"] == counted and (any(counted) or mode == "nodes" or keep)
+    counted = [int(view.daemon_pods[view.index[n]]) if n in view.index else None for n in described]
+    assert row["inputs"]["daemon_pods"] == counted and (any(counted) or keep)
 
 
 @pytest.mark.parametrize("mode", ["names", "nodes"])
