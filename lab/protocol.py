@@ -29,7 +29,7 @@ import yaml
 from lab import arms as arm_names
 from lab.errors import LabError
 from lab.gates import MAX_SHARE
-from lab.schedule import REGIMES, SEEDED, STRAGGLER_NODE
+from lab.schedule import REGIMES, SEEDED_RULES, STRAGGLER_NODE
 from lab.stats import METRICS
 from policy.labworld import DEFAULT_WORLD, SHAPES, VARIANTS, WORLDS
 
@@ -63,8 +63,9 @@ class Scenario:
     world: str = DEFAULT_WORLD
     """The world it runs on (``policy.labworld.WORLDS``: nodes and job mix); ``drs`` when the file names none."""
     straggler_node: str = STRAGGLER_NODE
-    """The straggler regime's degraded node: a node of the world, or ``seed`` (each seed draws node, cut and
-    transience: ``lab.schedule.draw_straggler``); ``lab run``'s default when the file names none."""
+    """The straggler regime's degraded node: a node of the world, or a rule by which each seed draws node, cut and
+    transience (``seed``, ``seed-loaded``: ``policy.straggler.RULES``, ``lab.schedule.draw_straggler``); ``lab
+    run``'s default when the file names none."""
     tenants: int = 0
     """Long-running tenants on that many distinct seed-chosen nodes, placed before every arm's jobs (the ``tenants``
     scenario, ``lab.tenants``); none when the file names none. A scenario key, like ``straggler_node``, since it is
@@ -273,7 +274,8 @@ def _scenario(doc: _Doc, node: yaml.Node, *, strict: bool) -> Scenario:
                     note=doc.value(s["note"], "scenario.note", str, "a string") if "note" in s else "",
                     world=world, tenants=tenants,
                     straggler_node=doc.choice(s["straggler_node"], "scenario.straggler_node", (
-                        SEEDED, *(n.name for n in WORLDS[world].nodes))) if "straggler_node" in s else STRAGGLER_NODE)
+                        *SEEDED_RULES, *(n.name for n in WORLDS[world].nodes)))
+                    if "straggler_node" in s else STRAGGLER_NODE)
 
 
 def _seeds(doc: _Doc, node: yaml.Node, kind: str) -> tuple[int, ...]:

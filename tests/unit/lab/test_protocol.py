@@ -168,7 +168,8 @@ def test_the_straggler_node_is_lab_run_s_unless_the_scenario_names_one_or_the_se
         assert parse_protocol(text, path="x.yaml").scenario.straggler_node == name
     with pytest.raises(ProtocolError) as err:
         parse_protocol(_with("  scale: 1.0\n", "  scale: 1.0\n  straggler_node: rn-huge\n"), path="x.yaml")
-    assert "x.yaml:10: field 'scenario.straggler_node': 'rn-huge' is not one of seed, rn-small" in str(err.value)
+    assert ("x.yaml:10: field 'scenario.straggler_node': 'rn-huge' is not one of seed, seed-loaded, rn-small"
+            in str(err.value))
 
 
 def test_tenants_are_none_unless_the_scenario_names_how_many_and_at_most_one_a_node() -> None:
