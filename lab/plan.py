@@ -14,6 +14,7 @@ from lab.gates import MAX_SHARE
 from lab.schedule import DEFAULTS, SEEDED_RULES, STRAGGLER_NODE, Job, Straggler, draw_straggler
 from lab.tenants import LabTenant
 from policy.labworld import WORLDS
+from policy.straggler import AT_S as STRAGGLER_AT_S
 
 
 @dataclass
@@ -35,7 +36,7 @@ class Plan:
     """The node the straggler regime degrades; a rule of ``lab.schedule.SEEDED_RULES`` (``seed``, ``seed-loaded``):
     each seed draws its node, cut and transience by it (``lab.schedule.draw_straggler``, ``policy.straggler``),
     and ``straggler_quota_m`` is not used."""
-    straggler_at_s: float = 20.0
+    straggler_at_s: float = STRAGGLER_AT_S
     straggler_quota_m: int = 200
 
     def straggler(self, seed: int, shapes) -> Straggler:

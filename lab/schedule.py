@@ -44,6 +44,8 @@ from policy.labworld import (
     scaled_units,
 )
 from policy.straggler import RULES, draw_fault
+from policy.straggler import WINDOW_S as STRAGGLER_WINDOW_S
+from policy.straggler import WORK as STRAGGLER_WORK
 
 REGIMES = ("drs", "straggler")
 STRAGGLER_NODE = "rn-large"
@@ -163,7 +165,7 @@ def make_schedule(*, seed: int, jobs: int = DEFAULTS.jobs, window_s: float = DEF
     shapes = world.nodes if shapes is None else shapes
     rng = random.Random(f"drsched-lab:{seed}")
     if regime == "straggler":
-        window_s, scale = min(window_s, 30.0), scale * 2.5
+        window_s, scale = min(window_s, STRAGGLER_WINDOW_S), scale * STRAGGLER_WORK
     kinds, weights = zip(*world.mix, strict=True)
     factor = node_scale(shapes)
     out: list[Job] = []

@@ -29,6 +29,13 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+WINDOW_S = 30.0
+"""The straggler regime submits every job within this many seconds (SpeCon's: all jobs at about once) ..."""
+WORK = 2.5
+"""... and makes each job this many times longer, so jobs are still running when a node slows down."""
+AT_S = 20.0
+"""Seconds into an arm of the cut, unless a run says otherwise (``lab run --straggler-at-s``)."""
+
 
 @dataclass(frozen=True)
 class FaultRule:
