@@ -34,7 +34,7 @@ from lab.plan import Plan
 from lab.protocol import Protocol, ProtocolError, load_protocol
 from lab.schedule import (
     DEFAULTS,
-    SEEDED,
+    SEEDED_RULES,
     SHAPES,
     VARIANTS,
     ScheduleError,
@@ -117,7 +117,8 @@ class RunArgs(ScheduleFlags):
     """give up on an arm after this long"""
     straggler_node: str = Plan.straggler_node
     """node whose quota is cut (--straggler); 'seed': each seed draws the node, a 2-4x cut and whether it is
-    restored 30-90 s later (lab.schedule.draw_straggler)"""
+    restored 30-90 s later (the straggler pilot's rule); 'seed-loaded': the same among all but the smallest node,
+    by their cpu, a 2.5-4x cut, restored 90-150 s later or never (policy.straggler.RULES)"""
     straggler_at_s: float = Plan.straggler_at_s
     """seconds into the arm of the cut"""
     straggler_quota_m: int = Plan.straggler_quota_m
@@ -265,8 +266,9 @@ def plan_from_args(args: RunArgs) -> Plan:
                  "straggler_quota_m": args.straggler_quota_m}
     if args.protocol is None:
         nodes = [n.name for n in WORLDS[args.world].nodes]
-        if args.straggler and args.straggler_node not in (SEEDED, *nodes):
-            raise ScheduleError(f"--straggler-node: {args.straggler_node!r} is not one of {SEEDED}, {', '.join(nodes)}")
+        if args.straggler and args.straggler_node not in (*SEEDED_RULES, *nodes):
+            raise ScheduleError(f"--straggler-node: {args.straggler_node!r} is not one of "
+                                f"{', '.join((*SEEDED_RULES, *nodes))}")
         if not 0 <= args.tenants <= len(nodes):
             raise ScheduleError(f"--tenants: {args.tenants} is not 0-{len(nodes)} (one tenant a node)")
         return Plan(out=args.out, seeds=args.seeds, arms=args.arms, variant=args.variant,

@@ -32,6 +32,7 @@ from lab.source import pod_env
 from lab.tenants import LabTenant
 from migration.degraded import TAINT_KEY as DEGRADED_TAINT
 from policy.decisionlog import SEGMENT_GLOB, LogError, read_log
+from policy.migrate.knobs import LAB as LAB_KNOBS
 
 log = logging.getLogger(__name__)
 
@@ -55,11 +56,14 @@ with what the drsched arm measured on the same schedule. It binds nothing (it ru
 serving, on the system CPUs under isolation)."""
 EXTENDER_UID = 65534  # the extender manifest's runAsUser: it writes the decision log
 # The migration controller as the migration arm runs it: acting (no --dry-run), reading progress over HTTP,
-# tuned to jobs of tens of seconds instead of the shipped minutes.
+# tuned to jobs of tens of seconds instead of the shipped minutes (policy.migrate.knobs.LAB, which the simulator's
+# lab-straggler scenario moves jobs by too).
 MIGRATION_ARGS = [
-    "--policy=demand-aware", "--interval-s=5", "--lease-namespace=drsched-system", "--metrics-host=0.0.0.0",
-    f"--metrics-port={MIGRATION_METRICS_PORT}", "--progress-source=http", f"--progress-port={PROGRESS_PORT}",
-    "--min-running-s=10", "--slow-checks=2", "--cooldown-s=20", "--max-fraction=0.5", "--restore-cost-s=5",
+    "--policy=demand-aware", f"--interval-s={LAB_KNOBS.interval_s:g}", "--lease-namespace=drsched-system",
+    "--metrics-host=0.0.0.0", f"--metrics-port={MIGRATION_METRICS_PORT}", "--progress-source=http",
+    f"--progress-port={PROGRESS_PORT}", f"--min-running-s={LAB_KNOBS.min_running_s:g}",
+    f"--slow-checks={LAB_KNOBS.slow_checks}", f"--cooldown-s={LAB_KNOBS.cooldown_s:g}",
+    f"--max-fraction={LAB_KNOBS.max_fraction:g}", f"--restore-cost-s={LAB_KNOBS.restore_cost_s:g}",
     f"--namespace={JOBS_NS}",
     "--log-level=DEBUG",  # every skip with its reason: the lab keeps the log to say why a job was not moved
 ]  # fmt: skip

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.gates import MAX_SHARE
-from lab.schedule import DEFAULTS, SEEDED, STRAGGLER_NODE, Job, Straggler, draw_straggler
+from lab.schedule import DEFAULTS, SEEDED_RULES, STRAGGLER_NODE, Job, Straggler, draw_straggler
 from lab.tenants import LabTenant
 from policy.labworld import WORLDS
+from policy.straggler import AT_S as STRAGGLER_AT_S
 
 
 @dataclass
@@ -32,15 +33,16 @@ class Plan:
     shape: str = DEFAULTS.shape
     arm_timeout_s: float = 600.0
     straggler_node: str = STRAGGLER_NODE
-    """The node the straggler regime degrades; ``lab.schedule.SEEDED`` (``seed``): each seed draws its node, cut
-    and transience (``lab.schedule.draw_straggler``), and ``straggler_quota_m`` is not used."""
-    straggler_at_s: float = 20.0
+    """The node the straggler regime degrades; a rule of ``lab.schedule.SEEDED_RULES`` (``seed``, ``seed-loaded``):
+    each seed draws its node, cut and transience by it (``lab.schedule.draw_straggler``, ``policy.straggler``),
+    and ``straggler_quota_m`` is not used."""
+    straggler_at_s: float = STRAGGLER_AT_S
     straggler_quota_m: int = 200
 
     def straggler(self, seed: int, shapes) -> Straggler:
         """The fault this plan's straggler regime puts into every arm of ``seed`` on nodes ``shapes``."""
-        if self.straggler_node == SEEDED:
-            return draw_straggler(seed, shapes, at_s=self.straggler_at_s)
+        if self.straggler_node in SEEDED_RULES:
+            return draw_straggler(seed, shapes, at_s=self.straggler_at_s, rule=self.straggler_node)
         return Straggler(self.straggler_node, self.straggler_at_s, self.straggler_quota_m)
     tenants: int = 0
     """Long-running tenants (the ``tenants`` scenario, ``lab.tenants``): this many distinct seed-chosen nodes each

@@ -3,8 +3,10 @@ runs and how its answer is judged. Pure: it parses text (``load_protocol`` reads
 
 Why it exists: issue #21's lab chose seeds, arms and the reading of its numbers after the fact. A protocol
 names the scenario (with its world, ``policy.labworld.WORLDS``: ``drs`` when unnamed), the seeds, the arms
-(``default``, ``model``, ``demand-aware``, an A/A copy of ``default`` and a positive control), the arm order
-(randomised per seed), the solo repetitions, the primary endpoint (``lab.endpoint``), the pilot that sized the
+(``default``, ``model``, ``demand-aware``, an A/A copy of ``default`` and a positive control; in the straggler
+regime ``model``, its A/A copy, ``migration``, ``taint`` and ``restart``: ``STRAGGLER_ARMS``), the arm order
+(randomised per seed), the solo repetitions, the primary endpoint (``lab.endpoint``) and any secondary ones
+(``endpoint.also``), the pilot that sized the
 seeds (``policy.paired``), the simulator's predicted ratio per arm and the gates (``lab.gates``). ``python -m lab run
 --protocol FILE`` runs it (resumably) and copies it into the output directory; ``python -m lab report`` judges
 the results against it (``lab.verdict``).
@@ -29,7 +31,7 @@ import yaml
 from lab import arms as arm_names
 from lab.errors import LabError
 from lab.gates import MAX_SHARE
-from lab.schedule import REGIMES, SEEDED, STRAGGLER_NODE
+from lab.schedule import REGIMES, SEEDED_RULES, STRAGGLER_NODE
 from lab.stats import METRICS
 from policy.labworld import DEFAULT_WORLD, SHAPES, VARIANTS, WORLDS
 
@@ -43,6 +45,11 @@ MIN_PILOT_SEEDS = 3
 SMALL_PREDICTION = 0.10
 """A predicted ratio within this of 1 must be declared in advance (``predicted.note``)."""
 REQUIRED_ARMS = ("default", "model", "demand-aware")
+STRAGGLER_ARMS = ("model", "migration", "taint", "restart")
+"""A main protocol of the straggler regime's arms instead (issue #21's straggler target: migration against drsched
+without it and against both baselines). Its compared arms differ from the baseline in the controller alone, on one
+placement, so it needs no positive control: that a bad placement can be told apart is the placement protocols'
+question (``REQUIRED_ARMS``)."""
 NAME = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 
 
@@ -63,8 +70,9 @@ class Scenario:
     world: str = DEFAULT_WORLD
     """The world it runs on (``policy.labworld.WORLDS``: nodes and job mix); ``drs`` when the file names none."""
     straggler_node: str = STRAGGLER_NODE
-    """The straggler regime's degraded node: a node of the world, or ``seed`` (each seed draws node, cut and
-    transience: ``lab.schedule.draw_straggler``); ``lab run``'s default when the file names none."""
+    """The straggler regime's degraded node: a node of the world, or a rule by which each seed draws node, cut and
+    transience (``seed``, ``seed-loaded``: ``policy.straggler.RULES``, ``lab.schedule.draw_straggler``); ``lab
+    run``'s default when the file names none."""
     tenants: int = 0
     """Long-running tenants on that many distinct seed-chosen nodes, placed before every arm's jobs (the ``tenants``
     scenario, ``lab.tenants``); none when the file names none. A scenario key, like ``straggler_node``, since it is
@@ -85,6 +93,7 @@ class Protocol:
     order_key: str
     solo_runs: int
     metric: str
+    """The primary endpoint's metric (``lab.stats.METRICS``)."""
     effect: float
     power: float
     alpha: float
@@ -102,6 +111,9 @@ class Protocol:
     note: str = ""
     path: str = ""
     sha256: str = ""
+    also: tuple[str, ...] = ()
+    """Secondary endpoints, fixed in advance: metrics judged as the primary is (per-seed log ratio, paired, 95 %
+    interval), each reported in a table of its own; the seeds are sized by the primary."""
 
     def small_predictions(self) -> dict[str, float]:
         """Arms the simulator predicts within 10 % of the baseline."""
@@ -199,7 +211,12 @@ def parse_protocol(text: str, *, path: str) -> Protocol:
     control = _arm_in(doc, top["positive_control"], "positive_control", arms) if "positive_control" in top else None
     if control is not None and _same_setting(control, baseline):
         raise doc.fail(top["positive_control"], "positive_control", f"{control!r} runs what {baseline!r} runs")
-    if kind == "main":
+    if kind == "main" and scenario.regime == "straggler":
+        for need, what in [(a, f"arm {a!r}") for a in STRAGGLER_ARMS] + [(aa, "aa_arm")]:
+            if need is None or need not in arms:
+                raise doc.fail(top["arms"], "arms", f"a main protocol of the straggler regime needs {what} "
+                                                    f"({', '.join(STRAGGLER_ARMS)} and an A/A copy)")
+    elif kind == "main":
         for need, what in [(a, f"arm {a!r}") for a in REQUIRED_ARMS] + [(aa, "aa_arm"), (control, "positive_control")]:
             if need is None or need not in arms:
                 raise doc.fail(top["arms"], "arms", f"a main protocol needs {what} "
@@ -214,10 +231,12 @@ def parse_protocol(text: str, *, path: str) -> Protocol:
     if strict and solo_runs < MIN_SOLO_RUNS:
         raise doc.fail(top["solo_runs"], "solo_runs", f"a {kind} protocol takes the median of at least "
                                                       f"{MIN_SOLO_RUNS} solo runs, got {solo_runs}")
-    end = doc.mapping(top["endpoint"], "endpoint", required=("metric", "effect", "power", "alpha"))
+    end = doc.mapping(top["endpoint"], "endpoint", required=("metric", "effect", "power", "alpha"), optional=("also",))
     metric = doc.choice(end["metric"], "endpoint.metric", METRICS)
     effect, power, alpha = (doc.number(end[k], f"endpoint.{k}", low=0, high=1) for k in ("effect", "power", "alpha"))
     extra: dict = {}
+    if "also" in end:
+        extra["also"] = _also(doc, end["also"], metric)
     if "pilot" in top:
         pilot = doc.mapping(top["pilot"], "pilot", required=("sd_log_ratio", "source"))
         extra["pilot_sd"] = doc.number(pilot["sd_log_ratio"], "pilot.sd_log_ratio", low=0)
@@ -273,7 +292,8 @@ def _scenario(doc: _Doc, node: yaml.Node, *, strict: bool) -> Scenario:
                     note=doc.value(s["note"], "scenario.note", str, "a string") if "note" in s else "",
                     world=world, tenants=tenants,
                     straggler_node=doc.choice(s["straggler_node"], "scenario.straggler_node", (
-                        SEEDED, *(n.name for n in WORLDS[world].nodes))) if "straggler_node" in s else STRAGGLER_NODE)
+                        *SEEDED_RULES, *(n.name for n in WORLDS[world].nodes)))
+                    if "straggler_node" in s else STRAGGLER_NODE)
 
 
 def _seeds(doc: _Doc, node: yaml.Node, kind: str) -> tuple[int, ...]:
@@ -315,6 +335,15 @@ def _arm_in(doc: _Doc, node: yaml.Node, where: str, arms: tuple[str, ...]) -> st
 def _same_setting(a: str, b: str) -> bool:
     x, y = arm_names.parse(a), arm_names.parse(b)
     return (x.scheduler, x.extender, x.migration, x.controller) == (y.scheduler, y.extender, y.migration, y.controller)
+
+
+def _also(doc: _Doc, node: yaml.Node, primary: str) -> tuple[str, ...]:
+    if not isinstance(node, yaml.SequenceNode) or not node.value:
+        raise doc.fail(node, "endpoint.also", "must be a non-empty list of metrics")
+    also = tuple(doc.choice(n, f"endpoint.also[{i}]", METRICS) for i, n in enumerate(node.value))
+    if primary in also or len(set(also)) != len(also):
+        raise doc.fail(node, "endpoint.also", "lists a metric twice or the primary one")
+    return also
 
 
 def _predicted(doc: _Doc, node: yaml.Node, arms: tuple[str, ...], baseline: str) -> dict:

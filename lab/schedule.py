@@ -43,13 +43,19 @@ from policy.labworld import (
     scaled_template,
     scaled_units,
 )
+from policy.straggler import RULES, draw_fault
+from policy.straggler import WINDOW_S as STRAGGLER_WINDOW_S
+from policy.straggler import WORK as STRAGGLER_WORK
 
 REGIMES = ("drs", "straggler")
 STRAGGLER_NODE = "rn-large"
 """The node the straggler regime degrades unless told otherwise (the landed straggler runs')."""
 SEEDED = "seed"
 """The straggler node named this (``--straggler-node seed``, a protocol's ``scenario.straggler_node``): each seed
-draws its own degraded node, cut and whether the cut is transient (``draw_straggler``)."""
+draws its own degraded node, cut and whether the cut is transient, by the straggler pilot's rule
+(``policy.straggler.RULES``, ``draw_straggler``)."""
+SEEDED_RULES = tuple(RULES)
+"""Every name that makes each seed draw its fault (``seed``, ``seed-loaded``: ``policy.straggler.RULES``)."""
 
 
 @dataclass(frozen=True)
@@ -63,17 +69,14 @@ class Straggler:
     restore_s: float | None = None
 
 
-def draw_straggler(seed: int, shapes: Sequence[RealNodeShape], *, at_s: float) -> Straggler:
-    """Issue #21's straggler: a seed-chosen node's quota cut 2-4x at ``at_s``, permanent in half the seeds and in
-    the other half restored 30-90 s later (transient). ``shapes`` are the nodes the cluster really got (the cut
-    follows their quotas). A generator of its own, keyed by the seed, so the schedule's draws do not move and
-    every arm of a seed meets the same fault."""
-    rng = random.Random(f"drsched-straggler:{seed}")
-    node = rng.choice(list(shapes))
-    factor = rng.uniform(2.0, 4.0)
-    transient = rng.random() < 0.5
-    restore = round(at_s + rng.uniform(30.0, 90.0), 1) if transient else None
-    return Straggler(node.name, at_s, max(MIN_REQUEST_M, round(node.cpu_millis / factor)), restore)
+def draw_straggler(seed: int, shapes: Sequence[RealNodeShape], *, at_s: float, rule: str = SEEDED) -> Straggler:
+    """Issue #21's straggler as ``rule`` (``policy.straggler.RULES``) draws it for ``seed``: a seed-chosen node's
+    quota cut 2-4x at ``at_s``, permanent in about half the seeds, restored later in the rest. ``shapes`` are the
+    nodes the cluster really got (the cut follows their quotas). A generator of its own, keyed by the seed, so the
+    schedule's draws do not move and every arm of a seed meets the same fault."""
+    fault = draw_fault(rule, seed, [(s.name, s.cpu_millis) for s in shapes], at_s=at_s)
+    cpu = {s.name: s.cpu_millis for s in shapes}[fault.node]
+    return Straggler(fault.node, at_s, fault.quota_m(cpu, MIN_REQUEST_M), fault.restore_s)
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,7 @@ def make_schedule(*, seed: int, jobs: int = DEFAULTS.jobs, window_s: float = DEF
     shapes = world.nodes if shapes is None else shapes
     rng = random.Random(f"drsched-lab:{seed}")
     if regime == "straggler":
-        window_s, scale = min(window_s, 30.0), scale * 2.5
+        window_s, scale = min(window_s, STRAGGLER_WINDOW_S), scale * STRAGGLER_WORK
     kinds, weights = zip(*world.mix, strict=True)
     factor = node_scale(shapes)
     out: list[Job] = []

@@ -4,9 +4,10 @@ than the intervals. Pure: protocol and metrics in, markdown lines out.
 Why it exists: the answer to "does drsched help?" is fixed by the protocol before the runs (``lab.protocol``);
 this module only applies it. It states the endpoint, the A/A interval and whether it is within the +-5 %
 target, whether the positive control was detected (its interval excludes 1), each arm's ratio with its
-interval and a claim from ``lab.endpoint.claim``, the simulator's predictions with the arms it predicted
-under 10 % for (declared in advance), the power: the seeds the protocol's pilot sd and this run's own A/A sd
-imply for 80 % power at a 15 % effect, and the runs a gate flagged (left out, to be rerun).
+interval and a claim from ``lab.endpoint.claim`` (and so for each secondary endpoint), the simulator's
+predictions with the arms it predicted under 10 % for (declared in advance), the power: the seeds the
+protocol's pilot sd and this run's own A/A sd imply for 80 % power at a 15 % effect, and the runs a gate
+flagged (left out, to be rerun).
 """
 
 from __future__ import annotations
@@ -87,7 +88,25 @@ def lines(p: Protocol, per_run: Mapping[tuple[int, str], Mapping[str, float]],
                    f"NOT detected (interval {_fmt(iv)[1]} contains 1): this lab cannot tell a deliberately bad "
                    "policy from the default here, so no 'no difference' above is evidence of anything")
         out.append(f"Positive control (`{p.positive_control}`): {verdict}.")
-    out += ["", *_power_lines(p, rows), *_prediction_lines(p), *flagged_lines(flagged)]
+    out += ["", *_secondary_lines(p, per_run), *_power_lines(p, rows), *_prediction_lines(p),
+            *flagged_lines(flagged)]
+    return out
+
+
+def _secondary_lines(p: Protocol, per_run: Mapping[tuple[int, str], Mapping[str, float]]) -> list[str]:
+    """One table per secondary endpoint (``Protocol.also``), judged as the primary is."""
+    out = []
+    for metric in p.also:
+        out += [f"Secondary endpoint, fixed in advance: the per-seed log {metric} ratio to `{p.baseline}`, paired, "
+                "95 % t-interval.", "", f"| arm | seeds | ratio to `{p.baseline}` | 95 % interval | claim |",
+                "|---|---:|---:|---|---|"]
+        for arm in p.arms:
+            if arm == p.baseline:
+                continue
+            iv = endpoint.interval(endpoint.log_ratios(per_run, arm, baseline=p.baseline, metric=metric))
+            ratio, span = _fmt(iv)
+            out.append(f"| `{arm}` | {iv.seeds} | {ratio} | {span} | {endpoint.claim(iv, baseline=p.baseline)} |")
+        out.append("")
     return out
 
 

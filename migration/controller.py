@@ -16,7 +16,7 @@ A pod on a node whose Ready condition is not True (its kubelet died or lost the 
 would never finish (nobody stops the container) and its progress says nothing about a target. Such pods are
 neither running jobs for the budget nor lost ones; they are looked at again once the node is back.
 
-With ``mode=taint`` (a baseline) step 5 is replaced: ``migration.degraded.decide_taints`` on the same jobs and
+With ``mode=taint`` (a baseline) step 5 is replaced: ``policy.migrate.taint.decide_taints`` on the same jobs and
 snapshot → taint / untaint intents, applied here through ``Kube.set_node_taints``; no job is moved (windows
 left by a migrate-mode life are still advanced to their end). ``clear_taints`` removes every degraded taint
 when the process stops, so the next experiment arm starts on untainted nodes.
@@ -38,7 +38,7 @@ from typing import Any
 from kube.errors import ApiError, Conflict, PermanentError, TemporaryError
 from kube.objects import pod_key
 from kube.selectors import matches
-from migration.degraded import TaintState, decide_taints, tainted_nodes, with_taint
+from migration.degraded import tainted_nodes, with_taint
 from migration.errors import RecordError
 from migration.executor import Candidate, Executor, Window, budget_state, parse_window
 from migration.kube import Kube
@@ -50,6 +50,7 @@ from migration.snapshot import build_picture, fits, view_of
 from migration.telemetry import Kind, PodRef, Telemetry
 from policy.baselines import Scorer, make_scorer
 from policy.migrate import RuleParams, RuleState, RunningJob, decide
+from policy.migrate.taint import TaintState, decide_taints
 from policy.state import ClusterSnapshot
 
 log = logging.getLogger(__name__)

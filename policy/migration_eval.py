@@ -17,6 +17,24 @@ Scenarios (fixed before any result was seen; long checkpointed jobs):
                 (p = 0.3) becomes a straggler at a uniform time within the median job's work, at a factor
                 in [0.2, 0.5], until the end of the run; makespan is what migration can shorten
 Common: checkpoint every 30 s of work, restore cost 10 s, a check every 10 s, rule and budget defaults.
+
+    lab-straggler  the simulator's copy of the lab's ``straggler`` scenario (``lab/protocols/straggler.yaml``): the
+                lab's 4 nodes (``policy.sim.cluster.LAB_CLUSTER``), the DRS mix in the ``small`` shape with honest
+                requests, 48 jobs (the lab's, whatever ``--jobs`` says) over ``policy.straggler.WINDOW_S`` at
+                ``WORK`` times the world's work, and the very fault the lab draws for the seed
+                (``policy.straggler.draw_fault``, rule ``--fault-rule``) as a cpu/net/disk slowdown of its node.
+                Placement as the lab deploys drsched (the shipped model, served: ``policy.served``), targets by
+                ``--scorer`` (the lab's controller runs demand-aware), the controller's knobs as the lab's
+                (``policy.migrate.knobs.LAB``), checkpoints every ``LAB_CHECKPOINT_S`` and ``LAB_RESTORE_S`` from
+                stop to progress. The seeds draw the lab's faults (``--seed-base``), so a protocol's seeds can be
+                predicted one by one; the jobs are the simulator's own draw (``policy.sim.labmix``), not the
+                lab's schedule of that seed. The lab's cut is of cpu alone: io and net jobs that need little cpu
+                lose less there than here.
+
+Arms (``--arms``): ``none`` (no controller), ``migration``, and the straggler baselines of issue #21: ``restart``
+(the same controller, jobs restart from zero: no checkpoint, and the rule counts all work as lost) and ``taint``
+(``policy.migrate.taint.Tainter``: no move; the nodes the rule judges degraded are closed to new pods until they
+recover, as a NoSchedule taint closes them).
 """
 
 from __future__ import annotations
@@ -32,12 +50,22 @@ import numpy as np
 
 from policy.baselines import make_scorer
 from policy.cli import option
+from policy.labworld import DEFAULT_WORLD, WORLDS
 from policy.migrate import Budget, MigrationController, RuleParams
+from policy.migrate.knobs import LAB as LAB_KNOBS
+from policy.migrate.taint import Tainter
+from policy.model import SHIPPED_MODEL
+from policy.paired import interval
 from policy.report import mean_ci95, with_ci, write_arm_cdfs, write_csv
+from policy.served import Served
+from policy.sim.cluster import LAB_CLUSTER
 from policy.sim.config import SimConfig, build_episode
-from policy.sim.episode import run_episode
-from policy.sim.events import random_stragglers
+from policy.sim.episode import run_episode, scorer_from_spec
+from policy.sim.events import Straggler, random_stragglers
+from policy.sim.labmix import lab_workload, window_load
 from policy.sim.metrics import RunResult
+from policy.sim.migration import Controller
+from policy.straggler import AT_S, RULES, WINDOW_S, WORK, draw_fault
 
 log = logging.getLogger("policy.migration_eval")
 
@@ -49,14 +77,28 @@ SCENARIOS: dict[str, dict] = {
     "specon": dict(config=dict(arrival="at-once", work_scale=10.0), n_jobs=48,
                    stragglers=dict(per_node=0.3, factor=(0.2, 0.5), duration_frac=None)),
 }
-ARMS = ("none", "migration")
+LAB_STRAGGLER = "lab-straggler"
+SCENARIOS[LAB_STRAGGLER] = dict(n_jobs=48)  # the straggler protocols' jobs a seed, whatever --jobs says
+DEFAULT_SCENARIOS = ("stragglers", "calm", "specon")
+"""What a run without ``--scenarios`` evaluates (lab-straggler is asked for by name)."""
+LAB_RULE = "seed-loaded"
+"""The fault rule of the lab's straggler main protocol (``policy.straggler.RULES``), ``--fault-rule``'s default."""
+LAB_SHAPE, LAB_VARIANT = "small", "honest"
+LAB_CHECKPOINT_S = 5.0
+"""The lab's jobs checkpoint every 5 s (``lab.kube``: ``--checkpoint-every=5``)."""
+LAB_RESTORE_S = 8.0
+"""Stop to progress on the target: the mean of the straggler pilot's six moves (5.3-10.8 s)."""
+LAB_PLACEMENT = f"dqn:{SHIPPED_MODEL}"
+ARMS = ("none", "migration", "restart", "taint")
 METRICS = ("mean_jct", "p95_jct", "makespan", "migrations", "migration_rollbacks", "lost_work", "restarts")
 
 
-def scenario_config(scenario: str, seed: int, n_jobs: int) -> SimConfig:
+def scenario_config(scenario: str, seed: int, n_jobs: int, fault_rule: str = LAB_RULE) -> SimConfig:
     """The episode's config: stragglers are drawn from their own generator, identical for both arms. Start
     times are uniform over the arrival window, or the median job's work when every job arrives at once."""
     sc = SCENARIOS[scenario]
+    if scenario == LAB_STRAGGLER:
+        return lab_straggler_config(seed, sc["n_jobs"], fault_rule)
     cfg = SimConfig(**{**BASE, "n_jobs": sc.get("n_jobs", n_jobs), **sc.get("config", {})})
     spec = sc.get("stragglers")
     if spec is None:
@@ -72,17 +114,46 @@ def scenario_config(scenario: str, seed: int, n_jobs: int) -> SimConfig:
     return replace(cfg, events=tuple(events))
 
 
-def run_arm(cfg: SimConfig, seed: int, arm: str, scorer_name: str) -> RunResult:
-    """One episode; placement by ``scorer_name`` through the shared episode loop, migration or not."""
-    controller = (MigrationController(make_scorer(scorer_name, seed=seed), RuleParams(), Budget())
-                  if arm == "migration" else None)
-    return run_episode(cfg, seed, make_scorer(scorer_name, seed=seed), controller=controller)
+def lab_straggler_config(seed: int, n_jobs: int, fault_rule: str = LAB_RULE) -> SimConfig:
+    """``lab-straggler`` (module docstring): the lab's straggler regime on its nodes, with the fault ``fault_rule``
+    draws for ``seed``."""
+    world = WORLDS[DEFAULT_WORLD]
+    cfg = SimConfig(cluster=LAB_CLUSTER, workload=lab_workload(DEFAULT_WORLD, LAB_VARIANT, LAB_SHAPE), n_jobs=n_jobs,
+                    work_scale=WORK, profile_error=0.0, sample_interval=10.0, checkpoint_interval=LAB_CHECKPOINT_S,
+                    restore_cost=LAB_RESTORE_S, migration_interval=LAB_KNOBS.interval_s)
+    nodes, _, _ = build_episode(cfg, np.random.default_rng(seed))
+    load = window_load(DEFAULT_WORLD, n_jobs, WINDOW_S, nodes.capacity.sum(axis=0), scale=world.scale * WORK,
+                       shape=LAB_SHAPE)
+    fault = draw_fault(fault_rule, seed, list(zip(nodes.types, nodes.capacity[:, 0], strict=True)), at_s=AT_S)
+    lasts = cfg.time_limit if fault.restore_s is None else fault.restore_s - fault.at_s
+    slow = Straggler(nodes.types.index(fault.node), fault.at_s, lasts, 1.0 / fault.cut)
+    return replace(cfg, load=load, events=(slow,))
 
 
-def _task(args: tuple[str, int, int, str, str]) -> tuple[dict, np.ndarray]:
-    scenario, seed, n_jobs, arm, scorer_name = args
+def arm_controller(scenario: str, arm: str, scorer_name: str, seed: int) -> Controller | None:
+    """The arm's controller: none, the migration rule (``migration``, ``restart``) or the taint baseline."""
+    if arm == "none":
+        return None
+    rule, budget = (LAB_KNOBS.rule(), LAB_KNOBS.budget()) if scenario == LAB_STRAGGLER else (RuleParams(), Budget())
+    if arm == "taint":
+        return Tainter(rule)
+    return MigrationController(make_scorer(scorer_name, seed=seed), rule, budget)
+
+
+def run_arm(cfg: SimConfig, seed: int, arm: str, scorer_name: str, scenario: str = "") -> RunResult:
+    """One episode; placement by ``scorer_name`` through the shared episode loop (``lab-straggler``: drsched as
+    the lab deploys it), with the arm's controller; ``restart`` without checkpoints."""
+    placement = (Served(scorer_from_spec(LAB_PLACEMENT)) if scenario == LAB_STRAGGLER
+                 else make_scorer(scorer_name, seed=seed))
+    if arm == "restart":
+        cfg = replace(cfg, checkpoint_interval=None)
+    return run_episode(cfg, seed, placement, controller=arm_controller(scenario, arm, scorer_name, seed))
+
+
+def _task(args: tuple[str, int, int, str, str, str]) -> tuple[dict, np.ndarray]:
+    scenario, seed, n_jobs, arm, scorer_name, fault_rule = args
     t0 = time.perf_counter()
-    res = run_arm(scenario_config(scenario, seed, n_jobs), seed, arm, scorer_name)
+    res = run_arm(scenario_config(scenario, seed, n_jobs, fault_rule), seed, arm, scorer_name, scenario)
     row = {"scenario": scenario, "seed": seed, "arm": arm, **{m: res.summary()[m] for m in METRICS},
            "finished": res.finished, "wall_s": time.perf_counter() - t0}
     return row, res.jct
@@ -94,12 +165,18 @@ def summarise(rows: list[dict]) -> list[dict]:
     for scenario in dict.fromkeys(r["scenario"] for r in rows):
         for arm in ARMS:
             rs = [r for r in rows if r["scenario"] == scenario and r["arm"] == arm]
+            if not rs:
+                continue
             s = {"scenario": scenario, "arm": arm, "seeds": len(rs)}
             for m in METRICS:
                 s[m], s[m + "_ci"] = mean_ci95([r[m] for r in rs])
             for m in ("mean_jct", "makespan"):
-                s[m + "_ratio"], s[m + "_ratio_ci"] = mean_ci95(
-                    [r[m] / none[(scenario, r["seed"])][m] for r in rs if (scenario, r["seed"]) in none])
+                paired = [(r[m], none[(scenario, r["seed"])][m]) for r in rs if (scenario, r["seed"]) in none]
+                s[m + "_ratio"], s[m + "_ratio_ci"] = mean_ci95([a / b for a, b in paired])
+                # the lab's endpoint: the per-seed log ratio, paired, its mean and 95 % t-interval as ratios
+                iv = interval([float(np.log(a / b)) for a, b in paired if a > 0 and b > 0])
+                s.update({m + "_geo": iv.ratio, m + "_geo_low": iv.low, m + "_geo_high": iv.high,
+                          m + "_log_sd": iv.sd})
             out.append(s)
     return out
 
@@ -118,6 +195,14 @@ def format_table(summary: list[dict]) -> str:
                          f"{with_ci(s['makespan'], s['makespan_ci'], '.0f'):>18}"
                          f"{with_ci(s['makespan_ratio'], s['makespan_ratio_ci'], '.3f'):>16}{s['migrations']:>7.1f}"
                          f"{s['migration_rollbacks']:>7.1f}{s['lost_work']:>12.0f}")
+        lines.append("paired per-seed log ratio to none, as the lab's endpoint (exp of the mean, 95 % t-interval; "
+                     "sd of the log ratio):")
+        for s in rows:
+            if s["arm"] != "none":
+                lines.append(f"  {s['arm']:<10} mean JCT {s['mean_jct_geo']:.3f} ({s['mean_jct_geo_low']:.3f}-"
+                             f"{s['mean_jct_geo_high']:.3f}, sd {s['mean_jct_log_sd']:.3f})  makespan "
+                             f"{s['makespan_geo']:.3f} ({s['makespan_geo_low']:.3f}-{s['makespan_geo_high']:.3f}, "
+                             f"sd {s['makespan_log_sd']:.3f})")
     return "\n".join(lines)
 
 
@@ -133,7 +218,7 @@ def _unset(name: str) -> dict:
 class MigrationArgs:
     """What ``python -m policy.evaluate migration`` runs; each field is the command-line flag of the same name."""
 
-    scenarios: str = option(",".join(SCENARIOS), fill={"names": ", ".join(SCENARIOS)})
+    scenarios: str = option(",".join(DEFAULT_SCENARIOS), fill={"names": ", ".join(SCENARIOS)})
     """comma-separated, from {names}"""
     seeds: int | None = option(None, fill=_unset("seeds"))
     """seeds per scenario (unset: {full}; --quick: {quick})"""
@@ -142,7 +227,11 @@ class MigrationArgs:
     jobs: int | None = option(None, fill=_unset("jobs"))
     """jobs per episode (unset: {full}; --quick: {quick})"""
     scorer: str = "demand-aware"
-    """placement and target scorer"""
+    """placement and target scorer (lab-straggler: targets only; it places as the lab deploys drsched)"""
+    arms: str = option("none,migration", fill={"names": ", ".join(ARMS)})
+    """comma-separated, from {names} (none is every ratio's baseline)"""
+    fault_rule: str = option(LAB_RULE, choices=tuple(RULES))
+    """lab-straggler's fault rule (policy.straggler.RULES: seed is the straggler pilot's)"""
     workers: int = 1
     """parallel processes"""
     out: Path = Path("out/evaluate")
@@ -171,8 +260,12 @@ def run(args: MigrationArgs) -> int:
     except KeyError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
-    tasks = [(s, args.seed_base + i, args.jobs, arm, args.scorer) for s in scenarios for i in range(args.seeds)
-             for arm in ARMS]
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+    if "none" not in arms or any(a not in ARMS for a in arms):
+        sys.stderr.write(f"error: --arms {args.arms!r}: from {', '.join(ARMS)}, none included\n")
+        return 2
+    tasks = [(s, args.seed_base + i, args.jobs, arm, args.scorer, args.fault_rule) for s in scenarios
+             for i in range(args.seeds) for arm in arms]
     t0 = time.perf_counter()
     if args.workers > 1:
         with ProcessPoolExecutor(max_workers=args.workers) as pool:
@@ -191,6 +284,6 @@ def run(args: MigrationArgs) -> int:
     (args.out / "migration_table.txt").write_text(table + "\n")
     sys.stdout.write(table + "\n")
     if not args.no_plots:
-        log.info("wrote %s", write_arm_cdfs(jcts, ARMS, args.out / "migration_jct_cdf.png"))
+        log.info("wrote %s", write_arm_cdfs(jcts, arms, args.out / "migration_jct_cdf.png"))
     log.info("evaluated %d runs in %.1f s; results in %s", len(rows), time.perf_counter() - t0, args.out)
     return 0

@@ -30,6 +30,9 @@ seconds the engine shows it the running jobs as a progress reporter would and ca
 migrator returns: the job stops on its source and rewinds to its newest checkpoint (``checkpoint_interval``), then
 restores on the target for ``restore_cost`` seconds (holding its requests, at rate 0) before progressing.
 A job restarted after a node failure also resumes from its checkpoint and pays ``restore_cost`` once placed.
+A controller's ``tainted`` nodes (the taint baseline, ``policy.migrate.taint.Tainter``) are closed after each check
+as a NoSchedule taint closes them: no new pod and no move goes there, the jobs on them stay, and snapshots show
+them not ready, so a policy never scores them.
 """
 
 from __future__ import annotations
@@ -386,6 +389,11 @@ class Simulator:
             if target is not None:
                 self.move(mv.job, target)
             self.migrator.applied(mv, target, self.now)
+        closed = np.isin(self.nodes.names, list(getattr(self._controller, "tainted", ())))
+        if (closed != f.closed).any():  # a taint added or lifted: the scheduler's view changes, deferred pods retry
+            f.closed = closed
+            self._snap = None
+            self._retry = True
 
     def _quiesce(self) -> None:
         """Nothing is running or coming: retry deferred pods that fit after a backoff, else end the run.
@@ -430,7 +438,7 @@ class Simulator:
             self._snap = ClusterSnapshot.trusted(  # arrays are float64/bool of the right shapes by construction
                 names=tuple(n.names), capacity=self._shown_capacity, requested=f.requested.copy(), usage=self._usage,
                 usage_age=np.full(n.n, self.now - self._sampled_at), assumed=self._assumed.copy(),
-                pods=f.pods.copy(), max_pods=n.max_pods, ready=f.ready.copy(), now=self.now,
+                pods=f.pods.copy(), max_pods=n.max_pods, ready=f.ready & ~f.closed, now=self.now,
                 progress=None if self.config.progress_shown == "none" else self._running_progress())
         return self._snap
 

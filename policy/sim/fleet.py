@@ -66,6 +66,7 @@ class Fleet:
         self.free_cpu = nodes.capacity[:, 0] + 1e-9
         self.free_mem = nodes.capacity[:, 1] + 1e-9
         self.open = np.ones(n, dtype=bool)
+        self.closed = np.zeros(n, dtype=bool)  # tainted NoSchedule (the taint baseline): no new pod, no move there
         self.demand = [j.demand for j in jobs]
         self.requests = [j.requests for j in jobs]
         self.work = [j.work for j in jobs]
@@ -258,12 +259,12 @@ class Fleet:
     def fits(self, j: int, i: int) -> bool:
         """Whether job ``j``'s requests fit node ``i`` now (ready, pod slot free, cpu and memory allocatable)."""
         req = self.requests[j]
-        return bool(self.open[i] and self.free_cpu[i] >= req[0] and self.free_mem[i] >= req[1])
+        return bool(self.open[i] and not self.closed[i] and self.free_cpu[i] >= req[0] and self.free_mem[i] >= req[1])
 
     def mask(self, j: int) -> np.ndarray:
         """(N,) bool: the nodes job ``j`` fits now."""
         req = self.requests[j]
-        return (self.free_cpu >= req[0]) & (self.free_mem >= req[1]) & self.open
+        return (self.free_cpu >= req[0]) & (self.free_mem >= req[1]) & self.open & ~self.closed
 
     def pod_usage(self, j: int) -> tuple[float, float, float, float]:
         """What a monitor reads for running job ``j``'s pod: rate × demand of cpu, net and disk (/ the node's

@@ -37,7 +37,9 @@ SMOOTHING = 0.5
 
 
 class Controller(Protocol):
-    """What the engine calls: ``policy.migrate.MigrationController`` is one."""
+    """What the engine calls: ``policy.migrate.MigrationController`` is one, ``policy.migrate.taint.Tainter``
+    another. A controller with a ``tainted`` attribute (node names) has those nodes closed to new pods after each
+    check, as a NoSchedule taint closes them; one without taints nothing."""
 
     def reset(self) -> None: ...
 

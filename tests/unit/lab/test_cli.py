@@ -123,5 +123,5 @@ def test_a_protocol_names_the_straggler_node_and_refuses_the_straggler_flags(tmp
                                         "seed"]))
     assert seeded.straggler_node == "seed"
     assert main(["run", "--out", str(tmp_path / "q"), "--straggler", "--straggler-node", "rn-huge"]) == 2
-    assert "--straggler-node: 'rn-huge' is not one of seed, rn-small" in capsys.readouterr().out
+    assert "--straggler-node: 'rn-huge' is not one of seed, seed-loaded, rn-small" in capsys.readouterr().out
     assert not (tmp_path / "q").exists()

@@ -168,7 +168,8 @@ def test_the_straggler_node_is_lab_run_s_unless_the_scenario_names_one_or_the_se
         assert parse_protocol(text, path="x.yaml").scenario.straggler_node == name
     with pytest.raises(ProtocolError) as err:
         parse_protocol(_with("  scale: 1.0\n", "  scale: 1.0\n  straggler_node: rn-huge\n"), path="x.yaml")
-    assert "x.yaml:10: field 'scenario.straggler_node': 'rn-huge' is not one of seed, rn-small" in str(err.value)
+    assert ("x.yaml:10: field 'scenario.straggler_node': 'rn-huge' is not one of seed, seed-loaded, rn-small"
+            in str(err.value))
 
 
 def test_tenants_are_none_unless_the_scenario_names_how_many_and_at_most_one_a_node() -> None:
@@ -178,3 +179,35 @@ def test_tenants_are_none_unless_the_scenario_names_how_many_and_at_most_one_a_n
         with pytest.raises(ProtocolError) as err:
             parse_protocol(_with("  scale: 1.0\n", f"  scale: 1.0\n  tenants: {bad}\n"), path="x.yaml")
         assert f"x.yaml:10: field 'scenario.tenants': {says}" in str(err.value)
+
+
+STRAGGLER_MAIN = (MAIN.replace("  regime: drs", "  regime: straggler\n  straggler_node: seed-loaded")
+                  .replace("arms: [default, default#2, model, demand-aware, worst-fit@off]",
+                           "arms: [model, model#2, migration, taint, restart]")
+                  .replace("baseline: default\naa_arm: default#2\npositive_control: worst-fit@off",
+                           "baseline: model\naa_arm: model#2")
+                  .replace("  metric: mean_jct_s\n", "  metric: mean_jct_s\n  also: [makespan_s]\n")
+                  .replace("    model: 0.97\n    demand-aware: 0.8\n    worst-fit@off: 1.4",
+                           "    migration: 0.99\n    taint: 1.0\n    restart: 1.0"))
+
+
+def test_a_straggler_main_protocol_needs_its_own_arms_and_no_positive_control() -> None:
+    p = parse_protocol(STRAGGLER_MAIN, path="s.yaml")
+    assert (p.baseline, p.aa_arm, p.positive_control, p.also) == ("model", "model#2", None, ("makespan_s",))
+    assert p.scenario.straggler_node == "seed-loaded"
+    with pytest.raises(ProtocolError) as err:
+        parse_protocol(STRAGGLER_MAIN.replace(", taint, restart]", ", restart]").replace("    taint: 1.0\n", ""),
+                       path="s.yaml")
+    assert "a main protocol of the straggler regime needs arm 'taint'" in str(err.value)
+    with pytest.raises(ProtocolError) as err:  # the placement regime still needs the five placement arms
+        parse_protocol(STRAGGLER_MAIN.replace("regime: straggler", "regime: drs"), path="s.yaml")
+    assert "a main protocol needs arm 'default'" in str(err.value)
+
+
+@pytest.mark.parametrize(("also", "says"), [("[mean_jct_s]", "lists a metric twice or the primary one"),
+                                            ("[makespan_s, makespan_s]", "lists a metric twice"),
+                                            ("[speed]", "'speed' is not one of"), ("[]", "non-empty list")])
+def test_a_bad_secondary_endpoint_is_refused_naming_its_field(also: str, says: str) -> None:
+    with pytest.raises(ProtocolError) as err:
+        parse_protocol(STRAGGLER_MAIN.replace("also: [makespan_s]", f"also: {also}"), path="s.yaml")
+    assert "field 'endpoint.also" in str(err.value) and says in str(err.value)

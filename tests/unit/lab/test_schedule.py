@@ -228,3 +228,29 @@ def test_a_plan_s_straggler_is_its_named_node_or_the_seed_s_draw(tmp_path) -> No
     assert named.straggler(5, REAL_NODES) == Straggler("rn-large", 20.0, 200, None)
     seeded = Plan(out=tmp_path, seeds=[1], arms=["model"], regime="straggler", straggler_node=SEEDED)
     assert seeded.straggler(5, REAL_NODES) == draw_straggler(5, REAL_NODES, at_s=20.0)
+
+
+def test_a_plan_draws_by_the_rule_it_names() -> None:
+    from lab.plan import Plan
+    from lab.schedule import draw_straggler
+
+    plan = Plan(out=Path("x"), seeds=[1], arms=["model"], regime="straggler", straggler_node="seed-loaded")
+    got = plan.straggler(5, ISOLATED)
+    assert got == draw_straggler(5, ISOLATED, at_s=20.0, rule="seed-loaded") != draw_straggler(5, ISOLATED, at_s=20.0)
+    assert got.node != "rn-small"
+
+
+def test_the_loaded_rule_s_transient_cuts_outlast_a_move_by_the_lab_s_controller_twice_over() -> None:
+    """``policy.straggler.break_even_s`` with the controller as the lab runs it (``lab.kube.MIGRATION_ARGS``), the
+    pilot's slowest stop-to-restart (10.8 s, results/lab/straggler-pilot-2026-12-07/summary.md), the jobs'
+    checkpoint every 5 s and about 2 s for the jobs' smoothed rate to show a cut; the pilot's own transient cuts
+    (41-50 s) were hardly past it."""
+    from lab.kube import MIGRATION_ARGS
+    from policy.straggler import RULES, break_even_s
+
+    args = dict(a.removeprefix("--").split("=", 1) for a in MIGRATION_ARGS)
+    rule = RULES["seed-loaded"]
+    worst = break_even_s(check_s=float(args["interval-s"]), slow_checks=int(args["slow-checks"]), rate_lag_s=2.0,
+                         restart_s=10.8, checkpoint_s=5.0, cut=rule.cut[0])
+    assert 30.0 < worst < 40.0
+    assert rule.restore_after_s[0] >= 2 * worst

@@ -104,3 +104,16 @@ def test_a_retired_run_leaves_every_file_and_is_listed_as_flagged_and_rerun(tmp_
     text = summarise(out)
     assert "Flagged and rerun" in text and "- seed 2, arm `model`, variant `under`: host-interference" in text
     assert "flagged, rerun --" not in text  # nothing is flagged in the current files any more
+
+
+def test_a_secondary_endpoint_is_judged_in_a_table_of_its_own(tmp_path: Path) -> None:
+    d = _dir(tmp_path)
+    text = (d / PROTOCOL_FILE).read_text().replace("  metric: mean_jct_s\n",
+                                                    "  metric: mean_jct_s\n  also: [makespan_s]\n")
+    (d / PROTOCOL_FILE).write_text(text)
+    head = summarise(d)
+    head = head[:head.index("### variant")]
+    assert "Secondary endpoint, fixed in advance: the per-seed log makespan_s ratio to `default`" in head
+    part = head[head.index("Secondary endpoint"):]
+    da = next(line for line in part.splitlines() if line.startswith("| `demand-aware` |"))
+    assert da.startswith("| `demand-aware` | 4 | 0.80") and "lower, by" in da  # makespan follows the jobs here

@@ -1,4 +1,4 @@
-"""The taint baseline: the pure decision (``migration.degraded``) as a table, then the cycle over a fake API."""
+"""The taint baseline: the pure decision (``policy.migrate.taint``) as a table, then the cycle over a fake API."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from migration.controller import Controller, CycleConfig
-from migration.degraded import TAINT_KEY, TaintState, decide_taints, tainted_nodes, with_taint
+from migration.degraded import TAINT_KEY, tainted_nodes, with_taint
 from migration.executor import Executor
 from migration.progress import AnnotationSource
 from migration.protocol import Timeouts
@@ -16,6 +16,7 @@ from migration.snapshot import build_picture
 from migration.telemetry import Metrics, Telemetry
 from policy.baselines import make_scorer
 from policy.migrate import Budget, RuleParams, RunningJob
+from policy.migrate.taint import TaintState, decide_taints
 from policy.state import PodView
 
 from .fakes import FakeKube, node, pod, progress_doc

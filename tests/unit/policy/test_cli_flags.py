@@ -86,15 +86,17 @@ def _migration_args(argv):
 
 
 def test_migration_defaults_and_spellings():
-    from policy.migration_eval import SCENARIOS
+    from policy.migration_eval import DEFAULT_SCENARIOS, LAB_RULE
 
-    want = dict(scenarios=",".join(SCENARIOS), seeds=8, seed_base=1000, jobs=150, scorer="demand-aware", workers=1,
+    want = dict(scenarios=",".join(DEFAULT_SCENARIOS), arms="none,migration", fault_rule=LAB_RULE, seeds=8,
+                seed_base=1000, jobs=150, scorer="demand-aware", workers=1,
                 out=Path("out/evaluate"), no_plots=False, quick=False, quiet=False)
     assert _values(_migration_args([]), **want) == want
     assert _values(_migration_args(["--quick"]), seeds=2, jobs=40) == dict(seeds=2, jobs=40)
     argv = ["--scenarios", "calm", "--seeds", "3", "--seed-base", "5", "--jobs", "9", "--scorer", "tlp", "--workers",
-            "2", "--out", "o", "--no-plots", "--quick", "-q"]
-    want = dict(scenarios="calm", seeds=3, seed_base=5, jobs=9, scorer="tlp", workers=2, out=Path("o"),
+            "2", "--out", "o", "--no-plots", "--quick", "-q", "--arms", "none,taint", "--fault-rule", "seed"]
+    want = dict(scenarios="calm", arms="none,taint", fault_rule="seed", seeds=3, seed_base=5, jobs=9, scorer="tlp",
+                workers=2, out=Path("o"),
                 no_plots=True, quick=True, quiet=True)
     assert _values(_migration_args(argv), **want) == want
 

@@ -175,3 +175,62 @@ def test_the_migrator_returns_moves_and_leaves_the_fleet_alone():
     assert np.array_equal(fleet.requested, before[2]) and m.migrations == 0
     m.applied(moves[0], None, 40.0)
     assert (m.migrations, m.rollbacks) == (0, 1)
+
+
+class Moving:
+    """A controller that asks, once, to move ``job_id`` to ``targets`` (the first the target, the rest fallbacks)."""
+
+    def __init__(self, job_id, *targets):
+        self.job_id, self.targets = job_id, targets
+
+    def reset(self):
+        self.done = False
+
+    def check(self, snap, jobs, budget_state):
+        if self.done or not any(j.job_id == self.job_id for j in jobs):
+            return []
+        self.done = True
+        src = next(j.node for j in jobs if j.job_id == self.job_id)
+        return [MigrationIntent(self.job_id, src, self.targets[0], self.targets[1:], "asked", 0, 0, 0, 0, 0, 1)]
+
+
+@pytest.mark.parametrize("targets,moved", [(("n0",), 0), (("n0", "n1"), 1), (("n1",), 1)])
+def test_a_move_never_lands_back_on_the_node_it_left(targets, moved):
+    """Issue #21: a restart in place costs the restore and the lost work for nothing; the source is skipped
+    wherever it stands among the targets, and a move with no other target is rolled back (the job stays)."""
+    sim = Simulator(SimConfig(checkpoint_interval=30.0, restore_cost=5.0), seed=0, nodes=nodes(2), jobs=[job()],
+                    controller=Moving("cpu-0", *targets))
+    result = run(sim, place_on(0))
+    assert (result.migrations, sim.migrator.rollbacks) == (moved, 1 - moved)
+    assert result.finished == 1
+
+
+class Tainting:
+    """A controller that taints ``names`` from its first check on and moves nothing (as the taint baseline)."""
+
+    def __init__(self, *names):
+        self.names = names
+
+    def reset(self):
+        self.tainted = frozenset()
+
+    def check(self, snap, jobs, budget_state):
+        self.tainted = frozenset(self.names)
+        return []
+
+
+def test_a_tainted_node_takes_no_new_pod_and_keeps_its_running_ones():
+    two = Nodes(("n0", "n1"), ("a", "b"), np.array([NODE, NODE]), np.full(2, 110.0))
+    jobs = [job(work=50.0), job(work=10.0, submit=15.0), job(work=10.0, submit=30.0)]
+    sim = Simulator(SimConfig(migration_interval=10.0), seed=0, nodes=two, jobs=jobs, controller=Tainting("n0"))
+    seen = []
+
+    def choose(snap, pod, mask):
+        seen.append((snap.now, bool(snap.ready[0]), bool(mask[0])))
+        return place_on(0)(snap, pod, mask)
+
+    result = run(sim, choose)
+    # the first job was placed before the first check and ran to its end there; the later ones went to n1
+    assert [t for _, t in result.placements] == ["a", "b", "b"]
+    assert seen[1:] == [(15.0, False, False), (30.0, False, False)]
+    assert sorted(result.jct.tolist()) == pytest.approx([10.0, 10.0, 50.0])  # each alone on its node
