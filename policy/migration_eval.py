@@ -24,8 +24,9 @@ Common: checkpoint every 30 s of work, restore cost 10 s, a check every 10 s, ru
                 ``WORK`` times the world's work, and the very fault the lab draws for the seed
                 (``policy.straggler.draw_fault``, rule ``--fault-rule``) as a cpu/net/disk slowdown of its node.
                 ``--lab-jobs``, ``--lab-window-s``, ``--lab-work``, ``--lab-variant`` and ``--lab-at-s`` draw
-                another design of it (``LabDesign``: the lab's ``scenario.jobs``, ``window_s``, ``scale``, ``variant``
-                and ``straggler_at_s``), as the design sweep of results/policy/lab-straggler-room does.
+                another design of it (``LabDesign``: a protocol's ``scenario.jobs``, ``scale`` and ``variant``; the
+                lab's straggler regime keeps its 30 s window and a protocol its cut at ``AT_S``, so other windows and
+                cut times are the simulator's alone), as the design sweep of results/policy/lab-straggler-room does.
                 Placement as the lab deploys drsched (the shipped model, served: ``policy.served``), targets by
                 ``--scorer`` (the lab's controller runs demand-aware), the controller's knobs as the lab's
                 (``policy.migrate.knobs.LAB``), checkpoints every ``LAB_CHECKPOINT_S`` and ``LAB_RESTORE_S`` from
@@ -105,13 +106,13 @@ class LabDesign:
     jobs: int = 48
     """jobs a seed (the lab's ``scenario.jobs``)"""
     window_s: float = WINDOW_S
-    """jobs arrive over this long (the lab's straggler regime: ``scenario.straggler_window_s``)"""
+    """jobs arrive over this long (the lab's straggler regime: ``WINDOW_S`` whatever a protocol says)"""
     work: float = WORK
     """each job's work times the world's"""
     variant: str = LAB_VARIANT
     """request variant (``policy.labworld.VARIANTS``)"""
     at_s: float = AT_S
-    """seconds into the run of the cut (the lab's ``scenario.straggler_at_s``)"""
+    """seconds into the run of the cut (``lab run --straggler-at-s``; a protocol's is ``AT_S``)"""
     fault_rule: str = LAB_RULE
     """the fault rule (``policy.straggler.RULES``)"""
 
