@@ -20,9 +20,13 @@ Common: checkpoint every 30 s of work, restore cost 10 s, a check every 10 s, ru
 
     lab-straggler  the simulator's copy of the lab's ``straggler`` scenario (``lab/protocols/straggler.yaml``): the
                 lab's 4 nodes (``policy.sim.cluster.LAB_CLUSTER``), the DRS mix in the ``small`` shape with honest
-                requests, 48 jobs (the lab's, whatever ``--jobs`` says) over ``policy.straggler.WINDOW_S`` at
+                requests, 48 jobs (``--jobs`` is not used) over ``policy.straggler.WINDOW_S`` at
                 ``WORK`` times the world's work, and the very fault the lab draws for the seed
                 (``policy.straggler.draw_fault``, rule ``--fault-rule``) as a cpu/net/disk slowdown of its node.
+                ``--lab-jobs``, ``--lab-window-s``, ``--lab-work``, ``--lab-variant`` and ``--lab-at-s`` draw
+                another design of it (``LabDesign``: a protocol's ``scenario.jobs``, ``scale`` and ``variant``; the
+                lab's straggler regime keeps its 30 s window and a protocol its cut at ``AT_S``, so other windows and
+                cut times are the simulator's alone), as the design sweep of results/policy/lab-straggler-room does.
                 Placement as the lab deploys drsched (the shipped model, served: ``policy.served``), targets by
                 ``--scorer`` (the lab's controller runs demand-aware), the controller's knobs as the lab's
                 (``policy.migrate.knobs.LAB``), checkpoints every ``LAB_CHECKPOINT_S`` and ``LAB_RESTORE_S`` from
@@ -50,7 +54,7 @@ import numpy as np
 
 from policy.baselines import make_scorer
 from policy.cli import option
-from policy.labworld import DEFAULT_WORLD, WORLDS
+from policy.labworld import DEFAULT_WORLD, VARIANTS, WORLDS
 from policy.migrate import Budget, MigrationController, RuleParams
 from policy.migrate.knobs import LAB as LAB_KNOBS
 from policy.migrate.taint import Tainter
@@ -78,7 +82,7 @@ SCENARIOS: dict[str, dict] = {
                    stragglers=dict(per_node=0.3, factor=(0.2, 0.5), duration_frac=None)),
 }
 LAB_STRAGGLER = "lab-straggler"
-SCENARIOS[LAB_STRAGGLER] = dict(n_jobs=48)  # the straggler protocols' jobs a seed, whatever --jobs says
+SCENARIOS[LAB_STRAGGLER] = dict()  # its jobs a seed are its design's (LabDesign, --lab-jobs), whatever --jobs says
 DEFAULT_SCENARIOS = ("stragglers", "calm", "specon")
 """What a run without ``--scenarios`` evaluates (lab-straggler is asked for by name)."""
 LAB_RULE = "seed-loaded"
@@ -93,12 +97,32 @@ ARMS = ("none", "migration", "restart", "taint")
 METRICS = ("mean_jct", "p95_jct", "makespan", "migrations", "migration_rollbacks", "lost_work", "restarts")
 
 
-def scenario_config(scenario: str, seed: int, n_jobs: int, fault_rule: str = LAB_RULE) -> SimConfig:
+@dataclass(frozen=True)
+class LabDesign:
+    """One design of ``lab-straggler``: the lab's straggler scenario as a protocol names it. The defaults are the
+    landed regime's (``policy.straggler``: 48 jobs within ``WINDOW_S`` at ``WORK`` times the world's work, honest
+    requests, the cut at ``AT_S``). ``work`` is the lab's ``scenario.scale`` / the world's scale x ``WORK``."""
+
+    jobs: int = 48
+    """jobs a seed (the lab's ``scenario.jobs``)"""
+    window_s: float = WINDOW_S
+    """jobs arrive over this long (the lab's straggler regime: ``WINDOW_S`` whatever a protocol says)"""
+    work: float = WORK
+    """each job's work times the world's"""
+    variant: str = LAB_VARIANT
+    """request variant (``policy.labworld.VARIANTS``)"""
+    at_s: float = AT_S
+    """seconds into the run of the cut (``lab run --straggler-at-s``; a protocol's is ``AT_S``)"""
+    fault_rule: str = LAB_RULE
+    """the fault rule (``policy.straggler.RULES``)"""
+
+
+def scenario_config(scenario: str, seed: int, n_jobs: int, design: LabDesign = LabDesign()) -> SimConfig:
     """The episode's config: stragglers are drawn from their own generator, identical for both arms. Start
     times are uniform over the arrival window, or the median job's work when every job arrives at once."""
     sc = SCENARIOS[scenario]
     if scenario == LAB_STRAGGLER:
-        return lab_straggler_config(seed, sc["n_jobs"], fault_rule)
+        return lab_straggler_config(seed, design)
     cfg = SimConfig(**{**BASE, "n_jobs": sc.get("n_jobs", n_jobs), **sc.get("config", {})})
     spec = sc.get("stragglers")
     if spec is None:
@@ -114,17 +138,19 @@ def scenario_config(scenario: str, seed: int, n_jobs: int, fault_rule: str = LAB
     return replace(cfg, events=tuple(events))
 
 
-def lab_straggler_config(seed: int, n_jobs: int, fault_rule: str = LAB_RULE) -> SimConfig:
-    """``lab-straggler`` (module docstring): the lab's straggler regime on its nodes, with the fault ``fault_rule``
-    draws for ``seed``."""
+def lab_straggler_config(seed: int, design: LabDesign = LabDesign()) -> SimConfig:
+    """``lab-straggler`` (module docstring): the lab's straggler regime of ``design`` on its nodes, with the fault
+    its rule draws for ``seed``."""
     world = WORLDS[DEFAULT_WORLD]
-    cfg = SimConfig(cluster=LAB_CLUSTER, workload=lab_workload(DEFAULT_WORLD, LAB_VARIANT, LAB_SHAPE), n_jobs=n_jobs,
-                    work_scale=WORK, profile_error=0.0, sample_interval=10.0, checkpoint_interval=LAB_CHECKPOINT_S,
-                    restore_cost=LAB_RESTORE_S, migration_interval=LAB_KNOBS.interval_s)
+    cfg = SimConfig(cluster=LAB_CLUSTER, workload=lab_workload(DEFAULT_WORLD, design.variant, LAB_SHAPE),
+                    n_jobs=design.jobs, work_scale=design.work, profile_error=0.0, sample_interval=10.0,
+                    checkpoint_interval=LAB_CHECKPOINT_S, restore_cost=LAB_RESTORE_S,
+                    migration_interval=LAB_KNOBS.interval_s)
     nodes, _, _ = build_episode(cfg, np.random.default_rng(seed))
-    load = window_load(DEFAULT_WORLD, n_jobs, WINDOW_S, nodes.capacity.sum(axis=0), scale=world.scale * WORK,
-                       shape=LAB_SHAPE)
-    fault = draw_fault(fault_rule, seed, list(zip(nodes.types, nodes.capacity[:, 0], strict=True)), at_s=AT_S)
+    load = window_load(DEFAULT_WORLD, design.jobs, design.window_s, nodes.capacity.sum(axis=0),
+                       scale=world.scale * design.work, shape=LAB_SHAPE)
+    fault = draw_fault(design.fault_rule, seed, list(zip(nodes.types, nodes.capacity[:, 0], strict=True)),
+                       at_s=design.at_s)
     lasts = cfg.time_limit if fault.restore_s is None else fault.restore_s - fault.at_s
     slow = Straggler(nodes.types.index(fault.node), fault.at_s, lasts, 1.0 / fault.cut)
     return replace(cfg, load=load, events=(slow,))
@@ -150,10 +176,10 @@ def run_arm(cfg: SimConfig, seed: int, arm: str, scorer_name: str, scenario: str
     return run_episode(cfg, seed, placement, controller=arm_controller(scenario, arm, scorer_name, seed))
 
 
-def _task(args: tuple[str, int, int, str, str, str]) -> tuple[dict, np.ndarray]:
-    scenario, seed, n_jobs, arm, scorer_name, fault_rule = args
+def _task(args: tuple[str, int, int, str, str, LabDesign]) -> tuple[dict, np.ndarray]:
+    scenario, seed, n_jobs, arm, scorer_name, design = args
     t0 = time.perf_counter()
-    res = run_arm(scenario_config(scenario, seed, n_jobs, fault_rule), seed, arm, scorer_name, scenario)
+    res = run_arm(scenario_config(scenario, seed, n_jobs, design), seed, arm, scorer_name, scenario)
     row = {"scenario": scenario, "seed": seed, "arm": arm, **{m: res.summary()[m] for m in METRICS},
            "finished": res.finished, "wall_s": time.perf_counter() - t0}
     return row, res.jct
@@ -230,8 +256,18 @@ class MigrationArgs:
     """placement and target scorer (lab-straggler: targets only; it places as the lab deploys drsched)"""
     arms: str = option("none,migration", fill={"names": ", ".join(ARMS)})
     """comma-separated, from {names} (none is every ratio's baseline)"""
-    fault_rule: str = option(LAB_RULE, choices=tuple(RULES))
+    fault_rule: str = option(LabDesign.fault_rule, choices=tuple(RULES))
     """lab-straggler's fault rule (policy.straggler.RULES: seed is the straggler pilot's)"""
+    lab_jobs: int = LabDesign.jobs
+    """lab-straggler's jobs a seed"""
+    lab_window_s: float = LabDesign.window_s
+    """lab-straggler's arrival window, seconds"""
+    lab_work: float = option(LabDesign.work, fill={"work": f"{WORK:g}"})
+    """lab-straggler's work multiplier (the lab's scenario.scale / the world's scale x {work})"""
+    lab_variant: str = option(LabDesign.variant, choices=VARIANTS)
+    """lab-straggler's request variant"""
+    lab_at_s: float = LabDesign.at_s
+    """lab-straggler's time of the cut, seconds into the run"""
     workers: int = 1
     """parallel processes"""
     out: Path = Path("out/evaluate")
@@ -242,6 +278,11 @@ class MigrationArgs:
     """smoke run: the unset --seeds and --jobs take --quick's values"""
     quiet: bool = option(False, flags=("-q", "--quiet"))
     """accepted for symmetry with policy.evaluate"""
+
+    def lab_design(self) -> LabDesign:
+        """lab-straggler's design as the ``--lab-*`` and ``--fault-rule`` flags give it."""
+        return LabDesign(jobs=self.lab_jobs, window_s=self.lab_window_s, work=self.lab_work, variant=self.lab_variant,
+                         at_s=self.lab_at_s, fault_rule=self.fault_rule)
 
     def with_unset_filled(self) -> MigrationArgs:
         return replace(self, **{k: v for k, v in UNSET[self.quick].items() if getattr(self, k) is None})
@@ -264,7 +305,8 @@ def run(args: MigrationArgs) -> int:
     if "none" not in arms or any(a not in ARMS for a in arms):
         sys.stderr.write(f"error: --arms {args.arms!r}: from {', '.join(ARMS)}, none included\n")
         return 2
-    tasks = [(s, args.seed_base + i, args.jobs, arm, args.scorer, args.fault_rule) for s in scenarios
+    design = args.lab_design()
+    tasks = [(s, args.seed_base + i, args.jobs, arm, args.scorer, design) for s in scenarios
              for i in range(args.seeds) for arm in arms]
     t0 = time.perf_counter()
     if args.workers > 1:

@@ -204,6 +204,14 @@ def test_a_straggler_main_protocol_needs_its_own_arms_and_no_positive_control() 
     assert "a main protocol needs arm 'default'" in str(err.value)
 
 
+def test_a_straggler_protocol_may_run_fewer_jobs_down_to_its_own_floor() -> None:
+    assert parse_protocol(STRAGGLER_MAIN.replace("  jobs: 48", "  jobs: 24"), path="s.yaml").scenario.jobs == 24
+    with pytest.raises(ProtocolError) as err:
+        parse_protocol(STRAGGLER_MAIN.replace("  jobs: 48", "  jobs: 15"), path="s.yaml")
+    assert "field 'scenario.jobs': 15 jobs: a main or pilot protocol of the straggler regime runs at least 16" in str(
+        err.value)
+
+
 @pytest.mark.parametrize(("also", "says"), [("[mean_jct_s]", "lists a metric twice or the primary one"),
                                             ("[makespan_s, makespan_s]", "lists a metric twice"),
                                             ("[speed]", "'speed' is not one of"), ("[]", "non-empty list")])

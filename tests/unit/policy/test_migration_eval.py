@@ -9,13 +9,13 @@ import pytest
 
 from policy.labworld import REAL_NODES
 from policy.migrate.knobs import LAB
-from policy.migration_eval import LAB_RULE, MigrationArgs, lab_straggler_config, run
+from policy.migration_eval import LAB_RULE, LabDesign, MigrationArgs, lab_straggler_config, run
 from policy.straggler import draw_fault
 
 
 @pytest.mark.parametrize("seed", [701, 702, 705])
 def test_lab_straggler_meets_the_fault_the_lab_draws_for_the_seed(seed: int) -> None:
-    cfg = lab_straggler_config(seed, 48)
+    cfg = lab_straggler_config(seed)
     fault = draw_fault(LAB_RULE, seed, [(s.name, s.cpu_millis) for s in REAL_NODES], at_s=20.0)
     (ev,) = cfg.events
     assert [s.name for s in REAL_NODES][ev.node] == fault.node
@@ -41,3 +41,22 @@ def test_every_straggler_arm_runs_and_is_paired_with_none(tmp_path: Path) -> Non
 def test_an_unknown_arm_or_none_missing_is_refused(tmp_path: Path) -> None:
     for arms in ("migration", "none,teleport"):
         assert run(MigrationArgs(scenarios="lab-straggler", seeds=1, jobs=10, arms=arms, out=tmp_path)) == 2
+
+
+def test_a_design_draws_its_jobs_window_work_variant_and_cut_time() -> None:
+    design = LabDesign(jobs=16, window_s=90.0, work=5.0, variant="under", at_s=60.0)
+    cfg, landed = lab_straggler_config(703, design), lab_straggler_config(703)
+    fault = draw_fault(LAB_RULE, 703, [(s.name, s.cpu_millis) for s in REAL_NODES], at_s=60.0)
+    (ev,) = cfg.events
+    assert (cfg.n_jobs, cfg.work_scale, cfg.workload) == (16, 5.0, "lab-under-small")
+    assert (ev.start, ev.factor) == (60.0, pytest.approx(1.0 / fault.cut))  # the same fault, only later
+    assert cfg.load < landed.load  # fewer jobs over a longer window, though each is longer
+
+
+def test_the_lab_flags_reach_the_design(tmp_path: Path) -> None:
+    args = MigrationArgs(scenarios="lab-straggler", seeds=1, seed_base=701, lab_jobs=8, lab_window_s=60.0,
+                         arms="none,migration", out=tmp_path, no_plots=True)
+    assert args.lab_design() == LabDesign(jobs=8, window_s=60.0)
+    assert run(args) == 0
+    runs = list(csv.DictReader((tmp_path / "migration_runs.csv").open()))
+    assert {r["finished"] for r in runs} == {"8"}
