@@ -139,6 +139,7 @@ def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent]
     pi = 0
     series = list(usage) if machine.host_from_usage else []
     si, li, vi = 0, 0, 0
+    last_key, base = None, {}
     while pi < len(pending) or present:
         while qi < len(quota) and quota[qi][0] <= t:
             caps[quota[qi][1]][0] = quota[qi][2] / 1000.0
@@ -161,7 +162,11 @@ def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent]
         while pi < len(pending) and ran[pending[pi]].start_s <= t:
             present.add(pending[pi])
             pi += 1
-        rates = _rates(present, ran, dem, req, caps, params, host, node_m)
+        # a new speed sample alone changes no share: reuse the shares (most steps, at one sample a second)
+        key = (frozenset(present), qi, si, li)
+        if key != last_key:
+            base, last_key = _rates(present, ran, dem, req, caps, params, host, node_m), key
+        rates = base
         if factor != 1.0:
             rates = {k: x * factor if ran[k].kind in COMPUTE_KINDS else x for k, x in rates.items()}
         nxt = min(ran[pending[pi]].start_s if pi < len(pending) else math.inf,
