@@ -1,6 +1,8 @@
 """Reads each node's cgroup cpu counters once a poll, for the host-interference gate (``lab.gates``), and the
 system CPU set's use beside them (``system_sampler``: the system cgroups' ``cpuacct.usage`` and every CPU's
-``/proc/stat`` line, for ``system.csv`` and the report).
+``/proc/stat`` line, for ``system.csv`` and the report), and every pod's under each node (``pod_sampler``, for
+``pod-counters.csv``: how much CPU time each job got, so that a job's work per CPU-second can be told from its
+share of the node).
 
 Why it exists: the gate needs ``cpu.stat`` and ``cpuacct.usage`` of every node's cgroup about once a second,
 and only this module (and ``lab.experiment``, which knows the nodes' cgroup roots) touches those files. Where
@@ -13,10 +15,19 @@ runs without the gate (no gates.csv row: not checked, rather than passed). cgrou
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from lab.gates import GateError, NodeSample, SystemSample, parse_cpu_stat, parse_cpuacct_usage, parse_proc_stat
+from lab.gates import (
+    GateError,
+    NodeSample,
+    PodSample,
+    SystemSample,
+    parse_cpu_stat,
+    parse_cpuacct_usage,
+    parse_proc_stat,
+)
 
 log = logging.getLogger(__name__)
 CGROUP_FS = Path("/sys/fs/cgroup")
@@ -58,6 +69,37 @@ def sampler(cgroup_roots: Mapping[str, str], *, fs: Path = CGROUP_FS
 
     def sample(t_s: float) -> list[NodeSample]:
         return [s for node, p in sorted(paths.items()) if (s := read_sample(t_s, node, p)) is not None]
+
+    return sample
+
+
+def pod_cgroups(cgroup_root: str, *, fs: Path = CGROUP_FS) -> dict[str, str]:
+    """uid -> cgroup path (``<root>/kubepods[/<qos>]/pod<uid>``, kubelet's cgroupfs layout) of every pod under a
+    node's cgroup root now, from the cpuacct hierarchy (v1) or the unified one (v2); {} where there is none."""
+    root = cgroup_root.strip("/")
+    base = fs / "cpuacct" / root if (fs / "cpuacct" / root).is_dir() else fs / root
+    out = {}
+    for directory, subdirs, _ in os.walk(base / "kubepods"):
+        for sub in [d for d in subdirs if d.startswith("pod")]:
+            subdirs.remove(sub)  # its containers' cgroups are inside: not walked
+            out[sub.removeprefix("pod")] = f"{root}/{Path(directory, sub).relative_to(base)}"
+    return out
+
+
+def pod_sampler(cgroup_roots: Mapping[str, str], *, fs: Path = CGROUP_FS) -> Callable[[float], list[PodSample]]:
+    """A function t_s -> one sample per pod cgroup under each node's root (found again at every call: pods come
+    and go), with its ``cpu.stat`` and CPU time (``counter_paths``); a pod whose files vanished mid-read is left
+    out of that call."""
+
+    def sample(t_s: float) -> list[PodSample]:
+        out = []
+        for node, root in sorted(cgroup_roots.items()):
+            for uid, path in sorted(pod_cgroups(root, fs=fs).items()):
+                paths = counter_paths(path, fs=fs)
+                got = None if paths is None else read_sample(t_s, node, paths)
+                if got is not None:
+                    out.append(PodSample(t_s=t_s, node=node, uid=uid, stat=got.stat, usage_ns=got.usage_ns))
+        return out
 
     return sample
 

@@ -55,7 +55,7 @@ from lab.gates import (
 )
 from lab.kube import DECISIONS_KEPT, JOBS_NS, Lab
 from lab.plan import Plan
-from lab.records import controller_rows, counter_rows, event_rows, job_rows, node_rows, usage_rows
+from lab.records import controller_rows, counter_rows, event_rows, job_rows, node_rows, pod_counter_rows, usage_rows
 from lab.runner import run_arm
 from lab.schedule import Job, make_schedule, schedule_csv, uses_source
 from lab.source import start_source, stop_source
@@ -327,7 +327,8 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
                          timeout_s=plan.arm_timeout_s, actions=actions, progress=progress,
                          counters=counters.sampler({s.name: cluster.node(s.name).cgroup_root
                                                     for s in cluster.shapes}),
-                         system=_system_sampler(cluster))
+                         system=_system_sampler(cluster),
+                         pods=counters.pod_sampler({s.name: cluster.node(s.name).cgroup_root for s in cluster.shapes}))
     except BaseException:  # interrupted mid-arm (Ctrl-C): its pods go with the cluster, its host state goes here
         lab.remove_run_state(run_id)
         raise
@@ -361,6 +362,9 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
     if result.system:
         report.append_rows(plan.out, "system.csv", system_rows(result.system, seed=seed, arm=arm,
                                                                variant=plan.variant))
+    if result.pod_counters:
+        report.append_rows(plan.out, "pod-counters.csv", pod_counter_rows(result, seed=seed, arm=arm,
+                                                                          variant=plan.variant))
     host = None
     if result.counters:  # no counters (no cgroup files): the gate is not checked, and no row says it passed
         report.append_rows(plan.out, "counters.csv", counter_rows(result, seed=seed, arm=arm, variant=plan.variant))

@@ -182,6 +182,19 @@ class NodeSample:
 
 
 @dataclass(frozen=True)
+class PodSample:
+    """One pod cgroup's counters at ``t_s`` seconds into the arm (``lab.counters.pod_sampler``): its CPU time, and
+    its own ``cpu.stat``, which stays at zero throttling while pods carry no CPU quota of their own
+    (``cpuCFSQuota: false``: the node cgroup above them holds the quota)."""
+
+    t_s: float
+    node: str
+    uid: str
+    stat: CpuStat
+    usage_ns: int
+
+
+@dataclass(frozen=True)
 class Interference:
     busy: int
     starved: int

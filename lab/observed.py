@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lab.gates import NodeSample, SystemSample
+from lab.gates import NodeSample, PodSample, SystemSample
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class ArmResult:
     costs: dict[str, dict[tuple, dict]] = field(default_factory=dict)  # job -> (pid, start) -> measured costs
     counters: list[NodeSample] = field(default_factory=list)  # each node's cgroup cpu counters, t_s from t0
     system: list[SystemSample] = field(default_factory=list)  # the system cgroups' and every CPU's use, t_s from t0
+    pod_counters: list[PodSample] = field(default_factory=list)  # every pod cgroup's cpu counters, t_s from t0
     timed_out: bool = False
 
     def see_progress(self, job: str, doc: dict | None) -> None:

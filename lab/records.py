@@ -121,6 +121,15 @@ def controller_rows(samples: list[tuple[str, str, float]], *, seed: int, arm: st
              "labels": labels, "value": round(value, 3)} for name, labels, value in samples]
 
 
+def pod_counter_rows(result: ArmResult, *, seed: int, arm: str, variant: str) -> list[dict]:
+    """``pod-counters.csv``: each pod cgroup's cpu counters as sampled during the arm, named where the pod is one
+    of the arm's (its name ``<run_id>-<job>...``); others (the monitor agent, tenants) keep an empty name."""
+    names = {p.uid: p.name for p in result.pods.values()}
+    return [{"seed": seed, "arm": arm, "variant": variant, "t_s": s.t_s, "node": s.node, "pod": names.get(s.uid, ""),
+             "uid": s.uid, "nr_periods": s.stat.nr_periods, "nr_throttled": s.stat.nr_throttled,
+             "throttled_ns": s.stat.throttled_ns, "usage_ns": s.usage_ns} for s in result.pod_counters]
+
+
 def counter_rows(result: ArmResult, *, seed: int, arm: str, variant: str) -> list[dict]:
     """``counters.csv``: each node's cgroup cpu counters as sampled during the arm."""
     return [{"seed": seed, "arm": arm, "variant": variant, "t_s": s.t_s, "node": s.node,

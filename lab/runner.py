@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from lab.gates import NodeSample, SystemSample
+from lab.gates import NodeSample, PodSample, SystemSample
 from lab.kube import Lab
 from lab.observed import ArmResult
 from lab.schedule import Job
@@ -38,10 +38,12 @@ def run_arm(lab: Lab, jobs: list[Job], *, run_id: str, image: str, scheduler: st
             actions: list[tuple[float, Callable[[], tuple[str, str, str]]]] = (),
             progress: Callable[[str], None] = lambda _: None,
             counters: Callable[[float], list[NodeSample]] | None = None,
-            system: Callable[[float], list[SystemSample]] | None = None) -> ArmResult:
+            system: Callable[[float], list[SystemSample]] | None = None,
+            pods: Callable[[float], list[PodSample]] | None = None) -> ArmResult:
     """Run the schedule; ``actions`` are (offset, fn) fired once at their offset (fn returns an event row);
-    ``counters`` (``lab.counters.sampler``), where given, reads every node's cgroup counters each poll, and
-    ``system`` (``lab.counters.system_sampler``) the system CPU set's use."""
+    ``counters`` (``lab.counters.sampler``), where given, reads every node's cgroup counters each poll,
+    ``system`` (``lab.counters.system_sampler``) the system CPU set's use and ``pods``
+    (``lab.counters.pod_sampler``) every pod cgroup's."""
     pending = sorted(jobs, key=lambda j: j.submit_s)
     todo = sorted(actions, key=lambda a: a[0])
     result = ArmResult(t0=time.time())
@@ -79,6 +81,8 @@ def run_arm(lab: Lab, jobs: list[Job], *, run_id: str, image: str, scheduler: st
             result.counters += counters(round(time.time() - result.t0, 3))
         if system is not None:
             result.system += system(round(time.time() - result.t0, 3))
+        if pods is not None:
+            result.pod_counters += pods(round(time.time() - result.t0, 3))
         if now - last_usage >= USAGE_EVERY_S:
             last_usage = now
             uids = {p.uid for p in result.pods.values() if p.phase == "Running"}

@@ -344,6 +344,11 @@ COUNTER_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "nr_periods", "nr_th
 """``counters.csv``: each node's cgroup cpu counters about once a second (``lab.counters``), what the
 host-interference gate judges; the CFS burst counters last, empty where the kernel has none (files written
 before they were recorded end at ``usage_ns``)."""
+POD_COUNTER_COLUMNS = ("seed", "arm", "variant", "t_s", "node", "pod", "uid", "nr_periods", "nr_throttled",
+                       "throttled_ns", "usage_ns")
+"""``pod-counters.csv``: each pod cgroup's cpu counters about once a second (``lab.counters.pod_sampler``): its CPU
+time, from which a job's work per CPU-second follows (its solo CPU time over what it got), and its throttling
+(zero while pods have no quota of their own, ``cpuCFSQuota: false``); ``pod`` empty for pods not of the arm."""
 SYSTEM_COLUMNS = ("seed", "arm", "variant", "t_s", "source", "role", "usage_ns", "busy_ticks", "idle_ticks")
 """``system.csv``: the system CPU set's use about once a second (``lab.counters.system_sampler``): per system
 cgroup (``role`` cgroup) its cpuacct usage, per CPU (``source`` cpuN, ``role`` its CPU set) its /proc/stat
@@ -357,5 +362,5 @@ each, on the node named (written before the first arm runs; every arm of the see
 FILES = {"jobs.csv": JOB_COLUMNS, "runs.csv": RUN_COLUMNS, "nodes.csv": NODE_COLUMNS, "events.csv": EVENT_COLUMNS,
          "usage.csv": USAGE_COLUMNS, "host.csv": HOST_COLUMNS, "controller.csv": CONTROLLER_COLUMNS,
          "order.csv": ORDER_COLUMNS, "gates.csv": GATE_COLUMNS, "counters.csv": COUNTER_COLUMNS,
-         "system.csv": SYSTEM_COLUMNS, "tenants.csv": TENANT_COLUMNS}
+         "system.csv": SYSTEM_COLUMNS, "tenants.csv": TENANT_COLUMNS, "pod-counters.csv": POD_COUNTER_COLUMNS}
 """Every CSV file of a results directory and its columns, in order."""

@@ -10,7 +10,11 @@ no replay has: ``policy.calibrate.replay`` predicts the co-runners too), the nod
 non-compute jobs taking their use. What is left between this and the measured run time is not the sharing
 rule's: it is what the node gave beyond its quota's fair share, or the job's own time varying.
 
-Prints, per results directory and arm kind, the spread of log(predicted / measured) run time.
+Prints, per results directory and arm kind, the spread of log(predicted / measured) run time. ``--system-slowdown
+K`` adds the replay's host speed ``sys:K`` (``policy.calibrate.host.system_speed``: the job's progress times
+``1 − K · b(t)``, ``b`` the system CPUs' recorded busy share), so what is left is neither sharing nor that host.
+``--by-company`` splits the jobs by whether a compute co-runner shared their node at any time (CFS bandwidth
+control slices one quota between them every 100 ms; a job alone on its quota has nothing to be sliced against).
 
     python scripts/calibration_oracle_share.py results/lab/mr-pilot-2026-12-03 results/lab/aa-pilot-2026-12-02
 """
@@ -18,23 +22,27 @@ Prints, per results directory and arm kind, the spread of log(predicted / measur
 from __future__ import annotations
 
 import argparse
+import bisect
 import csv
 import math
 import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from policy.calibrate.labdata import read_jobs, read_nodes
+from policy.calibrate.host import system_busy, system_speed
+from policy.calibrate.labdata import read_jobs, read_nodes, read_system_ticks
 from policy.sim.sharing import water_fill
 
 COMPUTE = ("cpu", "train")
 STEP_S = 0.1
 
 
-def oracle_run_s(job, others, quota_m: float, *, catch_up: bool = False) -> float:
+def oracle_run_s(job, others, quota_m: float, *, catch_up: bool = False, speed: list = ()) -> float:
     """The job's run time with the co-runners as measured (module doc), stepped every ``STEP_S``. ``catch_up``:
     the job's cap is ``workloads``' budget since its start (``workloads/jobs/cpucap.py``), so while behind it
-    wants the whole quota."""
+    wants the whole quota. ``speed``: (t_s, factor) per interval ending then, the host speed its progress is
+    multiplied by (the nearest interval outside them)."""
+    ends = [t for t, _ in speed]
     cap_m = min(quota_m, job.cpu_use_m)
     need = job.solo_s * cap_m  # millicore-seconds it used alone
     t, done = job.start_s, 0.0
@@ -46,7 +54,8 @@ def oracle_run_s(job, others, quota_m: float, *, catch_up: bool = False) -> floa
                  **{k + 1: min(quota_m, o.cpu_use_m) for k, o in enumerate(here) if o.kind in COMPUTE}}
         asks = {0: max(job.cpu_request_m, 1.0), **{k + 1: max(o.cpu_request_m, 1.0)
                                                      for k, o in enumerate(here) if o.kind in COMPUTE}}
-        done += water_fill(max(quota_m - light, 0.0), wants, asks)[0] * STEP_S
+        factor = speed[min(bisect.bisect_left(ends, t), len(speed) - 1)][1] if speed else 1.0
+        done += water_fill(max(quota_m - light, 0.0), wants, asks)[0] * STEP_S * factor
         t += STEP_S
     return t - job.start_s
 
@@ -57,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--catch-up", action="store_true", help="model the --cores cap as a budget since the job's start")
     ap.add_argument("--by-system-cpu", action="store_true",
                     help="also the measured / oracle run time by how busy the system CPU (cpu0, system.csv) was")
+    ap.add_argument("--system-slowdown", type=float, default=0.0, metavar="K",
+                    help="the host speed sys:K from system.csv (0: none)")
+    ap.add_argument("--by-company", action="store_true",
+                    help="also the measured / oracle run time of jobs alone on their node's quota against shared")
     args = ap.parse_args(argv)
     for d in args.results:
         jobs = [j for j in read_jobs(d / "jobs.csv") if math.isfinite(j.start_s) and math.isfinite(j.finish_s)]
@@ -64,13 +77,20 @@ def main(argv: list[str] | None = None) -> int:
         by_run = defaultdict(list)
         for j in jobs:
             by_run[(j.seed, j.arm, j.node)].append(j)
-        errors, busy = defaultdict(list), defaultdict(list)
+        errors, busy, company = defaultdict(list), defaultdict(list), defaultdict(list)
         ticks = _system_ticks(d / "system.csv") if args.by_system_cpu else {}
+        speeds = ({run[:2]: system_speed(system_busy(t), args.system_slowdown)
+                   for run, t in read_system_ticks(d / "system.csv").items()} if args.system_slowdown else {})
         for (seed, arm, node), here in by_run.items():
             for j in here:
                 if j.kind in COMPUTE and j.exit_code == 0 and math.isfinite(j.solo_s):
-                    predicted = oracle_run_s(j, [o for o in here if o is not j], quota[node], catch_up=args.catch_up)
+                    others = [o for o in here if o is not j]
+                    predicted = oracle_run_s(j, others, quota[node], catch_up=args.catch_up,
+                                             speed=speeds.get((seed, arm), []))
                     errors[arm.partition("#")[0]].append(math.log(predicted / (j.finish_s - j.start_s)))
+                    shared = any(o.kind in COMPUTE and o.start_s < j.finish_s and o.finish_s > j.start_s
+                                 for o in others)
+                    company["shared" if shared else "alone"].append(predicted / (j.finish_s - j.start_s))
                     share = _busy_share(ticks.get((seed, arm), []), j.start_s, j.finish_s)
                     if share is not None:
                         busy[min(int(share * 5), 4)].append(predicted / (j.finish_s - j.start_s))
@@ -81,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{d.name} {arm:14} jobs {len(e):4}  log(pred/meas) p10 {q[0]:+.2f} median "  # noqa: T201
                   f"{statistics.median(e):+.2f} p90 {q[-1]:+.2f}  |error| median {statistics.median(absolute):.1%} "
                   f"p90 {a90:.1%}")
+        for label, ratios in sorted(company.items()) if args.by_company else ():
+            print(f"{d.name} compute jobs {label:6} on their node: jobs {len(ratios):4}  "  # noqa: T201
+                  f"oracle / measured run time, median {statistics.median(ratios):.2f}")
         for k, ratios in sorted(busy.items()):
             print(f"{d.name} system CPU {20 * k}-{20 * k + 20} % busy: jobs {len(ratios):4}  "  # noqa: T201
                   f"oracle / measured run time, median {statistics.median(ratios):.2f}")

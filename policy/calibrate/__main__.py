@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import re
 import sys
 from collections.abc import Sequence
@@ -53,6 +54,10 @@ class CalibrateArgs:
     the nodes used together, only in the samples where the jobs running through it wanted MARGIN millicores more
     than that, default {margin}; else unlimited) or 'node-held[:MARGIN]' (the same per node), or the name of a
     host the calibration file records (fit --write-host); fit takes a comma-separated list and picks jointly"""
+    host_speed: str = "none"
+    """how much work a node CPU-second does against the solo runs: 'none' (the same throughout) or 'sys:K' (1 − K·b
+    while the system CPUs are b busy, from system.csv: policy.calibrate.host.system_speed); fit takes a
+    comma-separated list and picks jointly with --host-cpu-m"""
     cpu_bound: str = option("", metavar="KINDS")
     """comma-separated job kinds that would use a whole core if the host let them (their solo run is kept as CPU
     work), e.g. cpu,train"""
@@ -183,6 +188,23 @@ def _hosts(text: str, recorded: dict | None = None) -> list[dict]:
     return hosts
 
 
+def _speeds(text: str) -> list[float]:
+    """K per value of ``--host-speed``: ``none`` (0) or ``sys:K`` with K in [0, 1)."""
+    out = []
+    for h in (h.strip() for h in text.split(",") if h.strip()):
+        kind, _, value = h.partition(":")
+        try:
+            k = 0.0 if h == "none" else float(value) if kind == "sys" else math.nan
+        except ValueError:
+            k = math.nan
+        if not 0 <= k < 1:
+            raise ConfigError("--host-speed", f"{h!r}: need 'none' or 'sys:K' with K in [0, 1)")
+        out.append(k)
+    if not out:
+        raise ConfigError("--host-speed", f"need 'none' or 'sys:K', got {text!r}")
+    return out
+
+
 _HOST_NAME = re.compile(r"[a-z][a-z0-9-]*")
 _RESERVED = ("none", "usage", "held", "node-held")
 
@@ -204,13 +226,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         doc = calibration.read(args.calibration)
         bound = tuple(k.strip() for k in args.cpu_bound.split(",") if k.strip())
-        machines = [Machine(disk_mbps=args.disk_mbps, links=not args.ignore_links, cpu_bound=bound, **h)
-                    for h in _hosts(args.host_cpu_m, doc.get("hosts"))]
+        machines = [Machine(disk_mbps=args.disk_mbps, links=not args.ignore_links, cpu_bound=bound,
+                            system_slowdown=k, **h)
+                    for h in _hosts(args.host_cpu_m, doc.get("hosts")) for k in _speeds(args.host_speed)]
         machine = machines[0]
         runs = read_results(args.results)
+        if any(m.system_slowdown for m in machines):
+            sampled = {r for r, ticks in runs.system_ticks.items() if len(ticks) > 1}
+            missing = sorted({j.run for j in runs.jobs} - sampled)
+            if missing:
+                raise ConfigError("--host-speed", f"{args.results}/system.csv has no system CPU samples for runs "
+                                                  f"{missing[:3]}{' ...' if len(missing) > 3 else ''}")
         if isinstance(args, ReplayArgs):
             if len(machines) > 1:
-                raise ConfigError("--host-cpu-m", "replay takes one value")
+                raise ConfigError("--host-cpu-m/--host-speed", "replay takes one value each")
             names = [n.strip() for n in (args.set or doc["active"]).split(",") if n.strip()]
             cols = {name: predict(runs, calibration.params_of(doc, name), machine=machine) for name in names}
             write(args.out, {"": cols}, title=f"Replay of {args.results}", notes=f"Machine: `{machine}`.\n",
@@ -222,6 +251,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         fit_seeds, held = _seeds(args.fit_seeds, runs.seeds)
         if args.write and args.name in calibration.REFERENCE_SETS:
             raise ConfigError("--name", f"{args.name!r} is a reference rule, not a fit; fit into another name")
+        if args.write_host is not None and any(m.system_slowdown for m in machines):
+            raise ConfigError("--write-host", "records a --host-cpu-m model only; leave --host-speed at 'none'")
         if args.write_host is not None and not _host_name(args.write_host):
             raise ConfigError("--write-host", f"{args.write_host!r}: need a lower-case name like 'lab', not one "
                                               f"of {', '.join(_RESERVED)}")
@@ -235,14 +266,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                                            for label, params in (("original", ORIGINAL), ("fitted", best))}
                 for part, seeds in (("held-out", held), ("fitting", fit_seeds)) if seeds}
     notes = (f"Fitted on seeds {fit_seeds}, held out {held or 'none'}; fitted set: `{best.as_dict()}`.\n"
-             f"Machine: `{machine}`.\n")
+             f"Machine: `{machine}`; host speed `{machine.speed}` (tried: "
+             f"{', '.join(dict.fromkeys(m.speed for m in machines))}).\n")
     write(args.out, sections, title=f"Calibration on {args.results}", notes=notes, plot=not args.no_plot)
     errors = {f"{label} {sec.split()[0]}": _summary(Errors.of(preds))
               for sec, cols in sections.items() for label, preds in cols.items()}
     for k, v in errors.items():
         log.info("errors set=%r jobs=%d median=%s p90=%s", k, v["jobs"], pct(v["median"]), pct(v["p90"]))
-    tried = [m.host if m.host_held else f"usage:{m.host_cpu_m}" if m.host_from_usage else m.host_cpu_m
-             for m in machines]
+    tried = list(dict.fromkeys(m.host if m.host_held else f"usage:{m.host_cpu_m}" if m.host_from_usage
+                               else m.host_cpu_m for m in machines))
     if args.write_host is not None:
         record_host(args.calibration, args.write_host, machine.host, {
             "results": str(args.results), "fit_seeds": fit_seeds, "held_out_seeds": held, "params": best.as_dict(),
@@ -255,8 +287,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "links": machine.links, "host_cpu_m": machine.host_cpu_m,
             "host_from_usage": machine.host_from_usage,
             **({"host": machine.host} if machine.host_held else {}),
+            **({"host_speed": machine.speed} if machine.system_slowdown else {}),
             "cpu_bound": list(machine.cpu_bound),
-            "host_cpu_m_tried": tried, "errors": errors})
+            "host_cpu_m_tried": tried, "host_speed_tried": list(dict.fromkeys(m.speed for m in machines)),
+            "errors": errors})
         log.info("fit recorded path=%s active=%s", args.calibration, doc["active"])
     return 0
 

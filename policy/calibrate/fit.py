@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from policy.calibrate.host import held_back
-from policy.calibrate.labdata import LabRuns
+from policy.calibrate.host import held_back, system_busy, system_speed
+from policy.calibrate.labdata import LabDataError, LabRuns
 from policy.calibrate.replay import PLAIN, Machine, Prediction, replay
 from policy.sim.sharing import SHARES, ContentionParams
 
@@ -73,8 +73,15 @@ def predict(runs: LabRuns, params: ContentionParams, seeds: Iterable[int] | None
         limits = held_back(jobs, runs.nodes, events, runs.node_usage.get((seed, arm, variant), ()),
                            cpu_bound=machine.cpu_bound, margin_m=machine.held_margin_m,
                            per_node=machine.host_held == "node") if machine.host_held else []
+        speed = []
+        if machine.system_slowdown:
+            ticks = runs.system_ticks.get((seed, arm, variant), [])
+            if len(ticks) < 2:
+                raise LabDataError(runs.path / "system.csv", 0, "", f"run {(seed, arm, variant)} has no system "
+                                   f"CPU samples to model host {machine.speed} from")
+            speed = system_speed(system_busy(ticks), machine.system_slowdown)
         out.extend(replay(jobs, runs.nodes, events, params, machine=machine,
-                          usage=runs.usage.get((seed, arm, variant), ()), limits=limits))
+                          usage=runs.usage.get((seed, arm, variant), ()), limits=limits, speed=speed))
     return out
 
 

@@ -16,16 +16,26 @@ A job's want is a core (capped at its node's quota) for the ``cpu_bound`` kinds,
 a node wants at most its quota. ``per_node`` limits each held-back node to its own measured use; otherwise
 the nodes' summed use limits them together (the replay then splits it between busy nodes in equal shares,
 as cgroup v1 ``cpu.shares`` of 1024 on every node does). A zero reading is no reading (the monitor missed
-the sample), never a limit. The module owns no state.
+the sample), never a limit.
+
+Under host isolation the nodes have their own CPU set and get their quotas in CPU time, but not always the
+work per CPU-second their solo runs measured: in the isolated pilots whole-core jobs ran further below their
+fair share the busier the *system* CPU set was (``results/policy/calibration/isolated/``), through what a
+cpuset does not separate (caches, memory bandwidth, a physical core two vCPUs may share). ``system_speed``
+models that from host state the lab records once a second (``system.csv``: the system CPUs' ``/proc/stat``
+busy and idle ticks), never from the jobs' outcome: a CPU-second on the node CPUs does ``1 − K · b`` of its
+solo-run work while the system CPUs are ``b`` busy. The module owns no state.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from policy.calibrate.labdata import LabEvent, LabJob, LabNode
+from policy.errors import ConfigError
 
 HELD_MARGIN_M = 25.0
 """Default ``margin_m``: the lab machine's, as the calibration file records it (``hosts: lab``, fitted on the
@@ -80,3 +90,23 @@ def held_back(jobs: Sequence[LabJob], nodes: Mapping[str, LabNode], events: Sequ
             out.append(HostLimit(t, total if limited else None))
         prev = t
     return out
+
+
+def system_busy(ticks: Sequence[tuple[float, int, int]]) -> list[tuple[float, float]]:
+    """The system CPUs' busy share per interval between consecutive reads: ``ticks`` time-ordered (t_s, busy
+    ticks, idle ticks), cumulative and summed over the system CPUs; out (t_s at the interval's end, share). An
+    interval in which no tick passed, or a counter went back, carries no reading and is left out."""
+    out = []
+    for (_, b0, i0), (t, b1, i1) in itertools.pairwise(ticks):
+        busy, idle = b1 - b0, i1 - i0
+        if busy >= 0 and idle >= 0 and busy + idle > 0:
+            out.append((t, busy / (busy + idle)))
+    return out
+
+
+def system_speed(busy: Sequence[tuple[float, float]], slowdown: float) -> list[tuple[float, float]]:
+    """Host ``sys:K``: per interval of ``system_busy``, (t_s at its end, ``1 − K · b``) with K = ``slowdown``,
+    the work a node CPU-second does against the solo runs' (module doc)."""
+    if not 0 <= slowdown < 1:
+        raise ConfigError("slowdown", f"the system CPU's slowdown K must be in [0, 1), got {slowdown}")
+    return [(t, 1.0 - slowdown * b) for t, b in busy]

@@ -1,4 +1,5 @@
-"""Reading the lab's CSV files (``jobs.csv``, ``nodes.csv``, ``events.csv``) into typed records.
+"""Reading the lab's CSV files (``jobs.csv``, ``nodes.csv``, ``events.csv``, ``usage.csv``, ``system.csv``) into
+typed records.
 
 Why it exists: a calibration is only as good as the measurements it reads, so a malformed file stops it
 with a ``LabDataError`` naming the file, the line and the field, instead of a number silently taken as
@@ -14,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from policy.labworld import EVENT_COLUMNS, JOB_RUN_COLUMNS, NODE_COLUMNS, USAGE_COLUMNS
+from policy.labworld import EVENT_COLUMNS, JOB_RUN_COLUMNS, NODE_COLUMNS, SYSTEM_COLUMNS, USAGE_COLUMNS
 
 _USAGE_READ = USAGE_COLUMNS[:USAGE_COLUMNS.index("cpu_m") + 1]
 """The ``usage.csv`` columns read here (the job pods' cpu per node and sample); the rest may be absent."""
@@ -193,6 +194,8 @@ class LabRuns:
     """Per run, (t_s, cpu millicores all nodes' pods used in the sample ending then), from ``usage.csv``."""
     node_usage: dict[tuple[int, str, str], list[tuple[float, dict[str, float]]]] = field(default_factory=dict)
     """Per run, (t_s, node -> cpu millicores its pods used in the sample ending then), from ``usage.csv``."""
+    system_ticks: dict[tuple[int, str, str], list[tuple[float, int, int]]] = field(default_factory=dict)
+    """Per run, (t_s, busy ticks, idle ticks) of the system CPUs together, cumulative, from ``system.csv``."""
 
     @property
     def seeds(self) -> list[int]:
@@ -214,9 +217,31 @@ def read_node_usage(path: Path) -> dict[tuple[int, str, str], list[tuple[float, 
     return {run: sorted(by_t.items()) for run, by_t in out.items()}
 
 
+def read_system_ticks(path: Path) -> dict[tuple[int, str, str], list[tuple[float, int, int]]]:
+    """Per (seed, arm, variant), the ``/proc/stat`` busy and idle ticks of the CPUs a ``system.csv`` labels
+    ``system`` (the host's own CPU set under isolation), summed over them at each read, time-ordered; none if
+    the file is missing. A read missing one of the CPUs is left out, so every sum covers the same CPUs."""
+    if not path.exists():
+        return {}
+    reads: dict[tuple[int, str, str], dict[float, dict[str, tuple[int, int]]]] = {}
+    for line, row in _rows(path, SYSTEM_COLUMNS):
+        if row["role"].strip() != "system":
+            continue
+        run = (int(_number(path, line, "seed", row["seed"], integer=True)), row["arm"].strip(), row["variant"].strip())
+        t = _number(path, line, "t_s", row["t_s"])
+        ticks = tuple(int(_number(path, line, c, row[c], integer=True)) for c in ("busy_ticks", "idle_ticks"))
+        reads.setdefault(run, {}).setdefault(t, {})[row["source"].strip()] = ticks
+    out = {}
+    for run, by_t in reads.items():
+        cpus = set().union(*by_t.values())
+        out[run] = [(t, sum(v[0] for v in got.values()), sum(v[1] for v in got.values()))
+                    for t, got in sorted(by_t.items()) if set(got) == cpus]
+    return out
+
+
 def read_results(directory: Path) -> LabRuns:
-    """Read ``jobs.csv``, ``nodes.csv`` and (if present) ``events.csv`` of a results directory; every job's
-    node must be in ``nodes.csv``."""
+    """Read ``jobs.csv``, ``nodes.csv`` and (if present) ``events.csv``, ``usage.csv`` and ``system.csv`` of a
+    results directory; every job's node must be in ``nodes.csv``."""
     jobs = read_jobs(directory / "jobs.csv")
     nodes = read_nodes(directory / "nodes.csv")
     for k, j in enumerate(jobs):
@@ -224,4 +249,5 @@ def read_results(directory: Path) -> LabRuns:
             raise LabDataError(directory / "jobs.csv", k + 2, "node", f"{j.node!r} is not in nodes.csv")
     node_usage = read_node_usage(directory / "usage.csv")
     usage = {run: [(t, sum(by_node.values())) for t, by_node in samples] for run, samples in node_usage.items()}
-    return LabRuns(directory, jobs, nodes, read_events(directory / "events.csv"), usage, node_usage)
+    return LabRuns(directory, jobs, nodes, read_events(directory / "events.csv"), usage, node_usage,
+                   read_system_ticks(directory / "system.csv"))

@@ -16,7 +16,11 @@ their measured start to their measured finish (or the run's end), as background 
 event sets the node's cpu capacity to its new quota from ``t_s`` on; other events (migrations, restores)
 change nothing here. What the measuring host left to the nodes (``Machine``: a fixed amount, the measured
 usage, or ``policy.calibrate.host``'s limits where the host held the nodes back) caps them on top of their
-quotas, split between busy nodes in equal shares. The module owns no state.
+quotas, split between busy nodes in equal shares. How much work a node CPU-second does against the solo runs
+(``speed``: ``policy.calibrate.host.system_speed``, from the system CPUs' recorded load) multiplies the
+progress of compute jobs (``policy.labworld.COMPUTE_KINDS``: limited by CPU time, their node's quota or their
+own cap), not their CPU use, so the sharing between jobs is unchanged; io and net jobs, paced by bandwidth,
+keep their rates. The module owns no state.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 
 from policy.calibrate.host import HELD_MARGIN_M, HostLimit
 from policy.calibrate.labdata import LabEvent, LabJob, LabNode
+from policy.labworld import COMPUTE_KINDS
 from policy.sim.sharing import ContentionParams, shared_rates, water_fill
 
 log = logging.getLogger(__name__)
@@ -61,6 +66,9 @@ class Machine:
     held_margin_m: float = HELD_MARGIN_M
     """With ``host_held``: how many millicores the jobs running through a sample must have wanted beyond what
     their nodes used for the host to count as holding them back."""
+    system_slowdown: float = 0.0
+    """K of host speed ``sys:K``: a node CPU-second does ``1 − K · b`` of its solo-run work while the system
+    CPUs are ``b`` busy (``policy.calibrate.host.system_speed``); 0: every CPU-second the same."""
 
     @property
     def host(self) -> str:
@@ -70,6 +78,11 @@ class Machine:
         if self.host_from_usage:
             return "usage" if self.host_cpu_m is None else f"usage:{self.host_cpu_m:g}"
         return "none" if self.host_cpu_m is None else f"{self.host_cpu_m:g}"
+
+    @property
+    def speed(self) -> str:
+        """The host speed model as ``--host-speed`` writes it."""
+        return f"sys:{self.system_slowdown:g}" if self.system_slowdown else "none"
 
 
 PLAIN = Machine()
@@ -103,9 +116,10 @@ def demand(job: LabJob, cap: list[float], machine: Machine = PLAIN) -> tuple[tup
 
 def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent], params: ContentionParams, *,
            machine: Machine = PLAIN, usage: list[tuple[float, float]] = (),
-           limits: list[HostLimit] = ()) -> list[Prediction]:
+           limits: list[HostLimit] = (), speed: list[tuple[float, float]] = ()) -> list[Prediction]:
     """Predicted run slowdown of every scored job of one run (``jobs`` all of one seed/arm/variant); ``usage``
-    (with ``machine.host_from_usage``) or ``limits`` (``policy.calibrate.host``) say what the host left."""
+    (with ``machine.host_from_usage``) or ``limits`` (``policy.calibrate.host``) say what the host left,
+    ``speed`` (time-ordered (t_s, factor) per interval ending then; none: 1) how fast its CPU-seconds were."""
     ran = [j for j in jobs if math.isfinite(j.start_s) and j.node in nodes]
     if not ran:
         return []
@@ -124,7 +138,8 @@ def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent]
     pending = sorted(range(len(ran)), key=lambda k: ran[k].start_s)
     pi = 0
     series = list(usage) if machine.host_from_usage else []
-    si, li = 0, 0
+    si, li, vi = 0, 0, 0
+    last_key, base = None, {}
     while pi < len(pending) or present:
         while qi < len(quota) and quota[qi][0] <= t:
             caps[quota[qi][1]][0] = quota[qi][2] / 1000.0
@@ -133,6 +148,10 @@ def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent]
             si += 1  # the sample that ends next covers the time from now to it
         while li < len(limits) and limits[li].t_s <= t:
             li += 1
+        while vi < len(speed) and speed[vi][0] <= t:
+            vi += 1
+        # outside the samples the nearest interval holds
+        factor = speed[min(vi, len(speed) - 1)][1] if speed else 1.0
         host = machine.host_cpu_m
         if si < len(series) and series[si][1] > 0:  # a zero sample says nothing (nodes idle, or no reading)
             host = max(series[si][1], machine.host_cpu_m or 0.0)
@@ -143,10 +162,16 @@ def replay(jobs: list[LabJob], nodes: dict[str, LabNode], events: list[LabEvent]
         while pi < len(pending) and ran[pending[pi]].start_s <= t:
             present.add(pending[pi])
             pi += 1
-        rates = _rates(present, ran, dem, req, caps, params, host, node_m)
+        # a new speed sample alone changes no share: reuse the shares (most steps, at one sample a second)
+        key = (frozenset(present), qi, si, li)
+        if key != last_key:
+            base, last_key = _rates(present, ran, dem, req, caps, params, host, node_m), key
+        rates = base
+        if factor != 1.0:
+            rates = {k: x * factor if ran[k].kind in COMPUTE_KINDS else x for k, x in rates.items()}
         nxt = min(ran[pending[pi]].start_s if pi < len(pending) else math.inf,
                   quota[qi][0] if qi < len(quota) else math.inf, series[si][0] if si < len(series) else math.inf,
-                  limits[li].t_s if li < len(limits) else math.inf)
+                  limits[li].t_s if li < len(limits) else math.inf, speed[vi][0] if vi < len(speed) else math.inf)
         for k in present:
             nxt = min(nxt, stop[k], t + remaining[k] / rates[k] if rates[k] > 0 else math.inf)
         if not math.isfinite(nxt):

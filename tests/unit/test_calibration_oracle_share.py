@@ -25,7 +25,7 @@ def _job(job: str, kind: str, *, start: float, finish: float, solo: float, use: 
     return row
 
 
-def test_the_oracle_splits_the_quota_by_request_among_the_measured_co_runners(tmp_path: Path) -> None:
+def _run_dir(tmp_path: Path) -> Path:
     d = tmp_path / "run"
     d.mkdir()
     (d / "nodes.csv").write_text("node,node_type,cpu_quota_m,mem_mi,net_mbit\nn,t,400,1024,0\n")
@@ -42,11 +42,35 @@ def test_the_oracle_splits_the_quota_by_request_among_the_measured_co_runners(tm
         w = csv.DictWriter(f, fieldnames=JOB_RUN_COLUMNS)
         w.writeheader()
         w.writerows(rows)
-    out = subprocess.run([sys.executable, str(SCRIPT), str(d)], cwd=ROOT, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=True).stdout
+    return d
+
+
+def _oracle(*args: str) -> str:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=True).stdout
+
+
+def test_the_oracle_splits_the_quota_by_request_among_the_measured_co_runners(tmp_path: Path) -> None:
+    d = _run_dir(tmp_path)
+    out = _oracle(str(d))
     # b's oracle: 200 m while a runs (0-20 s): its 4,000 m-s are done at 20 s, against 25 s measured: log(20/25)
     # = -0.22, |error| 20 %; a and c exact. Inclusive deciles of (-0.22, 0, 0): p10 -0.18; of (0, 0, 0.2): p90 0.16
     assert out.startswith("run default") and "jobs    3" in out, out
     assert "p10 -0.18 median +0.00 p90 +0.00  |error| median 0.0% p90 16.0%" in out, out
-    assert "--by-system-cpu" in subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True,
-                                               text=True, check=True).stdout
+    assert "--by-system-cpu" in _oracle("--help")
+
+
+def test_the_host_speed_slows_the_oracle_and_company_is_told_apart(tmp_path: Path) -> None:
+    d = _run_dir(tmp_path)
+    # the system CPU 50 % busy throughout: at K = 0.4 every job progresses at 0.8 of its share. a keeps 200 m
+    # while b is measured to run (to 25 s): 4,000 m-s at 160 m-s a second take 25 s, 1.25x its 20 s. b has
+    # 200 m until a's measured 20 s (3,200 m-s), then 400 m (320 a second) for 2.5 s: 22.5 s, 0.9x its 25 s.
+    # c: 9 s at 0.8 is 11.25 s, 1.25x (1.26 in 0.1 s steps)
+    with (d / "system.csv").open("w") as f:
+        f.write("seed,arm,variant,t_s,source,role,usage_ns,busy_ticks,idle_ticks\n")
+        f.writelines(f"1,default,under,{t},cpu0,system,,{50 * t},{50 * t}\n" for t in range(0, 60))
+    out = _oracle(str(d), "--system-slowdown", "0.4", "--by-company")
+    assert "p10 -0.04 median +0.22 p90 +0.23  |error| median 25.0% p90 25.4%" in out, out
+    # a and b shared the node (1.25 and 0.9), c ran beside an io job only
+    assert "compute jobs alone  on their node: jobs    1  oracle / measured run time, median 1.26" in out, out
+    assert "compute jobs shared on their node: jobs    2  oracle / measured run time, median 1.08" in out, out

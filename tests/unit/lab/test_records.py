@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from lab.gates import CpuStat, PodSample
 from lab.observed import ArmResult, PodObs
-from lab.records import best_solo_s, controller_rows, event_rows, job_rows
+from lab.records import best_solo_s, controller_rows, event_rows, job_rows, pod_counter_rows
 from lab.report import ReportError, append_rows, controller_lines, read_rows, summarise
 from lab.schedule import make_schedule
-from policy.labworld import JOB_COLUMNS, JOB_RUN_COLUMNS
+from policy.labworld import JOB_COLUMNS, JOB_RUN_COLUMNS, POD_COUNTER_COLUMNS
 
 T0 = 1000.0
 EXPECTED = ("seed,arm,variant,job,kind,node,node_type,cpu_request_m,mem_request_mi,cpu_use_m,mem_use_mi,net_mbit,"
@@ -165,3 +166,15 @@ def test_best_slowdown_divides_by_the_best_solo_node_type(node, slowdown, best_s
     (row, _) = job_rows(result, jobs, seed=1, arm="model", variant="under", node_type=lambda n: n.removeprefix("rn-"),
                         solo=lambda j, t: (solos[t], 900.0), node_types=("small", "medium", "large"))
     assert (row["slowdown"], row["best_solo_s"], row["best_slowdown"]) == (slowdown, 5.0, best_slowdown)
+
+
+def test_pod_counter_rows_name_the_arms_pods_and_leave_others_unnamed(tmp_path: Path) -> None:
+    result = ArmResult(t0=0.0, pods={"r1-j000": PodObs("r1-j000", "j000", "uid-a", "rn-small", "Running", 1.0,
+                                                       None, None)})
+    result.pod_counters += [PodSample(1.0, "rn-small", "uid-a", CpuStat(3, 0, 0), 5_000),
+                            PodSample(1.0, "rn-small", "uid-monitor", CpuStat(0, 0, 0), 70)]
+    rows = pod_counter_rows(result, seed=1, arm="default", variant="under")
+    assert [(r["pod"], r["uid"], r["usage_ns"], r["nr_throttled"]) for r in rows] == [
+        ("r1-j000", "uid-a", 5_000, 0), ("", "uid-monitor", 70, 0)]
+    append_rows(tmp_path, "pod-counters.csv", rows)
+    assert tuple(read_rows(tmp_path / "pod-counters.csv")[0]) == POD_COUNTER_COLUMNS

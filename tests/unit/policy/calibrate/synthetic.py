@@ -10,7 +10,7 @@ import numpy as np
 
 from policy.calibrate.labdata import LabJob, LabNode
 from policy.calibrate.replay import PLAIN, Machine, replay
-from policy.labworld import EVENT_COLUMNS, JOB_RUN_COLUMNS, NODE_COLUMNS
+from policy.labworld import EVENT_COLUMNS, JOB_RUN_COLUMNS, NODE_COLUMNS, SYSTEM_COLUMNS
 from policy.sim.sharing import ContentionParams
 
 NODES = {"small": LabNode("small", "small", 250, 768, 20), "large": LabNode("large", "large", 1000, 2048, 80)}
@@ -28,12 +28,15 @@ def job(name: str, node: str = "small", *, kind: str = "cpu", start: float = 0.0
 
 
 def measured(jobs: list[LabJob], params: ContentionParams, *, noise: float = 0.0,
-             rng: np.random.Generator | None = None, machine: Machine = PLAIN) -> list[LabJob]:
-    """``jobs`` with finish times and run slowdowns as ``params`` predicts them (× lognormal ``noise``)."""
+             rng: np.random.Generator | None = None, machine: Machine = PLAIN,
+             speed: dict | None = None) -> list[LabJob]:
+    """``jobs`` with finish times and run slowdowns as ``params`` predicts them (× lognormal ``noise``);
+    ``speed``: per run, the host speed series ``replay`` takes."""
     out = []
     for run in sorted({j.run for j in jobs}):
         group = [j for j in jobs if j.run == run]
-        preds = {p.job.job: p.predicted for p in replay(group, NODES, [], params, machine=machine)}
+        preds = {p.job.job: p.predicted
+                 for p in replay(group, NODES, [], params, machine=machine, speed=(speed or {}).get(run, ()))}
         for j in group:
             if j.job in preds:
                 s = preds[j.job] * (float(np.exp(noise * rng.standard_normal())) if noise else 1.0)
@@ -72,4 +75,18 @@ def write(directory: Path, jobs: list[LabJob], events: list[tuple] = ()) -> Path
             w = csv.writer(fh)
             w.writerow(EVENT_COLUMNS)
             w.writerows(events)
+    return directory
+
+
+def write_system(directory: Path, ticks: dict) -> Path:
+    """A ``system.csv`` from per-run cumulative (t_s, busy, idle) ticks of one system CPU, with a node CPU and a
+    cgroup row beside each read (both to be ignored)."""
+    with (directory / "system.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(SYSTEM_COLUMNS)
+        for (seed, arm, variant), reads in ticks.items():
+            for t, busy, idle in reads:
+                w.writerow([seed, arm, variant, t, "cpu0", "system", "", busy, idle])
+                w.writerow([seed, arm, variant, t, "cpu1", "node", "", 7, 7])
+                w.writerow([seed, arm, variant, t, "/drsched-system", "cgroup", 123, "", ""])
     return directory

@@ -8,12 +8,13 @@ import yaml
 
 from policy.calibrate.__main__ import main
 from policy.calibrate.fit import Errors, fit, predict
+from policy.calibrate.host import system_busy, system_speed
 from policy.calibrate.labdata import read_results
 from policy.calibrate.replay import Machine
 from policy.sim.calibration import DEFAULT_PATH, params_of, read
 from policy.sim.sharing import ORIGINAL, ContentionParams
 
-from .synthetic import measured, schedule, write
+from .synthetic import measured, schedule, write, write_system
 
 TRUE = ContentionParams(cpu_share="requests", interference=0.1)
 
@@ -161,3 +162,39 @@ def test_a_fitted_host_is_recorded_and_named(lab, tmp_path, capsys) -> None:
     assert main(["fit", *args, "--host-cpu-m", "held", "--write-host", "held:5"]) == 2
     assert "--write-host" in capsys.readouterr().err
     assert main(["replay", *args, "--host-cpu-m", "nobody"]) == 2
+
+
+def _busy_lab(tmp_path, slowdown: float):
+    """Runs whose system CPU is 10 % busy for the first 40 s and 90 % after, measured under host ``sys:slowdown``."""
+    rng = np.random.default_rng(7)
+    jobs = schedule(range(1, 5), rng, n=10)
+    ticks = {run: [(float(t), 10 * min(t, 40) + 90 * max(t - 40, 0), 90 * min(t, 40) + 10 * max(t - 40, 0))
+                   for t in range(0, 400)] for run in {j.run for j in jobs}}
+    speed = {run: system_speed(system_busy(r), slowdown) for run, r in ticks.items()}
+    return write_system(write(tmp_path, measured(jobs, ORIGINAL, speed=speed)), ticks)
+
+
+def test_fit_finds_how_much_the_system_cpu_slows_the_nodes(tmp_path) -> None:
+    runs = read_results(_busy_lab(tmp_path, 0.3))
+    hosts = [Machine(system_slowdown=k) for k in (0.0, 0.1, 0.3, 0.5)]
+    best, machine, _ = fit(runs, [1, 2], candidates=[ORIGINAL, TRUE], machines=hosts)
+    assert (best, machine.system_slowdown, machine.speed) == (ORIGINAL, 0.3, "sys:0.3")
+    assert Errors.of(predict(runs, best, [3, 4], machine=machine)).p90 == pytest.approx(0, abs=1e-9)
+    assert Errors.of(predict(runs, best, [3, 4], machine=hosts[0])).p90 > 0.05
+
+
+def test_host_speed_option(lab, tmp_path, capsys) -> None:
+    busy = _busy_lab(tmp_path / "busy", 0.2)
+    args = ["--out", str(tmp_path / "o"), "--no-plot", "--grid", "interference=0", "--grid", "cpu_share=rate"]
+    assert main(["fit", "--results", str(busy), *args, "--host-speed", "none,sys:0.2,sys:0.4"]) == 0
+    text = (tmp_path / "o" / "calibration.md").read_text()
+    assert "host speed `sys:0.2` (tried: none, sys:0.2, sys:0.4)" in text
+    assert main(["replay", "--results", str(busy), *args[:3], "--host-speed", "sys:0.2"]) == 0
+    assert main(["replay", "--results", str(busy), *args[:3], "--host-speed", "sys:0.2,none"]) == 2
+    for bad in ("sys:1", "sys:-0.1", "sys:lots", "cpu:0.2", ""):
+        assert main(["fit", "--results", str(busy), *args, "--host-speed", bad]) == 2
+    assert "--host-speed" in capsys.readouterr().err
+    # no system.csv: the model has nothing to read, and says so
+    assert main(["fit", "--results", str(lab), *args, "--host-speed", "sys:0.2"]) == 2
+    assert "has no system CPU samples" in capsys.readouterr().err
+    assert main(["fit", "--results", str(busy), *args, "--host-speed", "sys:0.2", "--write-host", "x"]) == 2

@@ -1,12 +1,14 @@
-"""The replay's host model: when the measured usage says the host held the nodes back, and what a limit does."""
+"""The replay's host models: when the measured usage says the host held the nodes back and what a limit does;
+how the system CPUs' recorded load slows a node CPU-second."""
 
 from __future__ import annotations
 
 import pytest
 
-from policy.calibrate.host import HELD_MARGIN_M, HostLimit, held_back, quotas_at
+from policy.calibrate.host import HELD_MARGIN_M, HostLimit, held_back, quotas_at, system_busy, system_speed
 from policy.calibrate.labdata import LabEvent
 from policy.calibrate.replay import Machine, replay
+from policy.errors import ConfigError
 from policy.sim.calibration import DEFAULT_PATH, read
 from policy.sim.sharing import ORIGINAL
 
@@ -82,3 +84,48 @@ def test_a_node_limit_and_the_host_limit_both_hold() -> None:
 
 def test_the_default_margin_is_the_recorded_lab_host() -> None:
     assert read(DEFAULT_PATH)["hosts"]["lab"]["host_cpu_m"] == f"held:{HELD_MARGIN_M:g}"
+
+
+@pytest.mark.parametrize(("ticks", "busy"), [
+    # cumulative (t_s, busy, idle) of the system CPUs: each interval's busy share, stamped at its end
+    ([(0.0, 100, 100), (1.0, 150, 150), (2.0, 240, 160)], [(1.0, 0.5), (2.0, 0.9)]),
+    # no tick passed: no reading
+    ([(0.0, 100, 100), (1.0, 100, 100), (2.0, 200, 100)], [(2.0, 1.0)]),
+    # a counter went back (a reset): no reading
+    ([(0.0, 100, 100), (1.0, 50, 150), (2.0, 60, 240)], [(2.0, 0.1)]),
+    ([(0.0, 100, 100)], []),
+    ([], []),
+])
+def test_system_busy_is_the_share_of_ticks_between_reads(ticks, busy) -> None:
+    out = system_busy(ticks)
+    assert [t for t, _ in out] == [t for t, _ in busy]
+    assert [b for _, b in out] == pytest.approx([b for _, b in busy])
+
+
+@pytest.mark.parametrize(("slowdown", "speed"), [(0.0, [1.0, 1.0]), (0.3, [0.97, 0.7]), (0.5, [0.95, 0.5])])
+def test_system_speed_is_one_minus_k_times_busy(slowdown, speed) -> None:
+    assert [s for _, s in system_speed([(1.0, 0.1), (2.0, 1.0)], slowdown)] == pytest.approx(speed)
+
+
+@pytest.mark.parametrize("slowdown", [-0.1, 1.0, 2.0])
+def test_system_speed_refuses_a_slowdown_outside_0_1(slowdown) -> None:
+    with pytest.raises(ConfigError, match="slowdown"):
+        system_speed([(1.0, 0.5)], slowdown)
+
+
+@pytest.mark.parametrize(("speed", "slowdown"), [
+    # half speed throughout: twice the solo time
+    ([(100.0, 0.5)], 2.0),
+    # half speed until 30 s (15 s of work), then full: 45 s more
+    ([(30.0, 0.5), (100.0, 1.0)], 75 / 60),
+    # the first interval holds from 0 s (5 s of work by 10 s, then 55 s); the last after its end (10 s of
+    # work by 10 s, 50 s more at 0.8)
+    ([(10.0, 0.5), (20.0, 1.0)], 65 / 60),
+    ([(10.0, 1.0), (20.0, 0.8)], (10 + 50 / 0.8) / 60),
+    ([], 1.0),
+])
+def test_a_slower_cpu_second_slows_compute_jobs_only(speed, slowdown) -> None:
+    for jobs, want in (([job("a", "large"), job("b", "small", kind="io")], {"a": slowdown, "b": 1.0}),
+                       ([job("c", "large", kind="net")], {"c": 1.0})):
+        out = replay(jobs, NODES, [], ORIGINAL, machine=Machine(cpu_bound=BOUND), speed=speed)
+        assert {p.job.job: p.predicted for p in out} == pytest.approx(want)

@@ -8,7 +8,7 @@ import pytest
 
 from policy.calibrate.labdata import LabDataError, read_events, read_jobs, read_results
 
-from .synthetic import job, write
+from .synthetic import job, write, write_system
 
 
 def test_a_written_results_directory_reads_back(tmp_path) -> None:
@@ -108,3 +108,20 @@ def test_usage_is_summed_over_nodes_per_sample(tmp_path) -> None:
     (d / "usage.csv").write_text("seed,arm,variant,t_s,node,cpu_m\n1,default,,2.0,small,lots\n")
     with pytest.raises(LabDataError, match="usage.csv line 2, field 'cpu_m'"):
         read_results(d)
+
+
+def test_system_csv_reads_the_system_cpus_summed_per_read(tmp_path) -> None:
+    write(tmp_path, [job("a")])
+    assert read_results(tmp_path).system_ticks == {}
+    write_system(tmp_path, {(1, "default", ""): [(0.5, 10, 90), (1.5, 60, 140)]})
+    with (tmp_path / "system.csv").open("a") as fh:  # a second system CPU, missing from the last read
+        fh.write("1,default,,0.5,cpu2,system,,5,5\n1,default,,1.5,cpu2,system,,6,14\n1,default,,2.5,cpu2,system,,7,23\n")
+    assert read_results(tmp_path).system_ticks == {(1, "default", ""): [(0.5, 15, 95), (1.5, 66, 154)]}
+
+
+def test_a_bad_system_csv_row_names_its_field(tmp_path) -> None:
+    write_system(write(tmp_path, [job("a")]), {(1, "default", ""): [(0.5, 10, 90)]})
+    with (tmp_path / "system.csv").open("a") as fh:
+        fh.write("1,default,,1.5,cpu0,system,,lots,5\n")
+    with pytest.raises(LabDataError, match="line 5, field 'busy_ticks'"):
+        read_results(tmp_path)
