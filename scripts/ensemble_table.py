@@ -217,7 +217,8 @@ def merge_close(folders: list[Path], dest: Path, rtol: float = 1e-9) -> None:
         w = csv.DictWriter(f, fieldnames=header)
         w.writeheader()
         w.writerows(rows.values())
-    shutil.copy(folders[0] / "served.json", dest / "served.json")
+    if (folders[0] / "served.json").resolve() != (dest / "served.json").resolve():
+        shutil.copy(folders[0] / "served.json", dest / "served.json")
 
 
 def main() -> int:
@@ -237,7 +238,7 @@ def main() -> int:
                           ("nodes-1000", size)):
         if (FOLDER / name / "summary.csv").is_file():
             out += section(excess_by_case(read_summary(FOLDER / name / "summary.csv")))
-    for path in sorted(FOLDER.glob("bench*.json")):  # bench.json, then any rerun (bench-2.json, ...)
+    for path in sorted(FOLDER.glob("bench*.json"), key=lambda q: (q.name != "bench.json", q.name)):  # then reruns
         out += bench(path)
     (FOLDER / "table.md").write_text("\n".join(out))
     return 0
