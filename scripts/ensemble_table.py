@@ -221,6 +221,40 @@ def merge_close(folders: list[Path], dest: Path, rtol: float = 1e-9) -> None:
         shutil.copy(folders[0] / "served.json", dest / "served.json")
 
 
+PAIRS = (("dqn:ens-all7", "dqn:cal-B-A-150k-7"), ("dqn:ens-all7", "dqn:cal-B-A-150k-6"), ("dqn:ens-all7", SHIPPED),
+         ("dqn:ens-150k2", "dqn:cal-B-A-150k-7"), ("dqn:cal-B-A-150k-7", SHIPPED))
+"""Descriptive per-episode comparisons (added after the results), where both sides' runs.csv are at hand (the 30k
+exports' are not: they ran in the served-selection study's batches): ensembles against their best members and the
+shipped model."""
+
+
+def paired(folder: Path) -> list[str]:
+    """Per validation episode, excess / excess (each floored at ``MIN_EXCESS``), geometric mean with a 95 % t
+    interval (``policy.paired.interval``), from the evaluations' ``runs.csv`` (this step's and dqfd-long's)."""
+    import csv
+    import math
+
+    from policy.comparison import MIN_EXCESS
+    from policy.paired import interval
+
+    excess: dict[tuple[str, ...], float] = {}
+    for path in sorted(folder.glob("runs-*.csv")):
+        with path.open() as f:
+            for r in csv.DictReader(f):
+                excess[(r["scenario"], r["load"], r["seed"], r["policy"])] = float(r["excess_slowdown"])
+    episodes = sorted({k[:3] for k in excess})
+    lines = ["## Descriptive: per episode, paired (served validation, min-max at weight 10)", "",
+             f"Excess / excess per episode (each floored at {MIN_EXCESS}), geometric mean and 95 % t interval over "
+             "the 60 episodes (`policy.paired.interval`). Added after the results; not registered.", "",
+             "| policy | against | episodes | ratio | 95 % interval |", "|---|---|---:|---:|---|"]
+    for a, b in PAIRS:
+        logs = [math.log(max(excess[e + (a,)], MIN_EXCESS) / max(excess[e + (b,)], MIN_EXCESS)) for e in episodes
+                if e + (a,) in excess and e + (b,) in excess]
+        iv = interval(logs)
+        lines.append(f"| {a} | {b} | {len(logs)} | {iv.ratio:.3f} | {iv.low:.3f}-{iv.high:.3f} |")
+    return [*lines, ""]
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--merge", nargs="+", metavar=("NAME", "FOLDER"),
@@ -234,6 +268,8 @@ def main() -> int:
         (merge_close if args.rtol else merge_summaries)([Path(f) for f in folders], FOLDER / name,
                                                           **({"rtol": args.rtol} if args.rtol else {}))
     out = primary(ex := excess_by_case(read_summary(FOLDER / "validation-served" / "summary.csv"))) + per_case(ex)
+    if any((FOLDER / "validation-served").glob("runs-*.csv")):
+        out += paired(FOLDER / "validation-served")
     for name, section in (("validation-served-shipped-setting", shipped_setting), ("test-served", test_split),
                           ("nodes-1000", size)):
         if (FOLDER / name / "summary.csv").is_file():
