@@ -7,6 +7,7 @@ heuristic scoring the same snapshot), never asserted.
 
     python bench/bench_policy.py                       # inference with the shipped model + 3,000 training steps
     python bench/bench_policy.py --model runs/dqn.npz --train-steps 0
+    python bench/bench_policy.py --model runs/dqn.npz runs/ensemble.npz --train-steps 0   # an ensemble against one
 """
 
 from __future__ import annotations
@@ -52,28 +53,36 @@ def timed(fn, repeat: int) -> tuple[float, float, float]:
     return statistics.median(samples), samples[min(len(samples) - 1, int(0.99 * len(samples)))], statistics.median(cpu)
 
 
-def bench_inference(model_path: Path, sizes: list[int], repeat: int) -> dict:
+def bench_inference(model_paths: list[Path], sizes: list[int], repeat: int) -> dict:
+    """Encode + Q-values per model on the same snapshots, in one run (an ensemble against one network: the
+    ratio is only fair within a run). The first model's figures are ``inference``'s top level, as before."""
     from extender.heap import keep_freed_memory
 
     keep_freed_memory()  # as the extender serves: otherwise every call page-faults its buffers in again
-    model = load_model(model_path)
+    models = [load_model(path) for path in model_paths]
     heuristic = make_scorer("demand-aware")
     pod = PodView(requests=[0.5, 1.0], demand=[2.0, 1.0, 20.0, 5.0], demand_source="learned")
     rng = np.random.default_rng(0)
-    print(f"model {model_path} ({model.version})")
+    for path, model in zip(model_paths, models, strict=True):
+        print(f"model {path} ({model.version}, {len(getattr(model, 'members', (model,)))} network(s))")
     print(f"{'nodes':>7}{'encode p50':>12}{'dqn p50':>10}{'dqn p99':>10}{'dqn CPU':>10}{'heur p50':>10}"
-          f"{'dqn/heur':>10}   ms (dqn = encode + Q-values)")
-    out = {"model_version": model.version, "sizes": {}}
+          f"{'dqn/heur':>10}{'/ first':>9}  model   ms (dqn = encode + Q-values)")
+    per_model = [{"model": str(path), "model_version": m.version, "networks": len(getattr(m, "members", (m,))),
+                  "sizes": {}} for path, m in zip(model_paths, models, strict=True)]
     for n in sizes:
         snap = snapshot(n, rng)
         enc_p50, _, _ = timed(lambda snap=snap: encode(snap, pod), repeat)
-        dqn_p50, dqn_p99, dqn_cpu = timed(lambda snap=snap: model.q_values(encode(snap, pod)), repeat)
         heur_p50, _, _ = timed(lambda snap=snap: heuristic.score(snap, pod), repeat)
-        print(f"{n:>7}{enc_p50:>12.3f}{dqn_p50:>10.3f}{dqn_p99:>10.3f}{dqn_cpu:>10.3f}{heur_p50:>10.3f}"
-              f"{dqn_p50 / heur_p50:>10.1f}")
-        out["sizes"][str(n)] = {"encode_p50_ms": enc_p50, "dqn_p50_ms": dqn_p50, "dqn_p99_ms": dqn_p99,
-                                "dqn_cpu_p50_ms": dqn_cpu, "heuristic_p50_ms": heur_p50}
-    return out
+        first = None
+        for model, out in zip(models, per_model, strict=True):
+            dqn_p50, dqn_p99, dqn_cpu = timed(lambda snap=snap, model=model: model.q_values(encode(snap, pod)), repeat)
+            first = first or dqn_p50
+            print(f"{n:>7}{enc_p50:>12.3f}{dqn_p50:>10.3f}{dqn_p99:>10.3f}{dqn_cpu:>10.3f}{heur_p50:>10.3f}"
+                  f"{dqn_p50 / heur_p50:>10.1f}{dqn_p50 / first:>9.2f}  {model.version}")
+            out["sizes"][str(n)] = {"encode_p50_ms": enc_p50, "dqn_p50_ms": dqn_p50, "dqn_p99_ms": dqn_p99,
+                                    "dqn_cpu_p50_ms": dqn_cpu, "heuristic_p50_ms": heur_p50}
+    return {"model_version": per_model[0]["model_version"], "sizes": per_model[0]["sizes"],
+            **({"models": per_model} if len(per_model) > 1 else {})}
 
 
 def bench_training(steps: int) -> dict:
@@ -102,7 +111,9 @@ def bench_training(steps: int) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", type=Path, default=SHIPPED_MODEL, help="exported .npz (default: the shipped model)")
+    p.add_argument("--model", type=Path, nargs="+", default=[SHIPPED_MODEL],
+                   help="exported .npz, single networks or ensembles; several are timed on the same snapshots, "
+                        "the first one's figures at the top level (default: the shipped model)")
     p.add_argument("--nodes", default="100,1000,5000", help="cluster sizes (default: %(default)s)")
     p.add_argument("--repeat", type=int, default=200, help="timed calls per size (default: %(default)s)")
     p.add_argument("--train-steps", type=int, default=3000,

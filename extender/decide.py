@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from policy.features import Encoded, encode, usage_is_fresh
-from policy.model import ModelScorer, QModel, Scorer
+from policy.model import Model, ModelScorer, Scorer
 from policy.served import DEFAULT_MAPPING, HOT_THRESHOLDS, ScoreMapping, heat, hot_refused, to_extender_scores
 from policy.state import RESOURCES, ClusterSnapshot, PodView
 
@@ -68,7 +68,7 @@ class ServedPolicy:
         return np.asarray(self.scorer.score(snap, pod), dtype=np.float64)
 
 
-def model_policy(model: QModel, mapping: ScoreMapping = DEFAULT_MAPPING) -> ServedPolicy:
+def model_policy(model: Model, mapping: ScoreMapping = DEFAULT_MAPPING) -> ServedPolicy:
     """The exported DQN: raw value = Q-value of placing the pod on the node."""
     return ServedPolicy(ModelScorer(model), version=model.version, mapping=mapping)
 

@@ -82,9 +82,9 @@ from policy.grid import run_all, split_cases
 from policy.model import (
     DIGEST_KEY,
     SHIPPED_MODEL,
+    Model,
     ModelError,
     ModelScorer,
-    QModel,
     Scorer,
     check_digest,
     load_model,
@@ -223,7 +223,7 @@ def log_veto(decision: Decision, log_info: dict | None) -> Decision:
                            f"{mb['lo']:.3f}-{mb['hi']:.3f}")
 
 
-def describe(m: QModel, sha256: str) -> dict:
+def describe(m: Model, sha256: str) -> dict:
     """A model as the report names it: its file, metadata version and the weights' digest."""
     return {"path": m.path, "version": m.version, "sha256": sha256}
 

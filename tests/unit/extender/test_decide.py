@@ -137,3 +137,23 @@ def test_prefer_fit_still_keeps_a_small_pod_off_the_hot_node():
     small_pod = PodView(requests=[0.1, 0.1], demand=[0.1, 0.1, 0.0, 0.0], demand_source="learned", name="tiny")
     reasons = filter_reasons(SMALL_AND_BUSY, small_pod, Thresholds(mode="prefer-fit"), max_usage_age=60)
     assert reasons == {1: "hot node: cpu usage 70% + pod 10% >= threshold 65%"}  # small node: 0% + 40%: cool
+
+
+def test_an_ensemble_is_served_as_a_model_its_raw_values_the_members_mean(tmp_path):
+    from extender.decide import model_policy
+    from policy.ensemble import main as build
+    from policy.features import encode
+    from policy.model import N_INPUTS, load_model, save_model
+
+    rng = np.random.default_rng(5)
+    paths = [save_model(tmp_path / name, [rng.normal(size=(N_INPUTS, 8)), rng.normal(size=(8, 1))],
+                        [np.zeros(8), np.zeros(1)], meta={"version": name}) for name in ("a", "b")]
+    assert build(["--out", str(tmp_path / "e.npz"), *map(str, paths)]) == 0
+    policy = model_policy(load_model(tmp_path / "e.npz"), MINMAX)
+    assert policy.from_features and policy.version == "e-k2"
+    s = snap(4, usage=[[1, 2, 10, 5], [6, 20, 500, 100], [2, 4, 50, 50], [7, 30, 900, 400]])
+    got = score(s, POD, policy, max_usage_age=60.0)
+    enc = encode(s, POD, max_usage_age=60.0)
+    want = np.mean([load_model(p).q_values(enc) for p in paths], axis=0)
+    np.testing.assert_array_equal(got.raw, want)
+    assert got.scores.tolist() == to_extender_scores(want, enc.mask, MINMAX).tolist()
