@@ -126,3 +126,30 @@ def test_served_setting_from_served_json_or_the_pre_recorded_default(tmp_path):
     assert served_setting(tmp_path) == {"hot_filter": "prefer-cool", **PRE_RECORDED_SETTING}
     (tmp_path / "served.json").write_text(json.dumps({"hot_filter": "strict", "mapping": "band:0.02", "weight": 5}))
     assert served_setting(tmp_path) == {"hot_filter": "strict", "mapping": "band:0.02", "weight": 5}
+
+
+def _summary(folder, rows):
+    import csv
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "summary.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["scenario", "workload", "load", "policy", "mean_jct"])
+        w.writeheader()
+        w.writerows(rows)
+    return folder
+
+
+def test_merge_summaries_joins_batches_and_refuses_rows_that_disagree(tmp_path):
+    from policy.comparison import merge_summaries
+
+    row = {"scenario": "s", "workload": "w", "load": "0.9", "policy": "default-k8s", "mean_jct": "1.0"}
+    a = _summary(tmp_path / "a", [row])
+    b = _summary(tmp_path / "b", [{**row, "mean_jct": "1.0000000000000002"},
+                                  {**row, "policy": "lookahead", "mean_jct": "0.9"}])
+    with pytest.raises(ValueError, match="mean_jct"):  # bitwise by default
+        merge_summaries([a, b], tmp_path / "out")
+    assert merge_summaries([a, b], tmp_path / "out", rtol=1e-9) == 2
+    assert (tmp_path / "out" / "summary.csv").read_text().count("default-k8s,1.0\n") == 1  # the first batch's
+    c = _summary(tmp_path / "c", [{**row, "mean_jct": "1.01"}])
+    with pytest.raises(ValueError, match="mean_jct"):
+        merge_summaries([a, c], tmp_path / "out", rtol=1e-9)
