@@ -246,6 +246,7 @@ def distill(args: DistillArgs) -> tuple[Path, dict]:
     from policy.dqn import export_weights
     from policy.train import source_state
 
+    source = source_state()  # read before anything is written: outputs must not count as source changes
     teacher = load_model(args.teacher)
     served = Served(ModelScorer(teacher, name="teacher"), args.weight, mapping=ScoreMapping.parse(args.mapping))
     log.info("distill config %s", json.dumps({k: str(v) for k, v in asdict(args).items()}))
@@ -254,7 +255,6 @@ def distill(args: DistillArgs) -> tuple[Path, dict]:
     log.info("collected decisions=%d rows=%d", len(st), len(st.rows))
     net, report = fit(st, args)
     weights, biases, activation = export_weights(SimpleNamespace(q_net=net))
-    source = source_state()
     meta = {"version": f"{args.out.with_suffix('').name}-{source['source_commit']}", "trained_steps": None,
             "distilled_from": {"path": str(teacher.path), "version": teacher.version,
                                DIGEST_KEY: teacher.meta.get(DIGEST_KEY)},
