@@ -184,43 +184,6 @@ def bench(path: Path) -> list[str]:
     return lines
 
 
-def merge_close(folders: list[Path], dest: Path, rtol: float = 1e-9) -> None:
-    """``merge_summaries`` with a tolerance: a row in two batches must agree to ``rtol`` in every number (and
-    exactly in every text field), and the first batch's row is kept. For the 1,000-node join only: the
-    size-test's default-k8s rows, made at 5f1b951, and this step's agree to ~1e-15 relative but not bitwise
-    (an order of summation moved since), which the exact join refuses."""
-    import csv
-    import math
-    import shutil
-
-    rows: dict[tuple[str, ...], dict] = {}
-    header: list[str] = []
-    for folder in folders:
-        with (folder / "summary.csv").open() as f:
-            reader = csv.DictReader(f)
-            header = header or list(reader.fieldnames or [])
-            for row in reader:
-                key = (row["scenario"], row["workload"], row["load"], row["policy"])
-                if key in rows:
-                    for field, old in rows[key].items():
-                        new = row[field]
-                        try:
-                            same = math.isclose(float(old), float(new), rel_tol=rtol, abs_tol=1e-12)
-                        except ValueError:
-                            same = old == new
-                        if not same:
-                            raise ValueError(f"{folder}/summary.csv: {key} {field} {new} differs from {old}")
-                    continue
-                rows[key] = row
-    dest.mkdir(parents=True, exist_ok=True)
-    with (dest / "summary.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=header)
-        w.writeheader()
-        w.writerows(rows.values())
-    if (folders[0] / "served.json").resolve() != (dest / "served.json").resolve():
-        shutil.copy(folders[0] / "served.json", dest / "served.json")
-
-
 PAIRS = (("dqn:ens-all7", "dqn:cal-B-A-150k-7"), ("dqn:ens-all7", "dqn:cal-B-A-150k-6"), ("dqn:ens-all7", SHIPPED),
          ("dqn:ens-150k2", "dqn:cal-B-A-150k-7"), ("dqn:cal-B-A-150k-7", SHIPPED))
 """Descriptive per-episode comparisons (added after the results), where both sides' runs.csv are at hand (the 30k
@@ -265,8 +228,7 @@ def main() -> int:
     args = p.parse_args()
     if args.merge:
         name, *folders = args.merge
-        (merge_close if args.rtol else merge_summaries)([Path(f) for f in folders], FOLDER / name,
-                                                          **({"rtol": args.rtol} if args.rtol else {}))
+        merge_summaries([Path(f) for f in folders], FOLDER / name, rtol=args.rtol)
     out = primary(ex := excess_by_case(read_summary(FOLDER / "validation-served" / "summary.csv"))) + per_case(ex)
     if any((FOLDER / "validation-served").glob("runs-*.csv")):
         out += paired(FOLDER / "validation-served")
