@@ -20,7 +20,7 @@ from policy.splits import TRAIN_SEED_LIMIT
     ([1, 2, 3], [0, 0, 1], [0, 3], 1.0),             # same top
     ([3, 2, 1], [0, 0, 1], [0, 3], 0.0),             # another top
     ([3, 2, 1], [1, 1, 0], [0, 3], 1.0),             # the teacher's top is tied: either agrees
-    ([1, 2, 2, 1], [0, 1, 1, 0], [0, 2, 4], 0.5),    # two decisions, one agreeing
+    ([1, 2, 1, 2], [0, 1, 1, 0], [0, 2, 4], 0.5),    # two decisions, one agreeing
 ])
 def test_agreement(student, teacher, offsets, expected):
     assert agreement(np.array(student, float), np.array(teacher, float), np.array(offsets)) == expected
@@ -59,11 +59,12 @@ def test_train_episodes_are_the_train_split_and_fixed_by_the_seed():
 
 
 def _synthetic(n_decisions=600, seed=0):
-    """Decisions of 3-9 random rows valued by a fixed nonlinear teacher."""
+    """Decisions of 3-9 random rows valued by a fixed nonlinear teacher, plus a level per decision."""
     rng = np.random.default_rng(seed)
     sizes = rng.integers(3, 10, n_decisions)
-    rows = rng.normal(size=(int(sizes.sum()), 43)).astype(np.float32)
-    q = 0.3 * np.tanh(rows[:, 0]) - 0.2 * rows[:, 1] ** 2 + 0.1 * rows[:, 2] + 5.0 * rows[:, 3].mean()
+    rows = np.zeros((int(sizes.sum()), 43), dtype=np.float32)
+    rows[:, :4] = rng.normal(size=(len(rows), 4))
+    q = np.maximum(rows[:, 0], 0.0) - 0.5 * rows[:, 1] + 3.0 * np.repeat(rng.normal(size=n_decisions), sizes)
     episode = np.arange(n_decisions) // 20
     return States(rows=rows, q=q, offsets=np.concatenate([[0], np.cumsum(sizes)]), episode=episode)
 
