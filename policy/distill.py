@@ -17,6 +17,8 @@ mapping reads values within one decision only), a weak squared error of their me
 return's scale, which ``band:B`` reads), both over the teacher's pooled within-decision variance, plus the
 cross-entropy of a softmax at temperature ``tau`` (the node on top). The last ``holdout`` share of the episodes
 is held out whole; the epoch with the lowest held-out loss is kept. Imports torch: training only.
+
+Exit status 0 written, 2 bad input (one line naming the flag, or the teacher's file and what is wrong with it).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import numpy as np
 from policy.baselines import pick
 from policy.cli import add_arguments, from_namespace, option
 from policy.features import encode, stack
-from policy.model import DIGEST_KEY, Model, ModelScorer, load_model, save_model
+from policy.model import DIGEST_KEY, Model, ModelError, ModelScorer, load_model, save_model
 from policy.served import ScoreMapping, Served
 from policy.sim.config import SimConfig
 from policy.sim.engine import Simulator
@@ -239,6 +241,21 @@ def build_parser() -> argparse.ArgumentParser:
     return add_arguments(p, DistillArgs)
 
 
+def check(args: DistillArgs) -> None:
+    """``ValueError`` naming the flag of a value the run cannot use, before anything is simulated."""
+    problems = [(not 0 <= args.epsilon <= 1, "--epsilon", "a share in [0, 1]"),
+                (not 0 <= args.holdout < 1, "--holdout", "a share in [0, 1)"),
+                (args.episodes < (2 if args.holdout > 0 else 1), "--episodes", "at least 2 with a holdout, else 1"),
+                (min(args.epochs, args.batch) < 1 or not args.net_arch or min(args.net_arch) < 1,
+                 "--epochs, --batch, --net-arch", "at least 1 each"),
+                (not (args.tau > 0 and args.learning_rate > 0 and args.level_weight >= 0),
+                 "--tau, --learning-rate, --level-weight", "> 0, > 0 and >= 0")]
+    for bad, flag, need in problems:
+        if bad:
+            raise ValueError(f"{flag}: need {need}")
+    ScoreMapping.parse(args.mapping)
+
+
 def distill(args: DistillArgs) -> tuple[Path, dict]:
     """Collect, fit and save the student; returns its path and the fit report."""
     from types import SimpleNamespace
@@ -271,6 +288,12 @@ def distill(args: DistillArgs) -> tuple[Path, dict]:
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args: DistillArgs = from_namespace(build_parser().parse_args(argv))
+    try:
+        check(args)
+        load_model(args.teacher)
+    except (ValueError, ModelError) as exc:
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201 -- a command's one-line answer
+        return 2
     path, report = distill(args)
     log.info("student written path=%s held_agreement=%.3f kept_epoch=%d", path, report["held_agreement"],
              report["kept_epoch"])

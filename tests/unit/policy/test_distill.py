@@ -11,7 +11,17 @@ import numpy as np
 import pytest
 import torch as th
 
-from policy.distill import DistillArgs, States, agreement, distill, fit, loss, train_episodes, within_sigma
+from policy.distill import (
+    DistillArgs,
+    States,
+    agreement,
+    distill,
+    fit,
+    loss,
+    main,
+    train_episodes,
+    within_sigma,
+)
 from policy.model import DIGEST_KEY, FORMAT, SHIPPED_MODEL, load_model
 from policy.splits import TRAIN_SEED_LIMIT
 
@@ -94,3 +104,16 @@ def test_distill_writes_a_single_network_that_loads_without_torch(tmp_path):
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--teacher", "missing.npz"], "model file not found"),
+    (["--teacher", str(SHIPPED_MODEL), "--epsilon", "1.5"], "--epsilon"),
+    (["--teacher", str(SHIPPED_MODEL), "--episodes", "1"], "--episodes"),
+    (["--teacher", str(SHIPPED_MODEL), "--mapping", "band"], "band"),
+])
+def test_bad_input_is_one_line_and_status_2(tmp_path, capsys, argv, says):
+    assert main([*argv, "--out", str(tmp_path / "s.npz")]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1
+    assert not (tmp_path / "s.npz").exists()
