@@ -20,6 +20,7 @@ from policy.comparison import (
     excess_by_case,
     geo_means,
     geometric_mean,
+    merge_summaries,
     ratios,
     read_summary,
     served_setting,
@@ -128,28 +129,27 @@ def test_served_setting_from_served_json_or_the_pre_recorded_default(tmp_path):
     assert served_setting(tmp_path) == {"hot_filter": "strict", "mapping": "band:0.02", "weight": 5}
 
 
-def _summary(folder, rows):
-    import csv
-
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "summary.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["scenario", "workload", "load", "policy", "mean_jct"])
-        w.writeheader()
-        w.writerows(rows)
+def _batch(folder, rows):
+    folder.mkdir()
+    body = [",".join(map(str, (*r[:4], 5, r[4]))) for r in rows]
+    lines = ["scenario,workload,load,policy,seeds,excess_slowdown", *body]
+    (folder / "summary.csv").write_text("\n".join(lines) + "\n")
     return folder
 
 
-def test_merge_summaries_joins_batches_and_refuses_rows_that_disagree(tmp_path):
-    from policy.comparison import merge_summaries
-
-    row = {"scenario": "s", "workload": "w", "load": "0.9", "policy": "default-k8s", "mean_jct": "1.0"}
-    a = _summary(tmp_path / "a", [row])
-    b = _summary(tmp_path / "b", [{**row, "mean_jct": "1.0000000000000002"},
-                                  {**row, "policy": "lookahead", "mean_jct": "0.9"}])
-    with pytest.raises(ValueError, match="mean_jct"):  # bitwise by default
-        merge_summaries([a, b], tmp_path / "out")
-    assert merge_summaries([a, b], tmp_path / "out", rtol=1e-9) == 2
-    assert (tmp_path / "out" / "summary.csv").read_text().count("default-k8s,1.0\n") == 1  # the first batch's
-    c = _summary(tmp_path / "c", [{**row, "mean_jct": "1.01"}])
-    with pytest.raises(ValueError, match="mean_jct"):
-        merge_summaries([a, c], tmp_path / "out", rtol=1e-9)
+@pytest.mark.parametrize(("other", "rtol", "joined"), [
+    (0.2665839652112565, 0.0, True),          # bitwise equal
+    (0.26658396521125666, 0.0, False),        # the last bits differ: the exact join refuses
+    (0.26658396521125666, 1e-9, True),        # ... the tolerant one keeps the first batch's row
+    (0.2666, 1e-9, False),                    # a real difference is refused either way
+])
+def test_merge_summaries_joins_equal_rows_and_refuses_others(tmp_path, other, rtol, joined):
+    a = _batch(tmp_path / "a", [("f", "drs", 0.9, "default-k8s", 0.2665839652112565), ("f", "drs", 0.9, "x", 0.1)])
+    b = _batch(tmp_path / "b", [("f", "drs", 0.9, "default-k8s", other), ("f", "drs", 0.9, "y", 0.2)])
+    if not joined:
+        with pytest.raises(ValueError, match="differs"):
+            merge_summaries([a, b], tmp_path / "out", rtol=rtol)
+        return
+    assert merge_summaries([a, b], tmp_path / "out", rtol=rtol) == 3
+    ex = excess_by_case(read_summary(tmp_path / "out" / "summary.csv"))
+    assert ex[("f", 0.9, "default-k8s")] == 0.2665839652112565
