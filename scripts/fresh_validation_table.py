@@ -23,7 +23,18 @@ import shutil
 import statistics
 from pathlib import Path
 
-from policy.comparison import HEURISTICS, MIN_EXCESS, cases, excess_by_case, geometric_mean, ratios, read_summary
+import numpy as np
+
+from policy.comparison import (
+    HEURISTICS,
+    MIN_EXCESS,
+    MIN_RATIO,
+    cases,
+    excess_by_case,
+    geometric_mean,
+    ratios,
+    read_summary,
+)
 from policy.paired import interval, t_quantile
 from policy.paths import POLICY_RESULTS
 
@@ -91,6 +102,32 @@ def paired_logs(runs: dict, policy: str) -> list[float]:
             for e in episodes if e + (policy,) in runs and e + (SHIPPED,) in runs]
 
 
+BOOTSTRAP = 4000
+"""Resamples of the seed bootstrap (added after the results: not registered)."""
+
+
+def endpoint_ratio_bootstrap(runs: dict, policy: str) -> tuple[float, float, float]:
+    """The endpoint's ratio to the shipped model's (``endpoint(policy) / endpoint(SHIPPED)``) and its 95 %
+    percentile interval over seeds resampled with replacement, each seed with all its cases (an episode's jobs
+    depend on its seed only, so a seed's cases are not independent). The per-case n/a and floor rules are
+    applied in every resample, as ``policy.comparison`` applies them."""
+    seeds = sorted({k[2] for k in runs})
+    cs = sorted({(k[0], k[1]) for k in runs})
+    pols = (policy, SHIPPED, *HEURISTICS)
+    arr = np.array([[[runs[(f, ld, s, p)] for s in seeds] for f, ld in cs] for p in pols])  # policy x case x seed
+    rng = np.random.default_rng(0)
+    idx = np.vstack([np.arange(len(seeds)), rng.integers(0, len(seeds), (BOOTSTRAP, len(seeds)))])
+    means = arr[:, :, idx].mean(axis=-1)  # policy x case x resample (the first: the sample itself)
+    best = means[2:].min(axis=0)
+    logs = []
+    for m in means[:2]:
+        r = np.where(best < MIN_EXCESS, np.nan, np.maximum(m / np.maximum(best, 1e-300), MIN_RATIO))
+        logs.append(np.nanmean(np.log(r), axis=0))
+    ratio = np.exp(logs[0] - logs[1])
+    low, high = np.percentile(ratio[1:], [2.5, 97.5])
+    return float(ratio[0]), float(low), float(high)
+
+
 def bonferroni_excludes_one(logs: list[float]) -> bool:
     iv = interval(logs)
     if iv.seeds < 2:
@@ -141,16 +178,19 @@ def setting_tables(name: str, spec: dict) -> list[str]:
              f"episode excess / the shipped model's (each floored at {MIN_EXCESS}), geometric mean and 95 % t "
              f"interval; Bonferroni: the interval at two-sided 1 - 0.05/{COMPARISONS}.", "",
              "| policy | old endpoint | fresh endpoint | fresh - old | paired / shipped, old | "
-             "paired / shipped, fresh | verdict | Bonferroni excludes 1 |",
-             "|---|---:|---:|---:|---|---|---|---|"]
+             "paired / shipped, fresh | verdict | Bonferroni excludes 1 | endpoint / shipped's, fresh, seed "
+             "bootstrap (not registered) |",
+             "|---|---:|---:|---:|---|---|---|---|---|"]
     for p in (SHIPPED, *CANDIDATES, *HEURISTICS):
         o, f = endpoint(old_ex, p), endpoint(ex, p)
         if p.startswith("dqn:") and p != SHIPPED:
             logs = paired_logs(runs, p)
+            boot = endpoint_ratio_bootstrap(runs, p)
             paired = (f"{_iv(paired_logs(old_runs, p))} | {_iv(logs)} | {verdict(logs)} | "
-                      f"{'yes' if bonferroni_excludes_one(logs) else 'no'}")
+                      f"{'yes' if bonferroni_excludes_one(logs) else 'no'} | "
+                      f"{boot[0]:.3f} ({boot[1]:.3f}-{boot[2]:.3f})")
         else:
-            paired = "| | |"
+            paired = "| | | |"
         lines.append(f"| {p} | {o:.3f} | {f:.3f} | {f - o:+.3f} | {paired} |")
     olds = [endpoint(old_ex, p) for p in CANDIDATES]
     freshs = [endpoint(ex, p) for p in CANDIDATES]
