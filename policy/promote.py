@@ -58,6 +58,7 @@ corrupt model file or log: one line naming the file and what is wrong).
 
     python -m policy.promote --candidate runs/mine.npz                      # dry run on validation
     python -m policy.promote --candidate runs/mine.npz --apply --report promote.json
+    python -m policy.promote --candidate runs/mine.npz --seed-base 60 --seeds 40   # on seeds no study used
 """
 
 from __future__ import annotations
@@ -306,6 +307,9 @@ class PromoteArgs:
     """the split both models are evaluated on; only validation is allowed (test and lab are never chosen on)"""
     seeds: int | None = option(None, fill={"full": str(_DEFAULTS["seeds"]), "quick": str(_QUICK["seeds"])})
     """seeds per family and load (unset: {full}, with --quick {quick})"""
+    seed_base: int | None = option(None, fill={"full": str(_DEFAULTS["seed_base"]), "quick": str(_QUICK["seed_base"])})
+    """an offset into the validation split's own seed range, as policy.evaluate --split validation --seed-base
+    (unset: {full}, with --quick {quick}); e.g. a block of episodes no earlier study or selection used"""
     as_served: float = option(DEFAULT_WEIGHT, metavar="WEIGHT")
     """score both models as deployed (policy.served: the shipped value-to-score mapping and hot filter) at
     extender weight WEIGHT, since that is what a promoted model would do on the cluster; 0: the raw argmax of
@@ -339,7 +343,8 @@ def _setup(args: PromoteArgs) -> dict:
     """The episodes both models run: the validation families at ``policy.evaluate``'s defaults for the mode."""
     d = _QUICK if args.quick else _DEFAULTS
     seeds = d["seeds"] if args.seeds is None else args.seeds
-    return {"split": args.split, "families": d["scenarios"].split(","), "seeds": seeds, "seed_offset": d["seed_base"],
+    offset = d["seed_base"] if args.seed_base is None else args.seed_base
+    return {"split": args.split, "families": d["scenarios"].split(","), "seeds": seeds, "seed_offset": offset,
             "loads": [float(x) for x in d["loads"].split(",")], "jobs": d["jobs"], "as_served": args.as_served or None}
 
 
@@ -350,6 +355,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"--split {args.split}: {REFUSED[args.split]}")
     if args.seeds is not None and args.seeds < 1:
         return _fail(f"--seeds: at least 1 per family and load, got {args.seeds}")
+    if args.seed_base is not None and args.seed_base < 0:
+        return _fail(f"--seed-base: an offset into the split's seed range, at least 0, got {args.seed_base}")
     if not args.as_served >= 0:
         return _fail(f"--as-served: the extender weight must be >= 0 (0: raw argmax), got {args.as_served}")
     if args.report is not None and not args.report.parent.is_dir():  # found out now, not after --apply

@@ -283,3 +283,26 @@ def test_both_models_are_scored_as_served_unless_asked_for_the_raw_argmax():
     assert _setup(default)["as_served"] == DEFAULT_WEIGHT
     assert _setup(raw)["as_served"] is None
     assert _setup(heavier)["as_served"] == 10
+
+
+def test_seed_base_offsets_the_validation_seeds_as_evaluate_does():
+    """``--seed-base`` moves both models onto other validation episodes (an offset into the split's own range,
+    as ``policy.evaluate --split validation --seed-base``); unset, the evaluation's default block."""
+    from policy.cli import from_namespace
+    from policy.grid import split_cases
+    from policy.promote import _setup, build_parser
+    from policy.splits import seeds
+
+    default = _setup(from_namespace(build_parser().parse_args(["--candidate", "c.npz"])))
+    fresh = _setup(from_namespace(build_parser().parse_args(["--candidate", "c.npz", "--seed-base", "60",
+                                                             "--seeds", "40"])))
+    assert default["seed_offset"] == 0
+    assert (fresh["seed_offset"], fresh["seeds"]) == (60, 40)
+    cases = split_cases("validation", fresh["families"], fresh["loads"], fresh["seeds"], fresh["seed_offset"])
+    assert sorted({c.seed for c in cases}) == seeds("validation", 40, 60)
+    assert not {c.seed for c in cases} & set(seeds("validation", 60))
+
+
+def test_main_refuses_a_negative_seed_base_before_loading_anything(capsys):
+    assert main(["--candidate", "/nonexistent.npz", "--seed-base", "-1"]) == 2
+    assert capsys.readouterr().err.startswith("error: --seed-base: ")
