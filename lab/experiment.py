@@ -50,6 +50,7 @@ from lab.gates import (
     flagged_runs,
     gate_rows,
     host_gate,
+    off_policy,
     system_pods_on_job_nodes,
     system_rows,
 )
@@ -376,6 +377,9 @@ def _one(plan: Plan, lab: Lab, cluster: RealCluster, *, seed: int, arm: str, ima
     if scheduler is not None and plan.require_scored:  # a drsched arm: each of its pods scored by the extender
         scored = lab.scored_uids()
         missing = sorted(p.name for p in result.pods.values() if p.uid not in scored)
+        served = lab.served_versions()
+        other = off_policy({p.name: served[p.uid] for p in result.pods.values() if p.uid in served})
+        missing += [f"{pod} (scored by {versions})" for pod, versions in other.items()]
     misplaced = None
     if cluster.isolation is not None:  # without one, system pods share the job nodes by design: nothing to check
         where = plan.out / PLACEMENT_DIR / f"{arms.file_part(arm)}-{plan.variant}-{seed}.json"

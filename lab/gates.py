@@ -30,7 +30,8 @@ that interval. ``/proc/stat`` per CPU (``parse_proc_stat``, ``busy_share``) says
 
 Scored: every pod of a drsched arm must be among the pods the extender scored (``unscored``): the UIDs of
 its decision log's serve rows, and of its filter rows (a filter that left the pod one node, so kube-scheduler
-never asked for scores) (``lab.kube.Lab.scored_uids``; lab/README.md says why that log).
+never asked for scores) (``lab.kube.Lab.scored_uids``; lab/README.md says why that log), and scored by the
+arm's own policy (``off_policy``: none of its serve rows from another model version).
 
 Placement: no system pod (anything outside the jobs' namespace but the monitor agents, which read their own
 node by design) on a job node, and no process off its role's CPUs (``harness.placement.misplaced``)
@@ -412,6 +413,21 @@ def unscored(pods: Iterable[str], scored: Iterable[str]) -> list[str]:
     return sorted(set(pods) - set(scored))
 
 
+def off_policy(served: Mapping[str, Iterable[str]]) -> dict[str, str]:
+    """pod -> the policy versions that scored it, for each of an arm's pods (``served``: pod -> the model versions
+    of its serve rows) scored by any version but the arm's own, taken as the one that scored most of its pods.
+    Such a pod was placed by the previous arm's policy: its extender still answered for a moment after the
+    rollout (seen in the headline run, 2026-12-07: the first pod of 5 of 30 arms)."""
+    count: dict[str, int] = {}
+    for versions in served.values():
+        for v in set(versions):
+            count[v] = count.get(v, 0) + 1
+    if not count:
+        return {}
+    own = max(sorted(count), key=lambda v: count[v])
+    return {pod: ", ".join(sorted(set(vs) - {own})) for pod, vs in sorted(served.items()) if set(vs) - {own}}
+
+
 # ---- placement -------------------------------------------------------------------------------------------
 
 AGENT_PREFIX = "drsched-system/drsched-monitor-"
@@ -446,9 +462,10 @@ def gate_rows(*, seed: int, arm: str, variant: str, host: Interference | None = 
                                   if host.idle_cpu else "")})
     if missing is not None:
         rows.append({"seed": seed, "arm": arm, "variant": variant, "gate": "scored", "flagged": int(bool(missing)),
-                     "value": len(missing), "detail": (f"unscored: {len(missing)} of {pods} pods not scored: "
-                                                       + " ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
-                                                       if missing else f"all {pods} pods scored")})
+                     "value": len(missing),
+                     "detail": (f"unscored: {len(missing)} of {pods} pods not scored by the arm's policy: "
+                                + " ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+                                if missing else f"all {pods} pods scored")})
     if misplaced is not None:
         rows.append({"seed": seed, "arm": arm, "variant": variant, "gate": "placement",
                      "flagged": int(bool(misplaced)), "value": len(misplaced),

@@ -133,6 +133,10 @@ class Lab:
         """UIDs of the pods the extender scored since deploy (``scored_uids``)."""
         return scored_uids(self.decision_dir)
 
+    def served_versions(self) -> dict[str, set[str]]:
+        """UID -> the model versions of the serve rows that scored it (``served_versions``)."""
+        return served_versions(self.decision_dir)
+
     def placed_pods(self) -> list[tuple[str, str]]:
         """(``namespace/name``, node) of every pod bound to a node and not ended."""
         return [(f"{p.metadata.namespace}/{p.metadata.name}", p.spec.node_name)
@@ -200,6 +204,14 @@ class Lab:
                                     "--timeout=180s", timeout=200)
         if done.returncode != 0:
             raise RunError(f"rollout of {deployment} did not finish: {done.stderr.strip()}")
+        # `rollout status` returns once the new pods are available, while the old ones may still be terminating
+        # and answering kube-scheduler on its kept-alive connection: wait until they are gone, so an arm's first
+        # pod is not scored by the previous arm's policy (the scored gate's off_policy check).
+        selector = f"app.kubernetes.io/name={deployment}"
+        self.cluster.poll(lambda: True if not any(
+            p.metadata.deletion_timestamp for p in self.cluster.core.list_namespaced_pod(
+                harness_deploy.NS, label_selector=selector).items) else None,
+            timeout=120, what=f"the old pods of {deployment} gone")
 
     # ---- jobs -----------------------------------------------------------------------------------
 
@@ -401,6 +413,20 @@ def scored_uids(directory: Path) -> set[str]:
         return set()
     return ({r.data["uid"] for r in contents.decisions if r.data.get("mode") == "serve"}
             | {r.data["uid"] for r in contents.filters})
+
+
+def served_versions(directory: Path) -> dict[str, set[str]]:
+    """UID -> the model versions of the decision log's serve rows in ``directory`` that scored it ({} for a log
+    that does not read: ``scored_uids`` already counts none of its pods as scored)."""
+    try:
+        contents = read_log(directory)
+    except LogError:
+        return {}
+    out: dict[str, set[str]] = {}
+    for r in contents.decisions:
+        if r.data.get("mode") == "serve":
+            out.setdefault(r.data["uid"], set()).add(str(r.data.get("model_version")))
+    return out
 
 
 TAINT_RBAC = harness_deploy.OVERLAY.parents[1] / "migration" / "taint" / "rbac.yaml"

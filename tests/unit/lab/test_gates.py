@@ -165,7 +165,18 @@ def test_unscored_pods_and_the_gate_rows_and_what_is_flagged() -> None:
     host = interference(_series("rn-large", 600, 0), quota_m=QUOTA, demand_m=lambda n, t: 1000)
     rows = gate_rows(seed=1, arm="model", variant="under", host=host, missing=["p1"], pods=3)
     assert [(r["gate"], r["flagged"], r["value"]) for r in rows] == [("host-interference", 1, 1.0), ("scored", 1, 1)]
-    assert "4 of 4 busy samples" in rows[0]["detail"] and "1 of 3 pods not scored: p1" in rows[1]["detail"]
+    assert "4 of 4 busy samples" in rows[0]["detail"]
+    assert "1 of 3 pods not scored by the arm's policy: p1" in rows[1]["detail"]
     ok = gate_rows(seed=2, arm="model", variant="under", missing=[], pods=3)
     flagged = flagged_runs([{k: str(v) for k, v in r.items()} for r in rows + ok])
     assert list(flagged) == [(1, "model", "under")] and len(flagged[(1, "model", "under")]) == 2
+
+
+def test_off_policy_names_the_pods_another_policy_scored() -> None:
+    from lab.gates import off_policy
+
+    served = {"j001": {"heuristic:demand-aware"}, "j002": {"model-v1"}, "j003": {"model-v1"},
+              "j004": {"model-v1", "heuristic:demand-aware"}}
+    assert off_policy(served) == {"j001": "heuristic:demand-aware", "j004": "heuristic:demand-aware"}
+    assert off_policy({"j001": {"model-v1"}, "j002": {"model-v1"}}) == {}
+    assert off_policy({}) == {}

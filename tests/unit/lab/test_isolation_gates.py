@@ -25,7 +25,7 @@ from lab.gates import (
     system_rows,
     system_use,
 )
-from lab.kube import DECISIONS_MOUNT, SHADOW_ARGS, _lab_settings, scored_uids
+from lab.kube import DECISIONS_MOUNT, SHADOW_ARGS, _lab_settings, scored_uids, served_versions
 from policy.decisionlog import decision_row, filter_row, outcome_row
 
 PROC_STAT = "cpu  9 0 9 9 0 0 0 0 0 0\ncpu0 {a} 0 {b} 100 0 0 0 0 0 0\ncpu1 {c} 0 0 {d} 0 0 0 0 0 0\nintr 1 2\n"
@@ -98,6 +98,14 @@ def test_scored_uids_are_the_serve_rows_of_every_segment(tmp_path: Path) -> None
     assert scored_uids(tmp_path) == {"u1", "u4"}  # shadow rows and outcomes prove no score
 
 
+def test_served_versions_are_each_pod_s_serve_rows_versions(tmp_path: Path) -> None:
+    stale = {**_row("u2"), "model_version": "heuristic:demand-aware"}  # the previous arm's extender answered
+    (tmp_path / "decisions-20261201T000000.000000Z.jsonl").write_bytes(
+        b"".join(orjson.dumps(r) + b"\n" for r in (_row("u1"), stale, _row("u3", mode="shadow"))))
+    assert served_versions(tmp_path) == {"u1": {"v1"}, "u2": {"heuristic:demand-aware"}}
+    assert served_versions(tmp_path / "missing") == {}
+
+
 def test_a_pod_filtered_to_one_node_had_nothing_to_score(tmp_path: Path) -> None:
     # kube-scheduler binds a pod with one feasible node without calling prioritize: the filter row says so.
     sole = filter_row(ts=1.0, replica="r", pod=("lab", "pod-u5", "u5"), passed=1, nodes_total=4)
@@ -137,7 +145,7 @@ def test_an_unscored_pod_flags_its_arm_for_a_rerun() -> None:
     rows = gate_rows(seed=1, arm="model", variant="under", missing=["lab/j003"], pods=16)
     assert rows[0]["gate"] == "scored" and rows[0]["flagged"] == 1
     why = flagged_runs([{k: str(v) for k, v in r.items()} for r in rows])[(1, "model", "under")]
-    assert why == ["scored: unscored: 1 of 16 pods not scored: lab/j003"]
+    assert why == ["scored: unscored: 1 of 16 pods not scored by the arm's policy: lab/j003"]
 
 
 # ---- placement ------------------------------------------------------------------------------------------------

@@ -58,3 +58,42 @@ def test_a_failed_binding_stops_the_arm_with_what_kubectl_said() -> None:
     lab = _lab(_Cluster(rc=1))
     with pytest.raises(RunError, match="forbidden"):
         _set(lab, "taint")
+
+
+class _Pods:
+    """The extender's pods as the API lists them: the old one terminating for ``terminating`` lists, then gone."""
+
+    def __init__(self, terminating: int) -> None:
+        self.left, self.lists = terminating, 0
+
+    def list_namespaced_pod(self, _ns: str, label_selector: str):
+        from types import SimpleNamespace as NS
+
+        self.lists += 1
+        assert label_selector == "app.kubernetes.io/name=drsched-extender"
+        new = NS(metadata=NS(deletion_timestamp=None))
+        old = NS(metadata=NS(deletion_timestamp="2026-12-07T12:00:00Z"))
+        self.left -= 1
+        return NS(items=[new, old] if self.left >= 0 else [new])
+
+
+class _RolloutCluster(_Cluster):
+    def __init__(self, pods: _Pods) -> None:
+        super().__init__()
+        self.core = pods
+
+    def poll(self, check, *, timeout: float, what: str):
+        for _ in range(10):
+            if (got := check()) is not None:
+                return got
+        raise RunError(f"timed out waiting for {what}")
+
+
+def test_a_rollout_waits_until_the_previous_policy_s_pods_are_gone() -> None:
+    """`rollout status` returns while the old extender pod still terminates and can answer kube-scheduler: the lab
+    waits for it, so an arm's first pod is not scored by the previous arm's policy."""
+    pods = _Pods(terminating=3)
+    lab = Lab.__new__(Lab)
+    lab.cluster = _RolloutCluster(pods)
+    lab._rollout("drsched-extender")
+    assert pods.lists == 4 and lab.cluster.calls[0][:4] == ("-n", "drsched-system", "rollout", "status")
