@@ -128,8 +128,31 @@ def geo_means(ex: Excess, policy: str = DQN) -> tuple[float, float]:
             geometric_mean(ratios(ex, policy, MODEL_BASED).values()))
 
 
-def _cell(ratio: float | None) -> str:
+def ratio_to_best(ex: Excess, policy: str, against: Sequence[str] = HEURISTICS) -> float:
+    """``policy``'s excess / the lowest of ``against`` on each case, geometric mean over the cases: the endpoint of
+    every issue #22 study."""
+    return geometric_mean(ratios(ex, policy, against).values())
+
+
+def cell(ratio: float | None) -> str:
+    """A ratio as a table cell (``n/a`` where the case has none)."""
     return "n/a" if ratio is None else f"{ratio:.2f}"
+
+
+def add_merge_options(parser, folder: Path) -> None:
+    """A results table script's ``--merge NAME FOLDER...`` and ``--rtol`` (``merge_from_args`` applies them)."""
+    parser.add_argument("--merge", nargs="+", metavar=("NAME", "FOLDER"),
+                        help=f"join the FOLDERs' summary.csv into {folder}/NAME/, then write table.md")
+    parser.add_argument("--rtol", type=float, default=0.0,
+                        help="with --merge: rows in two batches may differ by this relative amount (0: bitwise "
+                             "equal; policy.comparison.merge_summaries)")
+
+
+def merge_from_args(args, folder: Path) -> None:
+    """Do what ``add_merge_options``' flags asked for, if anything."""
+    if args.merge:
+        name, *folders = args.merge
+        merge_summaries([Path(f) for f in folders], folder / name, rtol=args.rtol)
 
 
 def comparison(summary: list[dict], scoring: str = ARGMAX) -> str:
@@ -145,7 +168,7 @@ def comparison(summary: list[dict], scoring: str = ARGMAX) -> str:
     for fam, load in cases(ex):
         lines.append(f"| {fam} | {load:g} | {ex[(fam, load, BASELINE)]:.4f} | {ex[(fam, load, 'lookahead')]:.4f} | "
                      f"{ex[(fam, load, 'demand-aware')]:.4f} | {ex[(fam, load, DQN)]:.4f} | "
-                     f"{_cell(to_k8s[(fam, load)])} | {_cell(to_best[(fam, load)])} |")
+                     f"{cell(to_k8s[(fam, load)])} | {cell(to_best[(fam, load)])} |")
     counted = [sum(r is not None for r in rs.values()) for rs in (to_k8s, to_best)]
     lines.append(f"| geometric mean ({counted[0]} / {counted[1]} cases) | all | | | | | "
                  f"**{geometric_mean(to_k8s.values()):.2f}** | **{geometric_mean(to_best.values()):.2f}** |")

@@ -26,12 +26,17 @@ from policy.comparison import (
     BASELINE,
     HEURISTICS,
     MIN_EXCESS,
+    add_merge_options,
     cases,
+    cell,
     excess_by_case,
     geometric_mean,
-    merge_summaries,
+    merge_from_args,
     ratios,
     read_summary,
+)
+from policy.comparison import (
+    ratio_to_best as ratio,
 )
 from policy.paired import interval
 from policy.paths import POLICY_RESULTS
@@ -47,12 +52,6 @@ SIZE_HEURISTICS = ("tlp", "lvrb", "koord", "demand-aware", "lookahead", "random"
 """The size table's best-heuristic set: every policy but the DQNs and default-k8s."""
 
 
-def ratio(ex: dict, policy: str, against: tuple[str, ...] = HEURISTICS) -> float:
-    return geometric_mean(ratios(ex, policy, against).values())
-
-
-def _cell(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.2f}"
 
 
 def primary(ex: dict) -> list[str]:
@@ -71,7 +70,7 @@ def primary(ex: dict) -> list[str]:
     for f, ld in cases(ex):
         best = min(HEURISTICS, key=lambda h: ex[(f, ld, h)])
         lines.append(f"| {f} | {ld:g} | {best} {ex[(f, ld, best)]:.4f} | "
-                     + " | ".join(_cell(per[p][(f, ld)]) for p in (STUDENT, TEACHER, SHIPPED)) + " |")
+                     + " | ".join(cell(per[p][(f, ld)]) for p in (STUDENT, TEACHER, SHIPPED)) + " |")
     return [*lines, ""]
 
 
@@ -130,7 +129,7 @@ def size(ex: dict) -> list[str]:
     for f, ld in cases(ex):
         best = min(SIZE_HEURISTICS, key=lambda h: ex[(f, ld, h)])
         lines.append(f"| {f} | {ld:g} | {best} {ex[(f, ld, best)]:.4f} | "
-                     + " | ".join(_cell(per[p][(f, ld)]) for p in dqns) + " |")
+                     + " | ".join(cell(per[p][(f, ld)]) for p in dqns) + " |")
     lines.append("| geometric mean (target <= 0.9) | | | " + " | ".join(
         f"**{geometric_mean(per[p].values()):.3f}**" for p in dqns) + " |")
     lines.append("| / default-k8s | | | " + " | ".join(f"{ratio(ex, p, (BASELINE,)):.3f}" for p in dqns) + " |")
@@ -154,13 +153,9 @@ def bench(path: Path) -> list[str]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--merge", nargs="+", metavar=("NAME", "FOLDER"),
-                   help="join the FOLDERs' summary.csv into results/policy/distill/NAME/, then write table.md")
-    p.add_argument("--rtol", type=float, default=0.0, help="with --merge: merge_summaries' tolerance (0: exact)")
+    add_merge_options(p, FOLDER)
     args = p.parse_args()
-    if args.merge:
-        name, *folders = args.merge
-        merge_summaries([Path(f) for f in folders], FOLDER / name, rtol=args.rtol)
+    merge_from_args(args, FOLDER)
     out = primary(excess_by_case(read_summary(FOLDER / "validation-served" / "summary.csv")))
     runs = FOLDER / "validation-served" / "runs-distill.csv"
     if runs.is_file():

@@ -23,12 +23,17 @@ from pathlib import Path
 from policy.comparison import (
     BASELINE,
     HEURISTICS,
+    add_merge_options,
     cases,
+    cell,
     excess_by_case,
     geometric_mean,
-    merge_summaries,
+    merge_from_args,
     ratios,
     read_summary,
+)
+from policy.comparison import (
+    ratio_to_best as ratio,
 )
 from policy.paths import POLICY_RESULTS
 from policy.trainlog import spread
@@ -48,13 +53,6 @@ SIZE_HEURISTICS = ("tlp", "lvrb", "koord", "demand-aware", "lookahead", "random"
 """The size table's best-heuristic set: every policy but the DQN and default-k8s."""
 
 
-def ratio(ex: dict, policy: str, against: tuple[str, ...] = HEURISTICS) -> float:
-    """``policy``'s excess / the lowest of ``against`` per case, geometric mean over cases."""
-    return geometric_mean(ratios(ex, policy, against).values())
-
-
-def _cell(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.2f}"
 
 
 def primary(ex: dict) -> list[str]:
@@ -97,9 +95,9 @@ def per_case(ex: dict) -> list[str]:
         cells = []
         for ens, members in ENSEMBLES.items():
             own = [v for m in members if (v := per[m][(fam, load)]) is not None]
-            cells += [_cell(per[ens][(fam, load)]), spread(own, ".2f") if own else "n/a"]
+            cells += [cell(per[ens][(fam, load)]), spread(own, ".2f") if own else "n/a"]
         lines.append(f"| {fam} | {load:g} | {best} {ex[(fam, load, best)]:.4f} | " + " | ".join(cells)
-                     + f" | {_cell(per[SHIPPED][(fam, load)])} |")
+                     + f" | {cell(per[SHIPPED][(fam, load)])} |")
     return [*lines, ""]
 
 
@@ -132,7 +130,7 @@ def test_split(ex: dict) -> list[str]:
                      f"{ratio(ex, p, (BASELINE,)):.3f} |")
     lines += ["", "Per family and load:", "", "| family | load | " + " | ".join(policies) + " |",
               "|---|---:|" + "---:|" * len(policies)]
-    lines += [f"| {f} | {ld:g} | " + " | ".join(_cell(per[p][(f, ld)]) for p in policies) + " |"
+    lines += [f"| {f} | {ld:g} | " + " | ".join(cell(per[p][(f, ld)]) for p in policies) + " |"
               for f, ld in cases(ex)]
     lines += ["", "Per family (the geometric mean of its loads' ratios):", "",
               "| family | " + " | ".join(policies) + " |", "|---|" + "---:|" * len(policies)]
@@ -152,7 +150,7 @@ def size(ex: dict) -> list[str]:
     for f, ld in cases(ex):
         best = min(SIZE_HEURISTICS, key=lambda h: ex[(f, ld, h)])
         lines.append(f"| {f} | {ld:g} | {best} {ex[(f, ld, best)]:.4f} | "
-                     + " | ".join(_cell(per[p][(f, ld)]) for p in dqns) + " |")
+                     + " | ".join(cell(per[p][(f, ld)]) for p in dqns) + " |")
     lines.append("| geometric mean (target <= 0.9) | | | " + " | ".join(
         f"**{geometric_mean(per[p].values()):.3f}**" for p in dqns) + " |")
     return [*lines, ""]
@@ -220,15 +218,9 @@ def paired(folder: Path) -> list[str]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--merge", nargs="+", metavar=("NAME", "FOLDER"),
-                   help="join the FOLDERs' summary.csv into results/policy/ensemble/NAME/, then write table.md")
-    p.add_argument("--rtol", type=float, default=0.0,
-                   help="with --merge: rows in two batches may differ by this relative amount (0: bitwise equal, "
-                        "policy.comparison.merge_summaries)")
+    add_merge_options(p, FOLDER)
     args = p.parse_args()
-    if args.merge:
-        name, *folders = args.merge
-        merge_summaries([Path(f) for f in folders], FOLDER / name, rtol=args.rtol)
+    merge_from_args(args, FOLDER)
     out = primary(ex := excess_by_case(read_summary(FOLDER / "validation-served" / "summary.csv"))) + per_case(ex)
     if any((FOLDER / "validation-served").glob("runs-*.csv")):
         out += paired(FOLDER / "validation-served")

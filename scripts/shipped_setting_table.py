@@ -25,13 +25,18 @@ from policy.comparison import (
     BASELINE,
     HEURISTICS,
     MIN_EXCESS,
+    add_merge_options,
     cases,
+    cell,
     excess_by_case,
     geometric_mean,
-    merge_summaries,
+    merge_from_args,
     ratios,
     read_summary,
     served_setting,
+)
+from policy.comparison import (
+    ratio_to_best as ratio,
 )
 from policy.paired import interval
 from policy.paths import POLICY_RESULTS
@@ -47,17 +52,11 @@ TARGET, FAMILY_CAP, K8S_TARGET = 0.85, 1.05, 0.4
 """Issue #22's test targets: / the best heuristic, the worst family's ratio, / default-k8s."""
 
 
-def ratio(ex: dict, policy: str, against: tuple[str, ...] = HEURISTICS) -> float:
-    return geometric_mean(ratios(ex, policy, against).values())
-
 
 def chosen(ex: dict) -> str:
     """The registered rule: the lowest ratio, rounded to three decimals; ties to the earlier candidate."""
     return min(CANDIDATES, key=lambda p: (round(ratio(ex, p), 3), CANDIDATES.index(p)))
 
-
-def _cell(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.2f}"
 
 
 def _setting(folder: Path) -> str:
@@ -93,7 +92,7 @@ def per_case(ex: dict, pick: str, split: str) -> list[str]:
     for f, ld in cases(ex):
         best = min(HEURISTICS, key=lambda h: ex[(f, ld, h)])
         lines.append(f"| {f} | {ld:g} | {best} {ex[(f, ld, best)]:.4f} | "
-                     + " | ".join(_cell(per[p][(f, ld)]) for p in policies) + " |")
+                     + " | ".join(cell(per[p][(f, ld)]) for p in policies) + " |")
     lines += ["", f"Per family ({split}; the geometric mean of its loads' ratios):", "",
               "| family | " + " | ".join(policies) + " |", "|---|" + "---:|" * 4]
     lines += [f"| {f} | " + " | ".join(f"{fam[p][f]:.2f}" for p in policies) + " |" for f in fam[pick]]
@@ -139,13 +138,9 @@ def paired(folders: dict[str, Path], pick: str) -> list[str]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--merge", nargs="+", metavar=("NAME", "FOLDER"),
-                   help="join the FOLDERs' summary.csv into results/policy/shipped-setting/NAME/, then write table.md")
-    p.add_argument("--rtol", type=float, default=0.0, help="with --merge: merge_summaries' tolerance (0: exact)")
+    add_merge_options(p, FOLDER)
     args = p.parse_args()
-    if args.merge:
-        name, *folders = args.merge
-        merge_summaries([Path(f) for f in folders], FOLDER / name, rtol=args.rtol)
+    merge_from_args(args, FOLDER)
     val = FOLDER / "validation-served-shipped-setting"
     ex = excess_by_case(read_summary(val / "summary.csv"))
     pick = chosen(ex)
