@@ -113,7 +113,19 @@ class Candidates:
     known: np.ndarray            # (len(names),) bool
     snap: ClusterSnapshot | None  # the known nodes only, in request order (None: prioritize in names mode)
     items: list[dict] | None     # the request's full nodes (Nodes mode), aligned with names
-    daemon_pods: np.ndarray | None = None  # Nodes mode: each snapshot row's DaemonSet pods, as the cache counts them
+    cache_rows: np.ndarray | None = None  # Nodes mode: each snapshot row's row in the cache view, -1 if uncached
+
+
+def _daemon_pods(view: CacheView, rows: np.ndarray | None, cache_rows: np.ndarray | None) -> np.ndarray | None:
+    """Each encoded snapshot row's DaemonSet pods, as the cache counts them, for the decision log (off the scoring
+    itself): names mode encodes the view, so its own array; Nodes mode takes its pods from the cache too, so the
+    same count at each item's cache row (0 where uncached, as its pods are)."""
+    if rows is not None or view.daemon_pods is None or cache_rows is None:
+        return view.daemon_pods if rows is not None else None
+    daemon = np.zeros(len(cache_rows), dtype=np.int64)
+    hit = cache_rows >= 0
+    daemon[hit] = view.daemon_pods[cache_rows[hit]]
+    return daemon
 
 
 @dataclass(eq=False)
@@ -197,17 +209,13 @@ class Runtime:
         requested, pods = np.zeros((n, 2)), np.zeros(n)
         usage, usage_ts, assumed = np.full((n, 4), np.nan), np.full(n, -np.inf), np.zeros((n, 4))
         requested[hit], pods[hit] = view.requested[rows], view.pods[rows]
-        daemon = None
-        if view.daemon_pods is not None:  # the cache's count of the pods above that a DaemonSet owns
-            daemon = np.zeros(n, dtype=np.int64)
-            daemon[hit] = view.daemon_pods[rows]
         usage[hit], usage_ts[hit], assumed[hit] = view.usage[rows], view.usage_ts[rows], view.assumed[rows]
         snap = ClusterSnapshot(
             names=tuple(names), capacity=np.array([i.capacity for i in infos]).reshape(n, 4), requested=requested,
             usage=usage, usage_age=np.maximum(now - usage_ts, 0.0), assumed=assumed, pods=pods,
             max_pods=np.array([i.max_pods for i in infos]), ready=np.array([i.ready for i in infos], dtype=bool),
             now=now)
-        return Candidates(names=names, known=np.ones(n, dtype=bool), snap=snap, items=items, daemon_pods=daemon)
+        return Candidates(names=names, known=np.ones(n, dtype=bool), snap=snap, items=items, cache_rows=idx)
 
     # -- verbs ----------------------------------------------------------------------------------------
     def filter(self, args: ExtenderArgs) -> dict[str, Any] | RawJSON:
@@ -311,7 +319,7 @@ class Runtime:
                 key=key, pod=pod, names=cand.names, scores=scores, known=cand.known, raw=scored.raw, now=now,
                 inputs=DecisionInputs(snap=encoded_over, cluster=scored.enc.cluster,
                                       max_usage_age=self.settings.max_usage_age_s, rows=rows,
-                                      daemon_pods=view.daemon_pods if rows is not None else cand.daemon_pods))
+                                      daemon_pods=_daemon_pods(view, rows, cand.cache_rows)))
         out = self.replies.reply(view, cand.names, scores.tolist())
         self._remember(key, pod, known_names, now, scored)
         return out
