@@ -65,6 +65,15 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type, defaults: Any = No
     return parser
 
 
+def command_parser(module: str, doc: str, cls: type) -> argparse.ArgumentParser:
+    """``python -m <module>``'s parser from its docstring (``"<title>: <description>"``, a blank line, then the
+    epilog) and the flags of the dataclass ``cls``."""
+    p = argparse.ArgumentParser(prog=f"python -m {module}", epilog=doc.split("\n\n", 1)[1],
+                                description=doc.split("\n\n")[0].split(": ", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    return add_arguments(p, cls)
+
+
 def from_namespace(ns: argparse.Namespace, cls: type | None = None) -> Any:
     """The dataclass instance a parsed namespace holds (``cls``, else the one its (sub)parser was built from);
     the namespace itself when it was not built from one (a subcommand still on plain argparse)."""

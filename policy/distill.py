@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from policy.baselines import pick
-from policy.cli import add_arguments, from_namespace, option
+from policy.cli import command_parser, from_namespace, option
 from policy.features import encode, stack
 from policy.model import DIGEST_KEY, Model, ModelError, ModelScorer, load_model, save_model
 from policy.served import ScoreMapping, Served
@@ -235,10 +235,7 @@ def _agreement_of(net, st: States, index: np.ndarray) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m policy.distill", epilog=__doc__.split("\n\n", 1)[1],
-                                description=__doc__.split("\n\n")[0].split(": ", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    return add_arguments(p, DistillArgs)
+    return command_parser("policy.distill", __doc__, DistillArgs)
 
 
 def check(args: DistillArgs) -> None:

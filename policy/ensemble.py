@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from policy.cli import add_arguments, from_namespace, option
+from policy.cli import command_parser, from_namespace, option
 from policy.model import EnsembleModel, ModelError, QModel, load_model, save_ensemble
 
 log = logging.getLogger(__name__)
@@ -53,10 +53,7 @@ def load_members(paths: Sequence[Path]) -> list[QModel]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m policy.ensemble", epilog=__doc__.split("\n\n", 1)[1],
-                                description=__doc__.split("\n\n")[0].split(": ", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    return add_arguments(p, EnsembleArgs)
+    return command_parser("policy.ensemble", __doc__, EnsembleArgs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

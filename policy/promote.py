@@ -74,7 +74,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from policy.cli import add_arguments, from_namespace, option
+from policy.cli import command_parser, from_namespace, option
 from policy.comparison import MIN_EXCESS
 from policy.decisionlog import LogError, read_log
 from policy.errors import ConfigError
@@ -328,10 +328,7 @@ class PromoteArgs:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m policy.promote", epilog=__doc__.split("\n\n", 1)[1],
-                                description=__doc__.split("\n\n")[0].split(": ", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    return add_arguments(p, PromoteArgs)
+    return command_parser("policy.promote", __doc__, PromoteArgs)
 
 
 def _fail(message: str) -> int:
