@@ -54,6 +54,13 @@ NODE_BINARIES = ("kubelet", "kube-controller-manager", "kube-proxy", "pause", "b
 BUSY_IMAGE = "docker.io/local/busy:v1"
 LOCK_PATH = Path("/run/lock/drsched-realnodes.lock")
 NODE_READY_TIMEOUT_S = 120.0
+# Every kubelet binds its device-plugin registration socket at this fixed path, whatever its --root-dir: it
+# unlinks the file and then binds. Two kubelets doing that at once make one bind fail ("address already in
+# use") and that kubelet exits (seen: a lab run failed at start, 2026-12-07). So kubelets start one at a time,
+# each once the previous one has bound it; the later kubelet's socket replaces the earlier one's, which nothing
+# here uses (the nodes have no device plugins).
+DEVICE_PLUGIN_SOCKET = Path("/var/lib/kubelet/device-plugins/kubelet.sock")
+DEVICE_PLUGIN_WAIT_S = 30.0
 POD_DRAIN_TIMEOUT_S = 45.0
 SERVICE_CIDR = "10.96.0.0/16"
 SERVICE_IP = "10.96.0.1"  # the first address of SERVICE_CIDR: the `kubernetes` Service
@@ -356,7 +363,10 @@ class RealCluster(ControlPlane):
             self._register(node.start_containerd())
         self.import_images([*self.node_bins.images, *self.images])
         for node in self.all_nodes():
-            self._register(node.start_kubelet())
+            before = _inode(DEVICE_PLUGIN_SOCKET)
+            kubelet = node.start_kubelet()
+            self._register(kubelet)
+            wait_rebound(DEVICE_PLUGIN_SOCKET, before, kubelet, timeout=DEVICE_PLUGIN_WAIT_S)
         for node in self.all_nodes():
             self.poll(lambda n=node: self.node_ready(n.name), timeout=NODE_READY_TIMEOUT_S,
                       what=f"node {node.name} Ready")
@@ -450,3 +460,25 @@ class RealCluster(ControlPlane):
     def allocatable(self, name: str) -> dict[str, str]:
         node: client.V1Node = self.core.read_node(name)
         return dict(node.status.allocatable or {})
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except FileNotFoundError:
+        return None
+
+
+def wait_rebound(path: Path, before: int | None, component: Component, *, timeout: float) -> bool:
+    """Wait until ``path`` is a new file (its inode differs from ``before``): the component has bound its socket
+    there. Raises ComponentError if the component exits first; returns False (and logs) after ``timeout``, when
+    starting the next one is no worse than before this wait existed."""
+    deadline = time.monotonic() + timeout
+    while (now := _inode(path)) is None or now == before:
+        component.check_alive()
+        if time.monotonic() > deadline:
+            log.warning("%s did not bind %s within %.0f s; starting the next one anyway", component.name, path,
+                        timeout)
+            return False
+        time.sleep(0.1)
+    return True
