@@ -39,6 +39,7 @@ from extender.row_cache import RowCache
 from extender.settings import Settings
 from extender.telemetry import Telemetry
 from extender.wire import ExtenderArgs, HostPriorities, RawJSON
+from kube.affinity import node_requirement
 from kube.cache import CacheView, ClusterCache, PodRecord
 from kube.errors import QuantityError
 from kube.logs import kv
@@ -72,6 +73,8 @@ WatchStatus = Callable[[], Mapping[str, Mapping[str, Any]]]
 """Each apiserver watch's state: {kind: {up, for_s, failures, error}} (``WatchHealth.snapshot``)."""
 PodWorkload = Callable[[str], str | None]
 """Pod UID -> workload key (the watch's pod index, or the settings' static ``pod_workloads``)."""
+PodLabels = Callable[[str, str], Mapping[str, str] | None]
+"""(namespace, name) -> the pod's labels; None where not known (the cache keeps none: only a static cluster's)."""
 
 
 def _always_ready() -> tuple[bool, str]:
@@ -83,6 +86,10 @@ def _empty_status() -> Mapping[str, Mapping[str, Any]]:
 
 
 def _no_pod_workload(uid: str) -> str | None:
+    return None
+
+
+def _no_pod_labels(namespace: str, name: str) -> Mapping[str, str] | None:
     return None
 
 
@@ -141,6 +148,7 @@ class Runtime:
     usage_status: UsageStatus = _empty_status
     watch_status: WatchStatus = _empty_status  # no watches (a static cluster)
     pod_workload: PodWorkload = _no_pod_workload
+    pod_labels: PodLabels = _no_pod_labels  # a static cluster's pods' labels, for /debug/explain's canary
     recording: Recording | None = None  # decision log, shadow, exploration, canary (extender.recording)
     rows: RowCache = field(default_factory=RowCache)  # names mode: the cluster's encoded rows across requests
     replies: HostPriorities = field(default_factory=HostPriorities)  # prioritize replies, prefixes memoised
@@ -347,19 +355,28 @@ class Runtime:
 
     def explain(self, args: ExtenderArgs | None = None, *, pod: PodView | None = None,
                 key: tuple[str, str, str] | None = None) -> dict[str, Any]:
-        """Per-node features, raw values, filter reasons and 0-10 scores, for a person to read."""
+        """Per-node features, raw values, filter reasons and 0-10 scores, for a person to read; whether the canary
+        picks the pod (``canary``; null for a cached pod whose labels are not known) and, per node, whether the
+        pod's node selector and required node affinity allow the node's labels (``node_selector``; null: the pod
+        has none, or a Nodes-mode request), the check shadow mode makes."""
         from policy.features import CLUSTER_FEATURES, NODE_FEATURES, POD_FEATURES
 
         now = time.time()
+        view = self.cache.view()
+        need = None
         if args is not None:
             pod, key = self.pod_view(args.Pod)
-            view = self.cache.view()
             cand = self.candidates(args, now, view)
             snap, unknown = cand.snap, [n for n, k in zip(cand.names, cand.known, strict=True) if not k]
             workload = self.profiles.workload_of(args.Pod)
+            canary = self.recording is None or self.recording.decides_for(args.Pod)
+            need = node_requirement(args.Pod) if cand.items is None else None
         else:
-            snap, unknown = self.cache.view().snapshot(now), []
+            snap, unknown = view.snapshot(now), []
             workload = self.pod_workload(key[2]) if key[2] else None
+            labels = self.pod_labels(key[0], key[1])
+            canary = None if labels is None else self.recording is None or self.recording.decides_for(
+                {"metadata": {"namespace": key[0], "name": key[1], "labels": dict(labels)}})
         usage_status = self.usage_status()
         profile = self.profiles.describe(workload).get(workload) if workload else None
         reasons = filter_reasons(snap, pod, self.thresholds, self.settings.max_usage_age_s)
@@ -384,6 +401,7 @@ class Runtime:
                 "usage_error": (usage_status.get(name) or {}).get("error"),
                 "raw": _finite(scored.raw[i]),
                 "score": int(final[i]),
+                "node_selector": None if need is None else need.matches(view.labels.get(name, {})),
                 "features": {f: round(float(v), 6) for f, v in zip(NODE_FEATURES, scored.enc.nodes[i], strict=True)},
             })
         nodes.sort(key=lambda n: (-n["score"], -(n["raw"] if n["raw"] is not None else -1e300)))
@@ -392,6 +410,7 @@ class Runtime:
                     "demand": pod.demand.tolist(), "demand_source": pod.demand_source, "workload": workload,
                     "profile": profile},
             "policy": {"name": self.policy.name, "version": self.policy.version, "degraded": self.degraded},
+            "canary": canary,
             "pod_features": {f: round(float(v), 6) for f, v in zip(POD_FEATURES, scored.enc.pod, strict=True)},
             "cluster_features": {f: round(float(v), 6) for f, v in zip(CLUSTER_FEATURES, scored.enc.cluster,
                                                                         strict=True)},

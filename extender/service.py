@@ -185,6 +185,7 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
     binder: Binder
     ready: Readiness
     static_usage, static_mtime = None, None
+    pod_labels: dict[tuple[str, str], dict[str, str]] = {}  # a static cluster's; a watched cache keeps none
     if settings.static_cluster is not None:
         static_mtime = settings.static_cluster.stat().st_mtime if settings.static_cluster.exists() else None
         if cluster is None:
@@ -194,6 +195,7 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
         static_usage = cluster.usage
         cache.replace_nodes(cluster.nodes)
         cache.replace_pods(cluster.pods)
+        pod_labels = cluster.pod_labels
         for workload, demand in cluster.profiles.items():
             profiles.put(workload, demand)
         binder = RecordingBinder()
@@ -240,7 +242,8 @@ async def _build_runtime(app: FastAPI, settings: Settings | None,
                          timeout_s=settings.usage_timeout_s, learner=learner)
     rt = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=policy, degraded=degraded,
                  profiles=profiles, binder=binder, ready=ready, usage_status=poller.status,
-                 pod_workload=pod_workload, recording=recording, watch_status=watch_status)
+                 pod_workload=pod_workload, recording=recording, watch_status=watch_status,
+                 pod_labels=lambda namespace, name: pod_labels.get((namespace, name)))
     await poller.start()
     stoppers.insert(0, poller.stop)
     stoppers.append(recording.stop)  # last: after the watch, whose events it writes, has stopped

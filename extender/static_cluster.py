@@ -15,6 +15,8 @@ net and disk bytes per second -- ``8``, ``500m``, ``32Gi``, ``1250M``)::
       disk: 500M              #   optional
       pods: 110               #   optional
       ready: true             #   optional (false: not ready / cordoned)
+      labels:                 #   optional, the node's labels (strings: quote "on", "true", "1")
+        topology.kubernetes.io/zone: zone-a
       usage:                  #   optional; without it the node has no sample and is scored from requests
         cpu: "2.5"            #     measured usage, same units
         memory: 10Gi
@@ -29,16 +31,26 @@ net and disk bytes per second -- ``8``, ``500m``, ``32Gi``, ``1250M``)::
       memory: 1Gi
       profile: "cpu=1,mem=1,net=50,disk=10"   # optional drsched.io/profile annotation value
       workload: default/Deployment/web        # optional learned-profile key
+      labels: {drsched: "on"}                 # optional, the pod's labels
     profiles:                 # optional learned profiles, by workload key
       default/Deployment/web: {cpu: "1", memory: 2Gi, net: 50M, disk: 10M}
 
 Any mistake raises ``StaticClusterError`` with the file, the line and the field path
 (``cluster.yaml:14: nodes[2].memory: cannot parse quantity '3GB' ...``). The same ``usage`` blocks,
 alone, form a usage file for the static usage provider (``load_usage``).
+
+Labels, so that the label-based options can be tried offline with curl (extender/README.md, "Canary"). A
+node's go where a watched node's do (``NodeInfo.labels``, the cache's ``labels``): what shadow mode's node
+selector and affinity check reads, and what ``GET``/``POST /debug/explain`` judges the pod's ``nodeSelector`` and
+required node affinity against (``node_selector`` per node). A pod's are kept by name (``pod_labels``), since
+the cache keeps no pod labels: ``GET /debug/explain`` of a static pod says whether the canary selector picks it
+(``canary``); a request's own ``Pod`` carries its labels itself. Keys and values are checked as Kubernetes
+checks them (``label_problem``): an unquoted ``on`` or ``true`` is a YAML boolean, not a string, and is refused.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +67,20 @@ from kube.quantity import cpu_cores, mem_gib, parse_quantity, rate_mbps
 from policy.state import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")  # a label name or value, <= 63 chars
+_DNS = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")  # a key's prefix
+
+
+def label_problem(key: str, value: str) -> str | None:
+    """What Kubernetes would refuse in the label ``key: value`` (its label syntax), or None."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not _DNS.fullmatch(prefix)):
+        return f"key {key!r}: the prefix must be a DNS subdomain (lower case, digits, '-', '.')"
+    if not _NAME.fullmatch(name):
+        return f"key {key!r}: the name must be 1-63 of A-Z a-z 0-9 - _ . starting and ending alphanumeric"
+    if value and not _NAME.fullmatch(value):
+        return f"value {value!r}: at most 63 of A-Z a-z 0-9 - _ . starting and ending alphanumeric, or empty"
+    return None
 
 
 @dataclass
@@ -63,6 +89,7 @@ class StaticCluster:
     pods: list[PodRecord]
     usage: dict[str, tuple[np.ndarray, float]]     # node -> ((4,) usage, age_s)
     profiles: dict[str, np.ndarray] = field(default_factory=dict)
+    pod_labels: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)  # (ns, name) -> labels
 
 
 class _Doc:
@@ -112,6 +139,19 @@ class _Doc:
         if not isinstance(value, bool):
             raise self.fail(node, where, f"must be true or false, got {value!r}")
         return value
+
+    def labels(self, node: yaml.Node, where: str) -> dict[str, str]:
+        out = {}
+        for key, value in self.mapping(node, where, set()).items():
+            text = self.scalar(value, f"{where}.{key}")
+            if not isinstance(text, str):
+                raise self.fail(value, f"{where}.{key}", f"must be a string, got {text!r} (quote it: YAML reads "
+                                                         "on, yes, true and numbers as other types)")
+            problem = label_problem(key, text)
+            if problem is not None:
+                raise self.fail(value, f"{where}.{key}", problem)
+            out[key] = text
+        return out
 
     def quantity(self, node: yaml.Node, where: str, convert) -> float:
         value = self.scalar(node, where)
@@ -180,7 +220,7 @@ def load_static_cluster(path: Path | str, *, default_net_mbps: float = DEFAULT_N
     seen: set[str] = set()
     for i, item in enumerate(doc.seq(top["nodes"], "nodes")):
         where = f"nodes[{i}]"
-        values, fields = doc.resources(item, where, extra={"name", "pods", "ready", "usage"})
+        values, fields = doc.resources(item, where, extra={"name", "pods", "ready", "usage", "labels"})
         if "name" not in fields:
             raise doc.fail(item, f"{where}.name", "required")
         name = doc.string(fields["name"], f"{where}.name")
@@ -197,7 +237,8 @@ def load_static_cluster(path: Path | str, *, default_net_mbps: float = DEFAULT_N
         cap = (values["cpu"], values["memory"], values.get("net", net_default), values.get("disk", disk_default))
         if min(cap) <= 0:
             raise doc.fail(item, where, "net and disk capacity must be > 0")
-        nodes.append(NodeInfo(name=name, capacity=cap, max_pods=pods, ready=ready))
+        labels = doc.labels(fields["labels"], f"{where}.labels") if "labels" in fields else {}
+        nodes.append(NodeInfo(name=name, capacity=cap, max_pods=pods, ready=ready, labels=labels))
         if "usage" in fields:
             usage[name] = _usage_block(doc, fields["usage"], f"{where}.usage")
 
@@ -211,21 +252,21 @@ def load_static_cluster(path: Path | str, *, default_net_mbps: float = DEFAULT_N
             raise doc.fail(top["profiles"], "profiles", "must be a mapping of workload: resources")
 
     pods_out: list[PodRecord] = []
-    pod_names: set[tuple[str, str]] = set()
+    pod_labels: dict[tuple[str, str], dict[str, str]] = {}
     if "pods" in top:
         for i, item in enumerate(doc.seq(top["pods"], "pods")):
             where = f"pods[{i}]"
             values, fields = doc.resources(item, where, extra={"name", "namespace", "node", "profile", "workload",
-                                                               "phase"})
+                                                               "phase", "labels"})
             if "net" in values or "disk" in values:
                 raise doc.fail(item, where, "pods request only cpu and memory; put net/disk in 'profile'")
             if "name" not in fields:
                 raise doc.fail(item, f"{where}.name", "required")
             name = doc.string(fields["name"], f"{where}.name")
             ns = doc.string(fields["namespace"], f"{where}.namespace") if "namespace" in fields else "default"
-            if (ns, name) in pod_names:
+            if (ns, name) in pod_labels:
                 raise doc.fail(fields["name"], f"{where}.name", f"duplicate pod {ns}/{name}")
-            pod_names.add((ns, name))
+            pod_labels[(ns, name)] = doc.labels(fields["labels"], f"{where}.labels") if "labels" in fields else {}
             node = doc.string(fields["node"], f"{where}.node") if "node" in fields else None
             if node is not None and node not in seen:
                 raise doc.fail(fields["node"], f"{where}.node", f"unknown node {node!r}")
@@ -244,7 +285,7 @@ def load_static_cluster(path: Path | str, *, default_net_mbps: float = DEFAULT_N
             pods_out.append(PodRecord(namespace=ns, name=name, uid=f"static-{ns}-{name}", node=node,
                                       requests=requests, demand=demand, demand_source=source,
                                       terminated=phase in TERMINAL_PHASES, bound_at=0.0))
-    return StaticCluster(nodes=nodes, pods=pods_out, usage=usage, profiles=profiles)
+    return StaticCluster(nodes=nodes, pods=pods_out, usage=usage, profiles=profiles, pod_labels=pod_labels)
 
 
 def load_usage(path: Path | str) -> dict[str, tuple[np.ndarray, float]]:

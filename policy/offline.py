@@ -320,13 +320,18 @@ class PairedEstimate:
 
 def model_paired(pairs: list[tuple[Row, Row | None]], candidate: Scorer, baseline: Scorer, *,
                  params: ContentionParams | None = None, params_label: str = "active", reward: str = "jct_s",
-                 draws: int = 1000, seed: int = 0) -> PairedEstimate:
+                 draws: int = 1000, seed: int = 0, hot_filter: str | None = None, daemon_pods: int = 0,
+                 nodes: frozenset[str] | None = None) -> PairedEstimate:
     """Two policies on the same logged pods by the contention model: mean ``reward`` candidate / baseline,
     paired (each pod counts for both, so the interval is of the difference the policies make, not of the
-    spread of the pods)."""
+    spread of the pods). ``hot_filter``, ``daemon_pods`` and ``nodes`` as ``model_estimates``, the same for
+    both: without ``nodes`` a shadow row of schema 2, which did not mark the nodes the pod could not go to
+    (a tainted one), lets either policy pick such a node (on the lab's log of 2026-12-07, a third of its
+    shadow rows: ``results/policy/promote-log``)."""
     params = default_params() if params is None else params
-    c, skipped = model_estimates(pairs, candidate, params=params, reward=reward)
-    b, _ = model_estimates(pairs, baseline, params=params, reward=reward)
+    how = {"params": params, "reward": reward, "hot_filter": hot_filter, "daemon_pods": daemon_pods, "nodes": nodes}
+    c, skipped = model_estimates(pairs, candidate, **how)
+    b, _ = model_estimates(pairs, baseline, **how)
     both = sorted(c.keys() & b.keys())
     if not both:
         return PairedEstimate(candidate.name, baseline.name, params_label, 0, 0, None, None, None, None, None,

@@ -72,6 +72,24 @@ def test_the_canary_answers_neutrally_outside_its_selector_and_decides_inside(tm
     assert [d["namespace"] for d in read_log(tmp_path).decisions] == ["team-a"]  # neutral answers are not decisions
 
 
+def test_a_static_clusters_labels_let_explain_try_the_canary_and_a_node_selector_offline():
+    # examples/static-cluster.yaml: batch-7 is labelled drsched=on, web-1 is not; node-b in zone-a, node-c zone-b
+    with TestClient(create_app(static_settings(canary_selector="drsched=on"))) as client:
+        debug = TestClient(create_debug_app(client.app))
+        labelled = debug.get("/debug/explain", params={"namespace": "jobs", "name": "batch-7"}).json()
+        other = debug.get("/debug/explain", params={"namespace": "default", "name": "web-1"}).json()
+        pod = copy.deepcopy(V1_POD)
+        pod["metadata"]["labels"] = {"drsched": "on"}
+        pod["spec"]["nodeSelector"] = {"topology.kubernetes.io/zone": "zone-b"}
+        posted = debug.post("/debug/explain", json=args_names(pod=pod)).json()
+        plain = debug.post("/debug/explain", json=args_names()).json()
+    assert (labelled["canary"], other["canary"]) == (True, False)
+    assert (posted["canary"], plain["canary"]) == (True, False)  # a request's pod carries its own labels
+    assert {n["name"]: n["node_selector"] for n in posted["nodes"]} == {
+        "node-a": False, "node-b": False, "node-c": True, "node-d": False, "node-e": False}
+    assert {n["node_selector"] for n in plain["nodes"]} == {None}  # no nodeSelector, no affinity: nothing to judge
+
+
 def test_debug_shadow_says_off_and_summarises_when_on():
     app = create_app(static_settings())
     with TestClient(app) as client:

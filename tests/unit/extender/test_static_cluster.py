@@ -39,6 +39,17 @@ def test_example_loads():
     ("nodes:\n- {name: a, cpu: 1, memory: 1Gi}\npods:\n- {name: p, profile: 'cpu=x'}\n", 4, "pods[0].profile",
      "not a number"),
     ("nodes: [\n", 2, "", "not valid YAML"),
+    ("nodes:\n- {name: a, cpu: 1, memory: 1Gi, labels: [x]}\n", 2, "nodes[0].labels", "must be a mapping"),
+    ("nodes:\n- name: a\n  cpu: 1\n  memory: 1Gi\n  labels:\n    drsched: on\n", 6, "nodes[0].labels.drsched",
+     "must be a string, got True (quote it"),
+    ("nodes:\n- {name: a, cpu: 1, memory: 1Gi, labels: {tier: 3}}\n", 2, "nodes[0].labels.tier", "got 3"),
+    ("nodes:\n- {name: a, cpu: 1, memory: 1Gi, labels: {Bad_/x: y}}\n", 2, "nodes[0].labels.Bad_/x",
+     "DNS subdomain"),
+    ("nodes:\n- {name: a, cpu: 1, memory: 1Gi, labels: {-x: y}}\n", 2, "nodes[0].labels.-x", "1-63"),
+    ("nodes:\n- {name: a, cpu: 1, memory: 1Gi}\npods:\n- {name: p, labels: {app: 'a b'}}\n", 4,
+     "pods[0].labels.app", "value 'a b'"),
+    ("nodes:\n- {name: a, cpu: 1, memory: 1Gi}\npods:\n- {name: p, labels: {app: " + "v" * 64 + "}}\n", 4,
+     "pods[0].labels.app", "at most 63"),
 ])
 def test_errors_name_file_line_field(tmp_path, text, line, field, problem):
     path = tmp_path / "c.yaml"
@@ -50,6 +61,22 @@ def test_errors_name_file_line_field(tmp_path, text, line, field, problem):
     assert str(err).startswith(f"{path}:{line}: ")
     again = pickle.loads(pickle.dumps(err))  # the server parses the file in a child process
     assert type(again) is StaticClusterError and str(again) == str(err) and again.line == err.line
+
+
+def test_nodes_and_pods_carry_labels_into_the_cache(tmp_path):
+    from kube.cache import ClusterCache
+
+    c = load_static_cluster(EXAMPLE)
+    assert {n.name: n.labels for n in c.nodes}["node-c"] == {"topology.kubernetes.io/zone": "zone-b", "disktype": "ssd"}
+    assert c.pod_labels[("jobs", "batch-7")] == {"drsched": "on"} and c.pod_labels[("default", "web-1")] == {}
+    cache = ClusterCache()
+    cache.replace_nodes(c.nodes)
+    assert cache.view().labels["node-b"] == {"topology.kubernetes.io/zone": "zone-a"}  # what shadow mode reads
+    path = tmp_path / "c.yaml"
+    path.write_text("nodes:\n- {name: a, cpu: 1, memory: 1Gi, labels: {example.com/x: '', k: 'true'}}\n"
+                    "pods:\n- {name: p, namespace: n}\n")
+    c = load_static_cluster(path)
+    assert c.nodes[0].labels == {"example.com/x": "", "k": "true"} and c.pod_labels == {("n", "p"): {}}
 
 
 def test_missing_and_empty_files(tmp_path):

@@ -207,3 +207,20 @@ def test_only_the_nodes_a_pod_could_go_to_are_picked():
     only_a = frozenset({"a"})
     assert model_based(pairs, make_scorer("lookahead"), params=ORIGINAL, draws=50, nodes=only_a).agreed == 10
     assert model_based(pairs, None, params=ORIGINAL, draws=50, nodes=only_a).skipped["no_pick"] == 10
+
+
+def test_two_policies_compared_paired_pick_as_served_among_the_nodes_a_pod_could_go_to():
+    from policy.offline import model_paired
+
+    pairs = [contended_pair(i) for i in range(10)]  # bound to the busy a; b idle
+    look, worst = make_scorer("lookahead"), make_scorer("worst-fit")  # lookahead picks b, worst-fit a
+    assert model_paired(pairs, look, worst, params=ORIGINAL, draws=50).differ == 10
+    # b is a node no pod could go to (a schema 2 shadow row cannot say so): both pick a, nothing differs
+    only_a = model_paired(pairs, look, worst, params=ORIGINAL, draws=50, nodes=frozenset({"a"}))
+    assert (only_a.n, only_a.differ, only_a.ratio) == (10, 0, 1.0)
+    # as served: a is hot, so the extender's filter sends worst-fit to b too
+    served = model_paired(pairs, look, worst, params=ORIGINAL, draws=50, hot_filter="prefer-cool")
+    assert (served.differ, served.ratio) == (0, 1.0) and served.baseline_value == pytest.approx(29.0)
+    # the node's DaemonSet pod is no job: with it left out, the busy pod and the newcomer alone share a
+    daemons = [contended_pair(i, daemons=1) for i in range(10)]
+    assert model_paired(daemons, look, worst, params=EQUAL_CPU, draws=50, daemon_pods=1).ratio == pytest.approx(1.0)
