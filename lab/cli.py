@@ -179,6 +179,10 @@ class ShadowArgs:
     rescore: bool = True
     """re-score offline, with the arm's own policy among nodes.csv's job nodes, the shadow rows written while the
     extender served another policy or whose live choice is no job node (unset with --no-rescore: left out)"""
+    model: Path | None = None
+    """the model the `model` arm served, to re-score with (unset: the shipped policy/models/default.npz); its
+    version must be the one the arm's serve rows recorded, e.g. an archived model for a run made before a
+    promotion"""
     daemon_pods: int | None = None
     """pods on every node that are no job, left out of the contention split, for rows that did not count them
     (decision log schema 2; unset: the lab's, its monitor pod)"""
@@ -327,6 +331,7 @@ def cmd_shadow(args: ShadowArgs) -> int:
     import json
 
     from lab.shadow import LAB_DAEMON_PODS, markdown, pooled, shadow_check, verdict_line
+    from policy.model import SHIPPED_MODEL
     from policy.sim import calibration
 
     path = calibration.DEFAULT_PATH if args.calibration is None else args.calibration
@@ -334,10 +339,13 @@ def cmd_shadow(args: ShadowArgs) -> int:
               else calibration.params_of(calibration.read(path), args.params))
     if args.crossfit and args.params is not None:
         raise ConfigError("--crossfit", "fits its own parameters per seed; leave --params out")
+    if args.model is not None and not args.model.is_file():  # named, so a typo is an error, not rows left out
+        raise ConfigError("--model", f"{args.model}: no such model file")
     results = [shadow_check(out, arm=args.arm, baseline=args.baseline, params=params,
                             params_label=args.params or "active", rescore=args.rescore,
                             daemon_pods=LAB_DAEMON_PODS if args.daemon_pods is None else args.daemon_pods,
-                            crossfit=args.crossfit, by_kind=args.by_kind) for out in args.out]
+                            crossfit=args.crossfit, by_kind=args.by_kind,
+                            model=SHIPPED_MODEL if args.model is None else args.model) for out in args.out]
     res = results[0] if len(results) == 1 else {"results": results, "pooled": pooled(results)}
     text = "\n".join(markdown(r) for r in results)
     if len(results) > 1:

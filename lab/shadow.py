@@ -33,8 +33,9 @@ evaluator needs (``inputs``: the snapshot the extender scored, the pod's demand 
 re-scored with the compared arm's policy (``policy.offline``: the model scores the logged encoding, bitwise what
 the extender scored; the arm's hot filter, a tie kept on the bound node, as shadow mode records its choice:
 on the pilots' live rows this gives the recorded choice on every row). The model must be the one the arm served:
-the shipped model's version is checked against the drsched arm's own serve rows, and rows are left out (and
-counted) where it differs or the arm served none. A seed's prediction says how many of its rows were
+the model's version (the shipped one, or ``--model PATH`` for a run whose arm served an earlier model) is
+checked against the drsched arm's own serve rows, and rows are left out (and counted) where it differs or the
+arm served none. A seed's prediction says how many of its rows were
 re-scored; a live and a re-scored prediction are the same estimate of the same choice, but only a live one
 shows that the running extender made it.
 
@@ -111,17 +112,18 @@ def _mean_jct(rows: list[dict]) -> dict[tuple[int, str, str], float]:
     return {k: sum(v) / len(v) for k, v in acc.items() if v}
 
 
-def arm_scorer(policy: str, served: set[str]) -> tuple[Scorer | None, str]:
+def arm_scorer(policy: str, served: set[str], *, model_path: Path = SHIPPED_MODEL) -> tuple[Scorer | None, str]:
     """The compared arm's policy as its extender served it, to re-score shadow rows with, and '' ; or None and
     why not: ``served`` holds the model versions the arm's own serve rows recorded, and the policy found here
-    must be the one (the shipped model for ``model``, a ``policy.baselines`` rule otherwise)."""
+    must be the one (the model at ``model_path`` for ``model``, by default the shipped one, so that a run whose
+    arm served an earlier model can name it; a ``policy.baselines`` rule otherwise)."""
     if not served:
         return None, "the drsched arm logged no serve row, so which model it served is unknown"
     if policy == "model":
         try:
-            model = load_model(SHIPPED_MODEL)
+            model = load_model(model_path)
         except ModelError as exc:
-            return None, f"the shipped model does not load: {exc}"
+            return None, f"the model does not load: {exc}"
         scorer, version = ModelScorer(model), model.version
     else:
         try:
@@ -129,13 +131,15 @@ def arm_scorer(policy: str, served: set[str]) -> tuple[Scorer | None, str]:
         except UnknownScorer:
             return None, f"no policy named {policy!r} to re-score with"
     if served != {version}:
-        return None, f"the arm served {', '.join(sorted(served))}; here it is {version}"
+        return None, (f"the arm served {', '.join(sorted(served))}; here it is {version}"
+                      + (" (--model names the model the arm served)" if policy == "model" else ""))
     return scorer, ""
 
 
 def shadow_check(out: Path, *, arm: str = "model", baseline: str = "default", params: ContentionParams | None = None,
                  params_label: str = "active", draws: int = 2000, rescore: bool = True,
-                 daemon_pods: int = LAB_DAEMON_PODS, crossfit: bool = False, by_kind: bool = False) -> dict:
+                 daemon_pods: int = LAB_DAEMON_PODS, crossfit: bool = False, by_kind: bool = False,
+                 model: Path = SHIPPED_MODEL) -> dict:
     """Per seed, the shadow's predicted ratio against the measured one, and the verdict (module doc)."""
     params = default_params() if params is None else params
     parsed = arms.parse(arm)
@@ -161,7 +165,8 @@ def shadow_check(out: Path, *, arm: str = "model", baseline: str = "default", pa
     job_nodes = frozenset(r["node"] for r in report.read_rows(out / "nodes.csv")) or None
     served = {d["model_version"] for d, _ in pairs if d["mode"] == "serve"
               and run_of.get(d["name"].rpartition("-")[0], {}).get("arm") == arm}
-    scorer, why_not = arm_scorer(policy, served) if rescore else (None, "re-scoring was not asked for")
+    scorer, why_not = (arm_scorer(policy, served, model_path=model) if rescore
+                       else (None, "re-scoring was not asked for"))
     hot_filter = parsed.hot_filter or HOT_FILTERS[0]  # a plain arm keeps the extender's shipped filter
     prefixes = {r["run_id"] + "-": (int(r["seed"]), r["variant"]) for r in runs
                 if r["arm"] == baseline and (int(r["seed"]), r["variant"]) not in left_flagged

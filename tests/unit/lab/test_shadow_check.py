@@ -12,7 +12,7 @@ from lab.cli import main
 from lab.shadow import ShadowError, co_runners, markdown, shadow_check
 from policy.decisionlog import DecisionInputs, decision_row, outcome_row
 from policy.features import encode
-from policy.model import SHIPPED_MODEL, load_model
+from policy.model import SHIPPED_MODEL, load_model, save_model
 from policy.sim import calibration
 from policy.sim.sharing import ORIGINAL
 from policy.state import ClusterSnapshot, PodView
@@ -162,6 +162,24 @@ def test_rows_of_another_policy_are_re_scored_with_the_arm_s_model_and_labelled_
     # and only when asked
     assert shadow_check(results(tmp_path / "no", {1: 0.8}, policy="worst-fit", served=SHIPPED), params=ORIGINAL,
                         draws=50, rescore=False)["left_out_other_policy"] == 4
+
+
+def test_a_run_whose_arm_served_an_earlier_model_is_re_scored_with_that_model_when_named(tmp_path, capsys):
+    # the model arm served a model that is no longer the shipped one (a promotion came between): the shipped
+    # model is refused by version, and --model names the earlier artifact, which re-scores the rows
+    shipped = load_model(SHIPPED_MODEL)
+    earlier = save_model(tmp_path / "archive" / "earlier.npz", list(shipped.weights), list(shipped.biases),
+                         activation=shipped.activation, meta={"version": "earlier-1"})
+    out = results(tmp_path, {1: 0.8, 2: 0.85}, policy="worst-fit", served="earlier-1")
+    refused = shadow_check(out, params=ORIGINAL, draws=50)
+    assert refused["seeds"] == [] and refused["left_out_other_policy"] == 8
+    assert f"here it is {SHIPPED}" in refused["not_rescored_why"] and "--model" in refused["not_rescored_why"]
+    res = shadow_check(out, params=ORIGINAL, draws=50, model=earlier)
+    assert res["rescored_with"] == "model" and [s["rescored"] for s in res["seeds"]] == [4, 4]
+    assert main(["shadow", str(out), "--params", "original", "--model", str(earlier)]) == 0
+    assert "**Re-scored, not live**" in capsys.readouterr().out
+    assert main(["shadow", str(out), "--model", str(tmp_path / "none.npz")]) == 2
+    assert "none.npz" in capsys.readouterr().out
 
 
 def test_a_live_choice_no_job_could_go_to_is_re_scored_among_the_job_nodes(tmp_path):
