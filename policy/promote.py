@@ -94,6 +94,7 @@ from policy.model import (
     with_digest,
 )
 from policy.offline import TARGETS, importance_weighted, model_paired
+from policy.paths import repo_relative
 from policy.report import mean_ci95
 from policy.served import DEFAULT_WEIGHT
 from policy.sim.errors import SimError
@@ -225,8 +226,9 @@ def log_veto(decision: Decision, log_info: dict | None) -> Decision:
 
 
 def describe(m: Model, sha256: str) -> dict:
-    """A model as the report names it: its file, metadata version and the weights' digest."""
-    return {"path": m.path, "version": m.version, "sha256": sha256}
+    """A model as the report names it: its file (from the checkout's root when under it), metadata version and
+    the weights' digest."""
+    return {"path": repo_relative(m.path), "version": m.version, "sha256": sha256}
 
 
 def verdict(decision: Decision, *, applied: bool) -> str:

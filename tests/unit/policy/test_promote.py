@@ -10,13 +10,14 @@ import pytest
 from policy.baselines import make_scorer
 from policy.comparison import MIN_EXCESS
 from policy.decisionlog import decision_row, outcome_row, read_log
-from policy.model import DIGEST_KEY, N_INPUTS, ModelError, load_model, meta_bytes, save_model
+from policy.model import DIGEST_KEY, N_INPUTS, SHIPPED_MODEL, ModelError, load_model, meta_bytes, save_model
 from policy.promote import (
     REFUSED,
     Decision,
     Interval,
     build_report,
     decide,
+    describe,
     excess_ratio,
     install,
     interval,
@@ -306,3 +307,14 @@ def test_seed_base_offsets_the_validation_seeds_as_evaluate_does():
 def test_main_refuses_a_negative_seed_base_before_loading_anything(capsys):
     assert main(["--candidate", "/nonexistent.npz", "--seed-base", "-1"]) == 2
     assert capsys.readouterr().err.startswith("error: --seed-base: ")
+
+
+def test_the_report_names_a_model_of_the_checkout_from_its_root_and_any_other_as_given(tmp_path, monkeypatch):
+    # promote's default --served is an absolute path; a committed report must not record the machine's directory
+    shipped = load_model(SHIPPED_MODEL)
+    assert describe(shipped, "d")["path"] == "policy/models/default.npz"
+    monkeypatch.chdir(tmp_path)  # a relative path is resolved from where the command ran
+    (tmp_path / "models").mkdir()
+    outside = _artifact(tmp_path / "models" / "mine.npz", "mine")
+    assert describe(load_model("models/mine.npz"), "d")["path"] == "models/mine.npz"
+    assert describe(load_model(outside), "d") == {"path": str(outside), "version": "mine", "sha256": "d"}
