@@ -132,7 +132,8 @@ def arm_scorer(policy: str, served: set[str], *, model_path: Path = SHIPPED_MODE
             return None, f"no policy named {policy!r} to re-score with"
     if served != {version}:
         return None, (f"the arm served {', '.join(sorted(served))}; here it is {version}"
-                      + (" (--model names the model the arm served)" if policy == "model" else ""))
+                      + (" (--model names the model the arm served)" if policy == "model" and version not in served
+                         else ""))
     return scorer, ""
 
 
