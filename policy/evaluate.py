@@ -69,7 +69,7 @@ from policy.grid import (
 )
 from policy.model import ModelError
 from policy.report import format_placements, write_csv, write_plots
-from policy.served import DEFAULT_MAPPING, DEFAULT_WEIGHT, HOT_FILTERS, ScoreMapping
+from policy.served import DEFAULT_HOT_FILTER, DEFAULT_MAPPING, DEFAULT_WEIGHT, HOT_FILTERS, ScoreMapping
 from policy.sim import calibration
 from policy.sim.episode import scorer_from_spec
 from policy.sim.errors import SimError
@@ -133,7 +133,7 @@ class EvaluateArgs:
     mapping: ScoreMapping = option(DEFAULT_MAPPING, type=_mapping, metavar="KIND[:BAND]")
     """with --served: the extender's value-to-score mapping as its score_mapping setting (minmax, band:B,
     linear:B; policy.served)"""
-    hot_filter: str = option("prefer-cool", choices=HOT_FILTERS)
+    hot_filter: str = option(DEFAULT_HOT_FILTER, choices=HOT_FILTERS)
     """with --served: the extender's hot-node filter as its hot_filter setting (prefer-cool: only while some fit
     node is cool; prefer-fit: the same, judging each node with the pod's expected demand added; strict: always;
     off: none)"""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from policy.comparison import BASELINE
 from policy.report import format_counts
-from policy.served import DEFAULT_MAPPING, HOT_FILTERS, HOT_THRESHOLDS, ScoreMapping, Served
+from policy.served import DEFAULT_HOT_FILTER, DEFAULT_MAPPING, HOT_FILTERS, HOT_THRESHOLDS, ScoreMapping, Served
 from policy.sim.config import SimConfig
 from policy.sim.episode import run_episode, scorer_from_spec, scorer_label
 from policy.sim.metrics import placement_counts
@@ -101,7 +101,7 @@ def _run_case(args: tuple) -> tuple[Case, str, dict, dict]:
 
 
 def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True,
-            served_weight: float | None = None, hot_filter: str = "prefer-cool",
+            served_weight: float | None = None, hot_filter: str = DEFAULT_HOT_FILTER,
             contention: ContentionParams | None = None, mapping: ScoreMapping = DEFAULT_MAPPING,
             net_shown: float | None = None, progress_shown: str = "none"):
     """Run every (case, policy), each policy scored as served with extender weight ``served_weight`` and

@@ -36,13 +36,21 @@ Only the validation split: the test split and the lab and size family sets are r
 (``policy.splits``), and a promotion is a choice. ``--split test`` is refused with a line saying so.
 
 ``--log DIR`` (a decision log, ``policy.decisionlog``) adds what the log can say: the on-policy mean JCT of
-the served decisions (``policy.offline``'s ``logged`` target, SNIPS, bootstrap interval), the model versions
-that wrote it, with a warning when one is not ``--served``'s, and both models on the log's own pods by the
-calibrated contention model (``policy.offline.model_paired``: each logged decision rebuilt from its recorded
-inputs, each model's pick's predicted slowdown anchored at the pod's observed outcome; mean JCT candidate /
-served with a 95 % paired bootstrap interval). That estimate rests on the model's assumptions (one decision
-changed at a time, the rates at the decision hold for the pod's stay; ``policy.offline``), so it does not
-promote on its own; it can only stop a promotion: when its whole interval lies above 1 (the cluster's own
+the decisions ``--served``'s version served (``policy.offline``'s ``logged`` target, SNIPS, bootstrap
+interval; serve rows of other versions are counted apart, with a warning: their mean is another policy's),
+the model versions that wrote it, and both models on the log's own pods by the calibrated contention model
+(``policy.offline.model_paired``: each logged decision rebuilt from its recorded inputs, each model's pick's
+predicted slowdown anchored at the pod's observed outcome; mean JCT candidate / served with a 95 % paired
+bootstrap interval). Both models pick there as they would be served (the extender's hot filter, ties kept on
+the bound node) unless ``--as-served 0``; ``--nodes`` names the nodes the pods could go to (an older log's
+shadow rows do not mark a tainted node, which either model could otherwise pick) and ``--daemon-pods`` the
+DaemonSet pods per node for rows that did not count them, both as ``policy.offline``'s. ``--log-rows`` picks
+which decisions judge the two models: ``all`` (the default), ``served`` (the serve rows of ``--served``'s
+version: the cluster's own decisions by the model in question) or ``shadow`` (shadow rows: bindings by another
+scheduler, re-scored from their inputs, so whoever served when they were written does not matter).
+
+That estimate rests on the model's assumptions (one decision changed at a time, the rates at the decision hold
+for the pod's stay; ``policy.offline``), so it does not promote on its own; it can only stop a promotion: when its whole interval lies above 1 (the cluster's own
 pods say the candidate loses), the simulator's verdict is overruled and nothing is installed. A log with no
 pods both models can be estimated on (no recorded inputs, no outcomes yet) says nothing either way.
 
@@ -96,7 +104,7 @@ from policy.model import (
 from policy.offline import TARGETS, importance_weighted, model_paired
 from policy.paths import repo_relative
 from policy.report import mean_ci95
-from policy.served import DEFAULT_WEIGHT
+from policy.served import DEFAULT_HOT_FILTER, DEFAULT_WEIGHT
 from policy.sim.errors import SimError
 from policy.splits import SPLITS
 
@@ -200,18 +208,41 @@ def decide(iv: Interval, *, unfinished: tuple[int, int] = (0, 0)) -> Decision:
     return Decision(False, f"{figures}; the upper bound is not below 1")
 
 
-def log_summary(pairs: Sequence[tuple], *, served_version: str, candidate: Scorer, served: Scorer) -> dict:
-    """What a decision log says beside the simulator: the served decisions' on-policy mean JCT, the model
-    versions that wrote the log, whether one differs from ``served_version``, and ``candidate`` against
-    ``served`` on the log's pods by the contention model (``model_paired``)."""
+LOG_ROWS = ("all", "served", "shadow")
+
+
+def log_rows(pairs: Sequence[tuple], which: str, served_version: str) -> list[tuple]:
+    """The (decision, outcome) pairs ``--log-rows`` keeps (module doc)."""
+    if which not in LOG_ROWS:
+        raise ValueError(f"--log-rows must be one of {', '.join(LOG_ROWS)}, got {which!r}")
+    if which == "served":
+        return [(d, o) for d, o in pairs if d["mode"] == "serve" and d["model_version"] == served_version]
+    if which == "shadow":
+        return [(d, o) for d, o in pairs if d["mode"] == "shadow"]
+    return list(pairs)
+
+
+def log_summary(pairs: Sequence[tuple], *, served_version: str, candidate: Scorer, served: Scorer,
+                rows: str = "all", hot_filter: str | None = None, nodes: frozenset[str] | None = None,
+                daemon_pods: int = 0) -> dict:
+    """What a decision log says beside the simulator: the on-policy mean JCT of the decisions
+    ``served_version`` served, the model versions that wrote the serve rows (``other_versions``: those not
+    ``served_version``'s, whose pods that mean leaves out), and ``candidate`` against ``served`` by the
+    contention model (``model_paired``) on the ``rows`` slice (``log_rows``), picking with ``hot_filter``
+    among ``nodes``."""
     serve = [(d, o) for d, o in pairs if d["mode"] == "serve"]
-    est = next(e for e in importance_weighted(serve, TARGETS["logged"]) if e.estimator == "snips")
-    versions = Counter(d["model_version"] for d, _ in pairs)
-    return {"decisions": len(pairs), "serve_decisions": len(serve), "with_outcome": est.n,
-            "on_policy_mean_jct_s": est.value, "on_policy_mean_jct_ci95": [est.lo, est.hi],
+    mine = [(d, o) for d, o in serve if d["model_version"] == served_version]
+    est = next(e for e in importance_weighted(mine, TARGETS["logged"]) if e.estimator == "snips")
+    versions = Counter(d["model_version"] for d, _ in serve)
+    judged = log_rows(pairs, rows, served_version)
+    return {"decisions": len(pairs), "serve_decisions": len(serve), "served_version_decisions": len(mine),
+            "with_outcome": est.n, "on_policy_mean_jct_s": est.value, "on_policy_mean_jct_ci95": [est.lo, est.hi],
             "model_versions": dict(sorted(versions.items())), "served_version": served_version,
             "other_versions": sorted(v for v in versions if v != served_version),
-            "model_based": asdict(model_paired(pairs, candidate, served))}
+            "rows": rows, "judged_decisions": len(judged), "hot_filter": hot_filter,
+            "nodes": None if nodes is None else sorted(nodes), "daemon_pods": daemon_pods,
+            "model_based": asdict(model_paired(judged, candidate, served, hot_filter=hot_filter, nodes=nodes,
+                                               daemon_pods=daemon_pods))}
 
 
 def log_veto(decision: Decision, log_info: dict | None) -> Decision:
@@ -323,6 +354,14 @@ class PromoteArgs:
     log: Path | None = option(None, metavar="DIR")
     """a decision log: report its on-policy mean JCT, the model versions that wrote it and both models on its
     pods by the contention model, which stops a promotion when it says the candidate loses"""
+    log_rows: str = option("all", choices=LOG_ROWS)
+    """which of --log's decisions judge the two models: all, served (the serve rows of --served's version) or
+    shadow (bindings by another scheduler)"""
+    nodes: str | None = option(None, metavar="N1,N2")
+    """with --log: the nodes its pods could go to (unset: every node a row kept; an older log's shadow rows do
+    not mark a tainted node)"""
+    daemon_pods: int = option(0, metavar="N")
+    """with --log: DaemonSet pods per node, for rows that did not count them (schema 2 logs)"""
     apply: bool = False
     """replace the served model if the candidate is promoted (unset: a dry run)"""
     report: Path | None = None
@@ -358,6 +397,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"--seed-base: an offset into the split's seed range, at least 0, got {args.seed_base}")
     if not args.as_served >= 0:
         return _fail(f"--as-served: the extender weight must be >= 0 (0: raw argmax), got {args.as_served}")
+    if args.daemon_pods < 0:
+        return _fail(f"--daemon-pods: a count per node, at least 0, got {args.daemon_pods}")
+    nodes = None if args.nodes is None else frozenset(n.strip() for n in args.nodes.split(",") if n.strip())
+    if nodes is not None and not nodes:
+        return _fail("--nodes: name at least one node (N1,N2,...)")
     if args.report is not None and not args.report.parent.is_dir():  # found out now, not after --apply
         return _fail(f"--report {args.report}: no such directory {args.report.parent}")
     try:
@@ -371,12 +415,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         log_info = None if args.log is None else log_summary(
             read_log(args.log).joined(), served_version=served.version,
-            candidate=ModelScorer(candidate, name="candidate"), served=ModelScorer(served, name="served"))
+            candidate=ModelScorer(candidate, name="candidate"), served=ModelScorer(served, name="served"),
+            rows=args.log_rows, hot_filter=DEFAULT_HOT_FILTER if args.as_served else None, nodes=nodes,
+            daemon_pods=args.daemon_pods)
     except (LogError, ModelError, ConfigError) as exc:
         return _fail(f"--log: {exc}")
     if log_info is not None and log_info["other_versions"]:
-        log.warning("the log was written by model version(s) %s, not --served's %s", log_info["other_versions"],
-                    served.version)
+        log.warning("the log's serve rows were also written by model version(s) %s, not --served's %s: the "
+                    "on-policy mean leaves their %d pods out", log_info["other_versions"], served.version,
+                    log_info["serve_decisions"] - log_info["served_version_decisions"])
     try:
         cases = split_cases(args.split, setup["families"], setup["loads"], setup["seeds"], setup["seed_offset"])
         rows = [run_all(cases, [f"dqn:{m.path}"], setup["jobs"], args.workers, progress=False,

@@ -47,6 +47,7 @@ from policy.model import Scorer
 from policy.state import ClusterSnapshot, PodView
 
 HOT_FILTERS = ("prefer-cool", "prefer-fit", "strict", "off")
+DEFAULT_HOT_FILTER = HOT_FILTERS[0]  # what the extender ships with (extender.settings)
 """Hot-filter modes (module docstring); the extender's default is the first."""
 
 HOT_THRESHOLDS = (*USAGE_THRESHOLDS, np.inf, np.inf)

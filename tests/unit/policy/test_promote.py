@@ -21,6 +21,7 @@ from policy.promote import (
     excess_ratio,
     install,
     interval,
+    log_rows,
     log_summary,
     log_veto,
     main,
@@ -139,12 +140,37 @@ def _log(path, versions, jcts):
 def test_log_summary_reports_the_on_policy_mean_and_other_versions(tmp_path):
     rules = {"candidate": make_scorer("lookahead"), "served": make_scorer("worst-fit")}
     s = log_summary(_log(tmp_path, ["v1", "v1", "v0"], [10.0, 20.0, 30.0]), served_version="v1", **rules)
-    assert s["on_policy_mean_jct_s"] == pytest.approx(20.0) and s["with_outcome"] == 3
+    # the on-policy mean is the served version's own pods: v0's 30 s pod is another policy's outcome
+    assert s["on_policy_mean_jct_s"] == pytest.approx(15.0) and s["with_outcome"] == 2
+    assert (s["serve_decisions"], s["served_version_decisions"], s["judged_decisions"]) == (3, 2, 3)
     assert s["model_versions"] == {"v0": 1, "v1": 2} and s["other_versions"] == ["v0"]
     # rows without recorded inputs: the contention model has no decision to rebuild, and says so
     assert s["model_based"]["n"] == 0 and s["model_based"]["skipped"]["no_inputs"] == 3
     assert log_summary(_log(tmp_path, ["v1"] * 2, [5.0, 7.0]), served_version="v1",
                        **rules)["other_versions"] == []
+
+
+def _mixed(path):
+    """A serve row of each of two versions and a shadow row, no outcomes."""
+    rows = [decision_row(ts=i, replica="r", mode=mode, pod=("ns", f"p{i}", f"u{i}"), requests=[1, 1],
+                         demand=[1, 1, 0, 0], demand_source="requests", policy="model", model_version=v,
+                         nodes=["a", "b"], scores=[10, 0], raw=[1.0, 0.0], chosen="a")
+            for i, (mode, v) in enumerate([("serve", "v1"), ("serve", "v0"), ("shadow", "v0")])]
+    (path / "decisions-1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return read_log(path).joined()
+
+
+def test_log_rows_picks_the_served_versions_serve_rows_or_the_shadow_rows(tmp_path):
+    pairs = _mixed(tmp_path)
+    assert [d["name"] for d, _ in log_rows(pairs, "all", "v1")] == ["p0", "p1", "p2"]
+    assert [d["name"] for d, _ in log_rows(pairs, "served", "v1")] == ["p0"]
+    assert [d["name"] for d, _ in log_rows(pairs, "shadow", "v1")] == ["p2"]
+    with pytest.raises(ValueError, match="--log-rows"):
+        log_rows(pairs, "some", "v1")
+    s = log_summary(pairs, served_version="v1", candidate=make_scorer("lookahead"), served=make_scorer("worst-fit"),
+                    rows="shadow", hot_filter="prefer-cool", nodes=frozenset({"b"}), daemon_pods=1)
+    assert (s["rows"], s["judged_decisions"], s["nodes"], s["hot_filter"]) == ("shadow", 1, ["b"], "prefer-cool")
+    assert s["other_versions"] == ["v0"]  # serve rows only: a shadow row's writer does not matter
 
 
 def _mb(ratio, lo, hi, n=40):
