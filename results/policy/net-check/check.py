@@ -289,6 +289,8 @@ def main() -> int:
         if not j["finished"]:
             continue
         peers = by_node[(j["seed"], j["arm"], j["node"])]
+        j["net_peers"] = sum(1 for p in peers if p is not j and p["kind"] == "net"
+                             and p["start"] <= j["start"] < p["finish"])
         j["compute_peers"] = sum(1 for p in peers if p is not j and p["kind"] in COMPUTE
                                  and p["start"] <= j["start"] < p["finish"])
         m = (j["finish"] - j["start"]) / j["t1"]
@@ -305,6 +307,8 @@ def main() -> int:
              "best_solo_s": j["t1"], "solo_s": j["solo"], "measured": m, "C": None if c is None else c[1],
              "S0": s0, "S": s, "alone": pa, "measured_own": mo}
         r["groups"] = group_of(j)
+        if j["kind"] == "net" and j["node"] != "rn-small":  # not in the plan: why C errs (README, results)
+            r["groups"].append(f"{r['groups'][0]}/{'with' if j['net_peers'] else 'no'}-net-peer")
         for mod in MODELS:
             r[f"e_{mod}"] = None if r[mod] is None else math.log(r[mod] / m)
             r[f"eo_{mod}"] = None if r[mod] is None else math.log(r[mod] / pa / mo)
