@@ -26,7 +26,9 @@ required node affinity do not allow (``kube.affinity``: In, NotIn, Exists, DoesN
 that a policy re-scored from the log avoids them too. Without this, in the lab, the shadow chose the tainted
 system node at a third of the bindings (``results/lab/shadow-rejudged-2026-12-07``). A pod's label constraints
 are judged over every node once per distinct requirement while no node or label changes (``_refused_by_labels``,
-the last ``LABELS_MEMO`` requirements: the pods of a workload share one).
+the last ``LABELS_MEMO`` requirements: the pods of a workload share one), through a ``kube.affinity.LabelIndex``
+of the nodes' labels kept as long (each key's values coded once; a requirement then costs a few numpy passes and
+one ``matches`` per group of nodes alike on its keys, not one per node).
 
 Limits: drsched's choice ignores the constraints that depend on the other pods (pod affinity and
 anti-affinity, topology spread) and the unsupported operators above: it may name a node the pod could not go
@@ -47,10 +49,10 @@ from typing import Any
 
 import numpy as np
 
-from extender.decide import ServedPolicy, Thresholds, passes_filter, score
+from extender.decide import ServedPolicy, Thresholds, passes_filter, whole
 from extender.selection import PodSelector
 from extender.telemetry import Telemetry
-from kube.affinity import NodeRequirement, node_requirement
+from kube.affinity import LabelIndex, NodeRequirement, node_requirement
 from kube.cache import CacheView, ClusterCache, PodRecord
 from kube.logs import kv
 from kube.objects import pod_key, pod_terminated, tolerates, workload_key
@@ -97,6 +99,7 @@ class ShadowRecorder:
         self._jct = {True: [0, 0.0], False: [0, 0.0]}            # agreed -> [pods ended, sum of their JCT]
         self._labels_memo: dict[NodeRequirement, np.ndarray] = {}  # requirement -> refused nodes (watch thread)
         self._labels_of_memo: tuple = (None, None)  # the view's (labels, index) the memo's answers hold for
+        self._label_index: LabelIndex | None = None  # the nodes' labels of that view, coded (watch thread)
 
     # -- the watch thread ---------------------------------------------------------------------------------
     def is_binding(self, event_type: str, pod: Mapping, prior: PodRecord | None) -> bool:
@@ -122,14 +125,16 @@ class ShadowRecorder:
         snap = view.snapshot(now)
         view_ = PodView(requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                         name=key[1], workload=self.workload_of(pod))
-        scored = score(snap, view_, self.policy, max_usage_age=self.max_usage_age)
+        # the encoding and raw values of every node, what a prioritize's ``score`` computes (its 0-10 scores over the
+        # encoder's mask are not the shadow's: it maps over the nodes its filter allows, below)
+        enc, raw, _ = whole(snap, view_, self.policy, max_usage_age=self.max_usage_age)
         blocked = self._blocked(pod, view)  # nodes the pod could not have been bound to (module doc)
         # the filter judges the nodes the pod could use (its prefer modes look for a cool one among them)
         usable = replace(snap, ready=snap.ready & ~blocked) if blocked.any() else snap
-        allowed = scored.enc.mask & np.isfinite(scored.raw) & \
+        allowed = enc.mask & np.isfinite(raw) & \
             passes_filter(usable, view_, self.thresholds, self.max_usage_age)
-        final = to_extender_scores(scored.raw, allowed, self.policy.mapping)
-        chosen = served_choice(scored.raw, allowed, row)
+        final = to_extender_scores(raw, allowed, self.policy.mapping)
+        chosen = served_choice(raw, allowed, row)
         spec = pod.get("spec") or {}
         result: dict[str, Any] = {"pod": f"{key[0]}/{key[1]}",
                                   "scheduler": spec.get("schedulerName") or "default-scheduler",
@@ -148,9 +153,9 @@ class ShadowRecorder:
                 requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                 workload=view_.workload, policy=self.policy.name, model_version=self.policy.version,
                 nodes=snap.names, scores=final,
-                raw=scored.raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
+                raw=raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
                 slowdown=slowdown, predicted_gain=gain, keep=self.keep, keep_inputs=self.keep_inputs,
-                inputs=DecisionInputs(snap=snap, cluster=scored.enc.cluster, max_usage_age=self.max_usage_age,
+                inputs=DecisionInputs(snap=snap, cluster=enc.cluster, max_usage_age=self.max_usage_age,
                                       blocked=blocked if blocked.any() else None, daemon_pods=view.daemon_pods)))
         if self.track is not None:
             self.track(uid)
@@ -178,10 +183,10 @@ class ShadowRecorder:
         if self._labels_of_memo[0] is not labels or self._labels_of_memo[1] is not index:
             self._labels_memo.clear()
             self._labels_of_memo = (labels, index)
+            self._label_index = LabelIndex(view.names, labels)
         refused = self._labels_memo.get(need)
         if refused is None:
-            refused = np.fromiter((not need.matches(labels.get(n, {})) for n in view.names), dtype=bool,
-                                  count=len(view.names))
+            refused = ~self._label_index.allowed(need)
             if len(self._labels_memo) >= LABELS_MEMO:
                 del self._labels_memo[next(iter(self._labels_memo))]  # the oldest
             self._labels_memo[need] = refused
