@@ -87,17 +87,22 @@ class LabelIndex:
     def allowed(self, need: NodeRequirement) -> np.ndarray:
         """(N,) ``need.matches`` of each node's labels."""
         n = len(self.names)
-        group = np.zeros(n, dtype=np.int64)
-        for key in need.keys:  # nodes alike on the keys so far, refined by the next key's codes
+        group, size = np.zeros(n, dtype=np.int64), 1  # nodes alike on the keys so far share a group id < size
+        for key in need.keys:
             codes = self._column(key)
-            group = np.unique(group * (int(codes.max(initial=-1)) + 2) + (codes + 1), return_inverse=True)[1]
-        if n == 0:
-            return np.zeros(0, dtype=bool)
-        _, first, inverse = np.unique(group, return_index=True, return_inverse=True)
+            width = int(codes.max(initial=-1)) + 2
+            group, size = group * width + (codes + 1), size * width
+            if size > 4 * n + 64:  # keep the ids small: number the groups that occur
+                uniq, group = np.unique(group, return_inverse=True)
+                size = uniq.size
+        member = np.full(size, -1, dtype=np.int64)
+        member[group] = np.arange(n)  # one node of each group (any: they agree on every key need reads)
+        present = np.flatnonzero(member >= 0)
         get, none = self.labels.get, {}
-        answer = np.fromiter((need.matches(get(self.names[i], none)) for i in first.tolist()), dtype=bool,
-                             count=first.size)
-        return answer[inverse]
+        answer = np.zeros(size, dtype=bool)
+        answer[present] = np.fromiter((need.matches(get(self.names[i], none)) for i in member[present].tolist()),
+                                      dtype=bool, count=present.size)
+        return answer[group]
 
 
 def _holds(expression: Expression, labels: Mapping[str, str]) -> bool:
