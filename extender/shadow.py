@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from extender.decide import ServedPolicy, Thresholds, passes_filter, whole
+from extender.decide import ServedPolicy, Thresholds, passes_filter, score
 from extender.selection import PodSelector
 from extender.telemetry import Telemetry
 from kube.affinity import LabelIndex, NodeRequirement, node_requirement
@@ -125,16 +125,14 @@ class ShadowRecorder:
         snap = view.snapshot(now)
         view_ = PodView(requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                         name=key[1], workload=self.workload_of(pod))
-        # the encoding and raw values of every node, what a prioritize's ``score`` computes (its 0-10 scores over the
-        # encoder's mask are not the shadow's: it maps over the nodes its filter allows, below)
-        enc, raw, _ = whole(snap, view_, self.policy, max_usage_age=self.max_usage_age)
+        scored = score(snap, view_, self.policy, max_usage_age=self.max_usage_age)
         blocked = self._blocked(pod, view)  # nodes the pod could not have been bound to (module doc)
         # the filter judges the nodes the pod could use (its prefer modes look for a cool one among them)
         usable = replace(snap, ready=snap.ready & ~blocked) if blocked.any() else snap
-        allowed = enc.mask & np.isfinite(raw) & \
+        allowed = scored.enc.mask & np.isfinite(scored.raw) & \
             passes_filter(usable, view_, self.thresholds, self.max_usage_age)
-        final = to_extender_scores(raw, allowed, self.policy.mapping)
-        chosen = served_choice(raw, allowed, row)
+        final = to_extender_scores(scored.raw, allowed, self.policy.mapping)
+        chosen = served_choice(scored.raw, allowed, row)
         spec = pod.get("spec") or {}
         result: dict[str, Any] = {"pod": f"{key[0]}/{key[1]}",
                                   "scheduler": spec.get("schedulerName") or "default-scheduler",
@@ -153,9 +151,9 @@ class ShadowRecorder:
                 requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                 workload=view_.workload, policy=self.policy.name, model_version=self.policy.version,
                 nodes=snap.names, scores=final,
-                raw=raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
+                raw=scored.raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
                 slowdown=slowdown, predicted_gain=gain, keep=self.keep, keep_inputs=self.keep_inputs,
-                inputs=DecisionInputs(snap=snap, cluster=enc.cluster, max_usage_age=self.max_usage_age,
+                inputs=DecisionInputs(snap=snap, cluster=scored.enc.cluster, max_usage_age=self.max_usage_age,
                                       blocked=blocked if blocked.any() else None, daemon_pods=view.daemon_pods)))
         if self.track is not None:
             self.track(uid)

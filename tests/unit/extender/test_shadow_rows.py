@@ -1,8 +1,7 @@
 """Shadow mode's rows and results are bitwise what the plain computation gives, on random clusters and events.
 
-``ShadowRecorder.on_binding`` saves work: the encoding and raw values without a prioritize's unused 0-10 scores
-(``extender.decide.whole``), the predicted slowdowns on the two nodes alone (``policy.predicted``), the label
-check through a ``kube.affinity.LabelIndex``. Each must leave what is recorded as it was. Here every binding of
+``ShadowRecorder.on_binding`` saves work: the predicted slowdowns on the two nodes alone (``policy.predicted``),
+the label check through a ``kube.affinity.LabelIndex``. Each must leave what is recorded as it was. Here every binding of
 random event sequences (bindings with and without node selectors and affinity, tolerations, node label and
 taint changes, usage samples, pods ending) is also computed the plain way, from the same cache view at the
 same clock: the score of every node over the whole snapshot (``extender.decide.score``), the label check
