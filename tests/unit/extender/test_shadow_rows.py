@@ -1,9 +1,9 @@
 """Shadow mode's rows and results are bitwise what the plain computation gives, on random clusters and events.
 
 ``ShadowRecorder.on_binding`` saves work: the predicted slowdowns on the two nodes alone (``policy.predicted``),
-the label check through a ``kube.affinity.LabelIndex``. Each must leave what is recorded as it was. Here every binding of
-random event sequences (bindings with and without node selectors and affinity, tolerations, node label and
-taint changes, usage samples, pods ending) is also computed the plain way, from the same cache view at the
+the label check through a ``kube.affinity.LabelIndex``. Each must leave what is recorded as it was. Here every
+binding of random event sequences (bindings with and without node selectors and affinity, tolerations, node label and
+taint changes, usage samples) is also computed the plain way, from the same cache view at the
 same clock: the score of every node over the whole snapshot (``extender.decide.score``), the label check
 node by node (``NodeRequirement.matches``), the slowdowns with estimated usage and jobs over every node; the
 decision row built from them must be byte for byte the row the recorder queued, and its result the same.
