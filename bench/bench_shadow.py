@@ -21,6 +21,10 @@ and the run says whether every pass wrote the same rows.
     taskset -c 0 nice -n 19 python bench/bench_shadow.py --nodes 1000 --pods 300 --rounds 9 \
         --baseline-tree /tmp/shadow-base
 
+``--profile`` says where a shadowed binding's time goes instead: ``cProfile`` over the watch thread's work (the
+two events, the shadow included), then over building and encoding the rows it queued (the log writer's work,
+done here on the same thread), each listed by cumulative time; it writes no figures.
+
 Prints figures and writes them to ``results/bench/runs/shadow-<UTC start>.json`` (``bench/record.py``: the
 command, the load around the run, the commit; ``--results ''`` writes none); asserts nothing. On a shared
 machine compare within one run.
@@ -176,6 +180,44 @@ def against_baseline(a: argparse.Namespace, path: Path | None, load: float) -> i
     return 0
 
 
+def profile(cluster: Path, names: list[str], n: int, policy: str, top: int = 25) -> None:
+    """``--profile`` (module doc): the watch thread's work and the writer's, each under cProfile."""
+    import cProfile
+    import pstats
+
+    import orjson
+
+    s = build_settings(kubeconfig="/dev/null", policy=policy, log_level="WARNING", shadow=True)
+    cache, telemetry = cache_for(cluster), Telemetry()
+    policy_, _ = load_policy(s, telemetry)
+    rec = Recording(s, cache=cache, policy=policy_, telemetry=telemetry,
+                    thresholds=Runtime(settings=s, cache=cache, telemetry=telemetry, policy=policy_).thresholds)
+    queued: list = []
+    rec.shadow.submit = lambda build, *args: queued.append((build, args))  # built below, as the writer would
+    watcher = IndexingWatcher(None, cache, s, store=None, telemetry=telemetry, index=PodIndex(selector={}, port=1),
+                              observer=rec.observe_pod)
+    for pending, bound in pods(n, names, "profile"):
+        watcher._apply("pods", "ADDED", pending)
+        watcher._apply("pods", "MODIFIED", bound)  # a first pass: what is built once is not profiled
+    queued.clear()
+    events = pods(n, names, "profiled")
+    for label, work in (("watch thread: the two events of each bound pod, shadow included", None),
+                        ("log writer: building and encoding each shadow row", queued)):
+        prof = cProfile.Profile()
+        t0 = time.thread_time()
+        prof.enable()
+        if work is None:
+            for pending, bound in events:
+                watcher._apply("pods", "ADDED", pending)
+                watcher._apply("pods", "MODIFIED", bound)
+        else:
+            for build, args in list(work):
+                orjson.dumps(build(*args), option=orjson.OPT_SERIALIZE_NUMPY)
+        prof.disable()
+        print(f"\n== {label}: {(time.thread_time() - t0) / n * 1e3:.3f} CPU ms per bound pod under the profiler")
+        pstats.Stats(prof, stream=sys.stdout).sort_stats("cumulative").print_stats(top)
+
+
 def timed(fn, sink: list[float]):
     """``fn`` that appends its wall time to ``sink`` on each call."""
     def wrapper(**kw):
@@ -244,10 +286,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=9, help="with --baseline-tree: rounds, one pass per tree (default 9)")
     p.add_argument("--results", default=None,
                    help="write the figures here ('' = do not; default results/bench/runs/shadow-<UTC start>.json)")
+    p.add_argument("--profile", action="store_true", help="where a shadowed binding's time goes (module doc)")
     p.add_argument("--one-pass", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.one_pass:
         print(json.dumps(one_pass(a.nodes, a.pods, a.policy)))
+        return 0
+    if a.profile:
+        with tempfile.TemporaryDirectory() as d:
+            cluster = Path(d) / "cluster.yaml"
+            profile(cluster, [x["metadata"]["name"] for x in write_cluster(cluster, a.nodes)], a.pods, a.policy)
         return 0
     if a.baseline_tree is not None and not (a.baseline_tree / "extender" / "shadow.py").is_file():
         p.error(f"--baseline-tree {a.baseline_tree}: not a drsched checkout with shadow mode (no extender/shadow.py)")
