@@ -10,6 +10,21 @@
 
     python bench/bench_shadow.py --nodes 1000 --pods 300          # the served model (policy/models/default)
 
+``--baseline-tree DIR`` measures the shadow cost alone (no request path) of this checkout and of another
+(``git worktree add --detach DIR main``), each pass in its own process whose ``extender``, ``kube`` and
+``policy`` come from its tree, alternating over ``--rounds`` rounds (ABAB..., which goes first alternating
+too, as ``bench_watch`` does), and prints the ratio this / baseline per round, its median and range: a change
+measured against its baseline in the same run. A pass runs on a fixed clock (``time.time`` constant), so both
+trees write the same rows when they compute the same thing; each pass reports a digest of its decision log,
+and the run says whether every pass wrote the same rows.
+
+    taskset -c 0 nice -n 19 python bench/bench_shadow.py --nodes 1000 --pods 300 --rounds 9 \
+        --baseline-tree /tmp/shadow-base
+
+``--profile`` says where a shadowed binding's time goes instead: ``cProfile`` over the watch thread's work (the
+two events, the shadow included), then over building and encoding the rows it queued (the log writer's work,
+done here on the same thread), each listed by cumulative time; it writes no figures.
+
 Prints figures and writes them to ``results/bench/runs/shadow-<UTC start>.json`` (``bench/record.py``: the
 command, the load around the run, the commit; ``--results ''`` writes none); asserts nothing. On a shared
 machine compare within one run.
@@ -19,14 +34,22 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the extender serves
+FIXED_CLOCK = 1_765_000_000.0
+"""``time.time`` of a ``--one-pass`` process (set before the extender is imported: its defaults bind it), so that
+two checkouts computing the same thing write the same rows (usage ages, Q-values, timestamps)."""
+if "--one-pass" in sys.argv:
+    time.time = lambda: FIXED_CLOCK
 import numpy as np  # noqa: E402
 import record  # noqa: E402  (run as a script: bench/ is on the path)
 from bench_extender import POD, write_cluster  # noqa: E402
@@ -42,6 +65,7 @@ from extender.wire import ExtenderArgs  # noqa: E402
 from kube.cache import ClusterCache  # noqa: E402
 
 PACE_S = 0.005
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def cache_for(cluster: Path) -> ClusterCache:
@@ -86,6 +110,112 @@ def watch_cpu(cluster: Path, names: list[str], n: int, tmp: Path, *, shadow: boo
     rec.log and rec.log.stop()  # the writer's encoding counts: it is extender CPU too
     per_pod = (time.process_time() - start) / n
     return per_pod, rec.summary()
+
+
+def log_digest(directory: Path) -> str:
+    """A digest of every row the decision log in ``directory`` holds, in order."""
+    h = hashlib.sha256()
+    for seg in sorted(directory.glob("decisions-*.jsonl")):
+        h.update(seg.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def one_pass(nodes: int, n: int, policy: str) -> dict:
+    """The shadow cost of this process's checkout: CPU ms per bound pod with shadow + log less without, and the
+    digest of the rows written."""
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        cluster = tmp / "cluster.yaml"
+        names = [x["metadata"]["name"] for x in write_cluster(cluster, nodes)]
+        base, _ = watch_cpu(cluster, names, n, tmp / "w0", shadow=False, policy=policy)
+        shad, summary = watch_cpu(cluster, names, n, tmp / "w1", shadow=True, policy=policy)
+        return {"shadow_cost_cpu_ms": (shad - base) * 1e3, "watch_baseline_cpu_ms": base * 1e3,
+                "watch_shadow_cpu_ms": shad * 1e3, "recorded": summary["bindings"]["recorded"],
+                "rows": log_digest(tmp / "w1")}
+
+
+def in_tree(tree: Path, a: argparse.Namespace) -> dict:
+    """``one_pass`` in a fresh process whose ``extender``, ``kube`` and ``policy`` come from ``tree``, on the CPUs
+    this process may use."""
+    env = dict(os.environ, PYTHONPATH=str(tree), OPENBLAS_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, __file__, "--one-pass", "--nodes", str(a.nodes), "--pods", str(a.pods),
+                          "--policy", a.policy], env=env, cwd=tree, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"bench_shadow: the pass in {tree} failed:\n{out.stderr.strip()[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def against_baseline(a: argparse.Namespace, path: Path | None, load: float) -> int:
+    """``--baseline-tree``: the shadow cost of both checkouts, alternating, and their ratio per round."""
+    trees = {"this": ROOT, "baseline": a.baseline_tree.resolve()}
+    runs: dict[str, list[dict]] = {name: [] for name in trees}
+    print(f"shadow cost, {a.nodes} nodes, {a.pods} bound pods, {a.rounds} rounds, policy={a.policy}, "
+          f"CPUs {sorted(os.sched_getaffinity(0))}; load {load:.2f}")
+    for r in range(1, a.rounds + 1):
+        for name in (list(trees) if r % 2 else list(trees)[::-1]):  # which goes first alternates too
+            f = in_tree(trees[name], a)
+            runs[name].append(f)
+            print(f"  round {r} {name:8s} shadow cost {f['shadow_cost_cpu_ms']:.3f} CPU ms per bound pod "
+                  f"(watch {f['watch_baseline_cpu_ms']:.3f} -> {f['watch_shadow_cpu_ms']:.3f}); rows {f['rows']}",
+                  flush=True)
+    ratios = [t["shadow_cost_cpu_ms"] / b["shadow_cost_cpu_ms"]
+              for t, b in zip(runs["this"], runs["baseline"], strict=True)]
+    med = {name: statistics.median(f["shadow_cost_cpu_ms"] for f in runs[name]) for name in trees}
+    same = len({f["rows"] for name in trees for f in runs[name]}) == 1
+    for name in trees:
+        xs = [f["shadow_cost_cpu_ms"] for f in runs[name]]
+        print(f"  {name:8s} shadow cost median {med[name]:.3f} ({min(xs):.3f}-{max(xs):.3f}) CPU ms per bound pod")
+    print(f"  this / baseline per round: {', '.join(f'{x:.2f}' for x in ratios)}; median "
+          f"{statistics.median(ratios):.2f} (min {min(ratios):.2f}, max {max(ratios):.2f})")
+    print(f"  rows: {'the same in every pass' if same else 'DIFFER between passes'}")
+    figures = {"nodes": a.nodes, "pods": a.pods, "policy": a.policy, "rounds": runs,
+               "cpus": sorted(os.sched_getaffinity(0)), "commit": record.commit_of(ROOT),
+               "baseline_tree": str(a.baseline_tree), "baseline_commit": record.commit_of(trees["baseline"]),
+               "this_shadow_cost_cpu_ms_median": med["this"], "baseline_shadow_cost_cpu_ms_median": med["baseline"],
+               "ratio_per_round": ratios, "ratio_median": statistics.median(ratios), "ratio_min": min(ratios),
+               "ratio_max": max(ratios), "rows_equal": same}
+    written = record.write(path, figures, load_before=load, overwrite=False)
+    if written:
+        print(f"figures: {written}")
+    return 0
+
+
+def profile(cluster: Path, names: list[str], n: int, policy: str, top: int = 25) -> None:
+    """``--profile`` (module doc): the watch thread's work and the writer's, each under cProfile."""
+    import cProfile
+    import pstats
+
+    import orjson
+
+    s = build_settings(kubeconfig="/dev/null", policy=policy, log_level="WARNING", shadow=True)
+    cache, telemetry = cache_for(cluster), Telemetry()
+    policy_, _ = load_policy(s, telemetry)
+    rec = Recording(s, cache=cache, policy=policy_, telemetry=telemetry,
+                    thresholds=Runtime(settings=s, cache=cache, telemetry=telemetry, policy=policy_).thresholds)
+    queued: list = []
+    rec.shadow.submit = lambda build, *args: queued.append((build, args))  # built below, as the writer would
+    watcher = IndexingWatcher(None, cache, s, store=None, telemetry=telemetry, index=PodIndex(selector={}, port=1),
+                              observer=rec.observe_pod)
+    for pending, bound in pods(n, names, "profile"):
+        watcher._apply("pods", "ADDED", pending)
+        watcher._apply("pods", "MODIFIED", bound)  # a first pass: what is built once is not profiled
+    queued.clear()
+    events = pods(n, names, "profiled")
+    for label, work in (("watch thread: the two events of each bound pod, shadow included", None),
+                        ("log writer: building and encoding each shadow row", queued)):
+        prof = cProfile.Profile()
+        t0 = time.thread_time()
+        prof.enable()
+        if work is None:
+            for pending, bound in events:
+                watcher._apply("pods", "ADDED", pending)
+                watcher._apply("pods", "MODIFIED", bound)
+        else:
+            for build, args in list(work):
+                orjson.dumps(build(*args), option=orjson.OPT_SERIALIZE_NUMPY)
+        prof.disable()
+        print(f"\n== {label}: {(time.thread_time() - t0) / n * 1e3:.3f} CPU ms per bound pod under the profiler")
+        pstats.Stats(prof, stream=sys.stdout).sort_stats("cumulative").print_stats(top)
 
 
 def timed(fn, sink: list[float]):
@@ -151,12 +281,31 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pods", type=int, default=300, help="bound pods / prioritize calls timed (default 300)")
     p.add_argument("--log-nodes", type=int, default=20, help="decision_log_nodes of the shorter-row shadow arm")
     p.add_argument("--policy", default="model", help="served policy: model (the shipped DQN) or a heuristic")
+    p.add_argument("--baseline-tree", type=Path, default=None,
+                   help="measure the shadow cost of this checkout and of DIR, alternating (module doc)")
+    p.add_argument("--rounds", type=int, default=9, help="with --baseline-tree: rounds, one pass per tree (default 9)")
     p.add_argument("--results", default=None,
                    help="write the figures here ('' = do not; default results/bench/runs/shadow-<UTC start>.json)")
+    p.add_argument("--profile", action="store_true", help="where a shadowed binding's time goes (module doc)")
+    p.add_argument("--one-pass", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
+    if a.one_pass:
+        print(json.dumps(one_pass(a.nodes, a.pods, a.policy)))
+        return 0
+    if a.profile:
+        with tempfile.TemporaryDirectory() as d:
+            cluster = Path(d) / "cluster.yaml"
+            profile(cluster, [x["metadata"]["name"] for x in write_cluster(cluster, a.nodes)], a.pods, a.policy)
+        return 0
+    if a.baseline_tree is not None and not (a.baseline_tree / "extender" / "shadow.py").is_file():
+        p.error(f"--baseline-tree {a.baseline_tree}: not a drsched checkout with shadow mode (no extender/shadow.py)")
+    if a.rounds < 1:
+        p.error("--rounds must be at least 1")
     path = record.run_path("shadow") if a.results is None else (a.results or None)
     record.refuse_existing(path)
     load = record.load_average()
+    if a.baseline_tree is not None:
+        return against_baseline(a, path, load)
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         cluster = tmp / "cluster.yaml"

@@ -26,7 +26,9 @@ required node affinity do not allow (``kube.affinity``: In, NotIn, Exists, DoesN
 that a policy re-scored from the log avoids them too. Without this, in the lab, the shadow chose the tainted
 system node at a third of the bindings (``results/lab/shadow-rejudged-2026-12-07``). A pod's label constraints
 are judged over every node once per distinct requirement while no node or label changes (``_refused_by_labels``,
-the last ``LABELS_MEMO`` requirements: the pods of a workload share one).
+the last ``LABELS_MEMO`` requirements: the pods of a workload share one), through a ``kube.affinity.LabelIndex``
+of the nodes' labels kept as long (each key's values coded once; a requirement then costs a few numpy passes and
+one ``matches`` per group of nodes alike on its keys, not one per node).
 
 Limits: drsched's choice ignores the constraints that depend on the other pods (pod affinity and
 anti-affinity, topology spread) and the unsupported operators above: it may name a node the pod could not go
@@ -50,7 +52,7 @@ import numpy as np
 from extender.decide import ServedPolicy, Thresholds, passes_filter, score
 from extender.selection import PodSelector
 from extender.telemetry import Telemetry
-from kube.affinity import NodeRequirement, node_requirement
+from kube.affinity import LabelIndex, NodeRequirement, node_requirement
 from kube.cache import CacheView, ClusterCache, PodRecord
 from kube.logs import kv
 from kube.objects import pod_key, pod_terminated, tolerates, workload_key
@@ -97,6 +99,7 @@ class ShadowRecorder:
         self._jct = {True: [0, 0.0], False: [0, 0.0]}            # agreed -> [pods ended, sum of their JCT]
         self._labels_memo: dict[NodeRequirement, np.ndarray] = {}  # requirement -> refused nodes (watch thread)
         self._labels_of_memo: tuple = (None, None)  # the view's (labels, index) the memo's answers hold for
+        self._label_index: LabelIndex | None = None  # the nodes' labels of that view, coded (watch thread)
 
     # -- the watch thread ---------------------------------------------------------------------------------
     def is_binding(self, event_type: str, pod: Mapping, prior: PodRecord | None) -> bool:
@@ -178,10 +181,10 @@ class ShadowRecorder:
         if self._labels_of_memo[0] is not labels or self._labels_of_memo[1] is not index:
             self._labels_memo.clear()
             self._labels_of_memo = (labels, index)
+            self._label_index = LabelIndex(view.names, labels)
         refused = self._labels_memo.get(need)
         if refused is None:
-            refused = np.fromiter((not need.matches(labels.get(n, {})) for n in view.names), dtype=bool,
-                                  count=len(view.names))
+            refused = ~self._label_index.allowed(need)
             if len(self._labels_memo) >= LABELS_MEMO:
                 del self._labels_memo[next(iter(self._labels_memo))]  # the oldest
             self._labels_memo[need] = refused

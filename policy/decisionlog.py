@@ -168,7 +168,7 @@ def decision_row(*, ts: float, replica: str, mode: str, pod: tuple[str, str, str
     are recorded for the ``keep_inputs`` best of those and the chosen and actual ones (0: for all of them;
     ``inputs_of``)."""
     total = len(nodes)
-    kept = list(range(total))
+    kept = range(total)
     if 0 < keep < total:
         nodes, scores, raw, kept = _best(nodes, scores, raw, keep=keep, also=(chosen, actual))
     at = list(range(len(nodes)))
@@ -257,7 +257,12 @@ def _best(nodes: Sequence[str], scores, raw, *, keep: int,
     r = np.nan_to_num(np.asarray(raw, dtype=np.float64), nan=-np.inf)
     rows = set(np.lexsort((-r, -s))[:keep].tolist())
     names = list(nodes)
-    rows.update(names.index(n) for n in also if n is not None and n in names)
+    for n in also:  # one scan of the names each (``in`` then ``index`` scanned twice)
+        if n is not None:
+            try:
+                rows.add(names.index(n))
+            except ValueError:
+                pass
     idx = sorted(rows)
     return [names[i] for i in idx], s[idx].astype(np.int64), np.asarray(raw, dtype=np.float64)[idx], idx
 

@@ -92,6 +92,13 @@ def test_a_boolean_is_not_a_number():
         check_row(decision(propensity=True), path="f", line=1)
 
 
+def test_keep_skips_a_chosen_or_actual_node_the_row_does_not_score():
+    row = decision_row(ts=1.0, replica="r", mode="shadow", pod=("ns", "p", "u"), requests=[1, 1], demand=[1, 1, 0, 0],
+                       demand_source="requests", policy="p", model_version="v", nodes=["a", "b", "c"],
+                       scores=[3, 10, 0], raw=[0.3, 0.9, 0.1], chosen="gone", actual="c", keep=1)
+    assert row["nodes"] == ["b", "c"] and row["chosen"] == "gone" and row["nodes_total"] == 3
+
+
 def test_keep_holds_the_best_nodes_and_the_chosen_and_actual_ones_in_order():
     row = decision_row(ts=1.0, replica="r", mode="shadow", pod=("ns", "p", "u"), requests=[1, 1], demand=[1, 1, 0, 0],
                        demand_source="requests", policy="p", model_version="v", nodes=["a", "b", "c", "d", "e"],
