@@ -124,6 +124,8 @@ TARGET_NODES_P99_MS, TARGET_ENCODE_Q_MS, TARGET_RSS_MIB = 5.0, 2.0, 142.0
 TARGET_NOOP_RATIO, TARGET_RATIO = 0.85, 0.7
 ROUNDS_TO_ARGUE = 5
 """Interleaved rounds a scheduler run needs before the README's row prefers it to a newer, shorter run."""
+SCALE_NODES = 5000
+"""A scheduler run at this many KWOK nodes or more is the scale row (issue #26's 5,000 nodes), not the main one."""
 
 
 class BenchRecordError(ValueError):
@@ -253,7 +255,7 @@ def benchmarks(records: dict[str, dict]) -> str:
     """The README's Benchmarks table from the result files the benchmarks write (``bench/record.py``)."""
     lines = ["| what | figure | target | run |", "|---|---|---|---|"]
     renderers = {"sim": _sim_rows, "policy": _policy_rows, "extender": _extender_rows,
-                 "scheduler": _scheduler_rows, "monitor": _monitor_rows}
+                 "scheduler": _scheduler_rows, SCALE: _scheduler_rows, "monitor": _monitor_rows}
     for name, rows in renderers.items():
         if name in records:
             lines += rows(records[name])
@@ -276,14 +278,30 @@ KEEP_EVERY_RUN = {"scheduler": (_enough_rounds, False), "extender": (_every_size
 """Benchmark -> (which of its run files the table prefers, whether the legacy file comes before a run it does not)."""
 
 
+SCALE = "scheduler-scale"
+"""The records' key of the scale row: the scheduler runs at ``SCALE_NODES`` or more, chosen as the main row is."""
+
+
+def _at_scale(rec: dict) -> bool:
+    return rec["figures"].get("nodes", 0) >= SCALE_NODES
+
+
 def bench_record(root: Path, bench: str) -> dict | None:
     """The record ``bench``'s rows come from, with ``file`` (its path from ``root``): the newest of
     ``results/bench/runs/<bench>-*.json`` (by ``measured_at``, then name) that ``KEEP_EVERY_RUN`` prefers, else the
     newest run, else the legacy ``results/bench/<bench>.json`` (the extender: the legacy file before a run of
-    fewer sizes); None when there is none."""
+    fewer sizes); None when there is none. The scheduler's runs at ``SCALE_NODES`` or more are ``SCALE``'s, chosen
+    among themselves the same way (no legacy file), and never the main row's."""
+    scale = bench == SCALE
+    bench = "scheduler" if scale else bench
     prefer, legacy_first = KEEP_EVERY_RUN[bench]
     runs = [{**json.loads(p.read_text()), "file": str(BENCH_RUNS / p.name)}
             for p in (root / BENCH_RUNS).glob(f"{bench}-*.json")]
+    if bench == "scheduler":
+        runs = [rec for rec in runs if _at_scale(rec) == scale]
+        if scale:
+            runs.sort(key=lambda rec: (rec["measured_at"], rec["file"]), reverse=True)
+            return next((rec for rec in runs if prefer(rec)), runs[0] if runs else None)
     runs.sort(key=lambda rec: (rec["measured_at"], rec["file"]), reverse=True)
     path = root / BENCH / f"{bench}.json"
     legacy = [{**json.loads(path.read_text()), "file": str(BENCH / path.name)}] if path.is_file() else []
@@ -296,7 +314,7 @@ def derived(root: Path) -> dict[Path, str]:
     """Every derived result file (relative path -> content) whose inputs are present."""
     res, out = root / RESULTS, {}
     records = {p.stem: json.loads(p.read_text()) for p in sorted((root / BENCH).glob("*.json"))}
-    for bench in KEEP_EVERY_RUN:
+    for bench in (*KEEP_EVERY_RUN, SCALE):
         rec = bench_record(root, bench)
         if rec is not None:
             records[bench] = rec

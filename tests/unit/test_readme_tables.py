@@ -202,6 +202,23 @@ def test_the_scheduler_row_is_the_newest_run_with_five_rounds_then_the_newest_th
     assert "Commands: `python bench/bench_scheduler.py --repeat 5`" in (bench / "benchmarks.md").read_text()
 
 
+def test_a_scheduler_run_at_5000_nodes_is_its_own_row_and_never_the_main_one(tmp_path):
+    bench = tmp_path / "results" / "bench"
+    (bench / "runs").mkdir(parents=True)
+    (tmp_path / "README.md").write_text("# no blocks\n")
+    five = _scheduler_run([0.9, 0.8, 0.7, 0.86, 0.95], "2026-12-02 10:40 UTC")
+    (bench / "runs" / "scheduler-20261202T1000.json").write_text(json.dumps(five))
+    scale = _scheduler_run([0.4], "2026-12-03 10:40 UTC")  # newer, five times the nodes, one round
+    scale["figures"]["nodes"] = 5000
+    (bench / "runs" / "scheduler-20261203T1000.json").write_text(json.dumps(scale))
+    assert _run("--root", str(tmp_path)).returncode == 0
+    rows = [line for line in (bench / "benchmarks.md").read_text().splitlines() if "stock kube-scheduler" in line]
+    assert len(rows) == 2
+    assert "500 KWOK nodes" in rows[0] and "`results/bench/runs/scheduler-20261202T1000.json` |" in rows[0]
+    assert "5,000 KWOK nodes" in rows[1] and "`results/bench/runs/scheduler-20261203T1000.json` |" in rows[1]
+    assert "ratio to no-op extender **0.40**" in rows[1]
+
+
 def test_a_scheduler_record_without_a_complete_round_is_one_line_naming_the_file(tmp_path):
     bench = tmp_path / "results" / "bench"
     (bench / "runs").mkdir(parents=True)
