@@ -77,7 +77,8 @@ def small_infeasible(rows: list[dict], daemon_cpu_m: float, daemon_mem_mi: float
                  and (r["finish_s"] == "" or t < float(r["finish_s"]))]
         cpu = daemon_cpu_m + sum(int(r["cpu_request_m"]) for r in there)
         mem = daemon_mem_mi + sum(int(r["mem_request_mi"]) for r in there)
-        fits = (cpu + int(me["cpu_request_m"]) <= alloc["cpu_m"]) and (mem + int(me["mem_request_mi"]) <= alloc["mem_mi"])
+        fits = (cpu + int(me["cpu_request_m"]) <= alloc["cpu_m"]
+                and mem + int(me["mem_request_mi"]) <= alloc["mem_mi"])
         out[f"offered={offered}, fits by requests at start={fits}"] += 1
     return {"net_serve_rows": len(serve), **dict(sorted(out.items()))}
 
