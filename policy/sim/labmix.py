@@ -1,6 +1,7 @@
 """The real-node lab's job mixes as simulator workloads: ``lab-<variant>`` (the DRS world) and
 ``lab-<world>-<variant>`` (any other world of ``policy.labworld.WORLDS``, e.g. ``lab-multi-resource-under``), with
-``-<shape>`` after them for a job shape other than ``core`` (e.g. ``lab-misleading-small``).
+``-<shape>`` after them for a job shape other than ``core`` (e.g. ``lab-misleading-small``), and ``-x0.4`` last for
+the jobs of the lab's isolated frame (``policy.labworld.ISOLATED_SCALE``: ``lab-multi-resource-under-x0.4``).
 
 Why it exists: drsched's model lost to the default scheduler on the lab's four real nodes (``rn-*`` in
 ``policy.sim.cluster``), and the question is whether the simulator shows the same; before a lab scenario
@@ -19,9 +20,19 @@ lab's ``rn-small`` (``CPU_SECONDS_PER_UNIT``), so those two are measurements; a 
 core (``--cores``: the fraction and small shapes) takes that many times longer, at its cap. Each job's demand is its
 template's exactly (the lab annotates every pod with its true use), and work varies by a small lognormal
 factor for the run-to-run noise of real runtimes.
+
+The isolated frame (``node_scale`` below 1): host isolation shrinks the lab's nodes by one factor and its jobs with
+them (``policy.labworld.scaled_template``: cpu use scaled, compute work in as many fewer units, each that much
+longer, so a job's seconds alone are unchanged), and the lab computes each request from the scaled use with the
+scaled caps and the unscaled floor (``cpu_request_m(..., node_scale=...)``: 80 m and 10 m in ``under``). Drawn here
+the same way, with the same random draws as at 1.0, so a seed's jobs, work and arrival times are the same in both
+frames; only the cpu figures, and the requests the floor keeps from scaling, differ. The nodes to match are
+``policy.sim.cluster``'s ``mr-iso-*`` and ``mr-lab-*``.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -29,12 +40,14 @@ from policy.labworld import (
     ALIBABA_USE_PER_REQUEST,
     COMPUTE_KINDS,
     DEFAULT_WORLD,
+    ISOLATED_SCALE,
     SHAPES,
     TEMPLATES,
     VARIANTS,
     WORLDS,
     Template,
     cpu_request_m,
+    scaled_template,
     scaled_units,
 )
 from policy.sim.arrivals import offered_work
@@ -75,19 +88,35 @@ def demand(template: Template) -> tuple[float, float, float, float]:
     return (template.cpu_use_m / 1000, template.mem_use_mi / 1024, template.net_mbit / 8, template.io_mbps)
 
 
-def lab_workload(world: str, variant: str, shape: str = JOB_SHAPE) -> str:
-    """The workload name of ``world``'s ``shape`` jobs with ``variant`` requests (module doc)."""
+class LabWorkload(NamedTuple):
+    """What a lab workload name says: the world, the request variant, the job shape and the nodes' scale."""
+
+    world: str
+    variant: str
+    shape: str = JOB_SHAPE
+    node_scale: float = 1.0
+
+
+NODE_SCALES = (1.0, ISOLATED_SCALE)
+"""The frames a lab workload is drawn in: the world as described, and the lab's isolated nodes (module doc)."""
+
+
+def lab_workload(world: str, variant: str, shape: str = JOB_SHAPE, node_scale: float = 1.0) -> str:
+    """The workload name of ``world``'s ``shape`` jobs with ``variant`` requests in the frame of ``node_scale``
+    (module doc)."""
     name = f"lab-{variant}" if world == DEFAULT_WORLD else f"lab-{world}-{variant}"
-    return name if shape == JOB_SHAPE else f"{name}-{shape}"
+    name = name if shape == JOB_SHAPE else f"{name}-{shape}"
+    return name if node_scale == 1.0 else f"{name}-x{node_scale:g}"
 
 
-LAB_WORKLOADS: dict[str, tuple[str, str, str]] = {
-    lab_workload(w, v, s): (w, v, s) for w in WORLDS for v in VARIANTS for s in SHAPES}
-"""Every lab workload name -> (world, request variant, job shape)."""
+LAB_WORKLOADS: dict[str, LabWorkload] = {
+    lab_workload(w, v, s, f): LabWorkload(w, v, s, f) for w in WORLDS for v in VARIANTS for s in SHAPES
+    for f in NODE_SCALES}
+"""Every lab workload name -> what it says (``LabWorkload``)."""
 
 
-def parse_lab_workload(workload: str) -> tuple[str, str, str] | None:
-    """(world, request variant, job shape) of a lab workload name (``lab-...``), or None for any other workload."""
+def parse_lab_workload(workload: str) -> LabWorkload | None:
+    """What a lab workload name (``lab-...``) says, or None for any other workload."""
     if not workload.startswith("lab-"):
         return None
     if workload not in LAB_WORKLOADS:
@@ -96,10 +125,11 @@ def parse_lab_workload(workload: str) -> tuple[str, str, str] | None:
 
 
 def sample_lab(variant: str, n: int, rng: np.random.Generator, *, world: str = DEFAULT_WORLD,
-               scale: float | None = None, shape: str = JOB_SHAPE) -> list[JobSpec]:
+               scale: float | None = None, shape: str = JOB_SHAPE, node_scale: float = 1.0) -> list[JobSpec]:
     """Draw ``n`` ``shape`` jobs of ``world`` with ``variant`` requests at ``scale`` (None: the world's,
-    ``World.scale``), submit time 0 (arrivals set it). ``misleading`` first draws one use / request ratio per
-    template from ``ALIBABA_USE_PER_REQUEST`` (the episode's workloads, as a lab seed's)."""
+    ``World.scale``), submit time 0 (arrivals set it), on nodes ``node_scale`` times the world's (module doc).
+    ``misleading`` first draws one use / request ratio per template from ``ALIBABA_USE_PER_REQUEST`` (the
+    episode's workloads, as a lab seed's)."""
     if variant not in VARIANTS:
         raise UnknownClassError("lab request variant", variant, VARIANTS)
     if world not in WORLDS:
@@ -118,8 +148,10 @@ def sample_lab(variant: str, n: int, rng: np.random.Generator, *, world: str = D
     for k in drawn:
         options = options_of[kinds[int(k)]]
         tpl = options[int(rng.integers(len(options)))]
+        tpl = scaled_template(tpl, node_scale)  # its key, which the ratio is drawn by, stays
         seconds = work(tpl, scale) * float(np.exp(WORK_SIGMA * rng.standard_normal()))
-        requests = (cpu_request_m(tpl.cpu_use_m, variant, ratio=ratio.get(tpl.key)) / 1000, tpl.mem_use_mi / 1024)
+        requests = (cpu_request_m(tpl.cpu_use_m, variant, node_scale=node_scale, ratio=ratio.get(tpl.key)) / 1000,
+                    tpl.mem_use_mi / 1024)
         out.append(JobSpec(tpl.kind, seconds, requests, demand(tpl)))
     return out
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from policy.labworld import (
     ALIBABA_USE_PER_REQUEST,
@@ -13,6 +16,7 @@ from policy.labworld import (
     JOB_SOLO_COLUMNS,
     MISLEADING_LEVEL,
     MISLEADING_MAX_REQUEST_M,
+    MONITOR_POD_REQUESTS,
     REAL_NODES,
     SHAPES,
     SMALL_CPU_M,
@@ -121,3 +125,11 @@ def test_small_jobs_fit_the_smallest_node_spread_4x_and_cap_their_cores_at_their
     assert max(uses) / min(uses) >= 4
     assert MISLEADING_MAX_REQUEST_M < smallest
     assert MISLEADING_LEVEL == pytest.approx(0.2 * 0.633)  # under's level at the sample's median ratio
+
+
+def test_the_monitor_pod_s_requests_are_the_daemonset_manifest_s():
+    # policy may read no file (it is pure), so the manifest's figures are written in labworld; this keeps them equal.
+    doc = yaml.safe_load((Path(__file__).parents[3] / "manifests/monitor/daemonset.yaml").read_text())
+    (container,) = doc["spec"]["template"]["spec"]["containers"]
+    assert container["resources"]["requests"] == {"cpu": f"{MONITOR_POD_REQUESTS[0]}m",
+                                                  "memory": f"{MONITOR_POD_REQUESTS[1]}Mi"}

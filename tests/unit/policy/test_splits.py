@@ -71,7 +71,9 @@ def test_each_test_family_leaves_training_on_the_axis_it_names():
 
 def test_the_lab_families_are_evaluation_only_and_leave_the_splits_alone():
     assert SPLITS["lab"] is LAB and set(LAB) == {"lab-under", "lab-flat", "lab-honest", "lab-mr-under", "lab-mr-flat",
-                                                 "lab-mr-honest", "lab-misleading", "lab-tenants"}
+                                                 "lab-mr-honest", "lab-misleading", "lab-tenants",
+                                                 *(f"lab-mr-{v}-{frame}" for v in ("under", "flat", "honest")
+                                                   for frame in ("isolated", "daemons"))}
     assert not set(LAB) & (set(VALIDATION) | set(TEST))
     r = _train_ranges()
     for fam in LAB.values():
@@ -92,6 +94,15 @@ def test_the_multi_resource_families_run_that_worlds_nodes_and_mix():
         c = LAB[f"lab-mr-{v}"].config
         assert c["cluster"] == "mr-small:1,mr-medium:1,mr-medium-mem:1,mr-large:1"
         assert c["workload"] == f"lab-multi-resource-{v}" and c["profile_error"] == 0.0
+
+
+def test_the_lab_frame_families_run_the_same_variant_s_jobs_scaled_on_the_scaled_nodes():
+    for v in ("under", "flat", "honest"):
+        base = LAB[f"lab-mr-{v}"].config
+        for frame, prefix in (("isolated", "mr-iso"), ("daemons", "mr-lab")):
+            c = LAB[f"lab-mr-{v}-{frame}"].config
+            assert c == {**base, "cluster": base["cluster"].replace("mr-", f"{prefix}-"),
+                         "workload": f"{base['workload']}-x0.4"}
 
 
 def test_the_tenants_family_runs_the_misleading_family_s_nodes_and_jobs_with_under_s_requests_and_tenants():

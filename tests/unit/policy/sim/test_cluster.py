@@ -3,7 +3,15 @@
 import numpy as np
 import pytest
 
-from policy.sim.cluster import NODE_TYPES, NodeType, parse_cluster, scaled_cluster
+from policy.sim.cluster import (
+    MULTI_CLUSTER,
+    MULTI_ISOLATED_CLUSTER,
+    MULTI_LAB_CLUSTER,
+    NODE_TYPES,
+    NodeType,
+    parse_cluster,
+    scaled_cluster,
+)
 from policy.sim.errors import ConfigError, UnknownClassError
 
 
@@ -79,3 +87,22 @@ def test_scaled_cluster_keeps_the_proportions_by_largest_remainder(spec, n, grow
 def test_scaled_cluster_refuses_ranges_repeats_and_no_nodes(spec, n):
     with pytest.raises(ConfigError):
         scaled_cluster(spec, n)
+
+
+def test_the_lab_s_frame_scales_the_multi_resource_nodes_cpu_and_the_lab_s_nodes_hold_the_daemonset_pod():
+    rng = np.random.default_rng(0)
+    plain, iso, lab = (parse_cluster(c, rng) for c in (MULTI_CLUSTER, MULTI_ISOLATED_CLUSTER, MULTI_LAB_CLUSTER))
+    # results/lab/multi-resource-2026-12-07/nodes.csv: 100/200/200/400 m, memory and links as described
+    assert iso.capacity[:, 0].tolist() == pytest.approx([0.1, 0.2, 0.2, 0.4])
+    assert lab.capacity.tolist() == iso.capacity.tolist()
+    assert iso.capacity[:, 1:].tolist() == plain.capacity[:, 1:].tolist()
+    assert plain.reserved is None and iso.reserved is None and plain.daemon_pods is None
+    # every decision row of that run shows an empty job node at 20 m, 48 Mi, one pod
+    assert lab.reserved.tolist() == [[0.02, 48 / 1024]] * 4 and lab.daemon_pods.tolist() == [1.0] * 4
+    assert [t.split("-")[1] for t in lab.types] == ["lab"] * 4
+
+
+@pytest.mark.parametrize("reserved,daemons", [((0.6, 0.0), 1), ((-0.1, 0.0), 1), ((0.1, 0.0), 110), ((0.0,), 0)])
+def test_node_type_refuses_reserved_requests_beyond_it(reserved, daemons):
+    with pytest.raises(ConfigError, match="reserved"):
+        NodeType("bad", (0.5, 1.0, 1.0, 1.0), 110, reserved=reserved, daemon_pods=daemons)

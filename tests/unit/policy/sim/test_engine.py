@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from policy.baselines.koord import Koord
+from policy.features import feasible_mask
 from policy.sim import (
     ConfigError,
     InfeasiblePlacement,
@@ -349,3 +350,43 @@ def test_more_tenants_than_nodes_is_a_config_error():
         Simulator(SimConfig(cluster="standard:2", tenants=3), seed=1)
     with pytest.raises(ConfigError, match="tenants"):
         SimConfig(tenants=-1)
+
+
+def _lab_sim(jobs, cluster):
+    return Simulator(SimConfig(cluster=cluster, profile="class"), seed=0, jobs=jobs)
+
+
+def test_the_lab_s_nodes_start_holding_the_daemonset_pod_s_requests_and_filter_by_them():
+    # rn-small as the lab ran it: 100 m allocatable, 20 m and 48 Mi of it requested by the monitor DaemonSet pod, so
+    # one 80 m compute job fills it and a 10 m net pod no longer fits beside it (it would on the bare node).
+    compute = JobSpec("cpu", 13.0, (0.08, 0.0625), (0.4, 0.0625, 0.0, 0.0), submit=0.0)
+    net = JobSpec("net", 15.0, (0.01, 0.09375), (0.04, 0.09375, 4.19, 0.0), submit=1.0)
+    for cluster, fits in (("mr-lab-small:1,mr-lab-large:1", False), ("mr-iso-small:1,mr-iso-large:1", True)):
+        sim = _lab_sim([compute, net], cluster)
+        snap = sim.snapshot()
+        daemons = cluster.startswith("mr-lab")
+        assert snap.requested[0].tolist() == pytest.approx([0.02, 48 / 1024] if daemons else [0.0, 0.0])
+        assert snap.pods.tolist() == ([1.0, 1.0] if daemons else [0.0, 0.0])
+        assert sim.next_decision().job_id == 0
+        sim.place(0)  # the compute job fills the small node by requests (exactly, with the DaemonSet pod)
+        pending = sim.next_decision()
+        assert pending.job_id == 1
+        assert bool(feasible_mask(sim.snapshot(), pending.pod)[0]) is fits, cluster
+        sim.place(1)
+        result = run(sim, first_feasible)
+        assert result.finished == 2
+        # an empty node is back to exactly what its DaemonSet pod requests
+        assert sim.fleet.requested.ravel().tolist() == pytest.approx([0.02, 48 / 1024] * 2 if daemons else [0] * 4)
+        assert sim.fleet.free_cpu[0] == pytest.approx(0.1 - (0.02 if daemons else 0.0) + 1e-9)
+
+
+def test_the_daemonset_pod_uses_nothing_and_slows_no_job():
+    job = JobSpec("cpu", 13.0, (0.08, 0.0625), (0.4, 0.0625, 0.0, 0.0), submit=0.0)
+    jct = {c: run(_lab_sim([job], f"{c}-large:1"), first_feasible).jct.tolist() for c in ("mr-iso", "mr-lab")}
+    assert jct["mr-iso"] == jct["mr-lab"] == pytest.approx([13.0])
+
+
+def test_a_pod_that_fits_only_the_bare_node_is_unschedulable_beside_the_daemonset():
+    big = JobSpec("cpu", 5.0, (0.09, 0.0625), (0.09, 0.0625, 0.0, 0.0), submit=0.0)
+    assert run(_lab_sim([big], "mr-iso-small:1"), first_feasible).finished == 1
+    assert run(_lab_sim([big], "mr-lab-small:1"), first_feasible).unschedulable == 1

@@ -7,6 +7,7 @@ import pytest
 
 from policy.labworld import (
     ALIBABA_USE_PER_REQUEST,
+    ISOLATED_SCALE,
     MISLEADING_LEVEL,
     MIX,
     REAL_NODES,
@@ -22,6 +23,8 @@ from policy.sim.errors import ConfigError, UnknownClassError
 from policy.sim.labmix import (
     CPU_SECONDS_PER_UNIT,
     LAB_WORKLOADS,
+    NODE_SCALES,
+    LabWorkload,
     demand,
     lab_workload,
     parse_lab_workload,
@@ -79,15 +82,35 @@ def test_the_multi_resource_world_draws_the_pulling_net_template_and_the_core_co
     ("lab-honest", ("drs", "honest", "core")), ("lab-misleading-small", ("drs", "misleading", "small")),
     ("lab-multi-resource-under", ("multi-resource", "under", "core")),
     ("lab-multi-resource-honest-fraction", ("multi-resource", "honest", "fraction")),
+    ("lab-multi-resource-under-x0.4", ("multi-resource", "under", "core", 0.4)),
+    ("lab-misleading-small-x0.4", ("drs", "misleading", "small", 0.4)),
     ("drs", None), ("cpu:2,io:1", None)])
 def test_lab_workload_names(workload, expected):
-    assert parse_lab_workload(workload) == expected
-    if expected is not None:
+    parsed = parse_lab_workload(workload)
+    if expected is None:
+        assert parsed is None
+    else:
+        assert parsed == LabWorkload(*expected)
         assert lab_workload(*expected) == workload
 
 
-def test_every_world_has_a_workload_per_variant_and_job_shape():
-    assert len(LAB_WORKLOADS) == len(WORLDS) * len(VARIANTS) * len(SHAPES)
+def test_every_world_has_a_workload_per_variant_job_shape_and_frame():
+    assert len(LAB_WORKLOADS) == len(WORLDS) * len(VARIANTS) * len(SHAPES) * len(NODE_SCALES)
+
+
+def test_the_isolated_frame_draws_the_same_jobs_with_the_lab_s_scaled_use_and_requests():
+    # The lab's jobs.csv (results/lab/multi-resource-2026-12-07): compute jobs ask for 80 m, net and io 10 m (the
+    # floor: 0.2 x 40 m = 8), against 200 m and 20 m as the world is described; work and draws unchanged.
+    plain, iso = (sample_lab("under", 300, np.random.default_rng(11), world="multi-resource", node_scale=f)
+                  for f in (1.0, ISOLATED_SCALE))
+    assert [j.kind for j in plain] == [j.kind for j in iso]
+    assert [j.work for j in iso] == pytest.approx([j.work for j in plain], rel=1e-12)
+    for p, j in zip(plain, iso, strict=True):
+        compute = j.kind in ("cpu", "train")
+        assert j.requests[0] == pytest.approx(0.08 if compute else 0.01)
+        assert p.requests[0] == pytest.approx(0.2 if compute else 0.02)
+        assert j.demand[0] == pytest.approx(p.demand[0] * ISOLATED_SCALE)
+        assert j.demand[1:] == p.demand[1:] and j.requests[1] == p.requests[1]
 
 
 def test_a_capped_compute_job_takes_longer_alone_by_its_cap():
