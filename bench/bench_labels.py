@@ -213,10 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                "labels_memo": LABELS_MEMO, "cpus": cpus, "note": a.note,
                "commit": record.commit_of(Path(__file__).resolve().parent),
                "label_check_us": check, "binding_us": bind, "canary_us": gate}
-    written = record.write(path, figures, load_before=load, overwrite=False)
-    if written:
-        print(f"figures: {written}")
-    return 0
+    return record.finish(path, figures, load_before=load)
 
 
 if __name__ == "__main__":

@@ -174,10 +174,7 @@ def against_baseline(a: argparse.Namespace, path: Path | None, load: float) -> i
                "this_shadow_cost_cpu_ms_median": med["this"], "baseline_shadow_cost_cpu_ms_median": med["baseline"],
                "ratio_per_round": ratios, "ratio_median": statistics.median(ratios), "ratio_min": min(ratios),
                "ratio_max": max(ratios), "rows_equal": same}
-    written = record.write(path, figures, load_before=load, overwrite=False)
-    if written:
-        print(f"figures: {written}")
-    return 0
+    return record.finish(path, figures, load_before=load)
 
 
 def profile(cluster: Path, names: list[str], n: int, policy: str, top: int = 25) -> None:
@@ -336,10 +333,7 @@ def main(argv: list[str] | None = None) -> int:
                "watch_baseline_cpu_ms": base * 1e3, "watch_shadow_cpu_ms": shad * 1e3, "shadow_cost_cpu_ms": cost,
                "shadow_cost_cpu_ms_log_nodes": (short - base) * 1e3, "prioritize_cpu_ms": prio,
                "shadow_bindings": summary["bindings"], **r}
-    written = record.write(path, figures, load_before=load, overwrite=False)
-    if written:
-        print(f"figures: {written}")
-    return 0
+    return record.finish(path, figures, load_before=load)
 
 
 if __name__ == "__main__":

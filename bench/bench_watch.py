@@ -304,10 +304,7 @@ def main(argv: list[str] | None = None) -> int:
             same = {f["decisions"] for name in trees for f in runs[name]}
             figures["decisions_equal"] = len(same) == 1
             print(f"  decisions: {'the same in every pass' if len(same) == 1 else 'DIFFER: ' + ', '.join(same)}")
-    written = record.write(path, figures, load_before=load, overwrite=False)
-    if written:
-        print(f"figures: {written}")
-    return 0
+    return record.finish(path, figures, load_before=load)
 
 
 if __name__ == "__main__":

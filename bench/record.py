@@ -71,6 +71,15 @@ def write(path: str | Path | None, figures: dict, *, load_before: float, overwri
     return path
 
 
+def finish(path: str | Path | None, figures: dict, *, load_before: float) -> int:
+    """A benchmark's last step: ``write`` its figures to a new file (never over one), say where, and give the
+    command's exit status (0)."""
+    written = write(path, figures, load_before=load_before, overwrite=False)
+    if written:
+        print(f"figures: {written}")  # noqa: T201 -- the benchmark's printout
+    return 0
+
+
 def commit_of(tree: Path) -> str | None:
     """The commit checked out in ``tree`` (None outside git): which code a record's figures measured."""
     try:
