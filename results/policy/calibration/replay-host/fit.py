@@ -63,6 +63,16 @@ def seeds_arg(text: str) -> list[int]:
     return out
 
 
+def speeds_arg(text: str) -> dict[str, float]:
+    out = {}
+    for part in filter(None, text.split(",")):
+        kind, _, v = part.partition("=")
+        if kind not in COMPUTE_KINDS:
+            raise argparse.ArgumentTypeError(f"not a compute kind: {kind!r}")
+        out[kind] = float(v)
+    return out
+
+
 def flagged_runs(directory: Path) -> set[tuple[int, str, str]]:
     """(seed, arm, variant) of every run a ``gates.csv`` row flags; none when there is no such file."""
     path = directory / "gates.csv"
@@ -177,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit-seeds", type=seeds_arg, required=True, help="e.g. 311-316")
     ap.add_argument("--held-out-results", type=Path, help="results directory of the held-out seeds (default --results)")
     ap.add_argument("--held-out-seeds", type=seeds_arg, default=[], help="e.g. 317-319 (none: fit only)")
+    ap.add_argument("--speeds", type=speeds_arg, help="e.g. cpu=0.92,train=0.83: score with these, no fit (a rerun "
+                    "on data whose fitting seeds changed since the registered fit)")
     ap.add_argument("--out", type=Path, default=HERE, help="where the outputs go")
     args = ap.parse_args(argv)
     if set(args.fit_seeds) & set(args.held_out_seeds):
@@ -186,14 +198,16 @@ def main(argv: list[str] | None = None) -> int:
     fit_jobs, _ = complete_seeds(fit_jobs, args.fit_seeds, set(), fit_info.pop("flagged"))
     schedule_all(fit_jobs, caps)
     scored_fit = [j for j in fit_jobs if j.lab.scored]
-    speeds, curves = {}, {}
+    speeds, curves = dict(args.speeds or {}), {}
     for k in COMPUTE_KINDS:
-        speeds[k], curves[k] = fit_speed([j for j in scored_fit if j.lab.kind == k])
+        if k not in speeds:
+            speeds[k], curves[k] = fit_speed([j for j in scored_fit if j.lab.kind == k])
     summary = {"model": "S (policy.calibrate.stay) under policy.sim.calibration.default_params(), a speed v per "
                         "compute kind on the focal job's progress; net and io at v = 1",
                "error": "|predicted - measured| / measured run slowdown (policy.calibrate.replay.Prediction.error)",
                "params": default_params().as_dict(), "speed_grid": [SPEEDS[0], SPEEDS[-1], 0.01],
                "fit": {"results": str(args.results), "seeds": args.fit_seeds, **fit_info, "speeds": speeds,
+                       "speeds_given": sorted(args.speeds or {}),
                        "curves": curves, "figures": table(scored_fit, speeds)}}
     held: list[Job] = []
     if args.held_out_seeds:
