@@ -174,6 +174,29 @@ def table(jobs: list[Job], speeds: dict[str, float], by_seed: bool = False) -> d
             for g, js in groups.items()}
 
 
+def intervals(jobs: list[Job], speeds: dict[str, float], draws: int = 2000) -> dict:
+    """95 % percentile intervals of each compute kind's median and p90 error at the fitted v, resampling runs
+    (seed x arm) with their jobs kept together, as net-check's bootstrap (seed 0). Descriptive: not registered."""
+    out = {}
+    for k in COMPUTE_KINDS:
+        by: dict[tuple, list[float]] = defaultdict(list)
+        for j in jobs:
+            if j.lab.kind == k:
+                by[j.lab.run].append(predict(j, speeds[k]).error)
+        runs = sorted(by)
+        if not runs:
+            continue
+        rng = np.random.default_rng(0)
+        med, p90 = [], []
+        for _ in range(draws):
+            e = np.concatenate([by[runs[i]] for i in rng.integers(0, len(runs), len(runs))])
+            med.append(np.median(e))
+            p90.append(np.percentile(e, 90))
+        out[k] = {"median": [round(float(x), 4) for x in np.percentile(med, [2.5, 97.5])],
+                  "p90": [round(float(x), 4) for x in np.percentile(p90, [2.5, 97.5])], "runs": len(runs)}
+    return out
+
+
 def verdict(held: dict) -> dict:
     per = {k: {"median": held[k]["fitted"]["median"], "p90": held[k]["fitted"]["p90"],
                "met": bool(held[k]["fitted"]["n"]) and held[k]["fitted"]["median"] <= TARGET[0]
@@ -218,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         held = [j for j in held if j.lab.scored]
         figs = table(held, speeds, by_seed=True)
         summary["held_out"] = {"results": str(hdir), "seeds": args.held_out_seeds, **done, **hinfo,
-                               "figures": figs, "verdict": verdict(figs)}
+                               "figures": figs, "verdict": verdict(figs),
+                               "intervals_not_registered": intervals(held, speeds)}
     args.out.mkdir(parents=True, exist_ok=True)
     write_predictions(args.out / "predictions.csv", [("fit", j) for j in scored_fit] + [("held-out", j) for j in held],
                       speeds)
@@ -266,6 +290,9 @@ def markdown(s: dict) -> str:
         out.append("target (held-out, fitted v, each compute kind: median <= 10 %, p90 <= 25 %): " +
                    ", ".join(f"{k} {x['median']:.1%} / {x['p90']:.1%} {'met' if x['met'] else 'missed'}"
                              for k, x in v["per_kind"].items()) + f" -> **{'met' if v['met'] else 'not met'}**")
+        out.append("95 % run-bootstrap intervals (not registered): " + ", ".join(
+            f"{k} median {x['median'][0]:.1%}-{x['median'][1]:.1%}, p90 {x['p90'][0]:.1%}-{x['p90'][1]:.1%}"
+            for k, x in s["held_out"]["intervals_not_registered"].items()))
         for key in ("seeds_incomplete", "flagged_runs_left_out"):
             out.append(f"{key}: {s['held_out'][key]}")
         out.append("")
