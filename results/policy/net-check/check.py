@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from policy.calibrate.stay import TEMPLATE_OF, CoRunner, rate_schedule, run_time
 from policy.calibration import default_params as log_params
 from policy.decisionlog import read_log
 from policy.labworld import TEMPLATES, scaled_template
@@ -37,8 +38,6 @@ SERVED = "policy/models/default.npz"
 JOB_NODES = frozenset({"rn-small", "rn-medium", "rn-medium-mem", "rn-large"})
 MEDIUM = ("rn-medium", "rn-medium-mem")
 COMPUTE = ("cpu", "train")
-TEMPLATE_OF = {("cpu", 800): "cpu-s", ("cpu", 1600): "cpu-l", ("train", 800): "train-m", ("io", 60): "io-m",
-               ("net", 240): "net-p"}  # (kind, scaled units) -> template key; 0.4 x 2000 / 4000 / 2000 units
 DRAWS, SEED = 2000, 0
 MARGIN, WRONG = math.log(1.05), math.log(1.15)
 MODELS = ("C", "S0", "S")
@@ -89,22 +88,10 @@ def _rate(me: dict, others: list[dict], cap: tuple, params) -> float:
 
 def sim_predictions(me: dict, node: str, peers: list[dict], cap: tuple, params) -> tuple[float, float]:
     """(S0, S) slowdowns of job ``me`` started at its own start on ``node`` whose jobs are ``peers`` (their
-    measured starts and finishes; ``me`` itself left out)."""
-    others = [p for p in peers if p is not me]
-    t, work = me["start"], me["t1"]
-
-    def present(at: float) -> list[dict]:
-        return [p for p in others if p["start"] <= at < p["finish"]]
-
-    s0 = 1.0 / max(_rate(me, present(t), cap, params), 1e-9)
-    events = sorted({x for p in others for x in (p["start"], p["finish"]) if t < x < math.inf})
-    for nxt in [*events, math.inf]:
-        x = max(_rate(me, present(t), cap, params), 1e-9)
-        if t + work / x <= nxt:
-            return s0, (t + work / x - me["start"]) / me["t1"]
-        work -= x * (nxt - t)
-        t = nxt
-    raise AssertionError("unreachable: the last interval is unbounded")
+    measured starts and finishes; ``me`` itself left out): ``policy.calibrate.stay``'s rule."""
+    others = [CoRunner(p["start"], p["finish"], p["demand"], p["requests"]) for p in peers if p is not me]
+    schedule = rate_schedule(me["start"], me["demand"], me["requests"], others, cap, params)
+    return 1.0 / schedule[0][1], run_time(schedule, me["t1"]) / me["t1"]
 
 
 def alone(me: dict, cap: tuple, params) -> float:
