@@ -127,8 +127,10 @@ def _daemon_pods(view: CacheView, rows: np.ndarray | None, cache_rows: np.ndarra
     """Each encoded snapshot row's DaemonSet pods, as the cache counts them, for the decision log (off the scoring
     itself): names mode encodes the view, so its own array; Nodes mode takes its pods from the cache too, so the
     same count at each item's cache row (0 where uncached, as its pods are)."""
-    if rows is not None or view.daemon_pods is None or cache_rows is None:
-        return view.daemon_pods if rows is not None else None
+    if rows is not None:
+        return view.daemon_pods
+    if view.daemon_pods is None or cache_rows is None:
+        return None
     daemon = np.zeros(len(cache_rows), dtype=np.int64)
     hit = cache_rows >= 0
     daemon[hit] = view.daemon_pods[cache_rows[hit]]

@@ -141,11 +141,18 @@ def test_split() -> list[str]:
     lines += ["", "Per family and load (test), / the best heuristic on the case:", "",
               "| family | load | best heuristic | " + " | ".join(policies) + " |",
               "|---|---:|---|" + "---:|" * len(policies)]
+    lines += case_rows(ex, per, policies)
+    return lines
+
+
+def case_rows(ex: dict, per: dict, policies) -> list[str]:
+    """One table row per (family, load): the best heuristic's excess, then each policy's ratio to it."""
+    rows = []
     for f, ld in cases(ex):
         best = min(HEURISTICS, key=lambda h: ex[(f, ld, h)])
         cells = " | ".join("n/a" if per[p][(f, ld)] is None else f"{per[p][(f, ld)]:.2f}" for p in policies)
-        lines.append(f"| {f} | {ld:g} | {best} {ex[(f, ld, best)]:.4f} | {cells} |")
-    return lines
+        rows.append(f"| {f} | {ld:g} | {best} {ex[(f, ld, best)]:.4f} | {cells} |")
+    return rows
 
 
 def nodes_1000() -> list[str]:
@@ -158,10 +165,7 @@ def nodes_1000() -> list[str]:
              f"/ the best of {', '.join(HEURISTICS)} on the case; target <= {NODES_TARGET}.", "",
              "| family | load | best heuristic | " + " | ".join(policies) + " |",
              "|---|---:|---|" + "---:|" * len(policies)]
-    for f, ld in cases(ex):
-        best = min(HEURISTICS, key=lambda h: ex[(f, ld, h)])
-        cells = " | ".join("n/a" if per[p][(f, ld)] is None else f"{per[p][(f, ld)]:.2f}" for p in policies)
-        lines.append(f"| {f} | {ld:g} | {best} {ex[(f, ld, best)]:.4f} | {cells} |")
+    lines += case_rows(ex, per, policies)
     lines.append(f"| geometric mean (target <= {NODES_TARGET}) | | | "
                  + " | ".join(f"**{geometric_mean(per[p].values()):.3f}**" for p in policies) + " |")
     lines.append("| / default-k8s | | | " + " | ".join(
