@@ -50,9 +50,10 @@ version: the cluster's own decisions by the model in question) or ``shadow`` (sh
 scheduler, re-scored from their inputs, so whoever served when they were written does not matter).
 
 That estimate rests on the model's assumptions (one decision changed at a time, the rates at the decision hold
-for the pod's stay; ``policy.offline``), so it does not promote on its own; it can only stop a promotion: when its whole interval lies above 1 (the cluster's own
-pods say the candidate loses), the simulator's verdict is overruled and nothing is installed. A log with no
-pods both models can be estimated on (no recorded inputs, no outcomes yet) says nothing either way.
+for the pod's stay; ``policy.offline``), so it does not promote on its own; it can only stop a promotion: when
+its whole interval lies above 1 (the cluster's own pods say the candidate loses), the simulator's verdict is
+overruled and nothing is installed. A log with no pods both models can be estimated on (no recorded inputs, no
+outcomes yet) says nothing either way.
 
 ``--apply`` (only on promote; otherwise a dry run that says what it would do) copies the served ``.npz`` and
 ``.json`` to ``<name>.prev.npz`` / ``.prev.json`` and replaces them with the candidate's, each through
