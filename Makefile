@@ -93,8 +93,9 @@ evaluate: venv  ## the README's result tables: run the evaluations into results/
 	nice -n 5 $(PY) -m policy.evaluate migration --workers 2 --no-plots --out results/policy/migration
 	$(PY) scripts/readme_tables.py
 
-model: venv  ## train the shipped default model with a fixed seed
-	$(PY) -m policy.train --config policy/models/default-train.yaml --out policy/models/default
+TEACHER := results/policy/distill/models/ens-all7.npz
+model: venv  ## the shipped model: distil it from the committed teacher, same weights byte for byte (~1 min); the whole chain: policy/README.md
+	$(PY) -m policy.distill --teacher $(TEACHER) --out policy/models/default
 
 bench: venv  ## print the benchmark figures (simulator, policy inference/training, extender, monitor)
 	$(PY) bench/bench_sim.py

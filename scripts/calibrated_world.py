@@ -49,6 +49,8 @@ ORIGINAL = "original-world/"
 """The original-world result folders are ``ORIGINAL`` + their name; ``dqn:default`` in them, in the calibrated
 folders and in ``MODEL_DIR`` is the model shipped then, now ``OLD_MODEL``."""
 OLD_MODEL = "policy/models/original-world.npz"
+RETRAINED = "policy/models/archive/default-ebc0f11-s100000.npz"
+"""The retrained model, shipped as ``policy/models/default.npz`` until the distilled student replaced it."""
 OUT = RESULTS / "calibrated-world.md"
 RUNS = (("validation", "validation, argmax"), ("validation-served", "validation, served"),
         ("test", "test, argmax"), ("test-served", "test, served (the README headline)"))
@@ -152,11 +154,12 @@ def report(root: Path) -> tuple[str, dict[Path, str]]:
 
 
 def candidate(root: Path, cal: str) -> list[str]:
-    """The model retrained in ``cal`` (shipped now) against the old one, evaluated in both worlds."""
-    meta = json.loads((root / "policy/models/default.json").read_text())
+    """The model retrained in ``cal`` (shipped until the student) against the old one, evaluated in both worlds."""
+    meta = json.loads((root / RETRAINED).with_suffix(".json").read_text())
     train = meta["train_config"]
-    lines = [f"## The model retrained in `{cal}`, shipped now", "",
-             f"`policy/models/default.npz` (version `{meta['version']}`, `dqn:calibrated` in these folders): the "
+    lines = [f"## The model retrained in `{cal}`, shipped until the distilled student", "",
+             f"`{RETRAINED}` (version `{meta['version']}`, `dqn:calibrated` in these folders; it was "
+             "`policy/models/default.npz` until `results/policy/ship-student/` replaced it): the "
              f"shipped recipe (`policy/models/default-train.yaml`, seed {train['seed']}, {train['steps']:,} steps, "
              f"`make model`) in `{cal}`, the simulator's active set; it was first trained as "
              f"`policy/models/calibrated.npz` with `--contention {cal}`, to the same weights. The kept checkpoint "
@@ -197,7 +200,7 @@ def candidate(root: Path, cal: str) -> list[str]:
 
 def _controls(root: Path, cal: str) -> list[str]:
     """Every trained model side by side: dqn / best model-based (geometric mean) and mean excess."""
-    models = [("original, seed 1 (old)", DQN), (f"{cal}, seed 1 (retrained, shipped now)", CANDIDATE)]
+    models = [("original, seed 1 (old)", DQN), (f"{cal}, seed 1 (retrained, shipped until the student)", CANDIDATE)]
     models += [(f"{w}, seed {sd}", f"dqn:{w}-s{sd}") for w, sd in CONTROLS]
     first = read_summary(root / MODEL_DIR / f"original-{RUNS[0][0]}" / "summary.csv")
     models = [(label, pol) for label, pol in models if any(r["policy"] == pol for r in first)]

@@ -1,5 +1,10 @@
-"""The shipped default model: servable, documented by its metadata, and clearly better than chance."""
+"""The shipped default model: servable, documented by its metadata, and clearly better than chance.
 
+It is the student distilled from the seven-network ensemble ``ens-all7`` (``results/policy/distill/``), promoted
+by ``policy.promote --apply`` (``results/policy/ship-student/``); its teacher is committed beside the student, so
+``make model`` rebuilds it from the repository alone."""
+
+import hashlib
 import json
 from pathlib import Path
 
@@ -11,7 +16,9 @@ from policy.model import ModelScorer, load_model
 from policy.sim.config import SimConfig
 from policy.sim.episode import run_episode
 
-MODEL = Path(__file__).resolve().parents[3] / "policy" / "models" / "default.npz"
+ROOT = Path(__file__).resolve().parents[3]
+MODEL = ROOT / "policy" / "models" / "default.npz"
+TEACHER = ROOT / "results" / "policy" / "distill" / "models" / "ens-all7.npz"
 
 
 @pytest.fixture(scope="module")
@@ -20,10 +27,14 @@ def model():
 
 
 def test_metadata_records_how_it_was_made_and_scored(model):
+    # a distilled artifact: its teacher (by digest, committed in the repository), the fit's config and report
     meta = json.loads(MODEL.with_suffix(".json").read_text())
-    assert meta["train_config"]["seed"] == 1 and meta["train_config"]["reward"] == "shaped"
-    assert set(meta["eval_excess_slowdown"]) >= {"dqn", "default-k8s", "demand-aware"}
-    assert meta["source_commit"] and meta["trained_steps"] > 0
+    teacher = meta["distilled_from"]
+    assert teacher["weights_sha256"] == hashlib.sha256(TEACHER.read_bytes()).hexdigest()
+    assert teacher["version"] == json.loads(TEACHER.with_suffix(".json").read_text())["version"]
+    assert meta["distill_config"]["seed"] == 0 and meta["distill_config"]["net_arch"] == [64, 64]
+    assert meta["distill_report"]["kept_epoch"] > 0 and meta["distill_states"].startswith("train split")
+    assert meta["source_commit"] and meta["source_dirty"] is False
     assert MODEL.stat().st_size < 1_000_000
 
 
@@ -38,9 +49,11 @@ def test_beats_random_by_half_its_excess_on_fixed_seeds(model):
 HEURISTICS = ("demand-aware", "tlp", "lvrb", "koord")
 MARGIN = 0.10
 """Stated margin: on validation the model's mean excess may exceed the best heuristic's by at most 10 %.
-Measured on these episodes (120 jobs, 2 seeds, the simulator's active contention set fitted-lab): the shipped
-model 0.035 (the one trained in the original set 0.037), default-k8s 0.219, demand-aware 0.049, lvrb 0.430,
-koord 0.456, tlp 0.535."""
+Measured on these episodes (120 jobs, 2 seeds, the simulator's active contention set fitted-lab; argmax): the
+shipped model, the distilled student, 0.036 (the previous shipped model, policy/models/archive/
+default-ebc0f11-s100000, 0.035; the one trained in the original set 0.037), default-k8s 0.219, demand-aware
+0.049, lvrb 0.430, koord 0.456, tlp 0.535. On the random test above the student's excess is 0.16x random's
+(the previous model's 0.16x)."""
 
 
 def test_on_validation_it_beats_default_k8s_and_stays_within_a_margin_of_the_best_heuristic(model):

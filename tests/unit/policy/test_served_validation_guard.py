@@ -13,9 +13,11 @@ ROOT = Path(__file__).resolve().parents[3]
 BAR = 0.9
 
 
-@pytest.mark.xfail(strict=True, reason="measured 2026-12-02: the shipped model's served validation excess is 0.97x "
-                                       "the best heuristic's (band:0.02 at weight 5; 1.09x with min-max at weight "
-                                       "10; geometric mean, 12 cases); the bar is 0.9x")
+@pytest.mark.xfail(strict=True, reason="measured 2026-12-07: the shipped model, the distilled student, is 0.964x "
+                                       "the best heuristic's served validation excess (band:0.02 at weight 5; "
+                                       "geometric mean, 12 cases, seeds 0-4; the DQN it replaced 0.966x); the bar is "
+                                       "0.9x. Its 0.872x on the fresh seeds 20-59 is no pass: those episodes chose it "
+                                       "among eleven candidates (results/policy/fresh-validation)")
 def test_shipped_model_served_validation_excess_is_at_most_0_9x_the_best_heuristics():
     ex = excess_by_case(read_summary(ROOT / "results" / "policy" / "validation-served" / "summary.csv"))
     assert {p for _, _, p in ex} >= {DQN, *HEURISTICS}
