@@ -377,7 +377,7 @@ class Runtime:
 
         now = time.time()
         view = self.cache.view()
-        need = None
+        need = inside = None  # inside: the view's rows encoded over (None: every row, or Nodes mode's candidates)
         if args is not None:
             pod, key = self.pod_view(args.Pod)
             cand = self.candidates(args, now, view)
@@ -387,8 +387,7 @@ class Runtime:
             need = node_requirement(args.Pod) if cand.items is None else None
         else:
             pool = view.pool_of({})
-            snap, unknown = view.pool_snapshot(now, pool), []
-            inside_rows = pool.rows
+            snap, unknown, inside = view.pool_snapshot(now, pool), [], pool.rows
             workload = self.pod_workload(key[2]) if key[2] else None
             labels = self.pod_labels(key[0], key[1])
             canary = None if labels is None else self.recording is None or self.recording.decides_for(
@@ -399,11 +398,9 @@ class Runtime:
         context = rows = None
         if args is not None and cand.items is None:  # as prioritize does: the pod's context of the cache
             ctx = context_of(view, args.Pod, view.lookup(cand.names)[cand.known], now)
-            context, rows, inside_rows = ctx.snap, ctx.rows, ctx.view_rows
-        elif args is not None:
-            inside_rows = None  # Nodes mode: the candidates alone are encoded
-        outside = [] if inside_rows is None else [view.names[i] for i in np.setdiff1d(
-            np.arange(len(view.names)), inside_rows).tolist()]
+            context, rows, inside = ctx.snap, ctx.rows, ctx.view_rows
+        outside = [] if inside is None else [view.names[i] for i in np.setdiff1d(np.arange(len(view.names)),
+                                                                                 inside).tolist()]
         scored = score(snap, pod, self.policy, max_usage_age=self.settings.max_usage_age_s,
                        context=context, rows=rows)
         # What kube-scheduler ends up with: nodes our filter rejects never reach prioritize, so they get 0
