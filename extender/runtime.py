@@ -372,7 +372,7 @@ class Runtime:
         has none, or a Nodes-mode request), the check shadow mode makes. In names mode the features are those of
         the pod's context, as prioritize computes them (``extender.context``); ``outside_context`` names the cached
         nodes left out of it. A cached pod (no ``args``) is explained against the nodes of the pool of a pod that
-        tolerates no taint: the cache keeps no tolerations."""
+        tolerates no taint (the cache keeps no tolerations), or every node where that pool is empty."""
         from policy.features import CLUSTER_FEATURES, NODE_FEATURES, POD_FEATURES
 
         now = time.time()
@@ -387,6 +387,8 @@ class Runtime:
             need = node_requirement(args.Pod) if cand.items is None else None
         else:
             pool = view.pool_of({})
+            if pool.rows is not None and not pool.rows.size:  # every node tainted (KWOK): the pod must tolerate
+                pool = view.pool_of({"spec": {"tolerations": [{"operator": "Exists"}]}})
             snap, unknown, inside = view.pool_snapshot(now, pool), [], pool.rows
             workload = self.pod_workload(key[2]) if key[2] else None
             labels = self.pod_labels(key[0], key[1])

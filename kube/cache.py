@@ -140,7 +140,7 @@ class CacheView:
             r = pool.rows  # take: a quarter of fancy indexing's time on these narrow rows (1,000 nodes)
             got = tuple(a.take(r, axis=0) for a in (self.capacity, self.requested, self.usage, self.usage_ts,
                                                      self.assumed, self.pods, self.max_pods, self.ready))
-            self.pool_rows[pool.key] = got
+            got = self.pool_rows.setdefault(pool.key, got)  # a racing thread's, if first: one set of arrays
         capacity, requested, usage, usage_ts, assumed, pods, max_pods, ready = got
         return ClusterSnapshot(names=pool.names, capacity=capacity, requested=requested, usage=usage,
                                usage_age=np.maximum(now - usage_ts, 0.0), assumed=assumed, pods=pods,

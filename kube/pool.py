@@ -77,7 +77,7 @@ class PoolIndex:
         if pool is None:
             pool = self._build(key)
             if len(self._pools) < POOLS_MEMO:
-                self._pools[key] = pool
+                pool = self._pools.setdefault(key, pool)  # a racing thread's, if first: one object per pool
         return pool
 
     def _build(self, key: tuple) -> Pool:

@@ -164,3 +164,17 @@ def test_explain_reads_the_context_and_names_the_nodes_outside_it(monkeypatch):
     cached = rt.explain(pod=rt.cache.pod_view("ns", "q"), key=("ns", "q", "u-q"))
     assert sorted(n["name"] for n in cached["nodes"]) == sorted(WORKERS)
     assert cached["outside_context"] == ["rn-system"]
+
+
+def test_explain_of_a_cached_pod_where_every_node_is_tainted_reads_every_node(monkeypatch):
+    """A KWOK cluster taints every node and its pods tolerate it: the cache keeps no tolerations, so a cached pod is
+    explained against every node rather than none."""
+    monkeypatch.setattr(runtime_mod.time, "time", lambda: NOW)
+    rt = runtime("model", None)
+    for name, cap in WORKERS.items():
+        rt.cache.upsert_node(NodeInfo(name=name, capacity=cap, max_pods=110, ready=True,
+                                      taints=(("kwok.x-k8s.io/node", "fake", "NoSchedule"),)))
+    rt.cache.upsert_pod(PodRecord(namespace="ns", name="q", uid="u-q", node=None, requests=np.array([1.0, 2.0]),
+                                  demand=np.array([1.0, 2.0, 40.0, 10.0])))
+    cached = rt.explain(pod=rt.cache.pod_view("ns", "q"), key=("ns", "q", "u-q"))
+    assert sorted(n["name"] for n in cached["nodes"]) == sorted(WORKERS) and cached["outside_context"] == []
