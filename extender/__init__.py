@@ -19,6 +19,7 @@ Layout (each file says what it owns):
     wire.py              ExtenderArgs in, ExtenderFilterResult / HostPriority / ... out; any key casing on input;
                          the prioritize reply written as bytes (HostPriorities, its per-node prefixes memoised)
     decide.py            filter reasons, scoring and the 0-10 score rule on one snapshot (pure)
+    context.py           the cluster a pod is encoded over in names mode: its pool (kube.pool) and its candidates
     row_cache.py         the cluster's encoded rows kept across prioritize requests; only changed nodes re-encoded
     static_cluster.py    the --static-cluster YAML loader with file:line:field errors
     usage.py             UsageProvider interface, the static and none providers, the stoppable poller

@@ -4,7 +4,7 @@ They tell a caller every tenant's pod names, demand profiles, placements and the
 so they are not served on the service port that kube-scheduler and the Service reach
 (``extender.listeners``). The app has no lifespan: it reads the runtime the service app's lifespan built.
 
-    GET  /debug/explain?namespace=&name=     explain a cached pod against every cached node
+    GET  /debug/explain?namespace=&name=     explain a cached pod against every untainted, uncordoned node
     POST /debug/explain                      explain an ExtenderArgs
     GET  /debug/usage                        per-node usage age, staleness and provider errors
     GET  /debug/profiles?workload=           learned (and static) workload profiles

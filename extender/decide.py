@@ -8,13 +8,14 @@ linear:B; not allowed -> 0). Every mapping is monotone (a higher raw value never
 keeps the best node at 10.
 
 Features come only from ``policy.features.encode``. In nodeCacheCapable mode they are computed over the
-whole cached cluster, as in training, and the candidates' rows taken after (``score``'s ``context``);
-when kube-scheduler sends full Node objects the cache may not know them all, so the candidates alone are
-encoded.
+pod's context, as in training, and the candidates' rows taken after (``score``'s ``context``): the cached nodes
+the pod could ever go to, not those a taint or a cordon keeps it off (``extender.context``); when kube-scheduler
+sends full Node objects the cache may not know them all, so the candidates alone are encoded.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -168,20 +169,23 @@ def whole(snap: ClusterSnapshot, pod: PodView, policy: ServedPolicy, *,
 
 def score(snap: ClusterSnapshot | None, pod: PodView, policy: ServedPolicy, *, max_usage_age: float,
           context: ClusterSnapshot | None = None, rows: np.ndarray | None = None,
-          cache: RowCache | None = None) -> Scored:
+          cache: RowCache | None = None, group: Hashable = None) -> Scored:
     """Encode once, ask the policy, map to 0..10.
 
-    With ``context`` (the whole cached cluster) and ``rows`` (the candidates' rows in it, in ``snap``'s
-    order), features and raw values are computed over the whole cluster and the candidates' rows taken
+    With ``context`` (the pod's cluster: ``extender.context``) and ``rows`` (the candidates' rows in it, in
+    ``snap``'s order), features and raw values are computed over that cluster and the candidates' rows taken
     after: that is how the policy was trained (every node in the snapshot), while kube-scheduler sends
     only the nodes that passed its filters, which would shift the cluster-relative columns (capacity vs
     the cluster mean, the cluster summary) if encoded alone. ``snap`` (the candidates alone) is then not
     read and may be None: the one snapshot of the request is ``context``. ``cache`` (an
-    ``extender.row_cache.RowCache``) keeps the whole cluster's rows across requests: same answer, less work.
+    ``extender.row_cache.RowCache``) keeps the context's rows across requests, under ``group`` (the node set's
+    name, ``extender.context.Context.group``): same answer, less work.
     """
     if context is not None and rows is not None:
-        full, raw_full, fresh_full = (cache.whole if cache is not None else whole)(
-            context, pod, policy, max_usage_age=max_usage_age)
+        if cache is not None:
+            full, raw_full, fresh_full = cache.whole(context, pod, policy, max_usage_age=max_usage_age, group=group)
+        else:
+            full, raw_full, fresh_full = whole(context, pod, policy, max_usage_age=max_usage_age)
         enc = Encoded(nodes=full.nodes[rows], pod=full.pod, cluster=full.cluster, mask=full.mask[rows])
         raw = raw_full[rows]
         fresh = fresh_full[rows]

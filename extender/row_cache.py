@@ -4,8 +4,9 @@ A node's row (``policy.features.node_rows``) depends on its own capacity, reques
 readiness, usage sample and assumed demand; on whether that sample is fresh (staleness crossing
 ``max_usage_age``); on the cluster's mean capacity; on the pod's demand and requests; and, through the
 ``usage_age`` column alone, on the request's clock. ``RowCache`` keeps, per pod key (the pod's demand and
-requests, and ``max_usage_age``; the ``max_entries`` most recently used), the rows of every cached node,
-their feasibility, and the snapshot they were encoded from. A request re-encodes, through the one encoder,
+requests, ``max_usage_age``, and the caller's ``group``: which node set it encodes over, ``extender.context``; the
+``max_entries`` most recently used), the rows of every node of that set, their feasibility, and the snapshot they
+were encoded from. A request re-encodes, through the one encoder,
 
 * every row, when the node set changed (a node came or went: the cache hands out a new names tuple then)
   or the mean capacity did (a node's capacity changed), and in clusters under ``PARTIAL_MIN_NODES`` on
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,12 +94,14 @@ class RowCache:
         self.reencoded = 0
         """Rows encoded since start (a whole encode counts every row): what the tests and the bench read."""
 
-    def whole(self, snap: ClusterSnapshot, pod: PodView, policy: ServedPolicy, *,
-              max_usage_age: float) -> tuple[Encoded, np.ndarray, np.ndarray]:
-        """(Encoded of every node of ``snap``, raw values, fresh) for ``pod``: bitwise the from-scratch answer."""
+    def whole(self, snap: ClusterSnapshot, pod: PodView, policy: ServedPolicy, *, max_usage_age: float,
+              group: Hashable = None) -> tuple[Encoded, np.ndarray, np.ndarray]:
+        """(Encoded of every node of ``snap``, raw values, fresh) for ``pod``: bitwise the from-scratch answer.
+        ``group`` names the node set ``snap`` is of (``extender.context.Context.group``), so that requests over
+        two sets keep an entry each."""
         if snap.n_nodes == 0:
             return whole(snap, pod, policy, max_usage_age=max_usage_age)
-        key = (pod.demand.tobytes(), pod.requests.tobytes(), float(max_usage_age))
+        key = (pod.demand.tobytes(), pod.requests.tobytes(), float(max_usage_age), group)
         with self._lock:
             fresh = usage_is_fresh(snap, max_usage_age)
             entry = self._entries.get(key)

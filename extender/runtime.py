@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from extender.context import Context, context_of
 from extender.decide import (
     Scored,
     ServedPolicy,
@@ -123,12 +124,12 @@ class Candidates:
     cache_rows: np.ndarray | None = None  # Nodes mode: each snapshot row's row in the cache view, -1 if uncached
 
 
-def _daemon_pods(view: CacheView, rows: np.ndarray | None, cache_rows: np.ndarray | None) -> np.ndarray | None:
+def _daemon_pods(view: CacheView, context: Context | None, cache_rows: np.ndarray | None) -> np.ndarray | None:
     """Each encoded snapshot row's DaemonSet pods, as the cache counts them, for the decision log (off the scoring
-    itself): names mode encodes the view, so its own array; Nodes mode takes its pods from the cache too, so the
-    same count at each item's cache row (0 where uncached, as its pods are)."""
-    if rows is not None:
-        return view.daemon_pods
+    itself): names mode encodes the pod's context of the view, so the view's counts at its rows; Nodes mode takes
+    its pods from the cache too, so the same count at each item's cache row (0 where uncached, as its pods are)."""
+    if context is not None:
+        return context.of_view(view.daemon_pods)
     if view.daemon_pods is None or cache_rows is None:
         return None
     daemon = np.zeros(len(cache_rows), dtype=np.int64)
@@ -296,19 +297,27 @@ class Runtime:
             return self._neutral_prioritize(args, now)
         pod, key = self.pod_view(args.Pod)
         view = self.cache.view()  # one view for the candidates and the context: rows must agree
+        context = None
         if args.NodeNames is not None:
-            # names mode: encode the whole cached cluster, as in training, on its one snapshot, and take
-            # the candidates' rows; no separate snapshot of the candidates is built.
+            # names mode: encode the pod's context -- the cached nodes it could ever go to, as in training
+            # (extender.context) -- on its one snapshot, and take the candidates' rows; no separate snapshot of
+            # the candidates is built.
             names = list(args.NodeNames)
             idx = view.lookup(names)
             known = idx >= 0
             every = bool(known.all())
-            context = view.snapshot(now)
+            context = context_of(view, args.Pod, idx if every else idx[known], now)
             scored = score(None, pod, self.policy, max_usage_age=self.settings.max_usage_age_s,
-                           context=context, rows=idx if every else idx[known], cache=self.rows)
+                           context=context.snap, rows=context.rows,
+                           cache=self.rows if context.group is not None else None, group=context.group)
             cand = Candidates(names=names, known=known, snap=None, items=None)
             known_names = names if every else [n for n, k in zip(names, known.tolist(), strict=True) if k]
-            encoded_over, rows = context, idx
+            encoded_over = context.snap
+            if every:
+                rows = context.rows
+            else:
+                rows = np.full(len(names), -1, dtype=np.int64)
+                rows[known] = context.rows
         else:
             cand = self.candidates(args, now, view)
             scored = score(cand.snap, pod, self.policy, max_usage_age=self.settings.max_usage_age_s)
@@ -329,7 +338,7 @@ class Runtime:
                 key=key, pod=pod, names=cand.names, scores=scores, known=cand.known, raw=scored.raw, now=now,
                 inputs=DecisionInputs(snap=encoded_over, cluster=scored.enc.cluster,
                                       max_usage_age=self.settings.max_usage_age_s, rows=rows,
-                                      daemon_pods=_daemon_pods(view, rows, cand.cache_rows)))
+                                      daemon_pods=_daemon_pods(view, context, cand.cache_rows)))
         out = self.replies.reply(view, cand.names, scores.tolist())
         self._remember(key, pod, known_names, now, scored)
         return out
@@ -360,12 +369,15 @@ class Runtime:
         """Per-node features, raw values, filter reasons and 0-10 scores, for a person to read; whether the canary
         picks the pod (``canary``; null for a cached pod whose labels are not known) and, per node, whether the
         pod's node selector and required node affinity allow the node's labels (``node_selector``; null: the pod
-        has none, or a Nodes-mode request), the check shadow mode makes."""
+        has none, or a Nodes-mode request), the check shadow mode makes. In names mode the features are those of
+        the pod's context, as prioritize computes them (``extender.context``); ``outside_context`` names the cached
+        nodes left out of it. A cached pod (no ``args``) is explained against the nodes of the pool of a pod that
+        tolerates no taint (the cache keeps no tolerations), or every node where that pool is empty."""
         from policy.features import CLUSTER_FEATURES, NODE_FEATURES, POD_FEATURES
 
         now = time.time()
         view = self.cache.view()
-        need = None
+        need = inside = None  # inside: the view's rows encoded over (None: every row, or Nodes mode's candidates)
         if args is not None:
             pod, key = self.pod_view(args.Pod)
             cand = self.candidates(args, now, view)
@@ -374,7 +386,10 @@ class Runtime:
             canary = self.recording is None or self.recording.decides_for(args.Pod)
             need = node_requirement(args.Pod) if cand.items is None else None
         else:
-            snap, unknown = view.snapshot(now), []
+            pool = view.pool_of({})
+            if pool.rows is not None and not pool.rows.size:  # every node tainted (KWOK): the pod must tolerate
+                pool = view.pool_of({"spec": {"tolerations": [{"operator": "Exists"}]}})
+            snap, unknown, inside = view.pool_snapshot(now, pool), [], pool.rows
             workload = self.pod_workload(key[2]) if key[2] else None
             labels = self.pod_labels(key[0], key[1])
             canary = None if labels is None else self.recording is None or self.recording.decides_for(
@@ -383,8 +398,11 @@ class Runtime:
         profile = self.profiles.describe(workload).get(workload) if workload else None
         reasons = filter_reasons(snap, pod, self.thresholds, self.settings.max_usage_age_s)
         context = rows = None
-        if args is not None and cand.items is None:  # as prioritize does: the whole cached cluster
-            context, rows = view.snapshot(now), view.lookup(cand.names)[cand.known]
+        if args is not None and cand.items is None:  # as prioritize does: the pod's context of the cache
+            ctx = context_of(view, args.Pod, view.lookup(cand.names)[cand.known], now)
+            context, rows, inside = ctx.snap, ctx.rows, ctx.view_rows
+        outside = [] if inside is None else [view.names[i] for i in np.setdiff1d(np.arange(len(view.names)),
+                                                                                 inside).tolist()]
         scored = score(snap, pod, self.policy, max_usage_age=self.settings.max_usage_age_s,
                        context=context, rows=rows)
         # What kube-scheduler ends up with: nodes our filter rejects never reach prioritize, so they get 0
@@ -417,6 +435,7 @@ class Runtime:
             "cluster_features": {f: round(float(v), 6) for f, v in zip(CLUSTER_FEATURES, scored.enc.cluster,
                                                                         strict=True)},
             "unknown_nodes": unknown,
+            "outside_context": outside,
             "nodes": nodes,
             "last_decision": public_decision(self.decisions.get((key[0], key[1]))),
         }

@@ -1,15 +1,16 @@
 """Shadow mode: at each binding made by another scheduler, what drsched would have chosen, and the gap.
 
-The watch (``extender.kube_index``) calls ``ShadowRecorder.on_binding`` with the pod's event *before*
-applying it to the cache, so the decision is made on the snapshot the other scheduler decided on (the pod
-pending, on no node). A binding is an ADDED/MODIFIED event whose pod names a node while the cache still
-holds it unbound, and whose pod the selector picks (scheduler name, namespaces, labels). The recorder
-scores every cached node with the served policy, applies drsched's filter (``extender.decide``'s checks,
-as ``/debug/explain`` does), and records: the actual node, drsched's choice (the actual node when it ties
-for best), the full score vector, the model version, and the pod's predicted slowdown on both nodes from
-the contention model on current usage (``policy.predicted.predicted_slowdowns`` under the calibration's active
-set, with each node's DaemonSet pods, counted by the cache, left out of its jobs: the one function
-``policy.offline`` re-scores a row with, so the live predicted gain and the offline one agree on the same
+The watch (``extender.kube_index``) calls ``ShadowRecorder.on_binding`` with the pod's event *before* applying it
+to the cache, so the decision is made on the snapshot the other scheduler decided on (the pod pending, on no
+node). A binding is an ADDED/MODIFIED event whose pod names a node while the cache still holds it unbound, and
+whose pod the selector picks (scheduler name, namespaces, labels). The recorder scores the nodes of the pod's
+context with the served policy (``extender.context``: the cached nodes its taints and cordons leave it, as
+prioritize encodes over, and the actual node should it lie outside), applies drsched's filter
+(``extender.decide``'s checks, as ``/debug/explain`` does), and records: the actual node, drsched's choice (the
+actual node when it ties for best), the full score vector, the model version, and the pod's predicted slowdown on
+both nodes from the contention model on current usage (``policy.predicted.predicted_slowdowns`` under the
+calibration's active set, with each node's DaemonSet pods, counted by the cache, left out of its jobs: the one
+function ``policy.offline`` re-scores a row with, so the live predicted gain and the offline one agree on the same
 snapshot). When a shadowed pod ends, its JCT joins the mean of the pods where drsched agreed or differed
 (``on_outcome``). It binds nothing and writes nothing to the cluster.
 
@@ -19,9 +20,10 @@ no coordination: a StatefulSet's ordinals are the indexes; while a replica is do
 never doubled (the others count it as ``not_owner``). Replica count and index are settings.
 
 Nodes the pod could not have been bound to are never drsched's choice: those whose taints (NoSchedule,
-NoExecute) it does not tolerate (``kube.objects.tolerates``) and those whose labels its ``nodeSelector`` or
-required node affinity do not allow (``kube.affinity``: In, NotIn, Exists, DoesNotExist; ``Gt``, ``Lt`` and
-``matchFields`` are taken as met). The row records them as not ``ready``
+NoExecute; a cordon) it does not tolerate (``kube.objects.tolerates``), which lie outside its context but for the
+actual node, should it be one, and those whose labels its ``nodeSelector`` or required node affinity do not allow
+(``kube.affinity``: In, NotIn, Exists, DoesNotExist; ``Gt``, ``Lt`` and ``matchFields`` are taken as met), which
+are in it. The row records them as not ``ready``
 (``policy.decisionlog.DecisionInputs.blocked``; their features stay as the serving path computes them), so
 that a policy re-scored from the log avoids them too. Without this, in the lab, the shadow chose the tainted
 system node at a third of the bindings (``results/lab/shadow-rejudged-2026-12-07``). A pod's label constraints
@@ -49,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from extender.context import context_of
 from extender.decide import ServedPolicy, Thresholds, passes_filter, score
 from extender.selection import PodSelector
 from extender.telemetry import Telemetry
@@ -122,11 +125,13 @@ class ShadowRecorder:
         row = view.index.get(actual)
         if row is None:
             return self._count("unknown_node")
-        snap = view.snapshot(now)
+        ctx = context_of(view, pod, np.array([row], dtype=np.int64), now)
+        snap, row = ctx.snap, int(ctx.rows[0])
         view_ = PodView(requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                         name=key[1], workload=self.workload_of(pod))
         scored = score(snap, view_, self.policy, max_usage_age=self.max_usage_age)
-        blocked = self._blocked(pod, view)  # nodes the pod could not have been bound to (module doc)
+        blocked = ctx.of_view(self._blocked(pod, view))  # nodes the pod could not have been bound to (module doc)
+        daemon_pods = ctx.of_view(view.daemon_pods)
         # the filter judges the nodes the pod could use (its prefer modes look for a cool one among them)
         usable = replace(snap, ready=snap.ready & ~blocked) if blocked.any() else snap
         allowed = scored.enc.mask & np.isfinite(scored.raw) & \
@@ -142,7 +147,7 @@ class ShadowRecorder:
         if chosen is not None:
             s_actual, s_own = predicted_slowdowns(
                 snap, view_, [row, chosen], params=self.params, max_usage_age=self.max_usage_age,
-                daemon_pods=0 if view.daemon_pods is None else view.daemon_pods)
+                daemon_pods=0 if daemon_pods is None else daemon_pods)
             slowdown, gain = {actual: s_actual, snap.names[chosen]: s_own}, s_actual - s_own
             result.update(agree=chosen == row, slowdown=slowdown, predicted_gain=round(gain, 6))
         if self.submit is not None:
@@ -154,7 +159,7 @@ class ShadowRecorder:
                 raw=scored.raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
                 slowdown=slowdown, predicted_gain=gain, keep=self.keep, keep_inputs=self.keep_inputs,
                 inputs=DecisionInputs(snap=snap, cluster=scored.enc.cluster, max_usage_age=self.max_usage_age,
-                                      blocked=blocked if blocked.any() else None, daemon_pods=view.daemon_pods)))
+                                      blocked=blocked if blocked.any() else None, daemon_pods=daemon_pods)))
         if self.track is not None:
             self.track(uid)
         self._record(result, gain, uid)

@@ -10,6 +10,7 @@ Both shells must read the cluster the same way, so the code that does lives here
     affinity.py   which node labels a pod's nodeSelector and required node affinity allow (pure)
     selectors.py  equality label selectors: parse ``k=v,k2=v2``, match labels (pure)
     profiles.py   a pod's expected demand: the ``drsched.io/profile`` annotation, a learned store, or requests
+    pool.py       a pod's pool: the nodes its taints and cordons leave it, grouped once per taint change (pure)
     cache.py      ClusterCache: per-node rows of nodes, pods, usage and assumed pods -> one ``CacheView``
     logs.py       the logging convention: ``extra=kv(...)`` fields, JSON and text formatters (stdlib only)
     events.py     the one rate-limited, best-effort Kubernetes Event recorder

@@ -5,9 +5,10 @@ raised to the largest init container (an init container runs alone, but beside t
 init containers started before it), sidecars added to the running sum, plus ``spec.overhead``. A pod-level
 ``spec.resources.requests`` replaces the container sum where set. Node capacity is ``status.allocatable``;
 net and disk bandwidth come from node annotations (Kubernetes has no such resources). A node's taints that keep
-pods off (NoSchedule, NoExecute) are kept so that shadow mode, which scores nodes kube-scheduler never offered,
-can tell which a pod tolerates (``tolerates``: kube-scheduler's TaintToleration rule); its labels, for the same
-reason, so it can tell which nodes a pod's node selector and required affinity allow (``kube.affinity``).
+pods off (NoSchedule, NoExecute; a cordon counts as one) are kept so that the extender, which encodes a pod over
+the nodes it could ever go to (``kube.pool``), and shadow mode, which scores nodes kube-scheduler never offered, can
+tell which a pod tolerates (``tolerates``: kube-scheduler's TaintToleration rule); its labels, for the same reason,
+so shadow mode can tell which nodes a pod's node selector and required affinity allow (``kube.affinity``).
 
 Inputs are the camelCase Kubernetes JSON (what kube-scheduler embeds in ``Pod`` / ``Nodes``) or the same
 shape from ``ApiClient.sanitize_for_serialization`` of a watched object.
@@ -176,6 +177,9 @@ Taint = tuple[str, str, str]
 """(key, value, effect) of a node taint."""
 KEEP_OFF_EFFECTS = ("NoSchedule", "NoExecute")
 """The taint effects that keep a pod without a matching toleration off the node (``PreferNoSchedule`` only steers)."""
+UNSCHEDULABLE_TAINT: Taint = ("node.kubernetes.io/unschedulable", "", "NoSchedule")
+"""What a cordon (``spec.unschedulable``) means to a pod: kube-scheduler's NodeUnschedulable filter lets on only a
+pod that tolerates this taint, which the node lifecycle controller also puts on a cordoned node."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,10 +196,15 @@ class NodeInfo:
 
 
 def node_taints(node: Mapping) -> tuple[Taint, ...]:
-    """The taints of a v1.Node that keep pods off it (``KEEP_OFF_EFFECTS``)."""
-    return tuple((str(t.get("key") or ""), str(t.get("value") or ""), str(t["effect"]))
-                 for t in child_list(child_map(node, "spec"), "taints")
-                 if isinstance(t, Mapping) and t.get("effect") in KEEP_OFF_EFFECTS)
+    """The taints of a v1.Node that keep pods off it (``KEEP_OFF_EFFECTS``); a cordoned node's include
+    ``UNSCHEDULABLE_TAINT`` (once), whether or not the node lifecycle controller has set it yet."""
+    spec = child_map(node, "spec")
+    taints = tuple((str(t.get("key") or ""), str(t.get("value") or ""), str(t["effect"]))
+                   for t in child_list(spec, "taints")
+                   if isinstance(t, Mapping) and t.get("effect") in KEEP_OFF_EFFECTS)
+    if spec.get("unschedulable") and UNSCHEDULABLE_TAINT not in taints:
+        taints += (UNSCHEDULABLE_TAINT,)
+    return taints
 
 
 def tolerates(pod: Mapping, taints: Sequence[Taint]) -> bool:

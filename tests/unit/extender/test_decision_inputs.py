@@ -18,9 +18,9 @@ from extender.settings import build_settings
 from extender.telemetry import Telemetry
 from extender.wire import ExtenderArgs
 from kube.cache import ClusterCache, NodeUsage, PodRecord
-from kube.objects import NodeInfo
+from kube.objects import UNSCHEDULABLE_TAINT, NodeInfo
 from policy.decisionlog import read_log
-from policy.features import STALE
+from policy.features import STALE, feasible_mask, mean_capacity
 from policy.logged import encoding
 from policy.model import SHIPPED_MODEL, load_model
 
@@ -178,3 +178,32 @@ def test_a_shadowed_binding_rebuilds_the_policy_s_encoding(tmp_path, monkeypatch
     (scored,) = seen
     assert row["mode"] == "shadow" and row["actual"] == "node-017" and "node-017" in row["nodes"]
     assert_rebuilt(row, scored, list(cache.view().names), policy.scorer.model)
+
+
+@pytest.mark.parametrize("keep,outside", [(0, False), (4, False), (0, True)])
+def test_a_decision_over_a_pool_logs_the_pools_figures_and_rebuilds(tmp_path, monkeypatch, keep, outside):
+    """Tainted and cordoned nodes are outside the pod's pool: the row's cluster figures are the pool's (with a
+    candidate outside it, the pool's and that node's), what the policy saw, so the row rebuilds bitwise."""
+    rng = np.random.default_rng(5)
+    now = time.time()
+    cache = random_cache(rng, 40, now)
+    view = cache.view()
+    for i, taint in ((3, ("dedicated", "x", "NoSchedule")), (17, ("gpu", "", "NoExecute")), (30, UNSCHEDULABLE_TAINT)):
+        r = view.index[f"node-{i:03d}"]
+        cache.upsert_node(NodeInfo(name=f"node-{i:03d}", capacity=tuple(view.capacity[r].tolist()),
+                                   max_pods=float(view.max_pods[r]), ready=bool(view.ready[r]), taints=(taint,)))
+    rt = runtime(tmp_path, cache, keep)
+    seen = capture(monkeypatch, runtime_mod)
+    names = [f"node-{i:03d}" for i in range(40) if i not in (3, 17, 30)][::2] + (["node-017"] if outside else [])
+    rt.prioritize(request(cache, names, "names"))
+    rt.recording.log.stop(timeout=60)
+    (row,) = read_log(tmp_path).decisions
+    (scored,) = seen
+    view = cache.view()
+    over = np.array([n not in ("node-003", "node-017", "node-030") or (outside and n == "node-017")
+                     for n in view.names])
+    snap = view.snapshot(now, np.flatnonzero(over))
+    inputs = row["inputs"]
+    assert inputs["n_nodes"] == 37 + outside and inputs["mean_capacity"] == mean_capacity(snap).tolist()
+    assert inputs["n_feasible"] == int(feasible_mask(snap, rt.pod_view(pending("p"))[0]).sum())
+    assert_rebuilt(row, scored, names, rt.policy.scorer.model)

@@ -1,9 +1,11 @@
 """RowCache: the incremental path answers bitwise what the from-scratch path answers, and re-encodes only
 the rows whose inputs changed.
 
-The property test drives random event sequences (binds, pod deletions, usage samples, nodes added, removed
-or changed, time passing across the staleness threshold, policy swaps, different pods) through a real
-``ClusterCache`` and scores after every event both ways, for the model, a second model and every heuristic.
+The property test drives random event sequences (binds, pod deletions, usage samples, nodes added, removed,
+changed, tainted or cordoned, time passing across the staleness threshold, policy swaps, different pods and
+tolerations) through a real ``ClusterCache`` and scores after every event both ways, for the model, a second model
+and every heuristic: the cached way over the pod's context (``extender.context``), the plain way over the nodes
+whose taints the pod tolerates, and its candidates, picked node by node.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from extender.context import context_of
 from extender.decide import ServedPolicy, heuristic_policy, model_policy, score
 from extender.row_cache import RowCache
 from kube.cache import ClusterCache, NodeUsage, PodRecord
-from kube.objects import NodeInfo
+from kube.objects import UNSCHEDULABLE_TAINT, NodeInfo, tolerates
 from policy.baselines import SCORERS, make_scorer
 from policy.features import EST_UTIL, MEAN_UTIL, N_NODE, STD_UTIL, cluster_row
 from policy.model import N_INPUTS, ModelScorer, QModel, load_model
@@ -28,6 +31,12 @@ PODS = (
     PodView(requests=[0.1, 0.25], demand=[0.05, 0.2, 300.0, 5.0], demand_source="learned"),
     PodView(requests=[0.5, 1.0], demand=[1.0, 2.0, 100.0, 20.0], demand_source="requests"),  # same key as 0
 )
+TOLERATIONS = ([], [{"key": "dedicated", "operator": "Exists"}], [{"operator": "Exists"}],
+               [{"key": UNSCHEDULABLE_TAINT[0], "operator": "Exists", "effect": "NoSchedule"}],
+               [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}])
+"""A pod's ``spec.tolerations``: none, one taint's, every taint's, a cordon's, and a default one that matches none."""
+TAINTS = ((), (("dedicated", "sys", "NoSchedule"),), (("gpu", "", "NoExecute"),), (UNSCHEDULABLE_TAINT,),
+          (("dedicated", "sys", "NoSchedule"), UNSCHEDULABLE_TAINT))
 CAPS = ((4.0, 16.0, 1250.0, 500.0), (8.0, 32.0, 125.0, 200.0), (32.0, 64.0, 3125.0, 2000.0), (2.0, 4.0, 1250.0, 500.0))
 _DEFAULT = load_model("policy/models/default.npz")
 
@@ -101,20 +110,42 @@ class World:
         elif kind == "update_node" and self.node(a) is not None:
             self.cache.upsert_node(NodeInfo(name=self.node(a), capacity=CAPS[b % len(CAPS)], max_pods=6.0,
                                             ready=b % 3 != 0))
+        elif kind == "taint" and self.node(a) is not None:  # a taint set, replaced, removed, or a cordon
+            view = self.cache.view()
+            i = view.index[self.node(a)]
+            taints = TAINTS[b % len(TAINTS)]
+            self.cache.upsert_node(NodeInfo(name=self.node(a), capacity=tuple(view.capacity[i].tolist()), max_pods=6.0,
+                                            ready=bool(view.ready[i]) and UNSCHEDULABLE_TAINT not in taints,
+                                            taints=taints))
         elif kind == "tick":
             self.t += (0.0, 0.25, 5.0, 30.0, 59.9, 61.0, 300.0)[a % 7]
         elif kind == "swap":
             self.swap(POLICY_NAMES[a % len(POLICY_NAMES)])
 
     def check(self, pod_k: int, subset: int) -> None:
-        """Score ``PODS[pod_k]`` on some candidates both ways; every output must be bitwise equal."""
+        """Score ``PODS[pod_k]`` with ``TOLERATIONS[pod_k]``, then with the next ones (another pool on the same
+        view), on some candidates both ways (mostly inside its pool, sometimes anywhere); every output must be
+        bitwise equal."""
+        self._check(pod_k, subset)
+        self._check(pod_k, subset, tolerations=pod_k + 1)
+
+    def _check(self, pod_k: int, subset: int, *, tolerations: int | None = None) -> None:
         view = self.cache.view()
         n = len(view.names)
-        rows = np.random.default_rng(subset).permutation(n)[: max(1, n - subset % 3)] if subset % 4 else np.arange(n)
+        obj = {"spec": {"tolerations": TOLERATIONS[(pod_k if tolerations is None else tolerations) % len(TOLERATIONS)]}}
+        inside = np.array([tolerates(obj, view.taints.get(name, ())) for name in view.names], dtype=bool)
+        pick = np.flatnonzero(inside) if subset % 5 and inside.any() else np.arange(n)
+        rng = np.random.default_rng(subset)
+        rows = pick[rng.permutation(pick.size)[: max(1, pick.size - subset % 3)]] if subset % 4 else pick
         pod = PODS[pod_k % len(PODS)]
-        cached = score(None, pod, self.cached_policy, max_usage_age=MAX_AGE, context=view.snapshot(self.t),
-                       rows=rows, cache=self.rows)
-        full = score(None, pod, self.full_policy, max_usage_age=MAX_AGE, context=view.snapshot(self.t), rows=rows)
+        ctx = context_of(view, obj, rows, self.t)
+        cached = score(None, pod, self.cached_policy, max_usage_age=MAX_AGE, context=ctx.snap, rows=ctx.rows,
+                       cache=self.rows if ctx.group is not None else None, group=ctx.group)
+        inside[rows] = True  # the plain context: the nodes it tolerates, and its candidates
+        plain = np.flatnonzero(inside)
+        assert ctx.snap.names == tuple(view.names[i] for i in plain)
+        full = score(None, pod, self.full_policy, max_usage_age=MAX_AGE, context=view.snapshot(self.t, plain),
+                     rows=np.searchsorted(plain, rows))
         for field in ("nodes", "pod", "cluster", "mask"):
             got, want = getattr(cached.enc, field), getattr(full.enc, field)
             assert got.dtype == want.dtype and got.shape == want.shape, field
@@ -125,7 +156,7 @@ class World:
 
 
 EVENTS = st.tuples(st.sampled_from(("bind", "bind", "delete_pod", "usage", "usage", "add_node", "delete_node",
-                                    "update_node", "tick", "tick", "swap")),
+                                    "update_node", "taint", "tick", "tick", "swap")),
                    st.integers(0, 50), st.integers(0, 50))
 
 
@@ -145,7 +176,7 @@ def test_a_long_seeded_sequence_on_a_larger_cluster_matches_too():
     rng = np.random.default_rng(26)
     world = World(300, "model", max_entries=2)
     kinds = ("bind", "bind", "bind", "delete_pod", "usage", "usage", "add_node", "delete_node", "update_node",
-             "tick", "tick", "swap")
+             "taint", "tick", "tick", "swap")
     for _ in range(300):
         world.apply((str(rng.choice(kinds)), int(rng.integers(0, 400)), int(rng.integers(0, 50))))
         world.check(int(rng.integers(0, 8)), int(rng.integers(0, 20)))
@@ -197,6 +228,25 @@ def test_a_new_pod_key_encodes_every_row_and_an_evicted_key_does_again():
     before = world.rows.reencoded
     world.check(3, 0)  # PODS[3] has PODS[0]'s demand and requests: the same rows
     assert world.rows.reencoded == before
+
+
+def test_the_common_pool_is_kept_across_requests_and_a_wider_pool_keeps_its_own_entry():
+    world = World(40, "demand-aware")
+    world.apply(("taint", 0, 1))  # n0: a NoSchedule taint
+    world.apply(("taint", 1, 3))  # n1: cordoned
+    for i in range(40):
+        world.apply(("usage", i, 0))
+
+    def encoded(tolerations: int) -> int:
+        before = world.rows.reencoded
+        world._check(0, 1, tolerations=tolerations)
+        return world.rows.reencoded - before
+
+    assert (encoded(0), encoded(0), encoded(4)) == (38, 0, 0)  # a default toleration: the same common pool
+    assert (encoded(1), encoded(1), encoded(0)) == (39, 0, 0)  # tolerates n0's taint: an entry of its own
+    world.apply(("bind", 5, 0))
+    assert (encoded(0), encoded(1)) == (1, 1)  # a bind: that row alone, in each pool's entry
+    assert encoded(2) == 40  # tolerates everything: every node
 
 
 # -- when the Q-network runs ----------------------------------------------------------------------------

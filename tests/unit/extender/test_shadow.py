@@ -153,7 +153,7 @@ def test_a_shadowed_row_names_the_pods_workload(tmp_path):
     assert decision["workload"] == "team/trainer"
 
 
-def test_a_node_whose_taint_the_pod_does_not_tolerate_is_never_its_choice_and_is_logged_so(tmp_path):
+def test_a_node_whose_taint_the_pod_does_not_tolerate_is_left_out_of_its_context_and_never_its_choice(tmp_path):
     cache = cluster()
     taint = (("node-role.kubernetes.io/control-plane", "", "NoSchedule"),)
     cache.upsert_node(NodeInfo(name="system", capacity=(8.0, 32.0, 1000.0, 500.0), max_pods=110, ready=True,
@@ -167,13 +167,19 @@ def test_a_node_whose_taint_the_pod_does_not_tolerate_is_never_its_choice_and_is
     watcher._apply("pods", "ADDED", tolerant)
     watcher._apply("pods", "MODIFIED", {**tolerant, "spec": {**tolerant["spec"], "nodeName": "hot"}})
     assert rec.summary()["recent"][0]["chosen"] in ("cool", "system")  # both idle: allowed now
+    # bound where its taints keep it off (a nodeName set by hand): the actual node joins the context, blocked
+    watcher._apply("pods", "ADDED", kpod("r"))
+    watcher._apply("pods", "MODIFIED", kpod("r", "system"))
+    assert rec.summary()["recent"][0]["chosen"] == "cool"
     rec.log.stop(timeout=60)
     rows = {d["name"]: d for d, _ in read_log(tmp_path).joined()}
-    p, q = rows["p"]["inputs"], rows["q"]["inputs"]
-    system = rows["p"]["nodes"].index("system")
-    assert p["ready"][p["at"].index(system)] is False and q["ready"][q["at"].index(system)] is True
-    assert p["n_feasible"] == q["n_feasible"] == 3  # the features count it, as serving does
-    logged = encoding(rows["p"])  # a policy re-scored from the row cannot pick it either
+    p, q, r = rows["p"]["inputs"], rows["q"]["inputs"], rows["r"]["inputs"]
+    assert "system" not in rows["p"]["nodes"] and p["n_nodes"] == p["n_feasible"] == 2  # encoded over its pool
+    assert q["ready"][q["at"].index(rows["q"]["nodes"].index("system"))] is True and q["n_nodes"] == 3
+    system = rows["r"]["nodes"].index("system")
+    assert r["ready"][r["at"].index(system)] is False
+    assert r["n_nodes"] == r["n_feasible"] == 3  # the features count it, as serving does
+    logged = encoding(rows["r"])  # a policy re-scored from the row cannot pick it either
     assert not logged.enc.mask[logged.names.index("system")]
 
 

@@ -4,7 +4,8 @@
 the label check through a ``kube.affinity.LabelIndex``. Each must leave what is recorded as it was. Here every
 binding of random event sequences (bindings with and without node selectors and affinity, tolerations, node label and
 taint changes, usage samples) is also computed the plain way, from the same cache view at the
-same clock: the score of every node over the whole snapshot (``extender.decide.score``), the label check
+same clock: the score of every node of the pod's context -- the nodes whose taints it tolerates, and the actual
+one, picked node by node -- over that snapshot (``extender.decide.score``), the label check
 node by node (``NodeRequirement.matches``), the slowdowns with estimated usage and jobs over every node; the
 decision row built from them must be byte for byte the row the recorder queued, and its result the same.
 """
@@ -49,7 +50,9 @@ def plain(shadow, pod, prior, now):
     row = view.index.get(actual)
     if row is None:
         return None
-    snap = view.snapshot(now)
+    # the context: the nodes whose taints the pod tolerates, and the actual node, judged node by node
+    ctx = np.flatnonzero([tolerates(pod, view.taints.get(n, ())) or n == actual for n in view.names])
+    snap, row = view.snapshot(now, ctx), int(np.searchsorted(ctx, row))
     pv = PodView(requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source, name=key[1],
                  workload=shadow.workload_of(pod))
     scored = score(snap, pv, shadow.policy, max_usage_age=shadow.max_usage_age)
@@ -59,6 +62,8 @@ def plain(shadow, pod, prior, now):
     need = node_requirement(pod)
     if need is not None:
         blocked |= np.array([not need.matches(view.labels.get(n, {})) for n in view.names], dtype=bool)
+    blocked = blocked[ctx]
+    daemon_pods = None if view.daemon_pods is None else view.daemon_pods[ctx]
     usable = replace(snap, ready=snap.ready & ~blocked) if blocked.any() else snap
     allowed = scored.enc.mask & np.isfinite(scored.raw) & \
         passes_filter(usable, pv, shadow.thresholds, shadow.max_usage_age)
@@ -70,7 +75,7 @@ def plain(shadow, pod, prior, now):
     slowdown = gain = None
     if chosen is not None:
         est = estimated_usage(snap, shadow.max_usage_age)
-        jobs = without_daemons(snap, 0 if view.daemon_pods is None else view.daemon_pods)
+        jobs = without_daemons(snap, 0 if daemon_pods is None else daemon_pods)
         s_actual, s_own = (slowdown_on(jobs, pv, i, est, shadow.params) for i in (row, chosen))
         slowdown, gain = {actual: s_actual, snap.names[chosen]: s_own}, s_actual - s_own
         result.update(agree=chosen == row, slowdown=slowdown, predicted_gain=round(gain, 6))
@@ -81,7 +86,7 @@ def plain(shadow, pod, prior, now):
         chosen=result["chosen"], actual=actual, scheduler=result["scheduler"], slowdown=slowdown,
         predicted_gain=gain, keep=shadow.keep, keep_inputs=shadow.keep_inputs,
         inputs=DecisionInputs(snap=snap, cluster=scored.enc.cluster, max_usage_age=shadow.max_usage_age,
-                              blocked=blocked if blocked.any() else None, daemon_pods=view.daemon_pods))
+                              blocked=blocked if blocked.any() else None, daemon_pods=daemon_pods))
     return result, orjson.dumps(logged, option=orjson.OPT_SERIALIZE_NUMPY)
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from kube.errors import QuantityError
 from kube.objects import (
+    UNSCHEDULABLE_TAINT,
     child_list,
     child_map,
     is_daemon_pod,
@@ -149,3 +150,15 @@ def test_taints_that_keep_pods_off_and_the_tolerations_that_match_them():
 ])
 def test_a_pod_a_daemonset_owns(owners, daemon):
     assert is_daemon_pod({"metadata": {"ownerReferences": owners}}) is daemon
+
+
+def test_a_cordon_is_the_unschedulable_taint_once():
+    cordoned = {"spec": {"unschedulable": True, "taints": [{"key": "role", "value": "system", "effect": "NoSchedule"}]}}
+    assert node_taints(cordoned) == (("role", "system", "NoSchedule"), UNSCHEDULABLE_TAINT)
+    marked = {"spec": {"unschedulable": True, "taints": [  # the node lifecycle controller's taint already there
+        {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule", "timeAdded": "2026-12-07T10:00:00Z"}]}}
+    assert node_taints(marked) == (UNSCHEDULABLE_TAINT,)
+    assert node_taints({"spec": {"unschedulable": False}}) == ()
+    daemon = {"spec": {"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
+                                        "effect": "NoSchedule"}]}}  # what DaemonSet pods carry
+    assert tolerates(daemon, node_taints(marked)) and not tolerates({}, node_taints(marked))
