@@ -363,7 +363,7 @@ class RealCluster(ControlPlane):
             self._register(node.start_containerd())
         self.import_images([*self.node_bins.images, *self.images])
         for node in self.all_nodes():
-            before = _inode(DEVICE_PLUGIN_SOCKET)
+            before = _file_identity(DEVICE_PLUGIN_SOCKET)
             kubelet = node.start_kubelet()
             self._register(kubelet)
             wait_rebound(DEVICE_PLUGIN_SOCKET, before, kubelet, timeout=DEVICE_PLUGIN_WAIT_S)
@@ -462,19 +462,22 @@ class RealCluster(ControlPlane):
         return dict(node.status.allocatable or {})
 
 
-def _inode(path: Path) -> int | None:
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """(inode, ctime in ns) of ``path``, None if absent: which file is there. The inode alone is not enough: a
+    kubelet that unlinks a stale socket nobody holds and binds again usually gets the freed inode number back."""
     try:
-        return path.stat().st_ino
+        st = path.stat()
     except FileNotFoundError:
         return None
+    return st.st_ino, st.st_ctime_ns
 
 
-def wait_rebound(path: Path, before: int | None, component: Component, *, timeout: float) -> bool:
-    """Wait until ``path`` is a new file (its inode differs from ``before``): the component has bound its socket
-    there. Raises ComponentError if the component exits first; returns False (and logs) after ``timeout``, when
-    starting the next one is no worse than before this wait existed."""
+def wait_rebound(path: Path, before: tuple[int, int] | None, component: Component, *, timeout: float) -> bool:
+    """Wait until ``path`` is a new file (``_file_identity`` differs from ``before``): the component has bound its
+    socket there. Raises ComponentError if the component exits first; returns False (and logs) after ``timeout``,
+    when starting the next one is no worse than before this wait existed."""
     deadline = time.monotonic() + timeout
-    while (now := _inode(path)) is None or now == before:
+    while (now := _file_identity(path)) is None or now == before:
         component.check_alive()
         if time.monotonic() > deadline:
             log.warning("%s did not bind %s within %.0f s; starting the next one anyway", component.name, path,

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from harness.procs import Component, ComponentError
-from harness.realcluster import _inode, wait_rebound
+from harness.realcluster import _file_identity, wait_rebound
 
 BIND_AFTER = """
 import os, socket, sys, time
@@ -28,15 +28,33 @@ def test_waits_until_a_new_socket_is_bound_over_an_old_one(tmp_path):
     path = tmp_path / "kubelet.sock"
     first = socket.socket(socket.AF_UNIX)  # an earlier kubelet's socket, still bound
     first.bind(str(path))
-    before = _inode(path)
+    before = _file_identity(path)
     proc = _component(tmp_path, "late", BIND_AFTER, str(path), "0.5")
     proc.start()
     try:
         assert wait_rebound(path, before, proc, timeout=20)
-        assert _inode(path) != before
+        assert _file_identity(path) != before
     finally:
         proc.stop()
         first.close()
+
+
+def test_sees_a_rebind_over_a_stale_socket_that_gets_the_same_inode_back(tmp_path):
+    # A socket file left by a kubelet of an earlier cluster, held by nobody: the new kubelet unlinks it and binds
+    # again, and the file system hands the freed inode number straight back (how the lab's first kubelet waited
+    # the whole timeout on 2026-12-07 when the wait compared inodes alone).
+    path = tmp_path / "kubelet.sock"
+    stale = socket.socket(socket.AF_UNIX)
+    stale.bind(str(path))
+    stale.close()
+    before = _file_identity(path)
+    proc = _component(tmp_path, "rebind", BIND_AFTER, str(path), "0.2")
+    proc.start()
+    try:
+        assert wait_rebound(path, before, proc, timeout=10)
+        assert _file_identity(path) != before
+    finally:
+        proc.stop()
 
 
 def test_a_process_that_exits_before_binding_is_an_error(tmp_path):
