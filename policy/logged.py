@@ -92,7 +92,7 @@ def encoding(row: Row, *, context: str = "logged", nodes: frozenset[str] | None 
         _check_kept(row, inputs, nodes)
     try:
         dec = _encoding(row, inputs)
-        return dec if context == "logged" else _kept(row, dec, inputs, nodes)
+        return dec if context == "logged" else _kept(dec, inputs, nodes)
     except (ValueError, TypeError) as exc:  # SnapshotError and numpy's shape errors: values check_row cannot see
         raise LogError(row.path, row.line, "inputs", f"cannot rebuild the snapshot: {exc}") from None
 
@@ -110,10 +110,10 @@ def _check_kept(row: Row, inputs: dict, nodes: frozenset[str] | None) -> None:
                        f"encodes over; none for {', '.join(names[i] for i in missing)} (decision_log_input_nodes)")
     if not any(inputs["capacity"][inputs["at"].index(i)] is not None for i in wanted):
         raise LogError(row.path, row.line, "inputs.capacity", "the kept context has no node to encode over: none "
-                       "of the row's nodes " + ("" if nodes is None else "among --nodes ") + "is known")
+                       "of the row's nodes " + ("" if nodes is None else "among the nodes given ") + "is known")
 
 
-def _kept(row: Row, dec: LoggedDecision, inputs: dict, nodes: frozenset[str] | None) -> LoggedDecision:
+def _kept(dec: LoggedDecision, inputs: dict, nodes: frozenset[str] | None) -> LoggedDecision:
     """``dec``'s kept nodes among ``nodes``, encoded alone (module doc)."""
     at = np.array([i for i, name in enumerate(dec.names) if nodes is None or name in nodes], dtype=np.int64)
     snap = dec.snap.subset(at)
