@@ -47,6 +47,7 @@ from lab.tenants import describe as tenants_text
 from policy.cli import add_arguments, field_docs, flag, from_namespace, option
 from policy.errors import ConfigError
 from policy.labworld import WORLDS
+from policy.logged import CONTEXTS
 from policy.served import HOT_FILTERS
 from policy.tenants import TENANTS
 
@@ -186,6 +187,9 @@ class ShadowArgs:
     daemon_pods: int | None = None
     """pods on every node that are no job, left out of the contention split, for rows that did not count them
     (decision log schema 2; unset: the lab's, its monitor pod)"""
+    context: str = option(CONTEXTS[0], choices=CONTEXTS)
+    """the cluster a re-scored row is encoded over: logged (the figures the server logged, what it scored) or kept
+    (the row's kept job nodes alone, as today's extender encodes over a pod's pool)"""
     by_kind: bool = False
     """also the contention model at the binding per job kind"""
     json: bool = False
@@ -345,7 +349,8 @@ def cmd_shadow(args: ShadowArgs) -> int:
                             params_label=args.params or "active", rescore=args.rescore,
                             daemon_pods=LAB_DAEMON_PODS if args.daemon_pods is None else args.daemon_pods,
                             crossfit=args.crossfit, by_kind=args.by_kind,
-                            model=SHIPPED_MODEL if args.model is None else args.model) for out in args.out]
+                            model=SHIPPED_MODEL if args.model is None else args.model, context=args.context)
+               for out in args.out]
     res = results[0] if len(results) == 1 else {"results": results, "pooled": pooled(results)}
     text = "\n".join(markdown(r) for r in results)
     if len(results) > 1:

@@ -52,6 +52,11 @@ other system pod lands on a job node), which does no job's work, so ``LAB_DAEMON
 out of that split (``policy.predicted.without_daemons``; ``--daemon-pods 0`` gives the earlier, phantom-job
 figures). Rows of decision log schema 3 count each node's DaemonSet pods themselves, and that count is used.
 
+**Over which cluster** (``context``, ``policy.logged.CONTEXTS``): a re-scored row is encoded over the figures the
+server logged (``logged``, the default) or over its kept job nodes alone (``kept``, as today's extender encodes a
+pod over its pool; the lab's logs written before it did counted the tainted system node in every figure).
+The recorded choice of a live row is what it is, whatever the context.
+
 **Cross-fitted contention** (``crossfit``): for each seed, the contention parameters are fitted from the decision
 log of the *other* seeds' runs (every arm's pods that ended: ``policy.calibrate.fromlog``, the same grid and
 loss as ``policy.calibrate log``) and that seed's prediction is made with them, so no pod is both fitted and
@@ -140,7 +145,7 @@ def arm_scorer(policy: str, served: set[str], *, model_path: Path = SHIPPED_MODE
 def shadow_check(out: Path, *, arm: str = "model", baseline: str = "default", params: ContentionParams | None = None,
                  params_label: str = "active", draws: int = 2000, rescore: bool = True,
                  daemon_pods: int = LAB_DAEMON_PODS, crossfit: bool = False, by_kind: bool = False,
-                 model: Path = SHIPPED_MODEL) -> dict:
+                 model: Path = SHIPPED_MODEL, context: str = "logged") -> dict:
     """Per seed, the shadow's predicted ratio against the measured one, and the verdict (module doc)."""
     params = default_params() if params is None else params
     parsed = arms.parse(arm)
@@ -198,8 +203,11 @@ def shadow_check(out: Path, *, arm: str = "model", baseline: str = "default", pa
         p = fitted.get(seed, params)
         label = f"cross-fitted {_label(p)}" if crossfit else params_label
         per_live, skip_live = model_estimates(live, None, params=p, daemon_pods=daemon_pods)
-        per_other, skip_other = model_estimates(other, scorer, params=p, hot_filter=hot_filter, nodes=job_nodes,
-                                                daemon_pods=daemon_pods) if other else ({}, {})
+        try:
+            per_other, skip_other = model_estimates(other, scorer, params=p, hot_filter=hot_filter, nodes=job_nodes,
+                                                    daemon_pods=daemon_pods, context=context) if other else ({}, {})
+        except LogError as exc:  # a row that lacks what --context kept needs
+            raise ShadowError(str(exc)) from None
         e = estimate_of([*per_live.values(), *per_other.values()],
                         {k: skip_live[k] + skip_other.get(k, 0) for k in skip_live}, policy=policy,
                         params_label=label, draws=draws, seed=seed)
@@ -211,7 +219,7 @@ def shadow_check(out: Path, *, arm: str = "model", baseline: str = "default", pa
     kept = {r["run_id"]: r for r in runs if r["arm"] in (arm, baseline)
             and (int(r["seed"]), r["variant"]) not in left_flagged}
     return {"arm": arm, "baseline": baseline, "policy": policy, "params": params_label if not crossfit else
-            "cross-fitted", "daemon_pods": daemon_pods, "hot_filter": hot_filter,
+            "cross-fitted", "daemon_pods": daemon_pods, "hot_filter": hot_filter, "context": context,
             "rescored_with": None if scorer is None else scorer.name, "not_rescored_why": why_not or None,
             "crossfit": {str(k): v.as_dict() for k, v in fitted.items()},
             "seeds": [_as_dict(s) for s in seeds], **verdict([_as_dict(s) for s in seeds]),

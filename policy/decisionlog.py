@@ -108,12 +108,13 @@ INPUT_FIELDS: dict[str, tuple[type, ...]] = {
     "est_util_mean": (list,), "est_util_std": (list,), **INPUT_NODE_FIELDS,
 }
 """A decision's ``inputs``: which of the row's nodes they describe (``at``; with ``decision_log_input_nodes`` = K the
-best K by score and the chosen and actual ones, so a row's inputs stay bounded while its score vector may hold
-every node), the node fields above, and the figures of the whole cluster the features were computed over (in names
-mode the pod's context, ``DecisionInputs.snap``; logs written before it held every cached node there, tainted ones
-included, and are re-encoded with what they logged) that the kept nodes alone cannot give -- the usage age limit,
-the cluster's size and how many of its nodes the pod fits (``n_feasible``), its ``mean_capacity`` (4) and the mean
-and std over its feasible nodes of estimated usage / capacity (4 each, the float32 values the policy saw)."""
+best K by score and the chosen and actual ones, so a row's inputs stay bounded while its score vector may hold every
+node), the node fields above, and the figures of the whole cluster the features were computed over (in names mode the
+pod's context, ``DecisionInputs.snap``; logs written before it held every cached node there, tainted ones included,
+and are re-encoded with what they logged, or over their kept nodes alone, ``policy.logged``'s ``kept`` context) that
+the kept nodes alone cannot give -- the usage age limit, the cluster's size and how many of its nodes the pod fits
+(``n_feasible``), its ``mean_capacity`` (4) and the mean and std over its feasible nodes of estimated usage /
+capacity (4 each, the float32 values the policy saw)."""
 INPUT_FIELDS_SINCE: dict[int, dict[str, tuple[type, ...]]] = {3: {"daemon_pods": (list,)}}
 """``inputs`` fields a row has from the schema version given (older rows lack them): ``daemon_pods``, per node of
 ``inputs.at``, how many of its ``pods`` a DaemonSet owns (null where the writer did not count them)."""

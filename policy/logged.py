@@ -8,6 +8,17 @@ fields, the pod and that mean, so these are bitwise the rows those nodes had in 
 ``feasible_mask``, the ``pod_row``, and the cluster row from the logged figures (``cluster_summary``).
 Numpy only, no torch: ``policy.warmstart`` does the fitting.
 
+Which cluster a decision is re-encoded over (``CONTEXTS``, ``encoding``'s ``context``): ``logged``, the one the
+server encoded over, by the figures it logged (above: bitwise what was served); or ``kept``, the row's kept nodes
+alone (those among ``nodes`` when given), every figure computed from their logged rows by the one encoder
+(``policy.features.encode``: the mean capacity, the cluster's size and feasible count, the utilisation mean and
+std). ``kept`` is what today's extender computes when those nodes are the pod's pool (``kube.pool``): a log
+written before the extender encoded over the pool logged figures that counted every cached node, the lab's
+tainted control-plane node among them, and ``kept`` with ``nodes`` naming the pool re-scores it as the extender
+now would. It needs the inputs of every such node the row scored (a row written with ``decision_log_nodes`` or
+``decision_log_input_nodes`` below the cluster's size does not have them: ``LogError``). A serve row keeps only the
+nodes kube-scheduler's filters passed, so there ``kept`` is those nodes, not the whole pool.
+
 Which pick is imitated (``target``): a serve row's ``chosen`` (drsched's own, possibly explored), a shadow
 row's ``actual`` (the node the other scheduler bound: DL2's case, learning the incumbent first).
 """
@@ -26,12 +37,16 @@ from policy.features import (
     STD_UTIL,
     Encoded,
     cluster_summary,
+    encode,
     feasible_mask,
     node_rows,
     pod_row,
     stack,
 )
 from policy.state import ClusterSnapshot, PodView
+
+CONTEXTS = ("logged", "kept")
+"""The clusters a logged decision can be re-encoded over (module doc): the one the server logged, or the kept nodes."""
 
 SKIP_REASONS = ("no_inputs", "no_target", "target_not_kept", "target_infeasible", "one_candidate")
 """Why a decision row gives no imitation example: no ``inputs`` (a writer without a snapshot), no pick to
@@ -64,16 +79,47 @@ def _arr(values: list, *shape: int) -> np.ndarray:
     return np.array(values, dtype=np.float64).reshape(shape)
 
 
-def encoding(row: Row) -> LoggedDecision:
-    """Rebuild the encoding the policy scored for ``row`` (a decision read by ``read_log``); ``LogError``
-    naming the row when it has no ``inputs``."""
+def encoding(row: Row, *, context: str = "logged", nodes: frozenset[str] | None = None) -> LoggedDecision:
+    """Rebuild the encoding of ``row`` (a decision read by ``read_log``) over ``context`` (``CONTEXTS``, module
+    doc): ``logged``, the one the policy scored; ``kept``, its kept nodes among ``nodes`` (None: all of them)
+    alone. ``LogError`` naming the row and field when it has no ``inputs`` or lacks what ``kept`` needs."""
+    if context not in CONTEXTS:
+        raise ValueError(f"context must be one of {', '.join(CONTEXTS)}, got {context!r}")
     inputs = row["inputs"]
     if inputs is None:
         raise LogError(row.path, row.line, "inputs", "null: this decision was logged without its inputs")
+    if context == "kept":
+        _check_kept(row, inputs, nodes)
     try:
-        return _encoding(row, inputs)
+        dec = _encoding(row, inputs)
+        return dec if context == "logged" else _kept(dec, inputs, nodes)
     except (ValueError, TypeError) as exc:  # SnapshotError and numpy's shape errors: values check_row cannot see
         raise LogError(row.path, row.line, "inputs", f"cannot rebuild the snapshot: {exc}") from None
+
+
+def _check_kept(row: Row, inputs: dict, nodes: frozenset[str] | None) -> None:
+    """``LogError`` unless ``row`` holds the inputs of every node ``kept`` encodes over (module doc)."""
+    names = row["nodes"]
+    if len(names) < row["nodes_total"]:
+        raise LogError(row.path, row.line, "nodes", f"the kept context needs every node the decision scored; the "
+                       f"row keeps {len(names)} of {row['nodes_total']} (decision_log_nodes)")
+    wanted = [i for i, name in enumerate(names) if nodes is None or name in nodes]
+    missing = sorted(set(wanted) - set(inputs["at"]))
+    if missing:
+        raise LogError(row.path, row.line, "inputs.at", f"the kept context needs the inputs of every node it "
+                       f"encodes over; none for {', '.join(names[i] for i in missing)} (decision_log_input_nodes)")
+    if not any(inputs["capacity"][inputs["at"].index(i)] is not None for i in wanted):
+        raise LogError(row.path, row.line, "inputs.capacity", "the kept context has no node to encode over: none "
+                       "of the row's nodes " + ("" if nodes is None else "among the nodes given ") + "is known")
+
+
+def _kept(dec: LoggedDecision, inputs: dict, nodes: frozenset[str] | None) -> LoggedDecision:
+    """``dec``'s kept nodes among ``nodes``, encoded alone (module doc)."""
+    at = np.array([i for i, name in enumerate(dec.names) if nodes is None or name in nodes], dtype=np.int64)
+    snap = dec.snap.subset(at)
+    return LoggedDecision(names=snap.names, snap=snap, pod=dec.pod,
+                          enc=encode(snap, dec.pod, max_usage_age=inputs["max_usage_age"]),
+                          daemon_pods=None if dec.daemon_pods is None else dec.daemon_pods[at])
 
 
 def _encoding(row: Row, inputs: dict) -> LoggedDecision:

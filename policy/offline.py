@@ -48,6 +48,11 @@ two agree on the same snapshot. A node's jobs are its pods less its DaemonSet po
 and do no job's work (the lab's monitor): as each row counted them (schema 3), or ``--daemon-pods`` per node
 for rows that did not (schema 2 logs, written before the extender counted them).
 
+The policy scores each decision encoded over ``--context`` (``policy.logged.CONTEXTS``): ``logged`` (the default),
+the cluster the server encoded over, by the figures it logged; ``kept``, the row's kept nodes among ``--nodes``
+alone, as today's extender encodes a pod over its pool: on a log written before it did (every cached node, a
+tainted one among them, in the mean capacity and the cluster summary), what the policy would pick now.
+
 The policy picks as the extender would serve it with ``--hot-filter MODE`` (a ``policy.served.HOT_FILTERS``
 mode, the shipped thresholds): the nodes its hot filter refuses are out, and a tie with the bound node keeps
 the bound node, as shadow mode records its own choice (``policy.served.served_choice``); without it, the raw
@@ -70,7 +75,7 @@ import numpy as np
 
 from policy.baselines import UnknownScorer, pick
 from policy.decisionlog import LogError, Row, read_log
-from policy.logged import encoding
+from policy.logged import CONTEXTS, encoding
 from policy.model import ModelError, ModelScorer, Scorer
 from policy.predicted import predicted_slowdowns
 from policy.served import HOT_FILTERS, HOT_THRESHOLDS, hot_nodes, hot_refused, served_choice
@@ -203,12 +208,14 @@ def _pick(scorer: Scorer | None, d: Row, dec, *, hot_filter: str | None = None, 
 
 def model_estimates(pairs: list[tuple[Row, Row | None]], scorer: Scorer | None, *, params: ContentionParams,
                     reward: str = "jct_s", hot_filter: str | None = None, daemon_pods: int = 0,
-                    nodes: frozenset[str] | None = None) -> tuple[dict[int, tuple[float, float, bool, str]], dict]:
+                    nodes: frozenset[str] | None = None,
+                    context: str = "logged") -> tuple[dict[int, tuple[float, float, bool, str]], dict]:
     """Per pair (its index in ``pairs``): ``scorer``'s estimated ``reward`` (None: of the row's recorded choice,
     ``RECORDED``), the observed one, whether it agrees with the binding, and the node it picks (module doc: the
     served pick with ``hot_filter``, the jobs on a node without its DaemonSet pods, ``daemon_pods`` per node
     where the row did not count them, among ``nodes`` only if given:
-    the nodes the pod could go to, where a shadow row's kept nodes hold one it could not, e.g. a tainted one);
+    the nodes the pod could go to, where a shadow row's kept nodes hold one it could not, e.g. a tainted one;
+    each decision encoded over ``context``, ``policy.logged.encoding``'s, among ``nodes``);
     and the count of pairs left out, by ``MODEL_SKIPS`` reason."""
     skipped = dict.fromkeys(MODEL_SKIPS, 0)
     out: dict[int, tuple[float, float, bool, str]] = {}
@@ -223,7 +230,7 @@ def model_estimates(pairs: list[tuple[Row, Row | None]], scorer: Scorer | None, 
         if bound is None:
             skipped["bound_unknown"] += 1
             continue
-        dec = encoding(d)
+        dec = encoding(d, context=context, nodes=nodes)
         if bound not in dec.names:
             skipped["bound_not_kept"] += 1
             continue
@@ -281,12 +288,12 @@ def model_based(pairs: list[tuple[Row, Row | None]], scorer: Scorer | None, *,
                 params: ContentionParams | None = None,
                 params_label: str = "active", reward: str = "jct_s", draws: int = 1000,
                 seed: int = 0, hot_filter: str | None = None, daemon_pods: int = 0,
-                nodes: frozenset[str] | None = None) -> ModelEstimate:
+                nodes: frozenset[str] | None = None, context: str = "logged") -> ModelEstimate:
     """``scorer``'s mean ``reward`` over the logged pods, by the contention model anchored at the observed
     outcome (module doc); the ratio is to the observed mean over the same pods."""
     params = default_params() if params is None else params
     per, skipped = model_estimates(pairs, scorer, params=params, reward=reward, hot_filter=hot_filter,
-                                   daemon_pods=daemon_pods, nodes=nodes)
+                                   daemon_pods=daemon_pods, nodes=nodes, context=context)
     return estimate_of(list(per.values()), skipped, policy=_name(scorer), params_label=params_label, draws=draws,
                        seed=seed)
 
@@ -321,15 +328,16 @@ class PairedEstimate:
 def model_paired(pairs: list[tuple[Row, Row | None]], candidate: Scorer, baseline: Scorer, *,
                  params: ContentionParams | None = None, params_label: str = "active", reward: str = "jct_s",
                  draws: int = 1000, seed: int = 0, hot_filter: str | None = None, daemon_pods: int = 0,
-                 nodes: frozenset[str] | None = None) -> PairedEstimate:
+                 nodes: frozenset[str] | None = None, context: str = "logged") -> PairedEstimate:
     """Two policies on the same logged pods by the contention model: mean ``reward`` candidate / baseline,
     paired (each pod counts for both, so the interval is of the difference the policies make, not of the
-    spread of the pods). ``hot_filter``, ``daemon_pods`` and ``nodes`` as ``model_estimates``, the same for
+    spread of the pods). ``hot_filter``, ``daemon_pods``, ``nodes`` and ``context`` as ``model_estimates``, the same for
     both: without ``nodes`` a shadow row of schema 2, which did not mark the nodes the pod could not go to
     (a tainted one), lets either policy pick such a node (on the lab's log of 2026-12-07, a third of its
     shadow rows: ``results/policy/promote-log``)."""
     params = default_params() if params is None else params
-    how = {"params": params, "reward": reward, "hot_filter": hot_filter, "daemon_pods": daemon_pods, "nodes": nodes}
+    how = {"params": params, "reward": reward, "hot_filter": hot_filter, "daemon_pods": daemon_pods, "nodes": nodes,
+           "context": context}
     c, skipped = model_estimates(pairs, candidate, **how)
     b, _ = model_estimates(pairs, baseline, **how)
     both = sorted(c.keys() & b.keys())
@@ -368,6 +376,10 @@ def main(argv: list[str] | None = None) -> int:
                         "unset: the raw argmax)")
     p.add_argument("--nodes", default=None, metavar="N1,N2",
                    help="the nodes the pods could go to (module doc; unset: every kept node)")
+    p.add_argument("--context", choices=CONTEXTS, default=CONTEXTS[0],
+                   help="the cluster --policy re-encodes each decision over (module doc): logged, the figures the "
+                        "server logged; kept, the row's kept nodes among --nodes alone, as today's extender encodes "
+                        "over a pod's pool (default: %(default)s)")
     p.add_argument("--daemon-pods", type=int, default=0, metavar="N",
                    help="pods on every node that are no job (DaemonSets), left out of the contention model's split, "
                         "for rows that did not count them (schema 2 logs; newer rows record each node's count)")
@@ -381,7 +393,8 @@ def main(argv: list[str] | None = None) -> int:
         pairs = log.joined()
         by_model = [asdict(model_based(pairs, sc, params=params, params_label=a.params or "active",
                                        reward=a.reward, draws=a.draws, seed=a.seed, hot_filter=a.hot_filter,
-                                       daemon_pods=a.daemon_pods, nodes=nodes)) for sc in scorers]
+                                       daemon_pods=a.daemon_pods, nodes=nodes, context=a.context))
+                    for sc in scorers]
     except (LogError, ModelError, UnknownScorer, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201 -- a command's answer
         return 2
@@ -391,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {"decisions": len(pairs), "with_outcome": sum(o is not None for _, o in pairs),
               "torn_lines_skipped": len(log.torn), "serve": {"decisions": len(serve), "explored": explored,
                                                             "bound_elsewhere": elsewhere},
-              "target": a.target, "reward": a.reward,
+              "target": a.target, "reward": a.reward, "context": a.context,
               "estimates": [asdict(e) for e in importance_weighted(serve, TARGETS[a.target], reward=a.reward,
                                                                   draws=a.draws, seed=a.seed)],
               "shadow": shadow_summary(pairs, reward=a.reward), "model_based": by_model}

@@ -48,6 +48,10 @@ DaemonSet pods per node for rows that did not count them, both as ``policy.offli
 which decisions judge the two models: ``all`` (the default), ``served`` (the serve rows of ``--served``'s
 version: the cluster's own decisions by the model in question) or ``shadow`` (shadow rows: bindings by another
 scheduler, re-scored from their inputs, so whoever served when they were written does not matter).
+``--log-context`` says what cluster both models re-encode each decision over (``policy.logged.CONTEXTS``):
+``logged`` (the default), the figures the server logged, bitwise what it scored; ``kept``, the row's kept nodes
+among ``--nodes`` alone, as today's extender encodes a pod over its pool. The two differ on a log written before
+the extender did (``extender.context``), whose figures counted every cached node, a tainted one among them.
 
 That estimate rests on the model's assumptions (one decision changed at a time, the rates at the decision hold
 for the pod's stay; ``policy.offline``), so it does not promote on its own; it can only stop a promotion: when
@@ -89,6 +93,7 @@ from policy.decisionlog import LogError, read_log
 from policy.errors import ConfigError
 from policy.evaluate import unset_defaults
 from policy.grid import run_all, split_cases
+from policy.logged import CONTEXTS
 from policy.model import (
     DIGEST_KEY,
     SHIPPED_MODEL,
@@ -225,12 +230,12 @@ def log_rows(pairs: Sequence[tuple], which: str, served_version: str) -> list[tu
 
 def log_summary(pairs: Sequence[tuple], *, served_version: str, candidate: Scorer, served: Scorer,
                 rows: str = "all", hot_filter: str | None = None, nodes: frozenset[str] | None = None,
-                daemon_pods: int = 0) -> dict:
+                daemon_pods: int = 0, context: str = "logged") -> dict:
     """What a decision log says beside the simulator: the on-policy mean JCT of the decisions
     ``served_version`` served, the model versions that wrote the serve rows (``other_versions``: those not
     ``served_version``'s, whose pods that mean leaves out), and ``candidate`` against ``served`` by the
     contention model (``model_paired``) on the ``rows`` slice (``log_rows``), picking with ``hot_filter``
-    among ``nodes``."""
+    among ``nodes``, each decision encoded over ``context`` (``policy.logged.CONTEXTS``)."""
     serve = [(d, o) for d, o in pairs if d["mode"] == "serve"]
     mine = [(d, o) for d, o in serve if d["model_version"] == served_version]
     est = next(e for e in importance_weighted(mine, TARGETS["logged"]) if e.estimator == "snips")
@@ -241,9 +246,9 @@ def log_summary(pairs: Sequence[tuple], *, served_version: str, candidate: Score
             "model_versions": dict(sorted(versions.items())), "served_version": served_version,
             "other_versions": sorted(v for v in versions if v != served_version),
             "rows": rows, "judged_decisions": len(judged), "hot_filter": hot_filter,
-            "nodes": None if nodes is None else sorted(nodes), "daemon_pods": daemon_pods,
+            "nodes": None if nodes is None else sorted(nodes), "daemon_pods": daemon_pods, "context": context,
             "model_based": asdict(model_paired(judged, candidate, served, hot_filter=hot_filter, nodes=nodes,
-                                               daemon_pods=daemon_pods))}
+                                               daemon_pods=daemon_pods, context=context))}
 
 
 def log_veto(decision: Decision, log_info: dict | None) -> Decision:
@@ -363,6 +368,10 @@ class PromoteArgs:
     not mark a tainted node)"""
     daemon_pods: int = option(0, metavar="N")
     """with --log: DaemonSet pods per node, for rows that did not count them (schema 2 logs)"""
+    log_context: str = option(CONTEXTS[0], choices=CONTEXTS)
+    """with --log: the cluster both models re-encode each decision over: logged (the figures the server logged,
+    what it scored) or kept (the row's kept nodes among --nodes alone, as today's extender encodes over a pod's
+    pool; a log written before it did counted every cached node, a tainted one among them)"""
     apply: bool = False
     """replace the served model if the candidate is promoted (unset: a dry run)"""
     report: Path | None = None
@@ -418,7 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             read_log(args.log).joined(), served_version=served.version,
             candidate=ModelScorer(candidate, name="candidate"), served=ModelScorer(served, name="served"),
             rows=args.log_rows, hot_filter=DEFAULT_HOT_FILTER if args.as_served else None, nodes=nodes,
-            daemon_pods=args.daemon_pods)
+            daemon_pods=args.daemon_pods, context=args.log_context)
     except (LogError, ModelError, ConfigError) as exc:
         return _fail(f"--log: {exc}")
     if log_info is not None and log_info["other_versions"]:

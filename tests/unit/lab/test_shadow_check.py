@@ -235,3 +235,18 @@ def test_co_runners_at_the_start_and_over_the_run():
     co = co_runners(jobs)
     assert co[id(jobs[0])] == (1.0, 1.0) and co[id(jobs[2])] == (1.0, 0.5) and co[id(jobs[3])] == (0.0, 0.0)
     assert id(jobs[4]) not in co  # unfinished
+
+
+def test_re_scored_rows_are_encoded_over_the_context_asked_for(tmp_path, capsys, monkeypatch):
+    import policy.offline
+
+    seen = []
+    real = policy.offline.encoding
+    monkeypatch.setattr(policy.offline, "encoding", lambda d, **kw: seen.append(kw.get("context")) or real(d, **kw))
+    out = results(tmp_path, {1: 0.8, 2: 0.85}, policy="worst-fit", served=SHIPPED)
+    res = shadow_check(out, params=ORIGINAL, draws=50, context="kept")
+    assert res["context"] == "kept" and [s["rescored"] for s in res["seeds"]] == [4, 4]
+    assert "kept" in seen and "logged" not in seen  # None: the contention model at the binding, no features
+    assert shadow_check(out, params=ORIGINAL, draws=50)["context"] == "logged"
+    assert main(["shadow", str(out), "--params", "original", "--context", "kept", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["context"] == "kept"

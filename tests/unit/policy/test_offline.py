@@ -224,3 +224,13 @@ def test_two_policies_compared_paired_pick_as_served_among_the_nodes_a_pod_could
     # the node's DaemonSet pod is no job: with it left out, the busy pod and the newcomer alone share a
     daemons = [contended_pair(i, daemons=1) for i in range(10)]
     assert model_paired(daemons, look, worst, params=EQUAL_CPU, draws=50, daemon_pods=1).ratio == pytest.approx(1.0)
+
+
+def test_the_command_re_encodes_over_the_context_asked_for_and_says_which(tmp_path, capsys):
+    lines = [r for i in range(4) for r in contended_pair(i)]
+    (tmp_path / "decisions-1.jsonl").write_text("".join(json.dumps(r.data) + "\n" for r in lines))
+    for context in ("logged", "kept"):
+        assert main([str(tmp_path), "--policy", "dqn:policy/models/default.npz", "--draws", "20",
+                     *(["--context", context] if context == "kept" else [])]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["context"] == context and report["model_based"][0]["n"] == 4

@@ -344,3 +344,17 @@ def test_the_report_names_a_model_of_the_checkout_from_its_root_and_any_other_as
     outside = _artifact(tmp_path / "models" / "mine.npz", "mine")
     assert describe(load_model("models/mine.npz"), "d")["path"] == "models/mine.npz"
     assert describe(load_model(outside), "d") == {"path": str(outside), "version": "mine", "sha256": "d"}
+
+
+def test_the_log_context_is_logged_unless_asked_for_and_recorded_in_the_report(tmp_path):
+    from policy.cli import from_namespace
+    from policy.promote import build_parser
+
+    assert from_namespace(build_parser().parse_args(["--candidate", "c.npz"])).log_context == "logged"
+    kept = build_parser().parse_args(["--candidate", "c.npz", "--log-context", "kept"])
+    assert from_namespace(kept).log_context == "kept"
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--candidate", "c.npz", "--log-context", "pool"])
+    s = log_summary(_log(tmp_path, ["v1"], [5.0]), served_version="v1", candidate=make_scorer("lookahead"),
+                    served=make_scorer("worst-fit"))
+    assert s["context"] == "logged"
