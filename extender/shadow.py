@@ -45,14 +45,13 @@ import time
 import zlib
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from functools import partial
 from typing import Any
 
 import numpy as np
 
 from extender.context import context_of
-from extender.decide import ServedPolicy, Thresholds, passes_filter, score
+from extender.decide import ServedPolicy, Thresholds, passes_filter, whole
 from extender.selection import PodSelector
 from extender.telemetry import Telemetry
 from kube.affinity import LabelIndex, NodeRequirement, node_requirement
@@ -129,15 +128,18 @@ class ShadowRecorder:
         snap, row = ctx.snap, int(ctx.rows[0])
         view_ = PodView(requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                         name=key[1], workload=self.workload_of(pod))
-        scored = score(snap, view_, self.policy, max_usage_age=self.max_usage_age)
+        # the encoding and raw values alone: the 0-10 scores ``score`` maps them to are over the feasible nodes, and
+        # the shadow's are over the allowed ones (below)
+        enc, raw, _ = whole(snap, view_, self.policy, max_usage_age=self.max_usage_age)
         blocked = ctx.of_view(self._blocked(pod, view))  # nodes the pod could not have been bound to (module doc)
+        any_blocked = bool(blocked.any())
         daemon_pods = ctx.of_view(view.daemon_pods)
-        # the filter judges the nodes the pod could use (its prefer modes look for a cool one among them)
-        usable = replace(snap, ready=snap.ready & ~blocked) if blocked.any() else snap
-        allowed = scored.enc.mask & np.isfinite(scored.raw) & \
-            passes_filter(usable, view_, self.thresholds, self.max_usage_age)
-        final = to_extender_scores(scored.raw, allowed, self.policy.mapping)
-        chosen = served_choice(scored.raw, allowed, row)
+        # the filter judges the nodes the pod could use (its prefer modes look for a cool one among them): the
+        # encoder's mask has its readiness, slot and request checks, so only heat is judged again
+        usable = enc.mask & ~blocked if any_blocked else enc.mask
+        allowed = passes_filter(snap, view_, self.thresholds, self.max_usage_age, feasible=usable) & np.isfinite(raw)
+        final = to_extender_scores(raw, allowed, self.policy.mapping)
+        chosen = served_choice(raw, allowed, row)
         spec = pod.get("spec") or {}
         result: dict[str, Any] = {"pod": f"{key[0]}/{key[1]}",
                                   "scheduler": spec.get("schedulerName") or "default-scheduler",
@@ -156,10 +158,11 @@ class ShadowRecorder:
                 requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                 workload=view_.workload, policy=self.policy.name, model_version=self.policy.version,
                 nodes=snap.names, scores=final,
-                raw=scored.raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
+                raw=raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
                 slowdown=slowdown, predicted_gain=gain, keep=self.keep, keep_inputs=self.keep_inputs,
-                inputs=DecisionInputs(snap=snap, cluster=scored.enc.cluster, max_usage_age=self.max_usage_age,
-                                      blocked=blocked if blocked.any() else None, daemon_pods=daemon_pods)))
+                inputs=DecisionInputs(snap=snap, cluster=enc.cluster, max_usage_age=self.max_usage_age,
+                                      blocked=blocked if any_blocked else None, daemon_pods=daemon_pods,
+                                      feasible=enc.mask, mean_cap=enc.mean_cap)))
         if self.track is not None:
             self.track(uid)
         self._record(result, gain, uid)
