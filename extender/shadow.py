@@ -20,12 +20,12 @@ no coordination: a StatefulSet's ordinals are the indexes; while a replica is do
 never doubled (the others count it as ``not_owner``). Replica count and index are settings.
 
 Nodes the pod could not have been bound to are never drsched's choice: those whose taints (NoSchedule,
-NoExecute; a cordon) it does not tolerate (``kube.objects.tolerates``), which lie outside its context but for the
-actual node, should it be one, and those whose labels its ``nodeSelector`` or required node affinity do not allow
-(``kube.affinity``: In, NotIn, Exists, DoesNotExist; ``Gt``, ``Lt`` and ``matchFields`` are taken as met), which
-are in it. The row records them as not ``ready``
-(``policy.decisionlog.DecisionInputs.blocked``; their features stay as the serving path computes them), so
-that a policy re-scored from the log avoids them too. Without this, in the lab, the shadow chose the tainted
+NoExecute; a cordon) it does not tolerate (``kube.objects.tolerates``), which lie outside its context -- its pool
+(``kube.pool``, which judges each taint set once) -- but for the actual node, should it be one, and those whose
+labels its ``nodeSelector`` or required node affinity do not allow (``kube.affinity``: In, NotIn, Exists,
+DoesNotExist; ``Gt``, ``Lt`` and ``matchFields`` are taken as met), which are in it. The row records them as
+not ``ready`` (``policy.decisionlog.DecisionInputs.blocked``; their features stay as the serving path computes
+them), so that a policy re-scored from the log avoids them too. Without this, in the lab, the shadow chose the tainted
 system node at a third of the bindings (``results/lab/shadow-rejudged-2026-12-07``). A pod's label constraints
 are judged over every node once per distinct requirement while no node or label changes (``_refused_by_labels``,
 the last ``LABELS_MEMO`` requirements: the pods of a workload share one), through a ``kube.affinity.LabelIndex``
@@ -57,7 +57,7 @@ from extender.telemetry import Telemetry
 from kube.affinity import LabelIndex, NodeRequirement, node_requirement
 from kube.cache import CacheView, ClusterCache, PodRecord
 from kube.logs import kv
-from kube.objects import pod_key, pod_terminated, tolerates, workload_key
+from kube.objects import pod_key, pod_terminated, workload_key
 from policy.calibration import default_params
 from policy.decisionlog import DecisionInputs, decision_row
 from policy.predicted import predicted_slowdowns
@@ -174,9 +174,9 @@ class ShadowRecorder:
     def _blocked(self, pod: Mapping, view: CacheView) -> np.ndarray:
         """(N,) the view's nodes the pod could not have been bound to: taints it does not tolerate, labels its
         node selector or required affinity do not allow (module doc)."""
-        blocked = np.zeros(len(view.names), dtype=bool)
-        for name, taints in view.taints.items():
-            blocked[view.index[name]] = not tolerates(pod, taints)
+        # the taints: outside the pod's pool, which judged them once per taint set (kube.pool), not once per node
+        pool = view.pool_of(pod)
+        blocked = np.zeros(len(view.names), dtype=bool) if pool.position is None else pool.position < 0
         need = node_requirement(pod)
         if need is not None:
             blocked |= self._refused_by_labels(need, view)
