@@ -94,11 +94,20 @@ def _filter_codes(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds, m
     return code, over_req, h, limit
 
 
-def passes_filter(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds, max_usage_age: float) -> np.ndarray:
-    """(N,) True where ``filter_reasons`` has no reason: the same checks, without writing the reasons."""
+def passes_filter(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds, max_usage_age: float, *,
+                  feasible: np.ndarray | None = None) -> np.ndarray:
+    """(N,) True where ``filter_reasons`` has no reason: the same checks, without writing the reasons.
+
+    ``feasible``: the nodes that pass every check but heat, when the caller has them -- the encoder's mask
+    (``policy.features.feasible_mask``: readiness, a pod slot, requests; ``Encoded.mask``), narrowed as the caller
+    narrows readiness -- so that only the hot check is made here (the same answer: ``feasible_mask``'s fit is the
+    negation of the request check below, on finite requests and capacities)."""
     if snap.n_nodes == 0:
         return np.zeros(0, dtype=bool)
-    return _filter_codes(snap, pod, thresholds, max_usage_age)[0] == 0
+    if feasible is None:
+        return _filter_codes(snap, pod, thresholds, max_usage_age)[0] == 0
+    h = heat(snap, pod, thresholds.as_array(), mode=thresholds.mode, max_usage_age=max_usage_age)
+    return feasible & ~hot_refused(feasible, h.hot.any(axis=1), thresholds.mode)
 
 
 def filter_reasons(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds,
@@ -186,7 +195,8 @@ def score(snap: ClusterSnapshot | None, pod: PodView, policy: ServedPolicy, *, m
             full, raw_full, fresh_full = cache.whole(context, pod, policy, max_usage_age=max_usage_age, group=group)
         else:
             full, raw_full, fresh_full = whole(context, pod, policy, max_usage_age=max_usage_age)
-        enc = Encoded(nodes=full.nodes[rows], pod=full.pod, cluster=full.cluster, mask=full.mask[rows])
+        enc = Encoded(nodes=full.nodes[rows], pod=full.pod, cluster=full.cluster, mask=full.mask[rows],
+                      mean_cap=full.mean_cap)
         raw = raw_full[rows]
         fresh = fresh_full[rows]
     else:

@@ -124,7 +124,8 @@ class RowCache:
             if entry.cluster is None:  # the summary reads est_util and the mask, which the clock does not move
                 entry.cluster = cluster_row(entry.rows, entry.mask)
             # what policy.features.assemble makes, with the summary kept while no row changed
-            enc = Encoded(nodes=entry.rows, pod=pod_row(pod, entry.mean_cap), cluster=entry.cluster, mask=entry.mask)
+            enc = Encoded(nodes=entry.rows, pod=pod_row(pod, entry.mean_cap), cluster=entry.cluster, mask=entry.mask,
+                          mean_cap=entry.mean_cap)
             entry.lent = True
             last = entry.enc
             if (same and entry.policy is policy and last is not None and last.pod.tobytes() == enc.pod.tobytes()

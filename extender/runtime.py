@@ -338,7 +338,8 @@ class Runtime:
                 key=key, pod=pod, names=cand.names, scores=scores, known=cand.known, raw=scored.raw, now=now,
                 inputs=DecisionInputs(snap=encoded_over, cluster=scored.enc.cluster,
                                       max_usage_age=self.settings.max_usage_age_s, rows=rows,
-                                      daemon_pods=_daemon_pods(view, context, cand.cache_rows)))
+                                      daemon_pods=_daemon_pods(view, context, cand.cache_rows),
+                                      mean_cap=scored.enc.mean_cap))
         out = self.replies.reply(view, cand.names, scores.tolist())
         self._remember(key, pod, known_names, now, scored)
         return out

@@ -20,12 +20,12 @@ no coordination: a StatefulSet's ordinals are the indexes; while a replica is do
 never doubled (the others count it as ``not_owner``). Replica count and index are settings.
 
 Nodes the pod could not have been bound to are never drsched's choice: those whose taints (NoSchedule,
-NoExecute; a cordon) it does not tolerate (``kube.objects.tolerates``), which lie outside its context but for the
-actual node, should it be one, and those whose labels its ``nodeSelector`` or required node affinity do not allow
-(``kube.affinity``: In, NotIn, Exists, DoesNotExist; ``Gt``, ``Lt`` and ``matchFields`` are taken as met), which
-are in it. The row records them as not ``ready``
-(``policy.decisionlog.DecisionInputs.blocked``; their features stay as the serving path computes them), so
-that a policy re-scored from the log avoids them too. Without this, in the lab, the shadow chose the tainted
+NoExecute; a cordon) it does not tolerate (``kube.objects.tolerates``), which lie outside its context -- its pool
+(``kube.pool``, which judges each taint set once) -- but for the actual node, should it be one, and those whose
+labels its ``nodeSelector`` or required node affinity do not allow (``kube.affinity``: In, NotIn, Exists,
+DoesNotExist; ``Gt``, ``Lt`` and ``matchFields`` are taken as met), which are in it. The row records them as
+not ``ready`` (``policy.decisionlog.DecisionInputs.blocked``; their features stay as the serving path computes
+them), so that a policy re-scored from the log avoids them too. Without this, in the lab, the shadow chose the tainted
 system node at a third of the bindings (``results/lab/shadow-rejudged-2026-12-07``). A pod's label constraints
 are judged over every node once per distinct requirement while no node or label changes (``_refused_by_labels``,
 the last ``LABELS_MEMO`` requirements: the pods of a workload share one), through a ``kube.affinity.LabelIndex``
@@ -45,20 +45,19 @@ import time
 import zlib
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from functools import partial
 from typing import Any
 
 import numpy as np
 
 from extender.context import context_of
-from extender.decide import ServedPolicy, Thresholds, passes_filter, score
+from extender.decide import ServedPolicy, Thresholds, passes_filter, whole
 from extender.selection import PodSelector
 from extender.telemetry import Telemetry
 from kube.affinity import LabelIndex, NodeRequirement, node_requirement
 from kube.cache import CacheView, ClusterCache, PodRecord
 from kube.logs import kv
-from kube.objects import pod_key, pod_terminated, tolerates, workload_key
+from kube.objects import pod_key, pod_terminated, workload_key
 from policy.calibration import default_params
 from policy.decisionlog import DecisionInputs, decision_row
 from policy.predicted import predicted_slowdowns
@@ -129,15 +128,18 @@ class ShadowRecorder:
         snap, row = ctx.snap, int(ctx.rows[0])
         view_ = PodView(requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                         name=key[1], workload=self.workload_of(pod))
-        scored = score(snap, view_, self.policy, max_usage_age=self.max_usage_age)
+        # the encoding and raw values alone: the 0-10 scores ``score`` maps them to are over the feasible nodes, and
+        # the shadow's are over the allowed ones (below)
+        enc, raw, _ = whole(snap, view_, self.policy, max_usage_age=self.max_usage_age)
         blocked = ctx.of_view(self._blocked(pod, view))  # nodes the pod could not have been bound to (module doc)
+        any_blocked = bool(blocked.any())
         daemon_pods = ctx.of_view(view.daemon_pods)
-        # the filter judges the nodes the pod could use (its prefer modes look for a cool one among them)
-        usable = replace(snap, ready=snap.ready & ~blocked) if blocked.any() else snap
-        allowed = scored.enc.mask & np.isfinite(scored.raw) & \
-            passes_filter(usable, view_, self.thresholds, self.max_usage_age)
-        final = to_extender_scores(scored.raw, allowed, self.policy.mapping)
-        chosen = served_choice(scored.raw, allowed, row)
+        # the filter judges the nodes the pod could use (its prefer modes look for a cool one among them): the
+        # encoder's mask has its readiness, slot and request checks, so only heat is judged again
+        usable = enc.mask & ~blocked if any_blocked else enc.mask
+        allowed = passes_filter(snap, view_, self.thresholds, self.max_usage_age, feasible=usable) & np.isfinite(raw)
+        final = to_extender_scores(raw, allowed, self.policy.mapping)
+        chosen = served_choice(raw, allowed, row)
         spec = pod.get("spec") or {}
         result: dict[str, Any] = {"pod": f"{key[0]}/{key[1]}",
                                   "scheduler": spec.get("schedulerName") or "default-scheduler",
@@ -156,10 +158,11 @@ class ShadowRecorder:
                 requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                 workload=view_.workload, policy=self.policy.name, model_version=self.policy.version,
                 nodes=snap.names, scores=final,
-                raw=scored.raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
+                raw=raw, chosen=result["chosen"], actual=actual, scheduler=result["scheduler"],
                 slowdown=slowdown, predicted_gain=gain, keep=self.keep, keep_inputs=self.keep_inputs,
-                inputs=DecisionInputs(snap=snap, cluster=scored.enc.cluster, max_usage_age=self.max_usage_age,
-                                      blocked=blocked if blocked.any() else None, daemon_pods=daemon_pods)))
+                inputs=DecisionInputs(snap=snap, cluster=enc.cluster, max_usage_age=self.max_usage_age,
+                                      blocked=blocked if any_blocked else None, daemon_pods=daemon_pods,
+                                      feasible=enc.mask, mean_cap=enc.mean_cap)))
         if self.track is not None:
             self.track(uid)
         self._record(result, gain, uid)
@@ -171,9 +174,9 @@ class ShadowRecorder:
     def _blocked(self, pod: Mapping, view: CacheView) -> np.ndarray:
         """(N,) the view's nodes the pod could not have been bound to: taints it does not tolerate, labels its
         node selector or required affinity do not allow (module doc)."""
-        blocked = np.zeros(len(view.names), dtype=bool)
-        for name, taints in view.taints.items():
-            blocked[view.index[name]] = not tolerates(pod, taints)
+        # the taints: outside the pod's pool, which judged them once per taint set (kube.pool), not once per node
+        pool = view.pool_of(pod)
+        blocked = np.zeros(len(view.names), dtype=bool) if pool.position is None else pool.position < 0
         need = node_requirement(pod)
         if need is not None:
             blocked |= self._refused_by_labels(need, view)

@@ -209,6 +209,11 @@ class DecisionInputs:
     affinity do not allow: ``extender.shadow``), recorded as not ``ready``"""
     daemon_pods: np.ndarray | None = None
     """(N,) how many of each snapshot row's ``pods`` a DaemonSet owns (None: not counted, written as null)"""
+    feasible: np.ndarray | None = None
+    """(N,) the encoder's feasibility of ``snap``'s rows (``Encoded.mask`` over the whole snapshot), when the caller
+    has it: ``n_feasible`` is then counted from it, not recomputed (None: ``feasible_mask`` here)"""
+    mean_cap: np.ndarray | None = None
+    """(4,) ``snap``'s mean capacity as the encoder computed it (``Encoded.mean_cap``; None: ``mean_capacity`` here)"""
 
 
 def inputs_of(inputs: DecisionInputs, picked: Sequence[int], at: Sequence[int], pod: PodView) -> dict[str, Any]:
@@ -220,9 +225,10 @@ def inputs_of(inputs: DecisionInputs, picked: Sequence[int], at: Sequence[int], 
     known = rows >= 0
     idx = rows[known]
     cluster = np.asarray(inputs.cluster, dtype=np.float32)
+    feasible = feasible_mask(snap, pod) if inputs.feasible is None else inputs.feasible
+    mean_cap = mean_capacity(snap) if inputs.mean_cap is None else inputs.mean_cap
     return {"at": [int(i) for i in at], "max_usage_age": float(inputs.max_usage_age), "n_nodes": snap.n_nodes,
-            "n_feasible": int(np.count_nonzero(feasible_mask(snap, pod))),
-            "mean_capacity": mean_capacity(snap).tolist(),
+            "n_feasible": int(np.count_nonzero(feasible)), "mean_capacity": mean_cap.tolist(),
             "est_util_mean": cluster[MEAN_UTIL].tolist(), "est_util_std": cluster[STD_UTIL].tolist(),
             **{name: _per_node(_node_field(inputs, name)[idx], known) for name in INPUT_NODE_FIELDS},
             "daemon_pods": [None] * len(rows) if inputs.daemon_pods is None else
@@ -257,7 +263,9 @@ def _best(nodes: Sequence[str], scores, raw, *, keep: int,
     """The ``keep`` best entries (score, then raw value) and those named in ``also``, in their original order,
     and their positions."""
     s = np.asarray(scores, dtype=np.float64)
-    r = np.nan_to_num(np.asarray(raw, dtype=np.float64), nan=-np.inf)
+    r = np.asarray(raw, dtype=np.float64)
+    if not np.isfinite(r).all():  # the usual raw vector has none: skip nan_to_num's passes over it
+        r = np.nan_to_num(r, nan=-np.inf)
     rows = set(np.lexsort((-r, -s))[:keep].tolist())
     names = list(nodes)
     for n in also:  # one scan of the names each (``in`` then ``index`` scanned twice)

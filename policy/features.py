@@ -117,6 +117,9 @@ class Encoded:
     pod: np.ndarray      # (N_POD,) float32
     cluster: np.ndarray  # (N_CLUSTER,) float32
     mask: np.ndarray     # (N,) bool: the pod's requests fit and the node accepts pods
+    mean_cap: np.ndarray | None = None
+    """(4,) the mean capacity of the cluster the rows were encoded in (``mean_capacity``), kept for the decision
+    log's inputs (``policy.decisionlog.DecisionInputs``); None where the builder did not keep it"""
 
 
 def feasible_mask(snap: ClusterSnapshot, pod: PodView) -> np.ndarray:
@@ -227,7 +230,8 @@ def usage_age_column(usage_age: np.ndarray, max_usage_age: float = DEFAULT_MAX_U
 def assemble(nodes: np.ndarray, mask: np.ndarray, pod: PodView, mean_cap: np.ndarray) -> Encoded:
     """The ``Encoded`` of a whole cluster from its node rows (``node_rows``), its feasibility (``feasible_mask``)
     and its mean capacity: the pod row (``pod_row``) and the cluster summary (``cluster_row``) from them."""
-    return Encoded(nodes=nodes, pod=pod_row(pod, mean_cap), cluster=cluster_row(nodes, mask), mask=mask)
+    return Encoded(nodes=nodes, pod=pod_row(pod, mean_cap), cluster=cluster_row(nodes, mask), mask=mask,
+                   mean_cap=mean_cap)
 
 
 def cluster_row(nodes: np.ndarray, mask: np.ndarray) -> np.ndarray:

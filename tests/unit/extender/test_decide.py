@@ -115,6 +115,30 @@ def test_the_simulators_hot_filter_is_the_extenders(mode):
         assert sorted(reasons) == np.flatnonzero(np.isneginf(served)).tolist()
 
 
+@pytest.mark.parametrize("mode", ["prefer-cool", "prefer-fit", "strict", "off"])
+def test_the_filter_from_the_encoder_s_mask_is_the_filter(mode):
+    """Given the encoder's mask (readiness, a slot, requests), narrowed as shadow mode narrows readiness to the
+    nodes a pod could be bound to, ``passes_filter`` judges heat alone and passes exactly the nodes it passes on
+    the snapshot so narrowed."""
+    from dataclasses import replace
+
+    from policy.features import feasible_mask
+
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n = 8
+        s = snap(n, usage=rng.random((n, 4)) * [8.0, 32.0, 1000.0, 500.0], age=rng.choice([0.0, 30.0, 120.0], size=n),
+                 requested=rng.choice([0.0, 6.0, 7.0, 7.5, 8.0], size=(n, 2)), pods=rng.choice([0.0, 110.0], size=n),
+                 ready=rng.random(n) > 0.2)
+        pod = PodView(requests=[1.0, 1.0], demand=rng.random(4) * [4.0, 8.0, 300.0, 100.0], demand_source="learned")
+        blocked = rng.random(n) < 0.3
+        th = Thresholds(mode=mode)
+        narrowed = replace(s, ready=s.ready & ~blocked)
+        want = passes_filter(narrowed, pod, th, max_usage_age=60)
+        got = passes_filter(s, pod, th, max_usage_age=60, feasible=feasible_mask(s, pod) & ~blocked)
+        assert got.tolist() == want.tolist()
+
+
 # A whole-core pod with flat requests (0.1 core), an idle quarter-core node and a busy 1-core node.
 SMALL_AND_BUSY = ClusterSnapshot(
     names=("small", "big"), capacity=np.array([[0.25, 1.0, 1000.0, 500.0], [1.0, 4.0, 1000.0, 500.0]]),

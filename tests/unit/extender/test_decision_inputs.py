@@ -5,6 +5,7 @@ a usage sample, some stale, some full or not ready, pods bound since the sample)
 to keep what the policy was given."""
 
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -74,16 +75,18 @@ def runtime(tmp_path, cache: ClusterCache, keep: int, keep_inputs: int = 32) -> 
     return Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=policy, recording=rec)
 
 
-def capture(monkeypatch, module) -> list:
+def capture(monkeypatch, module, name: str = "score") -> list:
+    """What each call of ``module.<name>`` scored, with its ``enc`` and ``raw``: ``score``'s ``Scored``, or
+    ``whole``'s (Encoded, raw values, fresh) -- the shadow encodes with ``whole``, it maps no 0-10 scores."""
     seen = []
 
-    def score(*args, **kwargs):
+    def wrapper(*args, **kwargs):
         out = real(*args, **kwargs)
-        seen.append(out)
+        seen.append(SimpleNamespace(enc=out[0], raw=out[1]) if isinstance(out, tuple) else out)
         return out
 
-    real = module.score
-    monkeypatch.setattr(module, "score", score)
+    real = getattr(module, name)
+    monkeypatch.setattr(module, name, wrapper)
     return seen
 
 
@@ -169,7 +172,7 @@ def test_a_shadowed_binding_rebuilds_the_policy_s_encoding(tmp_path, monkeypatch
     watcher = IndexingWatcher(None, cache, settings, store=None, telemetry=telemetry,
                               index=PodIndex(selector={}, port=1), observer=rec.observe_pod)
     rec.start()
-    seen = capture(monkeypatch, shadow_mod)
+    seen = capture(monkeypatch, shadow_mod, "whole")
     pod = {**pending("s"), "spec": {**pending("s")["spec"], "schedulerName": "default-scheduler"}}
     watcher._apply("pods", "ADDED", pod)
     watcher._apply("pods", "MODIFIED", {**pod, "spec": {**pod["spec"], "nodeName": "node-017"}})

@@ -20,7 +20,7 @@ from extender.row_cache import RowCache
 from kube.cache import ClusterCache, NodeUsage, PodRecord
 from kube.objects import UNSCHEDULABLE_TAINT, NodeInfo, tolerates
 from policy.baselines import SCORERS, make_scorer
-from policy.features import EST_UTIL, MEAN_UTIL, N_NODE, STD_UTIL, cluster_row
+from policy.features import EST_UTIL, MEAN_UTIL, N_NODE, STD_UTIL, cluster_row, mean_capacity
 from policy.model import N_INPUTS, ModelScorer, QModel, load_model
 from policy.state import PodView
 
@@ -146,11 +146,13 @@ class World:
         assert ctx.snap.names == tuple(view.names[i] for i in plain)
         full = score(None, pod, self.full_policy, max_usage_age=MAX_AGE, context=view.snapshot(self.t, plain),
                      rows=np.searchsorted(plain, rows))
-        for field in ("nodes", "pod", "cluster", "mask"):
+        for field in ("nodes", "pod", "cluster", "mask", "mean_cap"):
             got, want = getattr(cached.enc, field), getattr(full.enc, field)
             assert got.dtype == want.dtype and got.shape == want.shape, field
             assert got.tobytes() == want.tobytes(), f"{field} differs ({self.policy_name})"
         assert cached.raw.tobytes() == full.raw.tobytes(), f"raw values differ ({self.policy_name})"
+        # the decision log's inputs take the mean capacity from the Encoded: it is the context's own
+        assert cached.enc.mean_cap.tobytes() == mean_capacity(ctx.snap).tobytes()
         assert cached.scores.tolist() == full.scores.tolist()
         assert cached.stale.tolist() == full.stale.tolist()
 

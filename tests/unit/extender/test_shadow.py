@@ -297,3 +297,32 @@ def test_a_workload_s_label_constraints_are_judged_over_the_nodes_once_until_a_l
     watcher._apply("pods", "ADDED", pending)
     watcher._apply("pods", "MODIFIED", {**pending, "spec": {**pending["spec"], "nodeName": "hot"}})
     assert rec.summary()["recent"][0]["chosen"] == "spare"  # its new label lets the pod go there
+
+
+@pytest.mark.parametrize("tolerations", [
+    None,
+    [{"key": "dedicated", "operator": "Equal", "value": "team1", "effect": "NoSchedule"}],
+    [{"key": "dedicated", "operator": "Exists"}],
+    [{"key": "dedicated", "operator": "Equal", "value": "team2", "effect": "NoExecute"}],  # another effect
+    [{"operator": "Exists"}],  # every taint
+    [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}],
+])
+def test_the_nodes_blocked_by_taints_are_those_outside_the_pool_judged_node_by_node(tolerations):
+    """``_blocked`` reads the pod's pool (its taints judged once per taint set) where it looped over every tainted
+    node: the same nodes, whatever the tolerations, on nodes with one, two or no taints and cordons."""
+    from kube.objects import UNSCHEDULABLE_TAINT, tolerates
+
+    cache = ClusterCache(assume_grace_s=0.0)
+    sets = [(), (("dedicated", "team1", "NoSchedule"),), (("dedicated", "team2", "NoExecute"),),
+            (("dedicated", "team1", "NoSchedule"), ("gpu", "", "NoSchedule")), (UNSCHEDULABLE_TAINT,)]
+    for i in range(40):
+        cache.upsert_node(NodeInfo(name=f"n{i:02d}", capacity=(8.0, 32.0, 1000.0, 500.0), max_pods=110, ready=True,
+                                   taints=sets[i % len(sets)]))
+    rec = Recording(build_settings(shadow=True, policy="demand-aware"), cache=cache, telemetry=Telemetry(),
+                    policy=heuristic_policy(make_scorer("demand-aware")), thresholds=Thresholds())  # no log
+    pod = kpod("p")
+    if tolerations is not None:
+        pod["spec"]["tolerations"] = tolerations
+    view = cache.view()
+    want = [not tolerates(pod, view.taints.get(n, ())) for n in view.names]
+    assert rec.shadow._blocked(pod, view).tolist() == want

@@ -1,7 +1,9 @@
 """Shadow mode's rows and results are bitwise what the plain computation gives, on random clusters and events.
 
 ``ShadowRecorder.on_binding`` saves work: the predicted slowdowns on the two nodes alone (``policy.predicted``),
-the label check through a ``kube.affinity.LabelIndex``. Each must leave what is recorded as it was. Here every
+the label check through a ``kube.affinity.LabelIndex``, the encoder's feasibility reused by the filter (heat alone
+judged again) and, with its mean capacity, by the row's inputs, no 0-10 mapping over the feasible nodes (only the
+one over the allowed nodes the row records). Each must leave what is recorded as it was. Here every
 binding of random event sequences (bindings with and without node selectors and affinity, tolerations, node label and
 taint changes, usage samples) is also computed the plain way, from the same cache view at the
 same clock: the score of every node of the pod's context -- the nodes whose taints it tolerates, and the actual

@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import orjson
 import pytest
 
 from policy.decisionlog import (
@@ -15,6 +16,8 @@ from policy.decisionlog import (
     outcome_row,
     read_log,
 )
+from policy.features import encode
+from policy.state import PodView
 
 from .helpers import snapshot
 
@@ -112,17 +115,33 @@ def test_keep_holds_the_best_nodes_and_the_chosen_and_actual_ones_in_order():
                            "nodes": ["a"], "scores": [10], "raw": [1.0], "keep": 2})["nodes_total"] == 1
 
 
-def with_inputs(keep=0, daemon_pods=None):
-    """A shadow decision over 5 nodes whose inputs are recorded: node b has no usage sample, node c is full."""
+def with_inputs(keep=0, daemon_pods=None, snap=None, **given):
+    """A shadow decision over 5 nodes whose inputs are recorded: node b has no usage sample, node c is full
+    (``given``: ``DecisionInputs`` fields the caller computed, as the shadow hands its encoder's over)."""
     snap = snapshot([[4, 16, 125, 200]] * 5, requested=[[1, 2]] * 5, pods=[1, 1, 110, 1, 1],
                     usage=[[1, 2, 3, 4], [np.nan] * 4, [1, 1, 1, 1], [0.5, 1, 0, 0], [2, 2, 2, 2]],
-                    age=[1.0, np.inf, 1.0, 1.0, 90.0])
+                    age=[1.0, np.inf, 1.0, 1.0, 90.0]) if snap is None else snap
     return decision_row(ts=1.0, replica="r", mode="shadow", pod=("ns", "p", "u"), requests=[0.1 + 0.2, 1],
                         demand=[1 / 3, 1, 0, 0], demand_source="learned", policy="p", model_version="v",
                         nodes=snap.names, scores=[3, 10, 0, 10, 7], raw=[0.3, 0.9, float("-inf"), 1.0, 0.7],
                         chosen="n3", actual="n2", keep=keep,
                         inputs=DecisionInputs(snap=snap, cluster=np.arange(10, dtype=np.float32) / 7,
-                                              max_usage_age=60.0, daemon_pods=daemon_pods))
+                                              max_usage_age=60.0, daemon_pods=daemon_pods, **given))
+
+
+def test_inputs_from_the_encoder_s_mask_and_mean_capacity_are_those_recomputed():
+    """The shadow hands the row its encoder's feasibility and mean capacity instead of recomputing them on the
+    writer: the row is byte for byte the recomputed one, on snapshots with full, unready and overcommitted nodes."""
+    rng = np.random.default_rng(11)
+    pod = PodView(requests=[0.1 + 0.2, 1.0], demand=[1 / 3, 1, 0, 0], demand_source="learned")
+    for _ in range(50):
+        cap = rng.choice([2.0, 4.0, 64.0], size=(5, 4)) * rng.uniform(0.9, 1.1, size=(5, 4))
+        snap = snapshot(cap, requested=cap[:, :2] * rng.choice([0.0, 0.5, 0.99, 1.0], size=(5, 2)),
+                        pods=rng.choice([0.0, 3.0, 110.0], size=5), ready=rng.random(5) > 0.2,
+                        usage=cap * rng.random((5, 4)), age=rng.choice([1.0, 90.0, np.inf], size=5))
+        enc = encode(snap, pod)
+        reused = with_inputs(keep=2, snap=snap, feasible=enc.mask, mean_cap=enc.mean_cap)
+        assert orjson.dumps(reused) == orjson.dumps(with_inputs(keep=2, snap=snap))
 
 
 def test_inputs_are_recorded_exactly_for_the_kept_nodes():
