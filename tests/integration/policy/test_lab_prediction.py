@@ -24,7 +24,8 @@ ARM_OF = {"dqn:default": "model", "dqn:default-ebc0f11-s100000": "model", "deman
 
 
 @pytest.mark.parametrize("protocol", [
-    "multi-resource.yaml", "mr-pilot.yaml", "misleading-pilot.yaml", "tenants-pilot.yaml"])
+    "multi-resource.yaml", "mr-pilot.yaml", "misleading-pilot.yaml", "tenants-pilot.yaml",
+    "misleading-pilot-2.yaml", "tenants-pilot-2.yaml"])
 def test_the_registered_ratios_are_what_the_by_command_computes(protocol, tmp_path):
     # the yaml directly: only the prediction is under test here, not the protocol's other fields
     doc = yaml.safe_load((ROOT / "lab" / "protocols" / protocol).read_text())
