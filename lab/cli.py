@@ -125,7 +125,7 @@ class RunArgs(ScheduleFlags):
     straggler_quota_m: int = Plan.straggler_quota_m
     """the node's cpu quota after the cut"""
     tenants: int = option(Plan.tenants, metavar="N", fill={"what": tenants_text(), "n": TENANTS})
-    """the tenants scenario (N > 0; tenants-pilot.yaml has {n}): {what}"""
+    """the tenants scenario (N > 0; tenants-pilot-2.yaml has {n}): {what}"""
     protocol: Path | None = None
     """run what this pre-registered protocol file fixes (seeds, arms, schedule, arm order, solo runs); the flags
     it fixes may not be given too. The file must be committed, unchanged"""

@@ -27,7 +27,8 @@ Common: checkpoint every 30 s of work, restore cost 10 s, a check every 10 s, ru
                 another design of it (``LabDesign``: a protocol's ``scenario.jobs``, ``scale`` and ``variant``; the
                 lab's straggler regime keeps its 30 s window and a protocol its cut at ``AT_S``, so other windows and
                 cut times are the simulator's alone), as the design sweep of results/policy/lab-straggler-room does.
-                Placement as the lab deploys drsched (the shipped model, served: ``policy.served``), targets by
+                Placement as the lab deploys drsched (the shipped model, served: ``policy.served``; another
+                with ``--lab-placement``, as a protocol's prediction names its model), targets by
                 ``--scorer`` (the lab's controller runs demand-aware), the controller's knobs as the lab's
                 (``policy.migrate.knobs.LAB``), checkpoints every ``LAB_CHECKPOINT_S`` and ``LAB_RESTORE_S`` from
                 stop to progress. The seeds draw the lab's faults (``--seed-base``), so a protocol's seeds can be
@@ -93,6 +94,8 @@ LAB_CHECKPOINT_S = 5.0
 LAB_RESTORE_S = 8.0
 """Stop to progress on the target: the mean of the straggler pilot's six moves (5.3-10.8 s)."""
 LAB_PLACEMENT = f"dqn:{SHIPPED_MODEL}"
+"""lab-straggler places as the lab deploys drsched: the shipped model, served (``--lab-placement``'s default). A
+protocol's prediction names its model with the flag, so that shipping another model does not move it silently."""
 ARMS = ("none", "migration", "restart", "taint")
 METRICS = ("mean_jct", "p95_jct", "makespan", "migrations", "migration_rollbacks", "lost_work", "restarts")
 
@@ -115,6 +118,8 @@ class LabDesign:
     """seconds into the run of the cut (``lab run --straggler-at-s``; a protocol's is ``AT_S``)"""
     fault_rule: str = LAB_RULE
     """the fault rule (``policy.straggler.RULES``)"""
+    placement: str = LAB_PLACEMENT
+    """the scorer every arm places with, served (a ``policy.evaluate --policies`` spec; the lab's is its model)"""
 
 
 def scenario_config(scenario: str, seed: int, n_jobs: int, design: LabDesign = LabDesign()) -> SimConfig:
@@ -166,10 +171,12 @@ def arm_controller(scenario: str, arm: str, scorer_name: str, seed: int) -> Cont
     return MigrationController(make_scorer(scorer_name, seed=seed), rule, budget)
 
 
-def run_arm(cfg: SimConfig, seed: int, arm: str, scorer_name: str, scenario: str = "") -> RunResult:
-    """One episode; placement by ``scorer_name`` through the shared episode loop (``lab-straggler``: drsched as
-    the lab deploys it), with the arm's controller; ``restart`` without checkpoints."""
-    placement = (Served(scorer_from_spec(LAB_PLACEMENT)) if scenario == LAB_STRAGGLER
+def run_arm(cfg: SimConfig, seed: int, arm: str, scorer_name: str, scenario: str = "",
+            lab_placement: str = LAB_PLACEMENT) -> RunResult:
+    """One episode; placement by ``scorer_name`` through the shared episode loop (``lab-straggler``: by
+    ``lab_placement`` served, as the lab deploys drsched), with the arm's controller; ``restart`` without
+    checkpoints."""
+    placement = (Served(scorer_from_spec(lab_placement)) if scenario == LAB_STRAGGLER
                  else make_scorer(scorer_name, seed=seed))
     if arm == "restart":
         cfg = replace(cfg, checkpoint_interval=None)
@@ -179,7 +186,7 @@ def run_arm(cfg: SimConfig, seed: int, arm: str, scorer_name: str, scenario: str
 def _task(args: tuple[str, int, int, str, str, LabDesign]) -> tuple[dict, np.ndarray]:
     scenario, seed, n_jobs, arm, scorer_name, design = args
     t0 = time.perf_counter()
-    res = run_arm(scenario_config(scenario, seed, n_jobs, design), seed, arm, scorer_name, scenario)
+    res = run_arm(scenario_config(scenario, seed, n_jobs, design), seed, arm, scorer_name, scenario, design.placement)
     row = {"scenario": scenario, "seed": seed, "arm": arm, **{m: res.summary()[m] for m in METRICS},
            "finished": res.finished, "wall_s": time.perf_counter() - t0}
     return row, res.jct
@@ -268,6 +275,8 @@ class MigrationArgs:
     """lab-straggler's request variant"""
     lab_at_s: float = LabDesign.at_s
     """lab-straggler's time of the cut, seconds into the run"""
+    lab_placement: str = LabDesign.placement
+    """lab-straggler's placement, served: a policy.evaluate --policies spec (the lab deploys the shipped model)"""
     workers: int = 1
     """parallel processes"""
     out: Path = Path("out/evaluate")
@@ -282,7 +291,7 @@ class MigrationArgs:
     def lab_design(self) -> LabDesign:
         """lab-straggler's design as the ``--lab-*`` and ``--fault-rule`` flags give it."""
         return LabDesign(jobs=self.lab_jobs, window_s=self.lab_window_s, work=self.lab_work, variant=self.lab_variant,
-                         at_s=self.lab_at_s, fault_rule=self.fault_rule)
+                         at_s=self.lab_at_s, fault_rule=self.fault_rule, placement=self.lab_placement)
 
     def with_unset_filled(self) -> MigrationArgs:
         return replace(self, **{k: v for k, v in UNSET[self.quick].items() if getattr(self, k) is None})

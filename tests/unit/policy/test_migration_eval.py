@@ -9,7 +9,8 @@ import pytest
 
 from policy.labworld import REAL_NODES
 from policy.migrate.knobs import LAB
-from policy.migration_eval import LAB_RULE, LabDesign, MigrationArgs, lab_straggler_config, run
+from policy.migration_eval import LAB_PLACEMENT, LAB_RULE, LabDesign, MigrationArgs, lab_straggler_config, run
+from policy.model import SHIPPED_MODEL
 from policy.straggler import draw_fault
 
 
@@ -60,3 +61,19 @@ def test_the_lab_flags_reach_the_design(tmp_path: Path) -> None:
     assert run(args) == 0
     runs = list(csv.DictReader((tmp_path / "migration_runs.csv").open()))
     assert {r["finished"] for r in runs} == {"8"}
+
+
+def test_the_placement_is_the_shipped_model_unless_named(tmp_path: Path) -> None:
+    # a protocol's prediction names its model, so that shipping another one does not move it silently
+    assert MigrationArgs().lab_design().placement == LAB_PLACEMENT == f"dqn:{SHIPPED_MODEL}"
+    named = MigrationArgs(lab_placement="demand-aware").lab_design()
+    assert named == LabDesign(placement="demand-aware")
+    got = {}
+    for placement in (LAB_PLACEMENT, "worst-fit"):
+        args = MigrationArgs(scenarios="lab-straggler", seeds=1, seed_base=701, lab_jobs=24, lab_variant="under",
+                             arms="none", lab_placement=placement, out=tmp_path / placement.replace("/", "_"),
+                             no_plots=True)
+        assert run(args) == 0
+        (row,) = csv.DictReader((args.out / "migration_runs.csv").open())
+        got[placement] = float(row["mean_jct"])
+    assert got[LAB_PLACEMENT] != got["worst-fit"]
