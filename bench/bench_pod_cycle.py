@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -100,10 +101,13 @@ def worker(n: int, pods: int, warmup: int, heartbeats: int, policy: str, profile
         prof = cProfile.Profile()
     clock = time.process_time
     beat = 0
+    faults = 0
     for i in range(pods + warmup):
         timed = i >= warmup
         if prof is not None and i == warmup:
             prof.enable()
+        if i == warmup:
+            faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         pending = _pod(i, None, "Pending")
         t0 = clock()
         apply_pod_event(cache, settings, "ADDED", pending)
@@ -153,6 +157,7 @@ def worker(n: int, pods: int, warmup: int, heartbeats: int, policy: str, profile
     out = {step: float(np.median(v)) * 1000.0 for step, v in cpu.items()}
     out["per_pod"] = float(np.median(sum(cpu.values()))) * 1000.0
     out["per_pod_mean"] = float(np.mean(sum(cpu.values()))) * 1000.0
+    out["minor_faults_per_pod"] = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults) / pods
     return out
 
 
