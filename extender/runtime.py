@@ -342,7 +342,8 @@ class Runtime:
                                       max_usage_age=self.settings.max_usage_age_s, rows=rows,
                                       daemon_pods=_daemon_pods(view, context, cand.cache_rows),
                                       mean_cap=scored.enc.mean_cap))
-        out = self.replies.reply(view, cand.names, scores.tolist())
+        out = self.replies.reply(view, cand.names, scores.tolist(),
+                                 rows=idx if args.NodeNames is not None else cand.cache_rows)
         self._remember(key, pod, known_names, now, scored)
         return out
 
