@@ -64,7 +64,7 @@ def _pod(i: int, node: str | None, phase: str) -> dict:
     return pod
 
 
-def worker(n: int, pods: int, warmup: int, heartbeats: int, policy: str, profile: str | None) -> dict:
+def worker(n: int, pods: int, warmup: int, heartbeats: int, policy: str, profile: str | None, usage: bool) -> dict:
     """Median process CPU (ms) of each step of one scheduled pod, in this checkout's code."""
     from bench_extender import write_cluster
 
@@ -86,7 +86,8 @@ def worker(n: int, pods: int, warmup: int, heartbeats: int, policy: str, profile
     cache = ClusterCache()
     cache.replace_nodes(static.nodes)
     cache.replace_pods(static.pods)
-    cache.apply_usage(to_samples(static.usage, time.time()))
+    if usage:
+        cache.apply_usage(to_samples(static.usage, time.time()))
     telemetry = Telemetry()
     rt = Runtime(settings=settings, cache=cache, telemetry=telemetry, policy=load_policy(settings, telemetry)[0])
     nodes = {node["metadata"]["name"]: node for node in v1_nodes}
@@ -164,7 +165,7 @@ def worker(n: int, pods: int, warmup: int, heartbeats: int, policy: str, profile
 def run_worker(tree: Path, args: argparse.Namespace, n: int) -> dict:
     cmd = [sys.executable, str(ROOT / "bench" / "bench_pod_cycle.py"), "--worker", str(n),
            "--pods", str(args.pods), "--warmup", str(args.warmup), "--heartbeats", str(args.heartbeats),
-           "--policy", args.policy]
+           "--policy", args.policy, "--usage" if args.usage else "--no-usage"]
     env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{ROOT / 'bench'}"}
     out = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, check=False)
     if out.returncode != 0:
@@ -180,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=20, help="untimed pods first")
     p.add_argument("--heartbeats", type=int, default=8, help="node heartbeat events per scheduled pod")
     p.add_argument("--policy", default="model", help="policy to serve")
+    p.add_argument("--usage", action=argparse.BooleanOptionalAction, default=True,
+                   help="usage samples in the cache (--no-usage: none, as bench_scheduler.py runs: no node hot)")
     p.add_argument("--baseline-tree", type=Path, help="another checkout, run alternating with this one")
     p.add_argument("--rounds", type=int, default=1, help="workers per size and tree")
     p.add_argument("--results", help="figures file ('' = none; default results/bench/runs/pod_cycle-<UTC>.json)")
@@ -187,11 +190,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker is not None:
-        print(json.dumps(worker(args.worker, args.pods, args.warmup, args.heartbeats, args.policy, args.profile)))
+        print(json.dumps(worker(args.worker, args.pods, args.warmup, args.heartbeats, args.policy, args.profile,
+                                args.usage)))
         return 0
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.profile:
-        print(json.dumps(worker(sizes[0], args.pods, args.warmup, args.heartbeats, args.policy, args.profile)))
+        print(json.dumps(worker(sizes[0], args.pods, args.warmup, args.heartbeats, args.policy, args.profile,
+                                args.usage)))
         return 0
     results = run_path("pod_cycle") if args.results is None else args.results
     refuse_existing(results)
@@ -200,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline_tree:
         trees["baseline"] = args.baseline_tree.resolve()
     figures: dict = {"sizes": {}, "pods": args.pods, "heartbeats": args.heartbeats, "policy": args.policy,
+                     "usage": args.usage,
                      "trees": {k: {"path": str(v), "commit": commit_of(v)} for k, v in trees.items()}}
     for n in sizes:
         rounds = []

@@ -59,10 +59,13 @@ class FilterMemo:
             return {}
         codes = FilterCodes.of(snap, pod, thresholds, max_usage_age)
         failing = np.flatnonzero(codes.code)
-        fresh = usage_is_fresh(snap, max_usage_age)
         key = (pod.requests.tobytes(), pod.demand.tobytes(), thresholds, float(max_usage_age))
         with self._lock:
             entry = self._entries.get(key)
+            if not failing.size:  # every node passes (no usage, room everywhere): nothing to keep or compare
+                self._entries.pop(key, None)
+                return {}
+            fresh = usage_is_fresh(snap, max_usage_age)
             moved = None if entry is None else _moved(entry, snap, codes.code, fresh)
             if moved is None:
                 reasons = codes.reasons(failing)
