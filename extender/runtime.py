@@ -472,7 +472,7 @@ class Runtime:
         limit = self.settings.decision_history
         if limit <= 0:
             return
-        top = np.argsort(-scored.scores, kind="stable")[:10] if scored.scores.size else []
+        top = top_positions(scored.scores, 10)
         self.decisions[(key[0], key[1])] = {
             "at": now, "policy": self.policy.name, "demand_source": pod.demand_source,
             "candidates": len(names), "scores": {names[i]: int(scored.scores[i]) for i in top},
@@ -481,6 +481,19 @@ class Runtime:
         self.decisions.move_to_end((key[0], key[1]))
         while len(self.decisions) > limit:
             self.decisions.popitem(last=False)
+
+
+def top_positions(scores: np.ndarray, k: int) -> list[int]:
+    """The positions of the ``k`` highest ``scores``, highest first, ties in position order: the first ``k`` of a
+    stable argsort of ``-scores``, without sorting every node (a fifth of a millisecond at 5,000 nodes, on every
+    prioritize, for the ten /debug/explain shows)."""
+    n = scores.size
+    if n <= k:
+        return np.argsort(-scores, kind="stable").tolist()
+    kth = np.partition(scores, n - k)[n - k]  # the k-th highest value
+    above = np.flatnonzero(scores > kth)  # fewer than k
+    above = above[np.argsort(-scores[above], kind="stable")]
+    return above.tolist() + np.flatnonzero(scores == kth)[: k - above.size].tolist()
 
 
 def _finite(x: float) -> float | None:
