@@ -21,6 +21,7 @@ Layout (each file says what it owns):
     decide.py            filter reasons, scoring and the 0-10 score rule on one snapshot (pure)
     context.py           the cluster a pod is encoded over in names mode: its pool (kube.pool) and its candidates
     row_cache.py         the cluster's encoded rows kept across prioritize requests; only changed nodes re-encoded
+    filter_memo.py       filter reasons kept across filter requests; only failing nodes whose inputs moved rewritten
     static_cluster.py    the --static-cluster YAML loader with file:line:field errors
     usage.py             UsageProvider interface, the static and none providers, the stoppable poller
     providers/           the monitor (node agents) and prometheus providers, their parsing and per-node health

@@ -23,7 +23,7 @@ import numpy as np
 
 from policy.features import Encoded, encode, usage_is_fresh
 from policy.model import Model, ModelScorer, Scorer
-from policy.served import DEFAULT_MAPPING, HOT_THRESHOLDS, ScoreMapping, heat, hot_refused, to_extender_scores
+from policy.served import DEFAULT_MAPPING, HOT_THRESHOLDS, Heat, ScoreMapping, heat, hot_refused, to_extender_scores
 from policy.state import RESOURCES, ClusterSnapshot, PodView
 
 if TYPE_CHECKING:
@@ -124,37 +124,60 @@ def filter_reasons(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds,
     """
     if snap.n_nodes == 0:
         return {}
-    code, over_req, h, limit = _filter_codes(snap, pod, thresholds, max_usage_age)
-    hot = h.hot
-    rows = np.flatnonzero(code)
-    if rows.size == 0:
-        return {}
-    # one numpy gather per column, then plain Python floats: no per-node numpy calls
-    codes = code[rows].tolist()
-    req_r, hot_r = over_req[rows].argmax(axis=1), hot[rows].argmax(axis=1)
-    requested = snap.requested[rows, req_r].tolist()
-    alloc = snap.capacity[rows, req_r].tolist()
-    pct = (100 * h.util[rows, hot_r]).tolist()
-    pod_pct = None if h.pod is None else (100 * h.pod[rows, hot_r]).tolist()
-    npods, maxp = snap.pods[rows].tolist(), snap.max_pods[rows].tolist()
-    req_r, hot_r = req_r.tolist(), hot_r.tolist()
-    reasons: dict[int, str] = {}
-    for j, i in enumerate(rows.tolist()):
-        c = codes[j]
-        if c == 1:
-            reasons[i] = "node not ready or unschedulable"
-        elif c == 2:
-            reasons[i] = f"Too many pods: {int(npods[j])} of {int(maxp[j])}"
-        elif c == 3:
-            r = req_r[j]
-            reasons[i] = (f"Insufficient {('cpu', 'memory')[r]}: requested {requested[j]:.3g} + pod "
-                          f"{pod.requests[r]:.3g} > allocatable {alloc[j]:.3g} {_UNITS[r]}")
-        else:
-            r = hot_r[j]
-            after = "" if pod_pct is None else f" + pod {pod_pct[j]:.0f}%"
-            reasons[i] = (f"hot node: {RESOURCES[r]} usage {pct[j]:.0f}%{after} >= threshold "
-                          f"{100 * limit[r]:.0f}%")
-    return reasons
+    codes = FilterCodes.of(snap, pod, thresholds, max_usage_age)
+    return codes.reasons(np.flatnonzero(codes.code))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FilterCodes:
+    """The filter's checks on one snapshot for one pod: ``code`` (N,) 0 passes, 1 not ready, 2 full, 3 over
+    requests, 4 hot; and what the reasons are written from. A failing row's reason is a function of its code,
+    its own row of the snapshot (capacity, requested, pods, max pods, readiness, usage, assumed), the
+    freshness of its sample, the pod and the thresholds: what ``extender.filter_memo`` keys a kept reason on."""
+
+    snap: ClusterSnapshot
+    pod: PodView
+    code: np.ndarray
+    over_req: np.ndarray
+    heat: Heat
+    limit: np.ndarray
+
+    @classmethod
+    def of(cls, snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds, max_usage_age: float) -> FilterCodes:
+        code, over_req, h, limit = _filter_codes(snap, pod, thresholds, max_usage_age)
+        return cls(snap=snap, pod=pod, code=code, over_req=over_req, heat=h, limit=limit)
+
+    def reasons(self, rows: np.ndarray) -> dict[int, str]:
+        """Row -> reason of ``rows`` (failing rows, ascending), written from this snapshot."""
+        if rows.size == 0:
+            return {}
+        snap, pod, h, limit = self.snap, self.pod, self.heat, self.limit
+        # one numpy gather per column, then plain Python floats: no per-node numpy calls
+        codes = self.code[rows].tolist()
+        req_r, hot_r = self.over_req[rows].argmax(axis=1), h.hot[rows].argmax(axis=1)
+        requested = snap.requested[rows, req_r].tolist()
+        alloc = snap.capacity[rows, req_r].tolist()
+        pct = (100 * h.util[rows, hot_r]).tolist()
+        pod_pct = None if h.pod is None else (100 * h.pod[rows, hot_r]).tolist()
+        npods, maxp = snap.pods[rows].tolist(), snap.max_pods[rows].tolist()
+        req_r, hot_r = req_r.tolist(), hot_r.tolist()
+        reasons: dict[int, str] = {}
+        for j, i in enumerate(rows.tolist()):
+            c = codes[j]
+            if c == 1:
+                reasons[i] = "node not ready or unschedulable"
+            elif c == 2:
+                reasons[i] = f"Too many pods: {int(npods[j])} of {int(maxp[j])}"
+            elif c == 3:
+                r = req_r[j]
+                reasons[i] = (f"Insufficient {('cpu', 'memory')[r]}: requested {requested[j]:.3g} + pod "
+                              f"{pod.requests[r]:.3g} > allocatable {alloc[j]:.3g} {_UNITS[r]}")
+            else:
+                r = hot_r[j]
+                after = "" if pod_pct is None else f" + pod {pod_pct[j]:.0f}%"
+                reasons[i] = (f"hot node: {RESOURCES[r]} usage {pct[j]:.0f}%{after} >= threshold "
+                              f"{100 * limit[r]:.0f}%")
+        return reasons
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -66,7 +66,7 @@ request: 0.21 vs 0.14 ms at 100 nodes, 0.72 vs 0.68 at 1,000; 2.34 vs 2.49 at 5,
 _PARTIAL_SHARE = 8
 """Rows are re-encoded one by one while at most 1/8 of them changed: encoding a row subset costs a fixed
 ~30 numpy calls plus a little per row, one pass over every row ~0.1 us per row more (5,000 nodes)."""
-_ROW_INPUTS = ("capacity", "requested", "pods", "max_pods", "ready", "usage", "assumed")
+ROW_INPUTS = ("capacity", "requested", "pods", "max_pods", "ready", "usage", "assumed")
 
 
 @dataclass(eq=False, slots=True)
@@ -150,13 +150,13 @@ class RowCache:
         old = entry.snap
         if old.names is not snap.names and old.names != snap.names:
             return None
-        moved = [name for name in _ROW_INPUTS if not _same_buffer(getattr(old, name), getattr(snap, name))]
+        moved = [name for name in ROW_INPUTS if not same_buffer(getattr(old, name), getattr(snap, name))]
         if moved and snap.n_nodes < self.partial_min_nodes:
             return None
         changed = fresh != entry.fresh
         cap_changed = False
         for name in moved:
-            diff = _rows_differ(getattr(old, name), getattr(snap, name))
+            diff = rows_differ(getattr(old, name), getattr(snap, name))
             if name == "capacity" and diff.any():
                 cap_changed = True
             changed |= diff
@@ -190,7 +190,7 @@ class RowCache:
             entry.rows, entry.mask, entry.lent = entry.rows.copy(), entry.mask.copy(), False
 
 
-def _same_buffer(a: np.ndarray, b: np.ndarray) -> bool:
+def same_buffer(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether ``a`` and ``b`` are the same bytes of one array (two snapshots of one cache view): the cache
     never writes a view's arrays, and the entry holds ``a``, so its buffer cannot be reused meanwhile."""
     if a is b:
@@ -200,7 +200,7 @@ def _same_buffer(a: np.ndarray, b: np.ndarray) -> bool:
             and a.ctypes.data == b.ctypes.data)
 
 
-def _rows_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def rows_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(N,) True where a row of ``a`` differs from ``b``'s in any bit (NaN equals the same NaN)."""
     if a.shape != b.shape:
         return np.ones(b.shape[0], dtype=bool)

@@ -32,6 +32,7 @@ from extender.decide import (
     to_extender_scores,
 )
 from extender.errors import BadRequest
+from extender.filter_memo import FilterMemo
 from extender.node_infos import NodeInfoMemo
 from extender.profile_store import InMemoryProfileStore, ProfileStore
 from extender.raw_nodes import RawItems, filter_reply
@@ -154,6 +155,7 @@ class Runtime:
     pod_labels: PodLabels = _no_pod_labels  # a static cluster's pods' labels, for /debug/explain's canary
     recording: Recording | None = None  # decision log, shadow, exploration, canary (extender.recording)
     rows: RowCache = field(default_factory=RowCache)  # names mode: the cluster's encoded rows across requests
+    filters: FilterMemo = field(default_factory=FilterMemo)  # filter reasons across requests, rewritten where moved
     replies: HostPriorities = field(default_factory=HostPriorities)  # prioritize replies, prefixes memoised
     decisions: OrderedDict = field(default_factory=OrderedDict)  # recent decisions, for /debug/explain and bind
     node_infos: NodeInfoMemo = field(init=False)  # Nodes mode: node_info by the item's exact JSON
@@ -236,13 +238,14 @@ class Runtime:
         pod, key = self.pod_view(args.Pod)
         view = self.cache.view()
         every = self._every_node(args, view)
+        passed: list[str] | None = None
         if every is not None:  # the usual names-mode request: every cached node once, all known
-            failed = self._failed_of_every_node(every, view, pod, now)
+            failed, passed = self._failed_of_every_node(every, view, pod, now)
             cand = Candidates(names=every[0], known=np.ones(len(every[0]), dtype=bool), snap=None, items=None)
             unresolvable: dict[str, str] = {}
         else:
             cand = self.candidates(args, now, view)
-            reasons = filter_reasons(cand.snap, pod, self.thresholds, self.settings.max_usage_age_s)
+            reasons = self.filters.reasons(cand.snap, pod, self.thresholds, self.settings.max_usage_age_s)
             known_names = cand.snap.names
             failed = {known_names[i]: r for i, r in reasons.items()}
             unresolvable = {n: UNKNOWN_NODE for n, k in zip(cand.names, cand.known.tolist(), strict=True) if not k}
@@ -251,8 +254,9 @@ class Runtime:
             self.recording.filtered(key=key, passed=len(cand.names) - len(failed) - len(unresolvable),
                                     total=len(cand.names), now=now)
         if cand.items is None:
-            passed = [n for n in cand.names if n not in failed and n not in unresolvable] if (failed or unresolvable) \
-                else cand.names
+            if passed is None:
+                passed = [n for n in cand.names if n not in failed and n not in unresolvable] \
+                    if (failed or unresolvable) else cand.names
             return {"Nodes": None, "NodeNames": passed, "FailedNodes": failed,
                     "FailedAndUnresolvableNodes": unresolvable, "Error": ""}
         items = [it for it, n in zip(cand.items, cand.names, strict=True) if n not in failed]
@@ -275,21 +279,19 @@ class Runtime:
         return names, idx
 
     def _failed_of_every_node(self, every: tuple[list[str], np.ndarray], view: CacheView, pod: PodView,
-                              now: float) -> dict[str, str]:
-        """FailedNodes of a request naming every cached node once (``_every_node``), in request order.
+                              now: float) -> tuple[dict[str, str], list[str]]:
+        """(FailedNodes, the names that passed) of a request naming every cached node once (``_every_node``), both
+        in request order.
 
         The reasons are those of the whole cache view's snapshot, row by row: each check but one reads its node
         alone, and the one that does not (``policy.served.hot_refused``: no node is refused for heat when every
         fitting node is hot) reads the set of candidates, which is here the set of the view's nodes. So they are
         what the candidates' own snapshot gives, without gathering it (a copy of every row, ~3x the time)."""
         names, idx = every
-        reasons = filter_reasons(view.snapshot(now), pod, self.thresholds, self.settings.max_usage_age_s)
+        reasons = self.filters.reasons(view.snapshot(now), pod, self.thresholds, self.settings.max_usage_age_s)
         if not reasons:
-            return {}
-        position = np.empty(len(idx), dtype=np.int64)
-        position[idx] = np.arange(len(idx))
-        rows = list(reasons)
-        return {names[p]: reasons[r] for p, r in sorted(zip(position[rows].tolist(), rows, strict=True))}
+            return {}, names
+        return self.filters.in_order(reasons, names, idx)
 
     def prioritize(self, args: ExtenderArgs) -> RawJSON:
         now = time.time()
@@ -340,7 +342,8 @@ class Runtime:
                                       max_usage_age=self.settings.max_usage_age_s, rows=rows,
                                       daemon_pods=_daemon_pods(view, context, cand.cache_rows),
                                       mean_cap=scored.enc.mean_cap))
-        out = self.replies.reply(view, cand.names, scores.tolist())
+        out = self.replies.reply(view, cand.names, scores.tolist(),
+                                 rows=idx if args.NodeNames is not None else cand.cache_rows)
         self._remember(key, pod, known_names, now, scored)
         return out
 
@@ -469,7 +472,7 @@ class Runtime:
         limit = self.settings.decision_history
         if limit <= 0:
             return
-        top = np.argsort(-scored.scores, kind="stable")[:10] if scored.scores.size else []
+        top = top_positions(scored.scores, 10)
         self.decisions[(key[0], key[1])] = {
             "at": now, "policy": self.policy.name, "demand_source": pod.demand_source,
             "candidates": len(names), "scores": {names[i]: int(scored.scores[i]) for i in top},
@@ -478,6 +481,19 @@ class Runtime:
         self.decisions.move_to_end((key[0], key[1]))
         while len(self.decisions) > limit:
             self.decisions.popitem(last=False)
+
+
+def top_positions(scores: np.ndarray, k: int) -> list[int]:
+    """The positions of the ``k`` highest ``scores``, highest first, ties in position order: the first ``k`` of a
+    stable argsort of ``-scores``, without sorting every node (a fifth of a millisecond at 5,000 nodes, on every
+    prioritize, for the ten /debug/explain shows)."""
+    n = scores.size
+    if n <= k:
+        return np.argsort(-scores, kind="stable").tolist()
+    kth = np.partition(scores, n - k)[n - k]  # the k-th highest value
+    above = np.flatnonzero(scores > kth)  # fewer than k
+    above = above[np.argsort(-scores[above], kind="stable")]
+    return above.tolist() + np.flatnonzero(scores == kth)[: k - above.size].tolist()
 
 
 def _finite(x: float) -> float | None:

@@ -152,9 +152,11 @@ class HostPriorities:
         self._known: tuple[dict[str, int], dict[str, str]] | None = None  # (the view's index, node -> prefix)
         self._last: tuple[np.ndarray, list[str]] | None = None  # (rows of the last list, its prefixes)
 
-    def reply(self, view: CacheView, names: Sequence[str], scores: Sequence[int]) -> RawJSON:
-        """``[{"Host": names[i], "Score": scores[i]}, ...]`` (scores 0..10, in ``names`` order)."""
-        prefixes = self.prefixes(view, names)
+    def reply(self, view: CacheView, names: Sequence[str], scores: Sequence[int], *,
+              rows: np.ndarray | None = None) -> RawJSON:
+        """``[{"Host": names[i], "Score": scores[i]}, ...]`` (scores 0..10, in ``names`` order); ``rows``: what
+        ``view.lookup(names)`` gave the caller, if it asked (the same array; not looked up twice)."""
+        prefixes = self.prefixes(view, names, rows=rows)
         if not prefixes:
             return RawJSON(b"[]")
         # prefix, score + "}," alternating, the last without its comma, joined once: the same bytes as joining
@@ -162,13 +164,14 @@ class HostPriorities:
         parts: list[str] = [""] * (2 * len(prefixes))
         parts[0::2] = prefixes
         comma = _SCORE_SUFFIX_COMMA
-        parts[1::2] = [comma[s] for s in scores]
+        parts[1::2] = map(comma.__getitem__, scores)  # one C call per node, no comprehension frame
         parts[-1] = _SCORE_SUFFIX[scores[-1]]
         return RawJSON(("[" + "".join(parts) + "]").encode())
 
-    def prefixes(self, view: CacheView, names: Sequence[str]) -> list[str]:
-        """``{"Host":"<name>","Score":`` per name, JSON-escaped."""
-        rows = view.lookup(names)  # memoised by the cache: the same array for the same list and node set
+    def prefixes(self, view: CacheView, names: Sequence[str], *, rows: np.ndarray | None = None) -> list[str]:
+        """``{"Host":"<name>","Score":`` per name, JSON-escaped (``rows``: as ``reply``)."""
+        if rows is None:
+            rows = view.lookup(names)  # memoised by the cache: the same array for the same list and node set
         last = self._last  # one read: another thread may replace it, never change it
         if last is not None and last[0] is rows:
             return last[1]

@@ -27,6 +27,7 @@ cycle's lists (``migration.snapshot``), so both see the cluster through the same
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -172,28 +173,36 @@ class CacheView:
 
 
 class NamesMemo:
-    """The rows of the last candidate list, kept across views while the node set stays.
+    """The rows of the last few candidate lists, kept across views while the node set stays.
 
-    Every bind, pod event and usage poll makes a new ``CacheView``; if the last list's rows lived on the
+    Every bind, pod event and usage poll makes a new ``CacheView``; if the last lists' rows lived on the
     view, a busy cluster would look them up again on every request. They depend only on the names and the
     name -> row index, which change only when a node is added or deleted, so ``ClusterCache`` hands the
     same memo to every view until then. (What the extender writes from names -- its reply -- it memoises
     itself, keyed on these rows: ``extender.wire.HostPriorities``.)
+
+    ``KEPT`` lists, not one: kube-scheduler's cycle for one pod asks about two, filter's (every node) and
+    prioritize's (the nodes that passed), and with a single list each evicted the other, so both missed on
+    every pod (1.2 ms of lookups and the reply's prefixes rebuilt, at 5,000 nodes; issue #26).
     """
 
-    __slots__ = ("_last",)
+    KEPT = 4
+
+    __slots__ = ("_lists",)
 
     def __init__(self) -> None:
-        self._last: tuple[list[str], np.ndarray] | None = None  # (names, rows) of the last list asked about
+        self._lists: tuple[tuple[list[str], np.ndarray], ...] = ()  # (names, rows), most recent first
 
     def rows(self, names, index: dict[str, int]) -> np.ndarray:
-        last = self._last  # one read: another thread may replace it, never change it
-        if last is not None and last[0] == names:
-            return last[1]
-        get = index.get
-        idx = np.fromiter((get(n, -1) for n in names), dtype=np.int64, count=len(names))
+        lists = self._lists  # one read: another thread may replace it, never change it
+        n = len(names)
+        for got in lists:
+            if len(got[0]) == n and got[0] == names:
+                return got[1]
+        # map with a bound method and a constant: one C call per name, no generator frame (a third of the time)
+        idx = np.fromiter(map(index.get, names, itertools.repeat(-1, n)), dtype=np.int64, count=n)
         idx.flags.writeable = False
-        self._last = (list(names), idx)
+        self._lists = ((list(names), idx), *lists[: self.KEPT - 1])
         return idx
 
 

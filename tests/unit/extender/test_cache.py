@@ -142,6 +142,16 @@ def test_rows_of_names_outlive_a_view_until_a_node_comes_or_goes(cache):
     assert cache.view().lookup(names).tolist() == [1, 2, 0]
 
 
+def test_filter_and_prioritize_lists_do_not_evict_each_other(cache):
+    """One pod's cycle asks about two lists (filter: every node; prioritize: those that passed), pod after pod."""
+    every, passed = ["a", "b"], ["b"]
+    rows = [cache.view().lookup(names) for names in (every, passed)]
+    for i in range(3):
+        cache.upsert_pod(pod(f"p{i}", "a"))  # a bind between pods: a new view, the same memo
+        assert cache.view().lookup(list(every)) is rows[0] and cache.view().lookup(list(passed)) is rows[1]
+    assert rows[0].tolist() == [0, 1] and rows[1].tolist() == [1]
+
+
 def test_snapshot_ages_and_subset(cache):
     cache.apply_usage({"b": NodeUsage(1, 2, 3, 4, timestamp=990.0)})
     v = cache.view()

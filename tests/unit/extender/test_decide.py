@@ -181,3 +181,13 @@ def test_an_ensemble_is_served_as_a_model_its_raw_values_the_members_mean(tmp_pa
     want = np.mean([load_model(p).q_values(enc) for p in paths], axis=0)
     np.testing.assert_array_equal(got.raw, want)
     assert got.scores.tolist() == to_extender_scores(want, enc.mask, MINMAX).tolist()
+
+
+def test_top_positions_are_a_stable_argsorts_first_k():
+    from extender.runtime import top_positions
+
+    rng = np.random.default_rng(26)
+    for n, k, hi in ((0, 10, 10), (3, 10, 10), (10, 10, 10), (5000, 10, 10), (50, 10, 2), (50, 10, 1), (40, 3, 1000)):
+        scores = rng.integers(0, hi + 1, n)
+        assert top_positions(scores, k) == np.argsort(-scores, kind="stable")[:k].tolist()
+    assert top_positions(np.array([0, 10, 10, 3, 10]), 2) == [1, 2]
