@@ -59,7 +59,10 @@ def lines(p: Protocol, per_run: Mapping[tuple[int, str], Mapping[str, float]],
     done = sorted({seed for seed, arm in per_run if arm == p.baseline})
     missing = [x for x in p.seeds if x not in done]
     out += [f"Seeds planned: {len(p.seeds)}; with results: {len(done)}"
-            + (f" (still to run or rerun: {', '.join(map(str, missing))})" if missing else "") + ".", ""]
+            + (f" (still to run or rerun: {', '.join(map(str, missing))})" if missing else "") + "."
+            + (f" **Interim look**: the registered endpoint is the interval over all {len(p.seeds)} seeds; each claim "
+               "and verdict below reads the intervals as they stand and decides nothing until then." if missing
+               else ""), ""]
     rows = {arm: endpoint.interval(endpoint.log_ratios(per_run, arm, baseline=p.baseline, metric=p.metric))
             for arm in p.arms if arm != p.baseline}
     out += [f"| arm | role | seeds | ratio to `{p.baseline}` | 95 % interval | predicted | claim |",
@@ -69,7 +72,7 @@ def lines(p: Protocol, per_run: Mapping[tuple[int, str], Mapping[str, float]],
         ratio, span = _fmt(iv)
         pred = f"{p.predicted[arm]:.2f}" if arm in p.predicted else "-"
         out.append(f"| `{arm}` | {role} | {iv.seeds} | {ratio} | {span} | {pred} | "
-                   f"{endpoint.claim(iv, baseline=p.baseline)} |")
+                   f"{'interim: ' if missing else ''}{endpoint.claim(iv, baseline=p.baseline)} |")
     out.append("")
     if p.aa_arm is not None:
         iv = rows[p.aa_arm]

@@ -39,7 +39,9 @@ def test_the_report_judges_the_run_against_its_protocol(tmp_path: Path) -> None:
     head = text[:text.index("### variant")]
     assert "## Pre-registered protocol `under-main` (main)" in head
     assert "per-seed log mean JCT ratio to `default`, paired over seeds, with its 95 % t-interval" in head
-    assert "Seeds planned: 5; with results: 4 (still to run or rerun: 5)." in head
+    assert "Seeds planned: 5; with results: 4 (still to run or rerun: 5). **Interim look**" in head
+    claims = [line.rsplit("|", 2)[1].strip() for line in head.splitlines() if line.startswith("| `")]
+    assert claims and all(c.startswith("interim: ") for c in claims)  # no claim reads as the endpoint's yet
     assert "Protocol file" in head and "Note:" not in head
     aa = interval([math.log(x) for x in RATIOS["default#2"]])
     assert f"A/A check (`default#2` against `default`, interval {aa.low:.3f}-{aa.high:.3f}): within +-5 %: yes." \
@@ -117,3 +119,12 @@ def test_a_secondary_endpoint_is_judged_in_a_table_of_its_own(tmp_path: Path) ->
     part = head[head.index("Secondary endpoint"):]
     da = next(line for line in part.splitlines() if line.startswith("| `demand-aware` |"))
     assert da.startswith("| `demand-aware` | 4 | 0.80") and "lower, by" in da  # makespan follows the jobs here
+
+
+def test_with_every_planned_seed_the_claims_are_the_endpoint(tmp_path: Path) -> None:
+    d = _dir(tmp_path)
+    (d / PROTOCOL_FILE).write_text(MAIN.replace("seeds: [1, 2, 3, 4, 5, 6, 7]", "seeds: [1, 2, 3, 4]"))
+    head = summarise(d)
+    head = head[:head.index("### variant")]
+    assert "Seeds planned: 4; with results: 4." in head and "Interim" not in head
+    assert "interim: " not in head and "lower, by" in head
