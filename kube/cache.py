@@ -277,6 +277,12 @@ class ClusterCache:
             self._version += 1
         self.last_change = self._clock()
 
+    def heard(self) -> None:
+        """An event that changes nothing the cache holds (a node heartbeat its watch skipped): only
+        ``last_change`` moves, as ``upsert_node`` of an unchanged node moves it."""
+        with self._lock:
+            self._touch(rows=False)
+
     # -- nodes ---------------------------------------------------------------------------------------
     def upsert_node(self, info: NodeInfo) -> None:
         with self._lock:
