@@ -14,12 +14,13 @@ cache, so each request sees the binds before it: the pod's ADDED event; filter n
 prioritize naming those that passed, as kube-scheduler asks at percentageOfNodesToScore 100 (names mode,
 the fast path's bytes in and out, the model served); its bound and Running events (kube-scheduler binds:
 the shipped configs leave ``bindVerb`` unset); and the KWOK node heartbeats that fall between two pods
-(``--heartbeat-s`` per node, KWOK's 32.5 s on average, at ``--pod-rate`` pods/s), each read from a chunked
-stream by the client's ``Watch.stream`` and the checkout's own watch class, as ``KubeWatcher`` reads it.
+(``--heartbeat-s`` per node, KWOK's 32.5 s on average, at ``--pod-rate`` pods/s), each read from an HTTP
+chunked stream on a local socket by urllib3, the client's ``Watch.stream`` and the checkout's own watch class,
+as ``KubeWatcher`` reads it (``NodeStream``).
 ``--usage`` gives every node a usage sample, so some are hot and fail filter (default none, as
 ``bench_scheduler.py`` runs). Thread CPU per scheduled pod, per part, and per heartbeat event with what the
-heartbeats of ``--nodes`` nodes cost a second whether pods are scheduled or not. No HTTP: what the served
-extender adds to this is uvicorn's work per request and the socket reads.
+heartbeats of ``--nodes`` nodes cost a second whether pods are scheduled or not. No HTTP on the request side:
+what the served extender adds to this is uvicorn's work per request, the pod watch's socket reads and TLS.
 
 ``--baseline-tree DIR`` times another checkout (``git archive <commit> | tar -x -C DIR``) the same way, each
 round in its own process, alternating with this checkout's (ABAB..., which goes first alternating too), and
@@ -211,35 +212,41 @@ def one_pass(pods: int, nodes: int = NODES) -> dict[str, float]:
 
 
 class NodeStream:
-    """The node watch's event stream as ``extender.kube.KubeWatcher._loop`` reads it (the client's
-    ``Watch.stream`` over chunked lines, the checkout's ``dict_watch_class``), fed lines by the caller: one
-    KWOK heartbeat a ``next_event`` after ``beat`` queued it. One chunk per event, as kube-apiserver flushes."""
+    """The node watch's event stream as ``extender.kube.KubeWatcher._loop`` reads it: an HTTP/1.1 chunked
+    response on a local socket (one chunk per event, as kube-apiserver flushes; no TLS), read by urllib3 and the
+    client's ``Watch.stream`` with the checkout's ``dict_watch_class``. ``beat`` sends one KWOK heartbeat (the
+    sending is the apiserver's work, outside the timed part), ``next_event`` reads it back. ``close`` ends it."""
 
     def __init__(self) -> None:
-        import collections
         import inspect
+        import socket
+        import threading
+
+        import urllib3
 
         from extender.kube import dict_watch_class
 
-        self._lines: collections.deque[bytes] = collections.deque()
-        lines = self._lines
+        server = socket.create_server(("127.0.0.1", 0))
+        accepted: list[socket.socket] = []
 
-        class _Response:
-            status = 200
+        def accept() -> None:  # answer the one watch request with a chunked response's head
+            conn, _ = server.accept()
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+            accepted.append(conn)
 
-            def stream(self, amt=None, decode_content=False):
-                while lines:
-                    yield lines.popleft()
-
-            def close(self) -> None:
-                pass
-
-            def release_conn(self) -> None:
-                pass
+        thread = threading.Thread(target=accept, daemon=True)
+        thread.start()
+        self._pool = urllib3.PoolManager()
+        response = self._pool.request("GET", f"http://127.0.0.1:{server.getsockname()[1]}/api/v1/nodes?watch=1",
+                                      preload_content=False)
+        thread.join()
+        server.close()
+        self._conn = accepted[0]
 
         def list_node(**kwargs):
             """:return: V1NodeList"""
-            return _Response()
+            return response
 
         # a checkout from before extender.node_events has one DictWatch for both kinds
         kinds = ("nodes",) if "kind" in inspect.signature(dict_watch_class).parameters else ()
@@ -248,16 +255,18 @@ class NodeStream:
                                          timeout_seconds=30)
 
     def beat(self, node: dict) -> None:
-        self._lines.append(orjson_line({"type": "MODIFIED", "object": node}))
+        import orjson
+
+        line = orjson.dumps({"type": "MODIFIED", "object": node}) + b"\n"
+        self._conn.sendall(b"%x\r\n%s\r\n" % (len(line), line))
 
     def next_event(self) -> dict:
         return next(self._events)
 
-
-def orjson_line(event: dict) -> bytes:
-    import orjson
-
-    return orjson.dumps(event) + b"\n"
+    def close(self) -> None:
+        self._conn.close()
+        self._events.close()
+        self._pool.clear()
 
 
 CYCLE_WARMUP = 50
@@ -360,6 +369,7 @@ def one_cycle(pods: int, policy: str, *, nodes: int = NODES, usage: bool = False
             for key, dt in (("pod_events_us", t1 - t0 + t5 - t4), ("heartbeats_us", t6 - t5),
                             ("filter_us", t2 - t1), ("prioritize_us", t3 - t2b)):
                 parts[key] += dt
+    stream.close()
     out = {key: 1e6 * v / pods for key, v in parts.items()}
     out["pod_us"] = sum(out.values())
     out["heartbeat_event_us"] = 1e6 * parts["heartbeats_us"] / max(beats, 1)
