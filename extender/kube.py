@@ -5,7 +5,8 @@ replace the cache's set, then watch from the list's resourceVersion; a 410 Gone 
 means re-list. Whether each watch is connected, since when and why not, is ``health``
 (``extender.watch_health``: /readyz and the metrics read it). ``stop()`` ends both loops within
 ``watch_timeout_s``. Event handling (``apply_node_event``, ``apply_pod_event``) is plain functions over
-dicts so unit tests feed them without an apiserver.
+dicts so unit tests feed them without an apiserver. Node events are decoded to the members the extender
+reads, and one that changes none of them (a heartbeat) is not applied (``extender.node_events``).
 
 ``KubeBinder`` POSTs the Binding with ``_preload_content=False`` (the generated client raises *after* a
 successful bind otherwise: the apiserver answers a Status, the client expects a Binding). A 409 "already
@@ -26,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 
 from extender.errors import BindError
+from extender.node_events import NodeDigests, decode_node_event
 from extender.profile_store import ProfileStore
 from extender.settings import Settings
 from extender.telemetry import Telemetry
@@ -105,8 +107,9 @@ def _node_info(node: Mapping, settings: Settings):
 
 
 @functools.cache
-def dict_watch_class() -> type:
-    """A kubernetes ``Watch`` whose events are plain dicts, each line decoded once with orjson.
+def dict_watch_class(kind: str = "pods") -> type:
+    """A kubernetes ``Watch`` whose events are plain dicts, each line decoded once with orjson (``kind``
+    "nodes": with ``extender.node_events.decode_node_event``, the members the extender reads only).
 
     The client's own ``Watch`` decodes every event line with ``json.loads``, encodes the object again and
     decodes it a second time into a V1Pod / V1Node model; the cache only reads the dict, and in a
@@ -119,12 +122,14 @@ def dict_watch_class() -> type:
     import orjson
     from kubernetes import watch
 
+    decode = decode_node_event if kind == "nodes" else orjson.loads
+
     class DictWatch(watch.Watch):
         def unmarshal_event(self, data, return_type):
             if not data or data.isspace():
                 return None
             try:
-                event = orjson.loads(data)
+                event = decode(data)
             except orjson.JSONDecodeError:
                 return None  # as the client does: a line that is not JSON is skipped
             if not isinstance(event, dict):
@@ -167,6 +172,7 @@ class KubeWatcher:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.synced = {"nodes": threading.Event(), "pods": threading.Event()}
+        self.node_digests = NodeDigests()  # what each node was when last applied: heartbeats are skipped
 
     def _list(self, kind: str) -> tuple[list[dict], str]:
         fn = self.core.list_node if kind == "nodes" else self.core.list_pod_for_all_namespaces
@@ -175,6 +181,14 @@ class KubeWatcher:
         return body.get("items") or [], (body.get("metadata") or {}).get("resourceVersion", "")
 
     def _apply(self, kind: str, event_type: str, obj: Mapping) -> None:
+        """One watch event; a node's that changes nothing the extender reads (a heartbeat) only counts as
+        heard (``extender.node_events``)."""
+        if kind == "nodes" and not self.node_digests.changes(event_type, obj):
+            self.cache.heard()
+            return
+        self._apply_event(kind, event_type, obj)
+
+    def _apply_event(self, kind: str, event_type: str, obj: Mapping) -> None:
         if kind == "nodes":
             apply_node_event(self.cache, self.settings, event_type, obj)
         else:
@@ -190,6 +204,7 @@ class KubeWatcher:
                 except QuantityError as exc:
                     log.warning("node ignored: bad allocatable", extra=kv(error=str(exc)))
             self.cache.replace_nodes(infos)
+            self.node_digests.replace(items)
         else:
             now = time.time()
             recs = [pod_record(p, settings=self.settings, store=self.store, telemetry=self.telemetry, now=now)
@@ -202,7 +217,7 @@ class KubeWatcher:
     def _loop(self, kind: str) -> None:
         from kubernetes.client.exceptions import ApiException
 
-        DictWatch = dict_watch_class()  # noqa: N806 -- a class
+        DictWatch = dict_watch_class(kind)  # noqa: N806 -- a class
 
         fn = self.core.list_node if kind == "nodes" else self.core.list_pod_for_all_namespaces
         rv, backoff = None, 1.0

@@ -30,9 +30,9 @@ class IndexingWatcher(KubeWatcher):
         (self.index.replace_pods if kind == "pods" else self.index.replace_nodes)(items)
         return items, rv
 
-    def _apply(self, kind: str, event_type: str, obj: Mapping) -> None:
+    def _apply_event(self, kind: str, event_type: str, obj: Mapping) -> None:
         if kind == "pods" and self.observer is not None:
             ns, name, _ = pod_key(obj)
             self.observer(event_type, obj, self.cache.pod(ns, name))
-        super()._apply(kind, event_type, obj)
+        super()._apply_event(kind, event_type, obj)
         (self.index.apply_pod if kind == "pods" else self.index.apply_node)(event_type, obj)

@@ -45,7 +45,7 @@ from kube.affinity import node_requirement
 from kube.cache import CacheView, ClusterCache, PodRecord
 from kube.errors import QuantityError
 from kube.logs import kv
-from kube.objects import pod_key, pod_requests
+from kube.objects import as_pod, pod_key, pod_requests
 from kube.profiles import pod_view_for
 from policy.baselines import make_scorer
 from policy.decisionlog import DecisionInputs
@@ -375,8 +375,8 @@ class Runtime:
         pod's node selector and required node affinity allow the node's labels (``node_selector``; null: the pod
         has none, or a Nodes-mode request), the check shadow mode makes. In names mode the features are those of
         the pod's context, as prioritize computes them (``extender.context``); ``outside_context`` names the cached
-        nodes left out of it. A cached pod (no ``args``) is explained against the nodes of the pool of a pod that
-        tolerates no taint (the cache keeps no tolerations), or every node where that pool is empty."""
+        nodes left out of it. A cached pod (no ``args``) is explained against the nodes of its pool (the cache keeps
+        its tolerations), or every node where that pool is empty (or its tolerations are not known)."""
         from policy.features import CLUSTER_FEATURES, NODE_FEATURES, POD_FEATURES
 
         now = time.time()
@@ -390,9 +390,11 @@ class Runtime:
             canary = self.recording is None or self.recording.decides_for(args.Pod)
             need = node_requirement(args.Pod) if cand.items is None else None
         else:
-            pool = view.pool_of({})
-            if pool.rows is not None and not pool.rows.size:  # every node tainted (KWOK): the pod must tolerate
-                pool = view.pool_of({"spec": {"tolerations": [{"operator": "Exists"}]}})
+            rec = self.cache.pod(key[0], key[1])
+            tolerations = rec.tolerations if rec is not None else None
+            pool = view.pool_of(as_pod(tolerations or ()))
+            if pool.rows is not None and not pool.rows.size:  # it tolerates no node's taints, or is not known to
+                pool = view.pool_of(as_pod([(None, "Exists", None, None)]))  # every node: each says why not
             snap, unknown, inside = view.pool_snapshot(now, pool), [], pool.rows
             workload = self.pod_workload(key[2]) if key[2] else None
             labels = self.pod_labels(key[0], key[1])

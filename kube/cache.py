@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kube.objects import NodeInfo, is_daemon_pod, pod_key, pod_terminated
+from kube.objects import NodeInfo, Toleration, is_daemon_pod, pod_key, pod_terminated, pod_tolerations
 from kube.pool import EVERY, Pool, PoolIndex
 from policy.state import CPU, ClusterSnapshot, PodView
 
@@ -77,6 +77,7 @@ class PodRecord:
     terminated: bool = False
     bound_at: float = 0.0       # epoch seconds the pod was bound (0: before we knew)
     daemon: bool = False        # a DaemonSet owns it (``kube.objects.is_daemon_pod``)
+    tolerations: tuple[Toleration, ...] | None = ()  # ``kube.objects.pod_tolerations``; None: not known
 
 
 def record_for(pod: Mapping, view: PodView, *, bound_at: float = 0.0) -> PodRecord:
@@ -85,7 +86,8 @@ def record_for(pod: Mapping, view: PodView, *, bound_at: float = 0.0) -> PodReco
     node = (pod.get("spec") or {}).get("nodeName") or None
     return PodRecord(namespace=ns, name=name, uid=uid or f"{ns}/{name}", node=node, requests=view.requests,
                      demand=view.demand, demand_source=view.demand_source, terminated=pod_terminated(pod),
-                     bound_at=bound_at if node else 0.0, daemon=is_daemon_pod(pod))
+                     bound_at=bound_at if node else 0.0, daemon=is_daemon_pod(pod),
+                     tolerations=pod_tolerations(pod))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -276,6 +278,12 @@ class ClusterCache:
         if rows:
             self._version += 1
         self.last_change = self._clock()
+
+    def heard(self) -> None:
+        """An event that changes nothing the cache holds (a node heartbeat its watch skipped): only
+        ``last_change`` moves, as ``upsert_node`` of an unchanged node moves it."""
+        with self._lock:
+            self._touch(rows=False)
 
     # -- nodes ---------------------------------------------------------------------------------------
     def upsert_node(self, info: NodeInfo) -> None:

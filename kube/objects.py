@@ -207,6 +207,37 @@ def node_taints(node: Mapping) -> tuple[Taint, ...]:
     return taints
 
 
+TOLERATION_KEYS = ("key", "operator", "value", "effect")
+"""The members of a toleration ``tolerates`` reads."""
+Toleration = tuple[str | None, str | None, str | None, str | None]
+
+
+def pod_tolerations(pod: Mapping) -> tuple[Toleration, ...] | None:
+    """A v1.Pod's tolerations as ``TOLERATION_KEYS`` tuples, for a cache that keeps no pod objects
+    (``as_pod`` gives a pod ``tolerates`` reads alike); None where one is not an object of strings (unknown).
+    Equal lists give one shared tuple while recently seen: every pod of a workload has the same."""
+    out = []
+    for t in child_list(child_map(pod, "spec"), "tolerations"):
+        if type(t) is not dict and not isinstance(t, Mapping):
+            return None
+        row = tuple(t.get(k) for k in TOLERATION_KEYS)
+        if not all(v is None or type(v) is str for v in row):
+            return None
+        out.append(row)
+    return _shared_tolerations(tuple(out)) if out else ()
+
+
+@functools.lru_cache(maxsize=1024)
+def _shared_tolerations(tolerations: tuple[Toleration, ...]) -> tuple[Toleration, ...]:
+    return tolerations
+
+
+def as_pod(tolerations: Sequence[Toleration]) -> dict:
+    """A pod with just these tolerations, as ``tolerates`` and ``kube.pool`` read one (a missing member and
+    None read the same)."""
+    return {"spec": {"tolerations": [dict(zip(TOLERATION_KEYS, t, strict=True)) for t in tolerations]}}
+
+
 def tolerates(pod: Mapping, taints: Sequence[Taint]) -> bool:
     """Whether the pod's tolerations tolerate every one of ``taints``: kube-scheduler's TaintToleration filter (a
     toleration matches a taint when its effect is empty or equal, and its key is empty with ``Exists``, or equal

@@ -39,7 +39,26 @@ def test_bad_arguments_are_refused(tmp_path, capsys):
 
 def test_a_cycle_schedules_each_pod_and_digests_the_same_replies_each_time():
     first, again = bench_watch.one_cycle(3, "demand-aware"), bench_watch.one_cycle(3, "demand-aware")
-    assert all(first[k] > 0 for k in ("pod_events_us", "node_event_us", "filter_us", "prioritize_us"))
-    assert first["pod_us"] == pytest.approx(sum(first[k] for k in ("pod_events_us", "node_event_us", "filter_us",
-                                                                      "prioritize_us")))
+    parts = ("pod_events_us", "heartbeats_us", "filter_us", "prioritize_us")
+    assert all(first[k] > 0 for k in parts)
+    assert first["pod_us"] == pytest.approx(sum(first[k] for k in parts))
     assert first["decisions"] == again["decisions"] and first["policy"] == "demand-aware"
+
+
+def test_heartbeats_fall_between_pods_at_the_rate_asked_and_usage_makes_nodes_fail():
+    # 100 nodes beating every 2 s at 25 pods/s: 2 heartbeats per pod; usage samples make some nodes hot
+    figures = bench_watch.one_cycle(4, "demand-aware", nodes=100, usage=True, heartbeat_s=2.0, pod_rate=25.0)
+    assert figures["heartbeats_per_pod"] == 2.0 and figures["heartbeat_event_us"] > 0
+    assert figures["heartbeat_cpu_ms_per_s"] == pytest.approx(figures["heartbeat_event_us"] * 100 / 2.0 / 1000)
+    without = bench_watch.one_cycle(4, "demand-aware", nodes=100, heartbeat_s=2.0, pod_rate=25.0)
+    assert figures["decisions"] != without["decisions"]
+
+
+def test_a_kwok_heartbeat_moves_only_what_a_kwok_heartbeat_moves():
+    a, b = bench_watch.kwok_node("bench-0007", 1), bench_watch.kwok_node("bench-0007", 2)
+    a["metadata"].pop("resourceVersion"), b["metadata"].pop("resourceVersion")
+    for node in (a, b):
+        node["metadata"]["managedFields"][1].pop("time")
+        for cond in node["status"]["conditions"]:
+            cond.pop("lastHeartbeatTime")
+    assert a == b and len(json.dumps(bench_watch.kwok_node("bench-0007", 1))) > 3000

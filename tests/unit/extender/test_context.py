@@ -20,7 +20,7 @@ from extender.runtime import Runtime, load_policy
 from extender.settings import build_settings
 from extender.telemetry import Telemetry
 from extender.wire import ExtenderArgs
-from kube.cache import ClusterCache, NodeUsage, PodRecord
+from kube.cache import ClusterCache, NodeUsage, PodRecord, record_for
 from kube.objects import UNSCHEDULABLE_TAINT, NodeInfo, node_info
 from policy.baselines import SCORERS
 
@@ -166,15 +166,42 @@ def test_explain_reads_the_context_and_names_the_nodes_outside_it(monkeypatch):
     assert cached["outside_context"] == ["rn-system"]
 
 
-def test_explain_of_a_cached_pod_where_every_node_is_tainted_reads_every_node(monkeypatch):
-    """A KWOK cluster taints every node and its pods tolerate it: the cache keeps no tolerations, so a cached pod is
-    explained against every node rather than none."""
+def cached(rt: Runtime, name: str, tolerations) -> dict:
+    """``/debug/explain`` of pod ``ns/name`` with ``tolerations``, known to the cache as the watch records it."""
+    obj = pod(tolerations)
+    obj["metadata"].update(name=name, uid=f"u-{name}")
+    rt.cache.upsert_pod(record_for(obj, rt.pod_view(obj)[0]))
+    return rt.explain(pod=rt.cache.pod_view("ns", name), key=("ns", name, f"u-{name}"))
+
+
+def test_explain_of_a_cached_pod_where_every_node_is_tainted_reads_its_pool_or_every_node(monkeypatch):
+    """A KWOK cluster taints every node and its pods tolerate it: a cached pod that does is explained against its
+    pool, every node; one that tolerates no taint (only admission's defaults), against every node rather than
+    none, each then saying why it fails."""
     monkeypatch.setattr(runtime_mod.time, "time", lambda: NOW)
     rt = runtime("model", None)
+    kwok = ("kwok.x-k8s.io/node", "fake", "NoSchedule")
     for name, cap in WORKERS.items():
-        rt.cache.upsert_node(NodeInfo(name=name, capacity=cap, max_pods=110, ready=True,
-                                      taints=(("kwok.x-k8s.io/node", "fake", "NoSchedule"),)))
-    rt.cache.upsert_pod(PodRecord(namespace="ns", name="q", uid="u-q", node=None, requests=np.array([1.0, 2.0]),
-                                  demand=np.array([1.0, 2.0, 40.0, 10.0])))
-    cached = rt.explain(pod=rt.cache.pod_view("ns", "q"), key=("ns", "q", "u-q"))
-    assert sorted(n["name"] for n in cached["nodes"]) == sorted(WORKERS) and cached["outside_context"] == []
+        rt.cache.upsert_node(NodeInfo(name=name, capacity=cap, max_pods=110, ready=True, taints=(kwok,)))
+    for name, tolerations in (("q", [{"key": kwok[0], "operator": "Exists", "effect": "NoSchedule"}, *DEFAULTS]),
+                              ("r", DEFAULTS)):
+        explained = cached(rt, name, tolerations)
+        assert sorted(n["name"] for n in explained["nodes"]) == sorted(WORKERS)
+        assert explained["outside_context"] == []
+
+
+@pytest.mark.parametrize(("tolerations", "pool"), [
+    (TOLERATES + DEFAULTS, [*WORKERS, "rn-system"]),  # its pool holds the tainted node
+    (DEFAULTS, list(WORKERS)),  # admission's defaults tolerate no NoSchedule taint
+    ([{"key": CONTROL_PLANE[0], "operator": "Exists", "effect": "NoExecute"}], list(WORKERS)),  # another effect
+    ([{"operator": "Exists"}], [*WORKERS, "rn-system"]),  # tolerates everything
+])
+def test_explain_of_a_cached_pod_reads_the_pool_of_its_own_tolerations(monkeypatch, tolerations, pool):
+    """As a request for it naming the workers reads it: the nodes of its pool, the others outside."""
+    monkeypatch.setattr(runtime_mod.time, "time", lambda: NOW)
+    rt = runtime("model", system_node("tainted"))
+    explained = cached(rt, "q", tolerations)
+    assert sorted(n["name"] for n in explained["nodes"]) == sorted(pool)
+    asked = rt.explain(ExtenderArgs(Pod=pod(tolerations), NodeNames=list(WORKERS)))
+    assert explained["outside_context"] == asked["outside_context"] == sorted({*WORKERS, "rn-system"} - set(pool))
+

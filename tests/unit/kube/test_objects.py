@@ -8,6 +8,7 @@ import pytest
 from kube.errors import QuantityError
 from kube.objects import (
     UNSCHEDULABLE_TAINT,
+    as_pod,
     child_list,
     child_map,
     is_daemon_pod,
@@ -15,6 +16,7 @@ from kube.objects import (
     node_taints,
     pod_requests,
     pod_terminated,
+    pod_tolerations,
     tolerates,
     workload_key,
 )
@@ -137,6 +139,36 @@ def test_taints_that_keep_pods_off_and_the_tolerations_that_match_them():
     assert tolerates(pod({"operator": "Exists"}), taints)                        # empty key + Exists: all
     assert not tolerates(pod({"operator": "Exists", "effect": "NoSchedule"}), taints)  # ... of that effect only
     assert not tolerates(pod(), taints) and tolerates(pod(), ()) and tolerates({}, ())
+
+
+TOLERATIONS = [{"key": "role", "value": "system"}, {"key": "gone", "operator": "Exists"}, {"operator": "Exists"},
+               {"operator": "Exists", "effect": "NoSchedule"},
+               {"key": "role", "value": "other", "effect": "NoSchedule"},
+               {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+                "tolerationSeconds": 300}]
+TAINTS = [("role", "system", "NoSchedule"), ("gone", "", "NoExecute"), ("role", "other", "NoSchedule"),
+          ("node.kubernetes.io/not-ready", "", "NoExecute")]
+
+
+@pytest.mark.parametrize("keep", range(1 << len(TOLERATIONS)))
+def test_kept_tolerations_tolerate_what_the_pod_s_own_do(keep):
+    pod = {"spec": {"tolerations": [t for i, t in enumerate(TOLERATIONS) if keep >> i & 1]}}
+    kept = pod_tolerations(pod)
+    for taint in TAINTS:
+        assert tolerates(as_pod(kept), [taint]) == tolerates(pod, [taint])
+    assert pod_tolerations({"spec": {"tolerations": [dict(t) for t in pod["spec"]["tolerations"]]}}) is kept
+
+
+@pytest.mark.parametrize("pod, kept", [
+    ({}, ()),
+    ({"spec": {"tolerations": None}}, ()),
+    ({"spec": {"tolerations": [{"key": "a", "operator": "Equal", "value": "b", "effect": "NoSchedule"}]}},
+     (("a", "Equal", "b", "NoSchedule"),)),
+    ({"spec": {"tolerations": ["not an object"]}}, None),  # unknown: the explainer falls back to every node
+    ({"spec": {"tolerations": [{"key": 7}]}}, None),
+])
+def test_pod_tolerations_table(pod, kept):
+    assert pod_tolerations(pod) == kept
 
 
 @pytest.mark.parametrize("owners, daemon", [
