@@ -14,7 +14,13 @@ net and disk bytes per second -- ``8``, ``500m``, ``32Gi``, ``1250M``)::
       net: 1250M              #   optional
       disk: 500M              #   optional
       pods: 110               #   optional
-      ready: true             #   optional (false: not ready / cordoned)
+      ready: true             #   optional (false: not ready, filtered out; still in every pod's pool)
+      unschedulable: true     #   optional, a cordon (kubectl cordon; default false): not ready, and out of the
+                              #   pool of a pod that does not tolerate node.kubernetes.io/unschedulable:NoSchedule
+      taints:                 #   optional, as a v1.Node's spec.taints; (key, effect) pairs unique
+      - key: dedicated        #     required, a label key
+        value: gpu            #     optional, a label value (default "")
+        effect: NoSchedule    #     required: NoSchedule, PreferNoSchedule or NoExecute
       labels:                 #   optional, the node's labels (strings: quote "on", "true", "1")
         topology.kubernetes.io/zone: zone-a
       usage:                  #   optional; without it the node has no sample and is scored from requests
@@ -46,6 +52,14 @@ required node affinity against (``node_selector`` per node). A pod's are kept by
 the cache keeps no pod labels: ``GET /debug/explain`` of a static pod says whether the canary selector picks it
 (``canary``); a request's own ``Pod`` carries its labels itself. Keys and values are checked as Kubernetes
 checks them (``label_problem``): an unquoted ``on`` or ``true`` is a YAML boolean, not a string, and is refused.
+
+Taints and cordons, so that a static node a pod could never go to leaves that pod's pool (``kube.pool``) as a
+watched one does: they become ``NodeInfo.taints`` through ``kube.objects.node_taints``, the one reading of a
+v1.Node's ``spec.taints`` and ``spec.unschedulable``, so the NoSchedule and NoExecute taints are kept and a cordon
+adds ``UNSCHEDULABLE_TAINT``. A ``PreferNoSchedule`` taint is checked and accepted but, as on a watched node, not
+kept: it only steers kube-scheduler's own scoring. A cordoned node is also not ready, as a watched one is
+(``kube.objects.node_info``). Taints are checked as the apiserver checks them: the key as a label key, the value
+as a label value, the effect one of ``kube.objects.TAINT_EFFECTS``, no (key, effect) pair twice.
 """
 
 from __future__ import annotations
@@ -61,7 +75,7 @@ import yaml
 from extender.errors import StaticClusterError
 from kube.cache import NodeUsage, PodRecord
 from kube.errors import ProfileError, QuantityError
-from kube.objects import TERMINAL_PHASES, NodeInfo
+from kube.objects import TAINT_EFFECTS, TERMINAL_PHASES, NodeInfo, node_taints
 from kube.profiles import parse_profile
 from kube.quantity import cpu_cores, mem_gib, parse_quantity, rate_mbps
 from policy.state import DEFAULT_DISK_MBPS, DEFAULT_NET_MBPS
@@ -140,17 +154,50 @@ class _Doc:
             raise self.fail(node, where, f"must be true or false, got {value!r}")
         return value
 
+    def text(self, node: yaml.Node, where: str) -> str:
+        """A string, possibly empty: a label's or a taint's value."""
+        value = self.scalar(node, where)
+        if not isinstance(value, str):
+            raise self.fail(node, where, f"must be a string, got {value!r} (quote it: YAML reads on, yes, true and "
+                                         "numbers as other types)")
+        return value
+
     def labels(self, node: yaml.Node, where: str) -> dict[str, str]:
         out = {}
         for key, value in self.mapping(node, where, set()).items():
-            text = self.scalar(value, f"{where}.{key}")
-            if not isinstance(text, str):
-                raise self.fail(value, f"{where}.{key}", f"must be a string, got {text!r} (quote it: YAML reads "
-                                                         "on, yes, true and numbers as other types)")
+            text = self.text(value, f"{where}.{key}")
             problem = label_problem(key, text)
             if problem is not None:
                 raise self.fail(value, f"{where}.{key}", problem)
             out[key] = text
+        return out
+
+    def taints(self, node: yaml.Node, where: str) -> list[dict[str, str]]:
+        """A v1.Node's ``spec.taints``, each checked as the apiserver checks it."""
+        out: list[dict[str, str]] = []
+        seen: set[tuple[str, str]] = set()
+        for i, item in enumerate(self.seq(node, where)):
+            at = f"{where}[{i}]"
+            fields = self.mapping(item, at, {"key", "value", "effect"})
+            for req in ("key", "effect"):
+                if req not in fields:
+                    raise self.fail(item, f"{at}.{req}", "required")
+            key = self.string(fields["key"], f"{at}.key")
+            problem = label_problem(key, "")
+            if problem is not None:
+                raise self.fail(fields["key"], f"{at}.key", problem)
+            value = self.text(fields["value"], f"{at}.value") if "value" in fields else ""
+            problem = label_problem(key, value)  # the key passed: any problem is the value's
+            if problem is not None:
+                raise self.fail(fields["value"], f"{at}.value", problem)
+            effect = self.scalar(fields["effect"], f"{at}.effect")
+            if effect not in TAINT_EFFECTS:
+                raise self.fail(fields["effect"], f"{at}.effect",
+                                f"must be one of {', '.join(TAINT_EFFECTS)}, got {effect!r}")
+            if (key, effect) in seen:
+                raise self.fail(item, at, f"taint {key}:{effect} given twice; (key, effect) pairs must be unique")
+            seen.add((key, effect))
+            out.append({"key": key, "value": value, "effect": effect})
         return out
 
     def quantity(self, node: yaml.Node, where: str, convert) -> float:
@@ -220,7 +267,8 @@ def load_static_cluster(path: Path | str, *, default_net_mbps: float = DEFAULT_N
     seen: set[str] = set()
     for i, item in enumerate(doc.seq(top["nodes"], "nodes")):
         where = f"nodes[{i}]"
-        values, fields = doc.resources(item, where, extra={"name", "pods", "ready", "usage", "labels"})
+        values, fields = doc.resources(item, where, extra={"name", "pods", "ready", "unschedulable", "taints",
+                                                           "usage", "labels"})
         if "name" not in fields:
             raise doc.fail(item, f"{where}.name", "required")
         name = doc.string(fields["name"], f"{where}.name")
@@ -234,11 +282,15 @@ def load_static_cluster(path: Path | str, *, default_net_mbps: float = DEFAULT_N
                 raise doc.fail(fields[req], f"{where}.{req}", "must be > 0")
         pods = doc.quantity(fields["pods"], f"{where}.pods", parse_quantity) if "pods" in fields else pods_default
         ready = doc.boolean(fields["ready"], f"{where}.ready") if "ready" in fields else True
+        cordoned = doc.boolean(fields["unschedulable"], f"{where}.unschedulable") if "unschedulable" in fields \
+            else False
+        taints = doc.taints(fields["taints"], f"{where}.taints") if "taints" in fields else []
         cap = (values["cpu"], values["memory"], values.get("net", net_default), values.get("disk", disk_default))
         if min(cap) <= 0:
             raise doc.fail(item, where, "net and disk capacity must be > 0")
         labels = doc.labels(fields["labels"], f"{where}.labels") if "labels" in fields else {}
-        nodes.append(NodeInfo(name=name, capacity=cap, max_pods=pods, ready=ready, labels=labels))
+        nodes.append(NodeInfo(name=name, capacity=cap, max_pods=pods, ready=ready and not cordoned, labels=labels,
+                              taints=node_taints({"spec": {"taints": taints, "unschedulable": cordoned}})))
         if "usage" in fields:
             usage[name] = _usage_block(doc, fields["usage"], f"{where}.usage")
 

@@ -175,6 +175,8 @@ def is_daemon_pod(pod: Mapping) -> bool:
 
 Taint = tuple[str, str, str]
 """(key, value, effect) of a node taint."""
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+"""The taint effects Kubernetes accepts on a node (the apiserver refuses any other)."""
 KEEP_OFF_EFFECTS = ("NoSchedule", "NoExecute")
 """The taint effects that keep a pod without a matching toleration off the node (``PreferNoSchedule`` only steers)."""
 UNSCHEDULABLE_TAINT: Taint = ("node.kubernetes.io/unschedulable", "", "NoSchedule")

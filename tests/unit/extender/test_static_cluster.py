@@ -9,6 +9,7 @@ from extender.errors import StaticClusterError
 from extender.settings import build_settings
 from extender.static_cluster import load_static_cluster, load_usage
 from kube.errors import ConfigError
+from kube.objects import UNSCHEDULABLE_TAINT
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "static-cluster.yaml"
 
@@ -50,6 +51,25 @@ def test_example_loads():
      "pods[0].labels.app", "value 'a b'"),
     ("nodes:\n- {name: a, cpu: 1, memory: 1Gi}\npods:\n- {name: p, labels: {app: " + "v" * 64 + "}}\n", 4,
      "pods[0].labels.app", "at most 63"),
+    ("nodes:\n- name: a\n  cpu: 1\n  memory: 1Gi\n  taints:\n  - key: gpu\n    effect: NoScheduled\n", 7,
+     "nodes[0].taints[0].effect", "must be one of NoSchedule, PreferNoSchedule, NoExecute, got 'NoScheduled'"),
+    ("nodes:\n- name: a\n  cpu: 1\n  memory: 1Gi\n  taints:\n  - {key: gpu}\n", 6, "nodes[0].taints[0].effect",
+     "required"),
+    ("nodes:\n- name: a\n  cpu: 1\n  memory: 1Gi\n  taints:\n  - {effect: NoSchedule}\n", 6,
+     "nodes[0].taints[0].key", "required"),
+    ("nodes:\n- name: a\n  cpu: 1\n  memory: 1Gi\n  taints:\n  - {key: Bad_/gpu, effect: NoSchedule}\n", 6,
+     "nodes[0].taints[0].key", "DNS subdomain"),
+    ("nodes:\n- name: a\n  cpu: 1\n  memory: 1Gi\n  taints:\n  - {key: gpu, value: true, effect: NoSchedule}\n", 6,
+     "nodes[0].taints[0].value", "must be a string, got True"),
+    ("nodes:\n- name: a\n  cpu: 1\n  memory: 1Gi\n  taints:\n  - {key: gpu, value: 'a b', effect: NoSchedule}\n", 6,
+     "nodes[0].taints[0].value", "value 'a b'"),
+    ("nodes:\n- name: a\n  cpu: 1\n  memory: 1Gi\n  taints:\n  - {key: gpu, effect: NoSchedule, for: 3}\n", 6,
+     "nodes[0].taints[0].for", "unknown field"),
+    ("nodes:\n- name: a\n  cpu: 1\n  memory: 1Gi\n  taints:\n  - {key: gpu, value: x, effect: NoSchedule}\n"
+     "  - {key: gpu, value: y, effect: NoSchedule}\n", 7, "nodes[0].taints[1]", "gpu:NoSchedule given twice"),
+    ("nodes:\n- {name: a, cpu: 1, memory: 1Gi, taints: {key: gpu}}\n", 2, "nodes[0].taints", "must be a list"),
+    ("nodes:\n- {name: a, cpu: 1, memory: 1Gi, unschedulable: yes please}\n", 2, "nodes[0].unschedulable",
+     "true or false"),
 ])
 def test_errors_name_file_line_field(tmp_path, text, line, field, problem):
     path = tmp_path / "c.yaml"
@@ -77,6 +97,69 @@ def test_nodes_and_pods_carry_labels_into_the_cache(tmp_path):
                     "pods:\n- {name: p, namespace: n}\n")
     c = load_static_cluster(path)
     assert c.nodes[0].labels == {"example.com/x": "", "k": "true"} and c.pod_labels == {("n", "p"): {}}
+
+
+TAINTED = """\
+nodes:
+- {name: plain, cpu: 4, memory: 8Gi}
+- name: gpu
+  cpu: 4
+  memory: 8Gi
+  taints:
+  - {key: example.com/gpu, value: a100, effect: NoExecute}
+  - {key: spot, effect: PreferNoSchedule}
+- {name: cordoned, cpu: 4, memory: 8Gi, unschedulable: true}
+- {name: preferred, cpu: 4, memory: 8Gi, taints: [{key: spot, effect: PreferNoSchedule}]}
+"""
+
+
+def tolerating(*tolerations) -> dict:
+    return {"metadata": {"name": "p"}, "spec": {"tolerations": list(tolerations)}}
+
+
+def pool_names(view, pod) -> list[str]:
+    pool = view.pool_of(pod)
+    return sorted(view.names if pool.rows is None else pool.names)
+
+
+def test_static_taints_and_cordons_keep_pods_that_do_not_tolerate_them_out_of_the_pool(tmp_path):
+    from kube.cache import ClusterCache
+
+    path = tmp_path / "c.yaml"
+    path.write_text(TAINTED)
+    c = load_static_cluster(path)
+    cache = ClusterCache()
+    cache.replace_nodes(c.nodes)
+    view = cache.view()
+    gpu = {"key": "example.com/gpu", "operator": "Equal", "value": "a100", "effect": "NoExecute"}
+    cordon = {"key": UNSCHEDULABLE_TAINT[0], "operator": "Exists", "effect": "NoSchedule"}
+    # PreferNoSchedule only steers kube-scheduler: "preferred" stays in every pool
+    assert pool_names(view, tolerating()) == ["plain", "preferred"]
+    assert pool_names(view, tolerating(gpu)) == ["gpu", "plain", "preferred"]
+    assert pool_names(view, tolerating({**gpu, "value": "h100"})) == ["plain", "preferred"]  # Equal: the value too
+    assert pool_names(view, tolerating(cordon)) == ["cordoned", "plain", "preferred"]
+    assert pool_names(view, tolerating(gpu, cordon)) == ["cordoned", "gpu", "plain", "preferred"]
+    assert {n.name: n.ready for n in c.nodes} == {"plain": True, "gpu": True, "cordoned": False, "preferred": True}
+
+
+def test_a_static_node_reads_as_the_same_v1_node_watched(tmp_path):
+    # the static schema's taints and cordon are a v1.Node's spec.taints and spec.unschedulable, read the same way
+    from kube.objects import node_info
+
+    path = tmp_path / "c.yaml"
+    path.write_text(TAINTED)
+    static = {n.name: n for n in load_static_cluster(path, default_net_mbps=100, default_disk_mbps=50).nodes}
+    watched = {
+        "gpu": {"taints": [{"key": "example.com/gpu", "value": "a100", "effect": "NoExecute"},
+                           {"key": "spot", "effect": "PreferNoSchedule"}]},
+        "cordoned": {"unschedulable": True},
+        "preferred": {"taints": [{"key": "spot", "effect": "PreferNoSchedule"}]},
+    }
+    for name, spec in watched.items():
+        node = {"metadata": {"name": name}, "spec": spec,
+                "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+        live = node_info(node, net_annotation="n", disk_annotation="d", default_net_mbps=100, default_disk_mbps=50)
+        assert static[name] == live, name
 
 
 def test_missing_and_empty_files(tmp_path):
