@@ -136,6 +136,7 @@ class ShadowRecorder:
             return self._count("unknown_node")
         ctx = context_of(view, pod, np.array([row], dtype=np.int64), now)
         snap, row = ctx.snap, int(ctx.rows[0])
+        actual = snap.names[row]  # the cache's own string: the row's lookups of it then compare identities
         view_ = PodView(requests=prior.requests, demand=prior.demand, demand_source=prior.demand_source,
                         name=key[1], workload=self.workload_of(pod))
         # the encoding and raw values alone: the 0-10 scores ``score`` maps them to are over the feasible nodes, and
