@@ -142,17 +142,18 @@ class ShadowRecorder:
         # the encoding and raw values alone: the 0-10 scores ``score`` maps them to are over the feasible nodes, and
         # the shadow's are over the allowed ones (below)
         if ctx.group is None:  # a context of its own (a node outside the pod's pool): nothing to keep
-            enc, raw, _ = whole(snap, view_, self.policy, max_usage_age=self.max_usage_age)
+            enc, raw, fresh = whole(snap, view_, self.policy, max_usage_age=self.max_usage_age)
         else:
-            enc, raw, _ = self.rows.whole(snap, view_, self.policy, max_usage_age=self.max_usage_age,
-                                           group=ctx.group)
+            enc, raw, fresh = self.rows.whole(snap, view_, self.policy, max_usage_age=self.max_usage_age,
+                                              group=ctx.group)
         blocked = ctx.of_view(self._blocked(pod, view))  # nodes the pod could not have been bound to (module doc)
         any_blocked = bool(blocked.any())
         daemon_pods = ctx.of_view(view.daemon_pods)
         # the filter judges the nodes the pod could use (its prefer modes look for a cool one among them): the
         # encoder's mask has its readiness, slot and request checks, so only heat is judged again
         usable = enc.mask & ~blocked if any_blocked else enc.mask
-        allowed = passes_filter(snap, view_, self.thresholds, self.max_usage_age, feasible=usable) & np.isfinite(raw)
+        allowed = passes_filter(snap, view_, self.thresholds, self.max_usage_age, feasible=usable,
+                                fresh=fresh) & np.isfinite(raw)
         final = to_extender_scores(raw, allowed, self.policy.mapping)
         chosen = served_choice(raw, allowed, row)
         spec = pod.get("spec") or {}
