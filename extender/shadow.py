@@ -109,6 +109,10 @@ class ShadowRecorder:
         self._labels_memo: dict[NodeRequirement, np.ndarray] = {}  # requirement -> refused nodes (watch thread)
         self._labels_of_memo: tuple = (None, None)  # the view's (labels, index) the memo's answers hold for
         self._label_index: LabelIndex | None = None  # the nodes' labels of that view, coded (watch thread)
+        m = telemetry.metrics  # each labelled child looked up once, not at every binding
+        self._bindings = {o: m.shadow_bindings.labels(outcome=o) for o in self._counts}
+        self._agreement = {True: m.shadow_agreement.labels(result="agree"),
+                           False: m.shadow_agreement.labels(result="differ")}
         # the contexts' encoded rows (watch thread); not prioritize's cache: its lock, held through the Q-network,
         # would make the event loop wait for the watch thread's shadow
         self.rows = RowCache(partial_min_nodes=PARTIAL_MIN_NODES)
@@ -183,8 +187,9 @@ class ShadowRecorder:
             self.track(uid)
         self._record(result, gain, uid)
         self.telemetry.metrics.shadow_seconds.observe(time.thread_time() - start)
-        log.debug("shadowed binding", extra=kv(pod=result["pod"], actual=actual, chosen=result["chosen"],
-                                               gain=result.get("predicted_gain")))
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("shadowed binding", extra=kv(pod=result["pod"], actual=actual, chosen=result["chosen"],
+                                                   gain=result.get("predicted_gain")))
         return result
 
     def _blocked(self, pod: Mapping, view: CacheView) -> np.ndarray:
@@ -215,7 +220,7 @@ class ShadowRecorder:
         return refused
 
     def _count(self, outcome: str) -> None:
-        self.telemetry.metrics.shadow_bindings.labels(outcome=outcome).inc()
+        self._bindings[outcome].inc()
         with self._lock:
             self._counts[outcome] += 1
         return None
@@ -231,12 +236,11 @@ class ShadowRecorder:
                 self._jct[agreed][1] += finished - created
 
     def _record(self, result: dict, gain: float | None, uid: str) -> None:
-        m = self.telemetry.metrics
         outcome = "recorded" if gain is not None else "no_node_allowed"
-        m.shadow_bindings.labels(outcome=outcome).inc()
+        self._bindings[outcome].inc()
         if gain is not None:
-            m.shadow_agreement.labels(result="agree" if result["agree"] else "differ").inc()
-            m.shadow_gain.observe(gain)
+            self._agreement[bool(result["agree"])].inc()
+            self.telemetry.metrics.shadow_gain.observe(gain)
         with self._lock:
             self._counts[outcome] += 1
             if gain is not None:
