@@ -57,16 +57,7 @@ COMBINE = "mean"
 N_INPUTS = N_NODE + N_POD + N_CLUSTER
 DIGEST_KEY = "weights_sha256"
 """The metadata key holding the sha256 of the .npz bytes the metadata belongs to."""
-
-
-def _relu(x: np.ndarray) -> np.ndarray:
-    """``np.maximum(x, 0.0, out=x)``, the same bits (+0.0 where x is 0 or -0.0; NaN stays NaN, its payload aside):
-    zeroing the entries <= 0 takes ~10 us on a (1,000, 64) float32 layer, where numpy's maximum takes ~25."""
-    np.copyto(x, 0.0, where=x <= 0)
-    return x
-
-
-_ACTIVATIONS = {"relu": _relu, "tanh": np.tanh}
+_ACTIVATIONS = {"relu": lambda x: np.maximum(x, 0.0, out=x), "tanh": np.tanh}
 
 
 class ModelError(Exception):
