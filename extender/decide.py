@@ -23,7 +23,16 @@ import numpy as np
 
 from policy.features import Encoded, encode, usage_is_fresh
 from policy.model import Model, ModelScorer, Scorer
-from policy.served import DEFAULT_MAPPING, HOT_THRESHOLDS, Heat, ScoreMapping, heat, hot_refused, to_extender_scores
+from policy.served import (
+    DEFAULT_MAPPING,
+    HOT_THRESHOLDS,
+    Heat,
+    ScoreMapping,
+    any_resource,
+    heat,
+    hot_refused,
+    to_extender_scores,
+)
 from policy.state import RESOURCES, ClusterSnapshot, PodView
 
 if TYPE_CHECKING:
@@ -90,24 +99,25 @@ def _filter_codes(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds, m
     code[over_req.any(axis=1)] = 3
     code[snap.pods >= snap.max_pods] = 2
     code[~snap.ready] = 1
-    code[hot_refused(code == 0, h.hot.any(axis=1), thresholds.mode)] = 4
+    code[hot_refused(code == 0, any_resource(h.hot), thresholds.mode)] = 4
     return code, over_req, h, limit
 
 
 def passes_filter(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds, max_usage_age: float, *,
-                  feasible: np.ndarray | None = None) -> np.ndarray:
+                  feasible: np.ndarray | None = None, fresh: np.ndarray | None = None) -> np.ndarray:
     """(N,) True where ``filter_reasons`` has no reason: the same checks, without writing the reasons.
 
     ``feasible``: the nodes that pass every check but heat, when the caller has them -- the encoder's mask
     (``policy.features.feasible_mask``: readiness, a pod slot, requests; ``Encoded.mask``), narrowed as the caller
     narrows readiness -- so that only the hot check is made here (the same answer: ``feasible_mask``'s fit is the
-    negation of the request check below, on finite requests and capacities)."""
+    negation of the request check below, on finite requests and capacities). ``fresh``: with ``feasible``, the
+    snapshot's ``usage_is_fresh`` when the caller has it (``policy.served.heat``)."""
     if snap.n_nodes == 0:
         return np.zeros(0, dtype=bool)
     if feasible is None:
         return _filter_codes(snap, pod, thresholds, max_usage_age)[0] == 0
-    h = heat(snap, pod, thresholds.as_array(), mode=thresholds.mode, max_usage_age=max_usage_age)
-    return feasible & ~hot_refused(feasible, h.hot.any(axis=1), thresholds.mode)
+    h = heat(snap, pod, thresholds.as_array(), mode=thresholds.mode, max_usage_age=max_usage_age, fresh=fresh)
+    return feasible & ~hot_refused(feasible, any_resource(h.hot), thresholds.mode)
 
 
 def filter_reasons(snap: ClusterSnapshot, pod: PodView, thresholds: Thresholds,

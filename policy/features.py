@@ -151,9 +151,11 @@ def _estimated_usage_t(snap: ClusterSnapshot, fresh: np.ndarray) -> np.ndarray:
     return out
 
 
-def estimated_usage(snap: ClusterSnapshot, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> np.ndarray:
-    """(N, 4) best estimate of each node's usage now, in absolute units (see the module docstring)."""
-    return _estimated_usage_t(snap, usage_is_fresh(snap, max_usage_age)).T
+def estimated_usage(snap: ClusterSnapshot, max_usage_age: float = DEFAULT_MAX_USAGE_AGE, *,
+                    fresh: np.ndarray | None = None) -> np.ndarray:
+    """(N, 4) best estimate of each node's usage now, in absolute units (see the module docstring); ``fresh``:
+    ``usage_is_fresh(snap, max_usage_age)`` when the caller has it."""
+    return _estimated_usage_t(snap, usage_is_fresh(snap, max_usage_age) if fresh is None else fresh).T
 
 
 def encode(snap: ClusterSnapshot, pod: PodView, *, max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> Encoded:

@@ -47,9 +47,13 @@ def without_daemons(snap: ClusterSnapshot, daemon_pods: float | np.ndarray) -> C
 def slowdown_on(jobs: ClusterSnapshot, pod: PodView, i: int, est: np.ndarray, params: ContentionParams) -> float:
     """Slowdown of ``pod`` on node ``i`` of ``jobs`` (a snapshot whose ``pods`` are the jobs:
     ``without_daemons``) beside them, ``est`` the nodes' estimated usage (module doc)."""
-    k = min(max(int(jobs.pods[i]), 1), MAX_SPLIT) if np.any(est[i] > 0) else 0  # usage without pods: one job
-    demands = [(est[i] / k).tolist()] * k + [pod.demand.tolist()] if k else [pod.demand.tolist()]
-    requests = [(jobs.requested[i] / k).tolist()] * k + [pod.requests.tolist()] if k else [pod.requests.tolist()]
+    # on Python floats: the same divisions as numpy's on these 4-vectors (one IEEE double each), without a numpy
+    # call per step (~12 of the ~19 us a node took; shadow mode asks for two nodes at every binding)
+    e = est[i].tolist()
+    k = min(max(int(jobs.pods[i]), 1), MAX_SPLIT) if any(x > 0 for x in e) else 0  # usage without pods: one job
+    demands = [[x / k for x in e]] * k + [pod.demand.tolist()] if k else [pod.demand.tolist()]
+    requests = ([[x / k for x in jobs.requested[i].tolist()]] * k + [pod.requests.tolist()] if k
+                else [pod.requests.tolist()])
     rates = shared_rates(demands, requests, jobs.capacity[i].tolist(), params)
     return 1.0 / max(rates[-1], _RATE_FLOOR)
 

@@ -72,19 +72,30 @@ class Heat:
 
 
 def heat(snap: ClusterSnapshot, pod: PodView | None, thresholds=HOT_THRESHOLDS, *, mode: str = "prefer-cool",
-         max_usage_age: float = DEFAULT_MAX_USAGE_AGE) -> Heat:
+         max_usage_age: float = DEFAULT_MAX_USAGE_AGE, fresh: np.ndarray | None = None) -> Heat:
     """The one hotness predicate, shared by the extender and the served simulator (whole-array numpy: the
     extender's filter calls it on every request). ``prefer-fit`` adds ``pod.demand``; mode ``off`` judges
-    nothing hot."""
+    nothing hot. ``fresh``: ``usage_is_fresh(snap, max_usage_age)`` when the caller has it (shadow mode's row
+    cache hands it over), not computed twice more here."""
     if mode not in HOT_FILTERS:
         raise ValueError(f"hot filter mode must be one of {HOT_FILTERS}, got {mode!r}")
-    util = estimated_usage(snap, max_usage_age) / snap.capacity
+    if fresh is None:
+        fresh = usage_is_fresh(snap, max_usage_age)
+    util = estimated_usage(snap, max_usage_age, fresh=fresh) / snap.capacity
     if mode == "off":
         return Heat(util=util, pod=None, hot=np.zeros(util.shape, dtype=bool))
     share = pod.demand / snap.capacity if mode == "prefer-fit" and pod is not None else None
     after = util if share is None else util + share
-    hot = (after >= np.asarray(thresholds)) & usage_is_fresh(snap, max_usage_age)[:, None]
+    hot = (after >= np.asarray(thresholds)) & fresh[:, None]
     return Heat(util=util, pod=share, hot=hot)
+
+
+def any_resource(hot: np.ndarray) -> np.ndarray:
+    """(N,) ``hot.any(axis=1)`` of ``Heat.hot`` (N, 4): a node's four flags read as one integer, one comparison per
+    node instead of numpy's reduction along a narrow axis (~1.5 vs ~15 us at 1,000 nodes)."""
+    if hot.ndim != 2 or hot.shape[1] != 4:
+        return hot.any(axis=1)
+    return np.ascontiguousarray(hot).view(np.uint32).reshape(-1) != 0
 
 
 def hot_refused(fit: np.ndarray, hot: np.ndarray, mode: str) -> np.ndarray:
@@ -110,7 +121,7 @@ def served_choice(raw: np.ndarray, allowed: np.ndarray, keep: int | None = None)
 def hot_nodes(snap: ClusterSnapshot, thresholds=HOT_THRESHOLDS, max_usage_age: float = DEFAULT_MAX_USAGE_AGE,
               *, pod: PodView | None = None, mode: str = "prefer-cool") -> np.ndarray:
     """(N,) True where ``heat`` finds some resource hot."""
-    return heat(snap, pod, thresholds, mode=mode, max_usage_age=max_usage_age).hot.any(axis=1)
+    return any_resource(heat(snap, pod, thresholds, mode=mode, max_usage_age=max_usage_age).hot)
 
 
 MAPPINGS = ("minmax", "band", "linear")

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import extender.runtime as runtime_mod
-import extender.shadow as shadow_mod
 from extender.decide import Thresholds, model_policy
 from extender.recording import Recording
 from extender.runtime import Runtime
@@ -172,7 +171,7 @@ def test_a_shadowed_binding_rebuilds_the_policy_s_encoding(tmp_path, monkeypatch
     watcher = IndexingWatcher(None, cache, settings, store=None, telemetry=telemetry,
                               index=PodIndex(selector={}, port=1), observer=rec.observe_pod)
     rec.start()
-    seen = capture(monkeypatch, shadow_mod, "whole")
+    seen = capture(monkeypatch, rec.shadow.rows, "whole")  # the shadow encodes through its row cache
     pod = {**pending("s"), "spec": {**pending("s")["spec"], "schedulerName": "default-scheduler"}}
     watcher._apply("pods", "ADDED", pod)
     watcher._apply("pods", "MODIFIED", {**pod, "spec": {**pod["spec"], "nodeName": "node-017"}})

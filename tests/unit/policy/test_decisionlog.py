@@ -15,6 +15,7 @@ from policy.decisionlog import (
     decision_row,
     outcome_row,
     read_log,
+    top_positions,
 )
 from policy.features import encode
 from policy.state import PodView
@@ -113,6 +114,20 @@ def test_keep_holds_the_best_nodes_and_the_chosen_and_actual_ones_in_order():
     assert decision_row(**{**{k: row[k] for k in ("ts", "replica", "mode", "demand_source", "policy", "chosen")},
                            "pod": ("ns", "p", "u"), "requests": [1, 1], "demand": [1, 1, 0, 0], "model_version": "v",
                            "nodes": ["a"], "scores": [10], "raw": [1.0], "keep": 2})["nodes_total"] == 1
+
+
+def test_top_positions_are_the_first_of_a_stable_sort_by_score_then_raw_value():
+    """``top_positions`` partitions instead of sorting; it must pick the very set the stable lexsort's first ``keep``
+    are, ties and non-finite raw values included (positions break ties, NaN goes last)."""
+    rng = np.random.default_rng(3)
+    values = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, 0.5, 0.5000001, -1.0])
+    for _ in range(3000):
+        n = int(rng.integers(1, 60))
+        scores = rng.integers(0, rng.integers(1, 11), n).astype(np.float64)
+        raw = rng.choice(values, n) if rng.random() < 0.5 else rng.normal(size=n).round(int(rng.integers(0, 3)))
+        keep = int(rng.integers(1, n + 2))
+        r = raw if np.isfinite(raw).all() else np.nan_to_num(raw, nan=-np.inf)
+        assert top_positions(scores, raw, keep) == sorted(np.lexsort((-r, -scores))[:keep].tolist())
 
 
 def with_inputs(keep=0, daemon_pods=None, snap=None, **given):

@@ -42,3 +42,28 @@ def test_daemon_pods_never_make_a_node_s_jobs_negative_and_none_leave_the_snapsh
     assert without_daemons(snap, 0) is snap and without_daemons(snap, np.zeros(2)) is snap
     assert without_daemons(snap, 2).pods.tolist() == [0, 1]
     assert without_daemons(snap, np.array([0, 1])).pods.tolist() == [1, 2]
+
+
+def test_slowdown_on_python_floats_is_the_numpy_split_bit_for_bit():
+    """``slowdown_on`` splits a node's usage and requests among its jobs on Python floats; the shares, and so the
+    slowdown, must be those numpy's division of the 4-vectors gives (random nodes, 0 to 70 jobs, usage with zeros)."""
+    from policy.calibration import default_params
+    from policy.predicted import _RATE_FLOOR, MAX_SPLIT, slowdown_on
+    from policy.sharing import shared_rates
+
+    rng = np.random.default_rng(8)
+    for params in (ORIGINAL, default_params()):
+        for _ in range(300):
+            n = 3
+            cap = rng.uniform(1, 64, (n, 4))
+            est = cap * rng.uniform(0, 1.3, (n, 4)) * (rng.random((n, 4)) < 0.8)
+            snap = snapshot(cap, requested=cap[:, :2] * rng.uniform(0, 1, (n, 2)),
+                            pods=rng.integers(0, 70, n).astype(float))
+            pod = PodView(requests=rng.uniform(0, 2, 2), demand=rng.uniform(0, 4, 4), demand_source="requests")
+            for i in range(n):
+                k = min(max(int(snap.pods[i]), 1), MAX_SPLIT) if np.any(est[i] > 0) else 0
+                demands = [(est[i] / k).tolist()] * k + [pod.demand.tolist()] if k else [pod.demand.tolist()]
+                requests = [(snap.requested[i] / k).tolist()] * k + [pod.requests.tolist()] if k else \
+                    [pod.requests.tolist()]
+                want = 1.0 / max(shared_rates(demands, requests, snap.capacity[i].tolist(), params)[-1], _RATE_FLOOR)
+                assert slowdown_on(snap, pod, i, est, params) == want

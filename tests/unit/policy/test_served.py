@@ -5,7 +5,8 @@ import pytest
 
 from policy.baselines import make_scorer
 from policy.baselines.default_k8s import DefaultK8s
-from policy.served import ScoreMapping, Served, hot_nodes, served_choice, to_extender_scores
+from policy.features import usage_is_fresh
+from policy.served import ScoreMapping, Served, any_resource, heat, hot_nodes, served_choice, to_extender_scores
 from policy.state import PodView
 from tests.unit.policy.helpers import snapshot
 
@@ -40,6 +41,21 @@ def test_hot_nodes_are_fresh_nodes_at_a_threshold():
     snap = snapshot([STD] * 4, usage=[[2.6, 0, 0, 0], [2.5, 0, 0, 0], [2.6, 0, 0, 0], [0, 15.2, 0, 0]],
                     age=[0, 0, 120, 0])
     assert hot_nodes(snap, max_usage_age=60).tolist() == [True, False, False, True]  # 65 %, 62.5 %, stale, mem 95 %
+
+
+def test_any_resource_is_any_along_the_resources_and_heat_given_fresh_is_heat():
+    rng = np.random.default_rng(2)
+    for n in (0, 1, 3, 1000):
+        hot = rng.random((n, 4)) < 0.1
+        assert np.array_equal(any_resource(hot), hot.any(axis=1))
+        assert np.array_equal(any_resource(hot[::-1]), hot[::-1].any(axis=1))  # a view, not contiguous
+        assert np.array_equal(any_resource(hot[:, :2]), hot[:, :2].any(axis=1))
+    snap = snapshot([[4, 16, 125, 200]] * 3, usage=[[3.9, 1, 1, 1], [np.nan] * 4, [1, 15, 1, 1]], age=[1.0, 1.0, 500.0])
+    pod = PodView(requests=np.array([1.0, 1.0]), demand=np.array([1.0, 1.0, 0.0, 0.0]), demand_source="requests")
+    for mode in ("prefer-cool", "prefer-fit", "strict", "off"):
+        a = heat(snap, pod, mode=mode, max_usage_age=60)
+        b = heat(snap, pod, mode=mode, max_usage_age=60, fresh=usage_is_fresh(snap, 60))
+        assert a.util.tobytes() == b.util.tobytes() and a.hot.tobytes() == b.hot.tobytes()
 
 
 def test_served_filters_hot_nodes_and_adds_the_weighted_extender_score():
