@@ -234,7 +234,26 @@ def by_kind_node_phase(jobs, seeds) -> None:
 
 
 # 3 ---------------------------------------------------------------------------------------------------------
-def placement(jobs, seeds) -> None:
+def net_links(run_dir: Path, jobs, seeds, totals: np.ndarray) -> None:
+    """Where each run put its net jobs: a net job's time depends on its node's link (80/20/20/10 Mbit/s), which
+    the default scheduler does not see."""
+    link = {r["node"]: f(r["net_mbit"]) for r in read_rows(run_dir / "nodes.csv")}
+    nodes = sorted(link, key=lambda n: -link[n])
+    rows, diff = [], []
+    for s, t in zip(seeds, totals, strict=True):
+        count = {arm: [sum(r["kind"] == "net" and r["node"] == n for r in jobs[(s, arm)].values()) for n in nodes]
+                 for arm in (A, B)}
+        mean_link = {arm: float(np.mean([link[r["node"]] for r in jobs[(s, arm)].values() if r["kind"] == "net"]))
+                     for arm in (A, B)}
+        diff.append(math.log(mean_link[B] / mean_link[A]))
+        rows.append([s, f"{t:+.3f}", "/".join(map(str, count[A])), "/".join(map(str, count[B])),
+                     f"{mean_link[A]:.1f}", f"{mean_link[B]:.1f}"])
+    say(f"### net jobs per node ({'/'.join(f'{n} {link[n]:.0f}' for n in nodes)} Mbit/s), {A} and {B}\n")
+    table(["seed", "ratio-1", f"net jobs {A}", f"net jobs {B}", f"mean link {A}", f"mean link {B}"], rows)
+    say(f"correlation over seeds of ln(mean link B / A) with (ratio - 1): r = {np.corrcoef(diff, totals)[0, 1]:.2f}\n")
+
+
+def placement(run_dir: Path, jobs, seeds) -> None:
     """Did A and B place jobs differently? For each moved job, was the cluster's request state at its submit the
     same in both runs (earlier jobs bound and not yet finished, on the same nodes)? The default scheduler scores on
     requests, so a move with the same state is a tie-break (kube-scheduler picks at random among equal scores)
@@ -271,6 +290,7 @@ def placement(jobs, seeds) -> None:
     sh = share(arr, np.array(totals))
     say(f"share of var(ratio - 1): moved jobs {sh['moved jobs']:.2f}, same-node jobs {sh['same-node jobs']:.2f} "
           "(a same-node job also feels its neighbours' moves, so its part is not pure host noise)\n")
+    net_links(run_dir, jobs, seeds, np.array(totals))
     # jobs that finished before the seed's first move ran on identical placements all their life: pure noise
     clean, rest = [], []
     for s in seeds:
@@ -366,6 +386,34 @@ def host(run_dir: Path, jobs, seeds, logs: np.ndarray) -> None:
         x, y = np.array(d)[ok], logs[ok]
         rows.append([name, int(ok.sum()), float(np.corrcoef(x, y)[0, 1]) if ok.sum() > 2 else math.nan])
     table(["measure", "seeds", "r"], rows)
+    # the compute jobs' part of the A/A difference against how much CPU time a unit of their work took
+    pts = []
+    for s in seeds:
+        ca, cb = cpu_per_work((s, A)), cpu_per_work((s, B))
+        if math.isfinite(ca) and math.isfinite(cb):
+            pairs = paired(jobs, s)
+            base = sum(f(a["jct_s"]) for a, _ in pairs)
+            part = sum(f(b["jct_s"]) - f(a["jct_s"]) for a, b in pairs if a["kind"] in ("cpu", "train")) / base
+            pts.append((s, math.log(cb / ca), part))
+    if len(pts) > 2:
+        x, y = np.array([p[1] for p in pts]), np.array([p[2] for p in pts])
+        say(f"compute jobs' part of (ratio - 1) against ln(CPU-s per work unit, B / A), seeds "
+            f"{pts[0][0]}-{pts[-1][0]} ({len(pts)}; pod-counters.csv): r = {np.corrcoef(x, y)[0, 1]:.2f}; "
+            + ", ".join(f"{s_} {lx:+.3f}/{py:+.3f}" for s_, lx, py in pts) + "\n")
+        # what the endpoint's sd would be on these seeds with the host's speed taken out: each run's compute JCTs
+        # divided by its CPU-s per work unit (relative to the pair's mean), net and io jobs left as they are
+        raw, adj = [], []
+        for s_, lx, _ in pts:
+            rows_a, rows_b = list(jobs[(s_, A)].values()), list(jobs[(s_, B)].values())
+            raw.append(math.log(mean_jct(rows_b) / mean_jct(rows_a)))
+
+            def scaled(rows, factor):
+                return float(np.mean([f(r["jct_s"]) / (factor if r["kind"] in ("cpu", "train") else 1.0)
+                                      for r in rows]))
+            adj.append(math.log(scaled(rows_b, math.exp(lx / 2)) / scaled(rows_a, math.exp(-lx / 2))))
+        say(f"on those seeds, sd of the A/A log ratio {np.std(raw, ddof=1):.3f}; with each run's compute JCTs "
+            f"divided by its CPU-s per work unit {np.std(adj, ddof=1):.3f} (per seed: "
+            + ", ".join(f"{s_} {x:+.3f}->{y:+.3f}" for (s_, _, _), x, y in zip(pts, raw, adj, strict=True)) + ")\n")
 
 
 # 5 ---------------------------------------------------------------------------------------------------------
@@ -443,7 +491,7 @@ def main(argv: list[str]) -> int:
     say(f"# A/A variance study of {run_dir} (descriptive, post hoc; seeds {', '.join(map(str, seeds))})\n")
     logs = endpoint(jobs, seeds)
     by_kind_node_phase(jobs, seeds)
-    placement(jobs, seeds)
+    placement(run_dir, jobs, seeds)
     host(run_dir, jobs, seeds, logs)
     endpoints(jobs, seeds)
     return 0
