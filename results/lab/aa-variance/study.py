@@ -395,6 +395,17 @@ def host(run_dir: Path, jobs, seeds, logs: np.ndarray) -> None:
             base = sum(f(a["jct_s"]) for a, _ in pairs)
             part = sum(f(b["jct_s"]) - f(a["jct_s"]) for a, b in pairs if a["kind"] in ("cpu", "train")) / base
             pts.append((s, math.log(cb / ca), part))
+    within = []
+    for s in seeds:
+        for arm in (A, B):
+            k = (s, arm)
+            v = [pod_cpu[k][j] / f(r["work"]) for j, r in jobs[k].items() if r["kind"] in ("cpu", "train")
+                 and j in pod_cpu[k] and f(r["work"]) > 0]
+            if len(v) > 1:
+                within.append(1000 * float(np.std(v, ddof=1)))
+    if within:
+        say(f"compute CPU-s per work unit x1000, sd between the jobs of one run: {min(within):.2f}-{max(within):.2f} "
+            f"(median {np.median(within):.2f}, {len(within)} runs)\n")
     if len(pts) > 2:
         x, y = np.array([p[1] for p in pts]), np.array([p[2] for p in pts])
         say(f"compute jobs' part of (ratio - 1) against ln(CPU-s per work unit, B / A), seeds "
