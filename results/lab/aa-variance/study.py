@@ -61,14 +61,22 @@ def aa_seeds(jobs) -> list[int]:
 def seeds_for_margin(sd: float, margin: float = MARGIN, most: int = 2000) -> int:
     """Least n with t(0.975, n-1) * sd / sqrt(n) <= margin: the interval's half-width inside +-5 % when the
     true A/A log ratio is 0 (an expected-width criterion, not a guarantee; a mean away from 0 needs more)."""
+    if not sd > 0:
+        return 0
     for n in range(3, most + 1):
         if t_quantile(0.975, n - 1) * sd / math.sqrt(n) <= margin:
             return n
     return most + 1
 
 
+def power_seeds(sd: float) -> int:
+    """``policy.paired.seeds_for_power`` at the protocol's 15 % and 80 %; 0 where there is no sd (an arm absent)."""
+    return seeds_for_power(sd) if sd > 0 else 0
+
+
 def sd_interval(sd: float, n: int) -> tuple[float, float]:
-    """95 % interval of a normal sd from n values (chi-square, Wilson-Hilferty quantiles)."""
+    """95 % interval of a normal sd from n values (chi-square, Wilson-Hilferty quantiles: close from about 10
+    values on, loose for 3)."""
     nu = n - 1
 
     def chi2(p: float) -> float:
@@ -182,7 +190,7 @@ def by_kind_node_phase(jobs, seeds) -> None:
     arr = {k: np.array(v) for k, v in parts.items()}
     total = sum(arr.values())
     sh = share(arr, total)
-    say("### by phase (jobs in submit order, thirds of 16)\n")
+    say("### by phase (jobs in submit order, in thirds)\n")
     table(["phase", "mean", "sd", "share of var"] + [str(s) for s in seeds],
           [[k, float(p.mean()), float(p.std(ddof=1)), sh[k]] + [f"{x:+.3f}" for x in p] for k, p in arr.items()])
     # is a run's A/A difference one shock over the whole run, or independent stretches? (covariance of thirds)
@@ -317,11 +325,11 @@ def placement(run_dir: Path, jobs, seeds) -> None:
 def host(run_dir: Path, jobs, seeds, logs: np.ndarray) -> None:
     say("## 4. Host recordings against the A/A difference\n")
     want = {(s, a) for s in seeds for a in (A, B)}
-    ticks: dict[tuple, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    ticks: dict[tuple, dict[tuple[str, str], list]] = defaultdict(lambda: defaultdict(list))
     for r in read_rows(run_dir / "system.csv"):
         k = (int(r["seed"]), r["arm"])
         if k in want and r["role"] in ("system", "node"):
-            ticks[k][r["role"]].append((f(r["t_s"]), f(r["busy_ticks"]), f(r["idle_ticks"])))
+            ticks[k][(r["role"], r["source"])].append((f(r["t_s"]), f(r["busy_ticks"]), f(r["idle_ticks"])))
     load: dict[tuple, list] = defaultdict(list)
     for r in read_rows(run_dir / "host.csv"):
         k = (int(r["seed"]), r["arm"])
@@ -341,13 +349,9 @@ def host(run_dir: Path, jobs, seeds, logs: np.ndarray) -> None:
 
     def busy(k, role):
         # summed over the role's CPUs: busy / (busy + idle) between each CPU's first and last sample
-        per_cpu: dict[int, list] = defaultdict(list)
-        rows = sorted(ticks[k][role])
-        n_cpu = max(1, len({t for t, *_ in rows}) and len(rows) // max(1, len({t for t, *_ in rows})))
-        for i, x in enumerate(rows):
-            per_cpu[i % n_cpu].append(x)
-        db = sum(v[-1][1] - v[0][1] for v in per_cpu.values())
-        di = sum(v[-1][2] - v[0][2] for v in per_cpu.values())
+        per_cpu = [sorted(v) for (r, _), v in ticks[k].items() if r == role]
+        db = sum(v[-1][1] - v[0][1] for v in per_cpu)
+        di = sum(v[-1][2] - v[0][2] for v in per_cpu)
         return db / (db + di) if db + di > 0 else math.nan
 
     def throttled(k):
@@ -355,7 +359,9 @@ def host(run_dir: Path, jobs, seeds, logs: np.ndarray) -> None:
         return sum(v[-1][2] - v[0][2] for v in thr[k].values()) / p if p else math.nan
 
     def node_m(k):
-        dur = max(v[-1][0] - v[0][0] for v in thr[k].values())
+        dur = max((v[-1][0] - v[0][0] for v in thr[k].values()), default=0.0)
+        if dur <= 0:
+            return math.nan
         return sum(v[-1][3] - v[0][3] for v in thr[k].values()) / 1e6 / dur
 
     def cpu_per_work(k):
@@ -460,7 +466,7 @@ def endpoints(jobs, seeds) -> None:
             logs = [fn(list(jobs[(s, arm)].values()), list(jobs[(s, A)].values())) for s in seeds if (s, arm) in jobs]
             iv = interval([x for x in logs if math.isfinite(x)])
             if arm == B:
-                out += [iv.sd, f"{iv.low:.3f}-{iv.high:.3f}", seeds_for_margin(iv.sd), seeds_for_power(iv.sd)]
+                out += [iv.sd, f"{iv.low:.3f}-{iv.high:.3f}", seeds_for_margin(iv.sd), power_seeds(iv.sd)]
             else:
                 out += [f"{iv.ratio:.3f} ({iv.low:.3f}-{iv.high:.3f}) sd {iv.sd:.3f}"]
         rows.append(out)
@@ -469,12 +475,15 @@ def endpoints(jobs, seeds) -> None:
     # the A/A arm already runs every seed: as a second baseline run it halves the baseline's own run-to-run variance
     rows = []
     for arm in ("model", "demand-aware"):
-        one = [math.log(mean_jct(jobs[(s, arm)].values()) / mean_jct(jobs[(s, A)].values())) for s in seeds]
+        if not any((s, arm) in jobs for s in seeds):
+            continue
+        one = [math.log(mean_jct(jobs[(s, arm)].values()) / mean_jct(jobs[(s, A)].values())) for s in seeds
+               if (s, arm) in jobs]
         both = [math.log(mean_jct(jobs[(s, arm)].values())) - 0.5 * (math.log(mean_jct(jobs[(s, A)].values()))
-                + math.log(mean_jct(jobs[(s, B)].values()))) for s in seeds]
+                + math.log(mean_jct(jobs[(s, B)].values()))) for s in seeds if (s, arm) in jobs]
         for name, logs in (("default (registered)", one), ("both default runs (geometric mean)", both)):
             iv = interval(logs)
-            rows.append([arm, name, f"{iv.ratio:.3f} ({iv.low:.3f}-{iv.high:.3f})", iv.sd, seeds_for_power(iv.sd)])
+            rows.append([arm, name, f"{iv.ratio:.3f} ({iv.low:.3f}-{iv.high:.3f})", iv.sd, power_seeds(iv.sd)])
     say("### the drsched arms against one or both default runs (mean JCT, all jobs)\n")
     table(["arm", "baseline", "ratio (95 %)", "sd", "seeds 80 % @15 %"], rows)
     # more jobs per seed: per-job log ratios split into a seed-level and a job-level component (one-way ANOVA)
