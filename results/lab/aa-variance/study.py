@@ -214,6 +214,9 @@ def by_kind_node_phase(jobs, seeds) -> None:
     say("### by part of the JCT\n")
     table(["part", "mean", "sd", "share of var"],
           [[k, float(p.mean()), float(p.std(ddof=1)), sh[k]] for k, p in arr.items()])
+    say(f"mean wait before start a job, s, {A} / {B}: " + ", ".join(
+        f"{s} {np.mean([wait(a) for a, _ in paired(jobs, s)]):.1f}/{np.mean([wait(b) for _, b in paired(jobs, s)]):.1f}"
+        for s in seeds) + "\n")
     # concentration: how much of each seed's summed |dJCT| the top jobs carry
     rows = []
     for s in seeds:
