@@ -131,8 +131,8 @@ def endpoint(jobs, seeds) -> np.ndarray:
           [[s, len(paired(jobs, s)), mean_jct(jobs[(s, A)].values()), mean_jct(jobs[(s, B)].values()),
             math.exp(x), x] for s, x in zip(seeds, logs, strict=True)])
     say(f"ratio {iv.ratio:.3f} (95 % {iv.low:.3f}-{iv.high:.3f}); sd of the log ratio {iv.sd:.3f} "
-          f"(its own 95 % interval {lo:.3f}-{hi:.3f}); seeds for +-5 %: {seeds_for_margin(iv.sd)}; "
-          f"for 80 % power at 15 %: {seeds_for_power(iv.sd)}")
+        f"(its own 95 % interval {lo:.3f}-{hi:.3f}); seeds for +-5 %: {seeds_for_margin(iv.sd)}; "
+        f"for 80 % power at 15 %: {seeds_for_power(iv.sd)}")
     loo = [interval([x for j, x in enumerate(logs) if j != i]).sd for i in range(len(seeds))]
     worst = int(np.argmin(loo))
     say(f"leave one seed out: sd {min(loo):.3f}-{max(loo):.3f} (lowest without seed {seeds[worst]})\n")
@@ -199,9 +199,9 @@ def by_kind_node_phase(jobs, seeds) -> None:
     cov = (var_t - var_p) / 6.0  # mean covariance of the 3 x 2 ordered pairs
     own = var_p / 3.0 - cov
     say(f"thirds: sum of their variances {var_p:.4f} of the total's {var_t:.4f}; mean covariance between two "
-          f"thirds {cov:+.5f} (a run-level part); if a run of 2x the jobs at the same load were 6 such thirds, "
-          f"its (ratio - 1) sd would be about {math.sqrt(max(6 * own + 36 * cov, 0) / 4):.3f} "
-          f"(3x: {math.sqrt(max(9 * own + 81 * cov, 0) / 9):.3f}) -- a rough extrapolation\n")
+        f"thirds {cov:+.5f} (a run-level part); if a run of 2x the jobs at the same load were 6 such thirds, "
+        f"its (ratio - 1) sd would be about {math.sqrt(max(6 * own + 36 * cov, 0) / 4):.3f} "
+        f"(3x: {math.sqrt(max(9 * own + 81 * cov, 0) / 9):.3f}) -- a rough extrapolation\n")
     # JCT = wait (submit -> start) + run (start -> finish)
     w, r = [], []
     for s in seeds:
@@ -300,7 +300,7 @@ def placement(run_dir: Path, jobs, seeds) -> None:
     arr = {"moved jobs": np.array(moved_parts), "same-node jobs": np.array(stay_parts)}
     sh = share(arr, np.array(totals))
     say(f"share of var(ratio - 1): moved jobs {sh['moved jobs']:.2f}, same-node jobs {sh['same-node jobs']:.2f} "
-          "(a same-node job also feels its neighbours' moves, so its part is not pure host noise)\n")
+        "(a same-node job also feels its neighbours' moves, so its part is not pure host noise)\n")
     net_links(run_dir, jobs, seeds, np.array(totals))
     # jobs that finished before the seed's first move ran on identical placements all their life: pure noise
     clean, rest = [], []
@@ -496,9 +496,9 @@ def endpoints(jobs, seeds) -> None:
     between = float(np.var([x.mean() for x in d], ddof=1))
     seed_var = max(between - within / n, 0.0)
     say(f"per-job paired, all kinds: per-seed mean's sd {math.sqrt(between):.3f}; within-seed job sd "
-          f"{math.sqrt(within):.3f} over {n:.0f} jobs, seed-level component sd {math.sqrt(seed_var):.3f}")
+        f"{math.sqrt(within):.3f} over {n:.0f} jobs, seed-level component sd {math.sqrt(seed_var):.3f}")
     say("if jobs were independent given the seed (they are not: they share nodes), jobs per seed ->"
-          " sd of the per-seed mean, seeds for +-5 %:")
+        " sd of the per-seed mean, seeds for +-5 %:")
     table(["jobs a seed", "sd", "seeds +-5 %"], [[m, math.sqrt(seed_var + within / m),
                                                   seeds_for_margin(math.sqrt(seed_var + within / m))]
                                                  for m in (48, 96, 192)])
