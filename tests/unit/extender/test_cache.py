@@ -1,13 +1,16 @@
 """Cache bookkeeping: allocations, assumed pods, usage samples, watch events as plain dicts."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from extender.kube import apply_node_event, apply_pod_event
 from extender.profile_store import InMemoryProfileStore
 from extender.settings import build_settings
-from kube.cache import ClusterCache, NodeUsage, PodRecord
+from kube.cache import CacheView, ClusterCache, NodeUsage, PodRecord, names_at
 from kube.objects import NodeInfo
+from policy.state import ClusterSnapshot, SnapshotError
 
 
 class Clock:
@@ -159,6 +162,48 @@ def test_snapshot_ages_and_subset(cache):
     assert idx.tolist() == [v.index["b"], -1, v.index["a"]]
     s = v.snapshot(1000.0, idx[idx >= 0], ("b", "a"))
     assert s.names == ("b", "a") and s.usage_age[0] == 10.0 and np.isinf(s.usage_age[1])
+
+
+FIELDS = ("names", "capacity", "requested", "usage", "usage_age", "assumed", "pods", "max_pods", "ready", "now",
+          "progress")
+
+
+def test_snapshots_of_the_cache_s_own_view_skip_validation_and_equal_the_validated_ones(cache):
+    cache.apply_usage({"b": NodeUsage(1, 2, 3, 4, timestamp=990.0)})
+    cache.upsert_pod(pod("p", "a", bound_at=995.0))
+    v = cache.view()
+    assert v.trusted
+    for s in (v.snapshot(1000.0), v.snapshot(1000.0, np.array([1, 0])), v.snapshot(1000.0, np.array([1]), ("b",))):
+        checked = ClusterSnapshot(**{f: getattr(s, f) for f in FIELDS})
+        for f in FIELDS:
+            got, want = getattr(s, f), getattr(checked, f)
+            if isinstance(want, np.ndarray):
+                assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes(), f
+            else:
+                assert got == want, f
+
+
+@pytest.mark.parametrize("rows", [[], [1], [1, 0], [0, 1, 1]])
+def test_names_at(rows):
+    assert names_at(("a", "b"), rows) == tuple(("a", "b")[i] for i in rows)
+
+
+def test_a_view_the_validation_would_refuse_still_refuses():
+    c = ClusterCache(assume_grace_s=0.0, clock=Clock())
+    c.upsert_node(node("a"))
+    c.upsert_node(node("z", cpu=0.0))  # no NodeInfo from the watch has it (kube.objects floors capacity at 1e-9)
+    v = c.view()
+    assert not v.trusted
+    with pytest.raises(SnapshotError, match="capacity must be > 0"):
+        v.snapshot(1000.0)
+    good = ClusterCache(assume_grace_s=0.0, clock=Clock())
+    good.upsert_node(node("a"))
+    with pytest.raises(SnapshotError, match="shape"):  # the caller's names are checked against the rows
+        good.view().snapshot(1000.0, np.array([0]), ("a", "b"))
+    # a view built elsewhere validates: the flag is the cache's to give
+    view = good.view()
+    assert not CacheView(**{f.name: getattr(view, f.name) for f in dataclasses.fields(CacheView)
+                            if f.name != "trusted"}).trusted
 
 
 SETTINGS = build_settings(usage_provider="none")
