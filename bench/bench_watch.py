@@ -74,7 +74,11 @@ def pod_steps(i: int, node: str) -> list[tuple[str, dict]]:
                  "containers": [{"name": "main", "image": "fake", "imagePullPolicy": "Always",
                                  "terminationMessagePath": "/dev/termination-log",
                                  "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}],
-                 "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                 # the KWOK node's own taint tolerated, as a pod kube-scheduler places on KWOK nodes must be:
+                 # without it every candidate lies outside the pod's pool (``kube.pool``) and prioritize takes
+                 # the from-scratch path that served clusters do not
+                 "tolerations": [{"key": "kwok.x-k8s.io/node", "operator": "Exists", "effect": "NoSchedule"},
+                                 {"key": "node.kubernetes.io/not-ready", "operator": "Exists",
                                   "effect": "NoExecute", "tolerationSeconds": 300}]},
         "status": {"phase": "Pending", "qosClass": "Burstable"},
     }
