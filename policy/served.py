@@ -93,7 +93,7 @@ def heat(snap: ClusterSnapshot, pod: PodView | None, thresholds=HOT_THRESHOLDS, 
 def any_resource(hot: np.ndarray) -> np.ndarray:
     """(N,) ``hot.any(axis=1)`` of ``Heat.hot`` (N, 4): a node's four flags read as one integer, one comparison per
     node instead of numpy's reduction along a narrow axis (~1.5 vs ~15 us at 1,000 nodes)."""
-    if hot.ndim != 2 or hot.shape[1] != 4:
+    if hot.dtype != np.bool_ or hot.ndim != 2 or hot.shape[1] != 4:  # the view reads four one-byte flags
         return hot.any(axis=1)
     return np.ascontiguousarray(hot).view(np.uint32).reshape(-1) != 0
 
