@@ -29,6 +29,8 @@ Layout (each file says what it owns):
     profile_store.py     the learned profile store, its JSON file backend, the learner; the in-memory store
     pod_index.py         agents, pod workloads and node addresses kept from the watch's pod and node events
     node_events.py       node watch events decoded to the members read; heartbeats told apart from changes
+    pod_events.py        pod watch events decoded to the members read
+    pruned_events.py     a watch line decoded into a schema of the members read; anything else whole
     kube_index.py        the watch that feeds the cache and the PodIndex from the same events
     kube.py              the only module of this package that talks to the Kubernetes API: list+watch, Binding
     recording.py         decision log + outcomes + shadow + exploration + canary, built once, three doors

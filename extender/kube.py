@@ -5,8 +5,9 @@ replace the cache's set, then watch from the list's resourceVersion; a 410 Gone 
 means re-list. Whether each watch is connected, since when and why not, is ``health``
 (``extender.watch_health``: /readyz and the metrics read it). ``stop()`` ends both loops within
 ``watch_timeout_s``. Event handling (``apply_node_event``, ``apply_pod_event``) is plain functions over
-dicts so unit tests feed them without an apiserver. Node events are decoded to the members the extender
-reads, and one that changes none of them (a heartbeat) is not applied (``extender.node_events``).
+dicts so unit tests feed them without an apiserver. Node and pod events are decoded to the members the extender
+reads (``extender.node_events``, ``extender.pod_events``), and a node event that changes none of them (a
+heartbeat) is not applied.
 
 ``KubeBinder`` POSTs the Binding with ``_preload_content=False`` (the generated client raises *after* a
 successful bind otherwise: the apiserver answers a Status, the client expects a Binding). A 409 "already
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from extender.errors import BindError
 from extender.node_events import NodeDigests, decode_node_event
+from extender.pod_events import decode_pod_event
 from extender.profile_store import ProfileStore
 from extender.settings import Settings
 from extender.telemetry import Telemetry
@@ -108,8 +110,9 @@ def _node_info(node: Mapping, settings: Settings):
 
 @functools.cache
 def dict_watch_class(kind: str = "pods") -> type:
-    """A kubernetes ``Watch`` whose events are plain dicts, each line decoded once with orjson (``kind``
-    "nodes": with ``extender.node_events.decode_node_event``, the members the extender reads only).
+    """A kubernetes ``Watch`` whose events are plain dicts, each line decoded once, to the members the extender
+    reads only (``extender.node_events.decode_node_event`` for ``kind`` "nodes", else
+    ``extender.pod_events.decode_pod_event``; ERRORs, BOOKMARKs and odd shapes whole, with orjson).
 
     The client's own ``Watch`` decodes every event line with ``json.loads``, encodes the object again and
     decodes it a second time into a V1Pod / V1Node model; the cache only reads the dict, and in a
@@ -122,7 +125,7 @@ def dict_watch_class(kind: str = "pods") -> type:
     import orjson
     from kubernetes import watch
 
-    decode = decode_node_event if kind == "nodes" else orjson.loads
+    decode = decode_node_event if kind == "nodes" else decode_pod_event
 
     class DictWatch(watch.Watch):
         def unmarshal_event(self, data, return_type):

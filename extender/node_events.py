@@ -7,10 +7,10 @@ orjson, and reading it into a ``NodeInfo`` and the pod index another ~17 us, eve
 
 * ``decode_node_event``: msgspec decodes the line into ``Node`` (below), building only the members
   ``kube.objects.node_info`` and ``extender.pod_index`` read and skipping the rest without making objects
-  (~15 us). Each member keeps the JSON value as it is (``Any``) except the conditions, which keep only
-  ``CONDITION_KEYS``. A line msgspec refuses (a shape the schema does not allow, such as a condition that is
-  not an object) is decoded whole by orjson as before, so the readers see what they always saw; an ERROR
-  event's Status is always decoded whole.
+  (~15 us; ``extender.pruned_events``). Each member keeps the JSON value as it is (``Any``) except the
+  conditions, which keep only ``CONDITION_KEYS``. A line msgspec refuses (a shape the schema does not allow,
+  such as a condition that is not an object) is decoded whole by orjson as before, so the readers see what
+  they always saw; an ERROR event's Status and a BOOKMARK are always decoded whole.
 * ``NodeDigests``: per node, the bytes of what those readers read (``digest``), from the last ADDED or
   MODIFIED event applied (or the re-list); a MODIFIED event with the same digest is a heartbeat and need not
   be applied. ``digest`` reads the same members from a whole object as from a decoded one, so a re-list
@@ -29,8 +29,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
-import msgspec
 import orjson
+
+from extender.pruned_events import pruned_decoder
 
 CONDITION_KEYS = ("type", "status", "reason", "message", "lastTransitionTime")
 """The members of a node condition that are kept (``lastHeartbeatTime`` is what a heartbeat moves)."""
@@ -60,26 +61,8 @@ class Node(TypedDict, total=False):
     status: Status
 
 
-class _Event(msgspec.Struct):
-    type: Any = None
-    object: msgspec.Raw = None
-
-
-_EVENT = msgspec.json.Decoder(_Event)
-_NODE = msgspec.json.Decoder(Node)
-
-
-def decode_node_event(line: str | bytes) -> Any:
-    """One watch line as ``{"type", "object"}`` with the object pruned to ``Node``; the line decoded whole by
-    orjson where msgspec refuses it or the event is an ERROR (``orjson.JSONDecodeError`` if orjson refuses it
-    too)."""
-    try:
-        event = _EVENT.decode(line)
-        if event.type != "ERROR" and event.object is not None and isinstance(event.type, str):
-            return {"type": event.type, "object": _NODE.decode(event.object)}
-    except msgspec.MsgspecError:
-        pass
-    return orjson.loads(line)
+decode_node_event = pruned_decoder(Node)
+"""One node watch line as ``{"type", "object"}`` with the object pruned to ``Node`` (``extender.pruned_events``)."""
 
 
 def _conditions(status: Mapping) -> list:
