@@ -1,0 +1,322 @@
+"""Why the learned policy loses on io-heavy work: outcomes per job kind, and decisions compared one by one.
+
+Issue #22: the shipped student loses on the test split's io-heavy family. This script builds the diagnosis on
+validation seeds only (``policy.splits.seeds("validation", n, offset)``) and on configurations it names here
+(``CONFIGS``: the validation families and io-rich mixes built from training's clusters), never on test episodes.
+
+Subcommands (each writes one CSV under ``--out`` and prints its summary):
+
+``outcomes``   every (config, load, seed) x policy, as served (band:0.02 at weight 5, prefer-cool) or as an
+               argmax (``@argmax``): excess slowdown overall and per job kind (cpu, net, io).
+``decisions``  the model's own served trajectory, decision by decision: at each pod, on the same snapshot, the
+               node the model picks as served and as an argmax, the node ``demand-aware`` and ``lookahead`` pick
+               as served, ``lookahead``'s predicted added excess (``Lookahead.costs``) at each of them, the disk
+               utilisation after placing, the node types, and the Q-values' spread (how many nodes the band ties).
+``sensitivity`` how much the model's Q of a node moves when one input column of that node moves (finite
+               differences on the decisions' encodings), per job kind: does it read the disk columns?
+
+Run from the repository root with ``PYTHONPATH=.``; every figure in ``results/policy/io-diagnosis/README.md``
+names its command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from policy.baselines import make_scorer, pick
+from policy.comparison import HEURISTICS, case_ratio, cell, excess_by_case, geometric_mean, ratios
+from policy.features import AFTER_UTIL, NODE_FEATURES, encode
+from policy.model import ModelScorer, load_model
+from policy.served import DEFAULT_MAPPING, DEFAULT_WEIGHT, ScoreMapping, Served
+from policy.sim.config import SimConfig
+from policy.sim.engine import Simulator
+from policy.sim.episode import run, run_episode, scorer_choice, scorer_from_spec
+from policy.splits import LOADS, VALIDATION, seeds
+
+MODEL = "policy/models/default.npz"
+KINDS = ("cpu", "net", "io")
+IO_RICH = {
+    # io-rich mixes on training's own clusters (standard 4-12, mixed 4-16), profiles and staleness inside
+    # training's ranges: the mix is the one axis that leaves training, as in the test split's io-heavy family,
+    # but neither its cluster (mixed:12) nor its mix (io 3 : net 1) is copied.
+    "io-cpu-standard": dict(cluster="standard:8", workload="io:2,cpu:1", profile_error=0.1, sample_interval=10.0),
+    "io-net-mixed": dict(cluster="mixed:16", workload="io:2,net:1,cpu:1", profile_error=0.25, sample_interval=30.0),
+    "io-only-mixed": dict(cluster="mixed:8", workload="io:1", profile_error=0.1, sample_interval=10.0),
+}
+CONFIGS = {**{k: f.config for k, f in VALIDATION.items()}, **IO_RICH}
+ARGMAX = "@argmax"
+
+
+def kind_of(pod_name: str) -> str:
+    """The job kind of a simulated pod (``<kind>-<job id>``)."""
+    return pod_name.rsplit("-", 1)[0]
+
+
+def node_type(name: str) -> str:
+    """The node type of a simulated node (``<type>-<index>``)."""
+    return name.rsplit("-", 1)[0]
+
+
+def excess_by_kind(slowdown: np.ndarray, kinds: Sequence[str]) -> dict[str, float]:
+    """Mean slowdown - 1 of the finished jobs of each kind in ``KINDS`` (NaN where none finished), and ``all``."""
+    s, k = np.asarray(slowdown, dtype=float), np.asarray(kinds)
+    out = {kind: float(s[k == kind].mean() - 1.0) if (k == kind).any() else math.nan for kind in KINDS}
+    out["all"] = float(s.mean() - 1.0) if len(s) else math.nan
+    return out
+
+
+def served_setting(spec: str) -> tuple[str, tuple | None]:
+    """``NAME`` -> (NAME, the shipped setting: weight 5, band:0.02, prefer-cool); ``NAME@argmax`` -> (NAME, None),
+    a pure argmax; ``NAME@W/MAPPING/HOT`` -> (NAME, (W, MAPPING, HOT)), served in that setting."""
+    name, sep, tail = spec.rpartition("@")
+    if not sep:
+        return spec, (DEFAULT_WEIGHT, DEFAULT_MAPPING, "prefer-cool")
+    if tail == ARGMAX[1:]:
+        return name, None
+    w, mapping, hot = tail.split("/")
+    return name, (float(w), ScoreMapping.parse(mapping), hot)
+
+
+def scorer(spec: str, seed: int):
+    """``spec`` (``served_setting``) as a scorer; default-k8s is always plain kube-scheduler."""
+    name, setting = served_setting(spec)
+    base = scorer_from_spec(name, seed=seed)
+    if setting is None or name == "default-k8s":
+        return base
+    w, mapping, hot = setting
+    return Served(base, w, mapping=mapping, mode=hot)
+
+
+def cases(configs: Iterable[str], loads: Sequence[float], n: int, offset: int):
+    for name in configs:
+        for load in loads:
+            for seed in seeds("validation", n, offset):
+                yield name, load, seed, SimConfig(load=load, n_jobs=200, **CONFIGS[name])
+
+
+def outcomes(args) -> list[dict]:
+    rows = []
+    for name, load, seed, cfg in cases(args.configs, args.loads, args.seeds, args.offset):
+        for spec in args.policies:
+            res = run_episode(cfg, seed, scorer(spec, seed))
+            ex = excess_by_kind(res.slowdown, res.kinds)
+            rows.append({"config": name, "load": load, "seed": seed, "policy": spec, "unfinished": res.unfinished,
+                         **{f"excess_{k}": v for k, v in ex.items()}})
+    return rows
+
+
+def decisions(args) -> list[dict]:
+    """Walk the model's served trajectory; score every other rule on the same snapshots."""
+    model = ModelScorer(load_model(args.model), name="model")
+    la, da = make_scorer("lookahead"), make_scorer("demand-aware")
+    served_la, served_da = Served(la), Served(da)
+    rows = []
+    for name, load, seed, cfg in cases(args.configs, args.loads, args.seeds, args.offset):
+        served_model = Served(model)
+        inner = scorer_choice(served_model, np.random.default_rng(seed))
+        sim = Simulator(cfg, seed=seed)
+
+        def choose(snap, pod, mask, *, _name=name, _load=load, _seed=seed, _inner=inner):
+            node = _inner(snap, pod, mask)
+            if node is None or mask.sum() < 2:
+                return node
+            enc = encode(snap, pod)
+            q = model.score_encoded(enc)
+            served = Served(model).score(snap, pod)
+            allowed = np.isfinite(served)
+            arg = pick(q, mask)
+            cost = la.costs(snap, pod)
+            la_pick = pick(served_la.score(snap, pod), mask)
+            da_pick = pick(served_da.score(snap, pod), mask)
+            best_q = q[allowed].max()
+            tied = allowed & (q >= best_q - DEFAULT_MAPPING.band)
+            disk = enc.nodes[:, AFTER_UTIL][:, 3]
+            rows.append({
+                "config": _name, "load": _load, "seed": _seed, "kind": kind_of(pod.name),
+                "feasible": int(mask.sum()), "allowed": int(allowed.sum()),
+                "band_tied": int(tied.sum()), "argmax_allowed": int(allowed[arg]), "pick_tied": int(tied[node]),
+                "pick": node, "argmax": arg, "lookahead": la_pick, "demand_aware": da_pick,
+                "pick_type": node_type(snap.names[node]), "argmax_type": node_type(snap.names[arg]),
+                "lookahead_type": node_type(snap.names[la_pick]),
+                "cost_pick": cost[node], "cost_argmax": cost[arg], "cost_lookahead": cost[la_pick],
+                "cost_demand_aware": cost[da_pick], "cost_min": cost[allowed].min(),
+                "disk_pick": disk[node], "disk_lookahead": disk[la_pick], "disk_min": disk[allowed].min(),
+                "q_gap_lookahead": best_q - q[la_pick],
+            })
+            return node
+
+        run(sim, choose)
+    return rows
+
+
+def sensitivity(args) -> list[dict]:
+    """d Q(node) / d column, by central differences of ``--step`` on every feasible node of every decision of the
+    model's served trajectory, mean |dQ| and mean dQ per (kind, column)."""
+    model = load_model(args.model)
+    scorer_ = Served(ModelScorer(model, name="model"))
+    acc: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for _name, _load, seed, cfg in cases(args.configs, args.loads, args.seeds, args.offset):
+        sim = Simulator(cfg, seed=seed)
+        inner = scorer_choice(scorer_, np.random.default_rng(seed))
+
+        def choose(snap, pod, mask, *, _inner=inner):
+            if mask.sum() >= 2:
+                enc = encode(snap, pod)
+                kind = kind_of(pod.name)
+                nodes = enc.nodes[mask]
+                shared = np.concatenate([enc.pod, enc.cluster]).astype(np.float32)
+                for c, col in enumerate(NODE_FEATURES):
+                    up, dn = nodes.copy(), nodes.copy()
+                    up[:, c] += args.step
+                    dn[:, c] -= args.step
+                    d = (model.forward(up, shared) - model.forward(dn, shared)) / (2 * args.step)
+                    acc[(kind, col)].extend(d.tolist())
+            return _inner(snap, pod, mask)
+
+        run(sim, choose)
+    return [{"kind": k, "column": c, "mean_dq": float(np.mean(v)), "mean_abs_dq": float(np.mean(np.abs(v))),
+             "n": len(v)} for (k, c), v in sorted(acc.items())]
+
+
+def mean_rows(rows: Sequence[dict], metric: str) -> list[dict]:
+    """``outcomes`` rows as ``policy.comparison``'s summary rows: per (config, load, policy), ``metric``'s mean over
+    the seeds (NaN seeds, a kind with no finished job, left out)."""
+    acc: dict[tuple, list[float]] = defaultdict(list)
+    for r in rows:
+        v = float(r[metric])
+        if not math.isnan(v):
+            acc[(r["config"], float(r["load"]), r["policy"])].append(v)
+    return [{"scenario": c, "load": ld, "policy": p, metric: float(np.mean(v))} for (c, ld, p), v in acc.items()]
+
+
+def outcome_table(rows: Sequence[dict], policy: str) -> str:
+    """Markdown: per case, ``policy``'s excess / the best heuristic's, overall and on each kind's jobs alone."""
+    metrics = ("excess_all", *(f"excess_{k}" for k in KINDS))
+    ex = {m: excess_by_case(mean_rows(rows, m), m) for m in metrics}
+    lines = ["| config | load | best heuristic (all jobs) | all | cpu jobs | net jobs | io jobs |",
+             "|---|---:|---|---:|---:|---:|---:|"]
+    for fam, load in sorted({(f, ld) for f, ld, _ in ex["excess_all"]}):
+        best = min(HEURISTICS, key=lambda h, f=fam, ld=load: ex["excess_all"][(f, ld, h)])
+        cells = []
+        for m in metrics:
+            e = ex[m]
+            have = [h for h in HEURISTICS if (fam, load, h) in e]
+            if (fam, load, policy) not in e or not have:
+                cells.append("-")
+                continue
+            cells.append(cell(case_ratio(e[(fam, load, policy)], min(e[(fam, load, h)] for h in have))))
+        head = f"| {fam} | {load:g} | {best} {ex['excess_all'][(fam, load, best)]:.3f} | "
+        lines.append(head + " | ".join(cells) + " |")
+    for m in metrics:
+        e = ex[m]
+        if all((f, ld, h) in e for f, ld, _ in e for h in (*HEURISTICS, policy)):
+            gm = geometric_mean(ratios(e, policy, HEURISTICS).values())
+            lines.append(f"\ngeometric mean, {m}: {gm:.3f}")
+    return "\n".join(lines)
+
+
+DECISION_HEADER = ("| {} | decisions | served = argmax | argmax refused by the hot filter | served among band ties "
+                   "| lookahead's predicted added excess: served pick / argmax pick / demand-aware served / "
+                   "lookahead served "
+                   "| of which the hot filter's refusals |")
+
+
+def decision_table(rows: Sequence[dict], group: str = "kind") -> str:
+    """Markdown: per ``group`` value, where the model's served pick leaves its argmax (the hot filter refused the
+    argmax node, or kube-scheduler's scoring chose among the nodes the band ties) and what each rule's pick costs
+    by ``lookahead``'s prediction on the same snapshot (mean per decision)."""
+    out = [DECISION_HEADER.format(group), "|---|---:|---:|---:|---:|---|---:|"]
+    by: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by[r[group]].append(r)
+    for g, rs in sorted(by.items()):
+        f = {k: np.array([float(r[k]) for r in rs]) for k in ("pick", "argmax", "argmax_allowed", "cost_pick",
+                                                              "cost_argmax", "cost_demand_aware", "cost_lookahead")}
+        moved = f["pick"] != f["argmax"]
+        refused = moved & (f["argmax_allowed"] == 0)
+        added = np.where(refused, f["cost_pick"] - f["cost_argmax"], 0.0).mean()
+        costs = " / ".join(f"{f[k].mean():.3f}" for k in ("cost_pick", "cost_argmax", "cost_demand_aware",
+                                                          "cost_lookahead"))
+        out.append(f"| {g} | {len(rs)} | {1 - moved.mean():.2f} | {refused.mean():.2f} | "
+                   f"{(moved & ~refused).mean():.2f} | {costs} | {added:+.3f} |")
+    return "\n".join(out)
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("what", choices=("outcomes", "decisions", "sensitivity", "table"))
+    p.add_argument("--configs", default=",".join(CONFIGS), type=lambda s: s.split(","))
+    p.add_argument("--loads", default=",".join(map(str, LOADS)), type=lambda s: [float(x) for x in s.split(",")])
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--offset", type=int, default=None, help="into the validation split's seeds (>= 140: unused)")
+    p.add_argument("--policies", default=f"default-k8s,demand-aware,lookahead,dqn:{MODEL},dqn:{MODEL}{ARGMAX}",
+                   type=lambda s: s.split(","))
+    p.add_argument("--model", default=MODEL)
+    p.add_argument("--step", type=float, default=0.05)
+    p.add_argument("--out", type=Path, required=True)
+    args = p.parse_args(argv)
+    unknown = [c for c in args.configs if c not in CONFIGS]
+    if unknown:
+        p.error(f"unknown configs {unknown}; known: {', '.join(CONFIGS)}")
+    if args.what == "table":
+        return print_tables(args.out, args.policies[-2] if len(args.policies) > 1 else args.policies[0])
+    if args.offset is None:
+        p.error("--offset is required to run episodes")
+    rows = {"outcomes": outcomes, "decisions": decisions, "sensitivity": sensitivity}[args.what](args)
+    write_csv(rows, args.out / f"{args.what}.csv")
+    return 0
+
+
+def read_csv(path: Path) -> list[dict]:
+    with path.open() as f:
+        return list(csv.DictReader(f))
+
+
+def print_tables(folder: Path, policy: str) -> int:
+    """Print the markdown tables of whatever CSVs ``folder`` holds (stdout: this script's output)."""
+    parts = []
+    if (folder / "outcomes.csv").is_file():
+        rows = read_csv(folder / "outcomes.csv")
+        for pol in dict.fromkeys(r["policy"] for r in rows):
+            if pol not in HEURISTICS:
+                parts.append(f"### {pol} / the best heuristic's excess, per case\n\n{outcome_table(rows, pol)}")
+    if (folder / "decisions.csv").is_file():
+        rows = read_csv(folder / "decisions.csv")
+        parts.append(f"### decisions, by job kind\n\n{decision_table(rows)}")
+        io = [r for r in rows if r["kind"] == "io"]
+        parts.append(f"### io pods' decisions, by config\n\n{decision_table(io, 'config')}")
+    if (folder / "sensitivity.csv").is_file():
+        rows = read_csv(folder / "sensitivity.csv")
+        parts.append(sensitivity_table(rows))
+    print("\n\n".join(parts))  # noqa: T201 (the script's output)
+    return 0
+
+
+def sensitivity_table(rows: Sequence[dict]) -> str:
+    """Markdown: mean dQ / d column per kind (columns by name, kinds across)."""
+    by = {(r["kind"], r["column"]): float(r["mean_dq"]) for r in rows}
+    kinds = sorted({k for k, _ in by})
+    out = ["### mean dQ / d column (served trajectory, every feasible node)", "",
+           "| column | " + " | ".join(kinds) + " |", "|---|" + "---:|" * len(kinds)]
+    for col in NODE_FEATURES:
+        out.append(f"| {col} | " + " | ".join(f"{by.get((k, col), math.nan):+.3f}" for k in kinds) + " |")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
