@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -31,7 +32,20 @@ from pathlib import Path
 import numpy as np
 
 from policy.baselines import make_scorer, pick
-from policy.comparison import HEURISTICS, case_ratio, cell, excess_by_case, geometric_mean, ratios
+from policy.comparison import ARGMAX as ARGMAX_SCORING
+from policy.comparison import (
+    DQN,
+    HEURISTICS,
+    case_ratio,
+    cell,
+    comparison,
+    excess_by_case,
+    geometric_mean,
+    ratio_to_best,
+    ratios,
+    read_summary,
+)
+from policy.comparison import served_setting as served_setting_of
 from policy.features import AFTER_UTIL, NODE_FEATURES, encode
 from policy.model import ModelScorer, load_model
 from policy.served import DEFAULT_MAPPING, DEFAULT_WEIGHT, ScoreMapping, Served
@@ -135,6 +149,7 @@ def decisions(args) -> list[dict]:
             cost = la.costs(snap, pod)
             la_pick = pick(served_la.score(snap, pod), mask)
             da_pick = pick(served_da.score(snap, pod), mask)
+            la_arg, da_arg = pick(la.score(snap, pod), mask), pick(da.score(snap, pod), mask)
             best_q = q[allowed].max()
             tied = allowed & (q >= best_q - DEFAULT_MAPPING.band)
             disk = enc.nodes[:, AFTER_UTIL][:, 3]
@@ -142,6 +157,7 @@ def decisions(args) -> list[dict]:
                 "config": _name, "load": _load, "seed": _seed, "kind": kind_of(pod.name),
                 "feasible": int(mask.sum()), "allowed": int(allowed.sum()),
                 "band_tied": int(tied.sum()), "argmax_allowed": int(allowed[arg]), "pick_tied": int(tied[node]),
+                "lookahead_argmax_allowed": int(allowed[la_arg]), "demand_aware_argmax_allowed": int(allowed[da_arg]),
                 "pick": node, "argmax": arg, "lookahead": la_pick, "demand_aware": da_pick,
                 "pick_type": node_type(snap.names[node]), "argmax_type": node_type(snap.names[arg]),
                 "lookahead_type": node_type(snap.names[la_pick]),
@@ -196,33 +212,49 @@ def mean_rows(rows: Sequence[dict], metric: str) -> list[dict]:
     return [{"scenario": c, "load": ld, "policy": p, metric: float(np.mean(v))} for (c, ld, p), v in acc.items()]
 
 
+def same_setting(policy: str, present: set[str]) -> tuple[str, ...]:
+    """The heuristics ``policy`` is judged against: default-k8s (always plain kube-scheduler) and demand-aware and
+    lookahead in ``policy``'s own setting (its ``@`` suffix) where ``present`` has them, as issue #22 asks (the same
+    command for every policy)."""
+    _, sep, tail = policy.rpartition("@")
+    suffix = "@" + tail if sep and tail != ARGMAX[1:] else ""
+    same = tuple(h + suffix for h in HEURISTICS[1:])
+    return (HEURISTICS[0], *same) if suffix and set(same) <= present else HEURISTICS
+
+
 def outcome_table(rows: Sequence[dict], policy: str) -> str:
-    """Markdown: per case, ``policy``'s excess / the best heuristic's, overall and on each kind's jobs alone."""
+    """Markdown: per case, ``policy``'s excess / the best heuristic's in the same setting (``same_setting``), over
+    all jobs and over each kind's jobs alone; geometric means over the cases below."""
     metrics = ("excess_all", *(f"excess_{k}" for k in KINDS))
     ex = {m: excess_by_case(mean_rows(rows, m), m) for m in metrics}
-    lines = ["| config | load | best heuristic (all jobs) | all | cpu jobs | net jobs | io jobs |",
+    against = same_setting(policy, {r["policy"] for r in rows})
+    lines = [f"against: {', '.join(against)}", "",
+             "| config | load | best heuristic (all jobs) | all | cpu jobs | net jobs | io jobs |",
              "|---|---:|---|---:|---:|---:|---:|"]
     for fam, load in sorted({(f, ld) for f, ld, _ in ex["excess_all"]}):
-        best = min(HEURISTICS, key=lambda h, f=fam, ld=load: ex["excess_all"][(f, ld, h)])
+        best = min(against, key=lambda h, f=fam, ld=load: ex["excess_all"][(f, ld, h)])
         cells = []
         for m in metrics:
             e = ex[m]
-            have = [h for h in HEURISTICS if (fam, load, h) in e]
+            have = [h for h in against if (fam, load, h) in e]
             if (fam, load, policy) not in e or not have:
                 cells.append("-")
                 continue
             cells.append(cell(case_ratio(e[(fam, load, policy)], min(e[(fam, load, h)] for h in have))))
         head = f"| {fam} | {load:g} | {best} {ex['excess_all'][(fam, load, best)]:.3f} | "
         lines.append(head + " | ".join(cells) + " |")
+    means = []
     for m in metrics:
         e = ex[m]
-        if all((f, ld, h) in e for f, ld, _ in e for h in (*HEURISTICS, policy)):
-            gm = geometric_mean(ratios(e, policy, HEURISTICS).values())
-            lines.append(f"\ngeometric mean, {m}: {gm:.3f}")
+        keep = {k: v for k, v in e.items() if all((k[0], k[1], h) in e for h in (*against, policy))}
+        means.append(f"{m.removeprefix('excess_')} {geometric_mean(ratios(keep, policy, against).values()):.3f}")
+    lines.append(f"\ngeometric mean over the cases: {'; '.join(means)}")
     return "\n".join(lines)
 
 
-DECISION_HEADER = ("| {} | decisions | served = argmax | argmax refused by the hot filter | served among band ties "
+DECISION_HEADER = ("| {} | decisions | served = argmax "
+                   "| argmax refused by the hot filter (demand-aware's / lookahead's) "
+                   "| served among band ties "
                    "| lookahead's predicted added excess: served pick / argmax pick / demand-aware served / "
                    "lookahead served "
                    "| of which the hot filter's refusals |")
@@ -244,8 +276,69 @@ def decision_table(rows: Sequence[dict], group: str = "kind") -> str:
         added = np.where(refused, f["cost_pick"] - f["cost_argmax"], 0.0).mean()
         costs = " / ".join(f"{f[k].mean():.3f}" for k in ("cost_pick", "cost_argmax", "cost_demand_aware",
                                                           "cost_lookahead"))
-        out.append(f"| {g} | {len(rs)} | {1 - moved.mean():.2f} | {refused.mean():.2f} | "
+        others = " / ".join(f"{1 - np.mean([float(r[k]) for r in rs]):.2f}" for k in ("demand_aware_argmax_allowed",
+                                                                                   "lookahead_argmax_allowed"))
+        out.append(f"| {g} | {len(rs)} | {1 - moved.mean():.2f} | {refused.mean():.2f} ({others}) | "
                    f"{(moved & ~refused).mean():.2f} | {costs} | {added:+.3f} |")
+    return "\n".join(out)
+
+
+def response(args) -> list[dict]:
+    """How the model's Q and ``lookahead``'s predicted cost of a node answer the node's estimated use of one resource:
+    per (kind, resource), central differences of ``--step`` x capacity added to every node's measured use (a
+    node's row and its cost depend on its own state only; the cluster row is kept as it was), over every feasible
+    node of every decision of the model's served trajectory. Both read the same estimate
+    (``policy.features.estimated_usage``); the contention model's answer is the simulator's for disk and net, whose
+    sharing rule (``rate``) ``lookahead`` applies, not for cpu (the active set shares cpu ``equal``)."""
+    from dataclasses import replace
+
+    from policy.features import mean_capacity, node_rows
+    from policy.state import RESOURCES
+
+    model = load_model(args.model)
+    la = make_scorer("lookahead")
+    scorer_ = Served(ModelScorer(model, name="model"))
+    acc: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    for _name, _load, seed, cfg in cases(args.configs, args.loads, args.seeds, args.offset):
+        sim = Simulator(cfg, seed=seed)
+        inner = scorer_choice(scorer_, np.random.default_rng(seed))
+
+        def choose(snap, pod, mask, *, _inner=inner):
+            if mask.sum() >= 2:
+                enc = encode(snap, pod)
+                shared = np.concatenate([enc.pod, enc.cluster]).astype(np.float32)
+                mean_cap = mean_capacity(snap)
+                for r, res in enumerate(RESOURCES):
+                    q, cost = [], []
+                    for sign in (1.0, -1.0):
+                        usage = snap.usage.copy()  # NaN (no sample) stays NaN; a stale sample is not read
+                        usage[:, r] = np.maximum(usage[:, r] + sign * args.step * snap.capacity[:, r], 0.0)
+                        s2 = replace(snap, usage=usage)
+                        q.append(model.forward(node_rows(s2, pod, mean_cap=mean_cap), shared)[mask])
+                        cost.append(la.costs(s2, pod)[mask])
+                    dq, dc = (q[0] - q[1]) / (2 * args.step), -(cost[0] - cost[1]) / (2 * args.step)
+                    acc[(kind_of(pod.name), res)].extend(zip(dq.tolist(), dc.tolist(), strict=True))
+            return _inner(snap, pod, mask)
+
+        run(sim, choose)
+    out = []
+    for (k, res), v in sorted(acc.items()):
+        a = np.array(v)
+        corr = float(np.corrcoef(a[:, 0], a[:, 1])[0, 1]) if a[:, 0].std() > 0 and a[:, 1].std() > 0 else math.nan
+        out.append({"kind": k, "resource": res, "mean_dq": float(a[:, 0].mean()),
+                    "mean_neg_dcost": float(a[:, 1].mean()), "corr": corr, "n": len(a)})
+    return out
+
+
+def type_table(rows: Sequence[dict]) -> str:
+    """Markdown: the node types the decisions' picks went to (share of the decisions with a choice)."""
+    picks = (("pick_type", "model served"), ("argmax_type", "model argmax"), ("lookahead_type", "lookahead served"))
+    types = sorted({r[k] for r in rows for k, _ in picks})
+    out = ["### node types of the io pods' picks (share of decisions)", "",
+           "| pick | " + " | ".join(types) + " |", "|---|" + "---:|" * len(types)]
+    for k, label in picks:
+        n = len(rows)
+        out.append(f"| {label} | " + " | ".join(f"{sum(r[k] == t for r in rows) / n:.2f}" for t in types) + " |")
     return "\n".join(out)
 
 
@@ -259,7 +352,9 @@ def write_csv(rows: list[dict], path: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("what", choices=("outcomes", "decisions", "sensitivity", "table"))
+    p.add_argument("what", choices=("outcomes", "decisions", "sensitivity", "response", "table", "gate"))
+    p.add_argument("--runs", type=Path, nargs=2, metavar=("CANDIDATE", "SERVED"),
+                   help="gate: two policy.evaluate folders (runs.csv) of the same cases, e.g. two hot filters")
     p.add_argument("--configs", default=",".join(CONFIGS), type=lambda s: s.split(","))
     p.add_argument("--loads", default=",".join(map(str, LOADS)), type=lambda s: [float(x) for x in s.split(",")])
     p.add_argument("--seeds", type=int, default=5)
@@ -268,38 +363,91 @@ def main(argv: Sequence[str] | None = None) -> int:
                    type=lambda s: s.split(","))
     p.add_argument("--model", default=MODEL)
     p.add_argument("--step", type=float, default=0.05)
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--out", type=Path, help="the folder the CSV goes to (table: the folder read)")
     args = p.parse_args(argv)
     unknown = [c for c in args.configs if c not in CONFIGS]
     if unknown:
         p.error(f"unknown configs {unknown}; known: {', '.join(CONFIGS)}")
+    if args.what == "gate":
+        return print_gate(*args.runs, policy=args.policies[0])
+    if args.out is None:
+        p.error("--out is required")
     if args.what == "table":
-        return print_tables(args.out, args.policies[-2] if len(args.policies) > 1 else args.policies[0])
+        return print_tables(args.out)
     if args.offset is None:
         p.error("--offset is required to run episodes")
-    rows = {"outcomes": outcomes, "decisions": decisions, "sensitivity": sensitivity}[args.what](args)
+    run_ = {"outcomes": outcomes, "decisions": decisions, "sensitivity": sensitivity, "response": response}
+    rows = run_[args.what](args)
     write_csv(rows, args.out / f"{args.what}.csv")
     return 0
 
 
+def print_gate(candidate: Path, served: Path, *, policy: str) -> int:
+    """``policy.promote``'s rule (its ``pair_rows``, ``interval`` and ``decide``) on ``policy``'s episodes in two
+    ``policy.evaluate`` folders that differ by a served setting: the gate a model meets, applied to a setting."""
+    from policy.promote import decide, interval, pair_rows
+
+    def rows(folder: Path) -> list[dict]:
+        out = []
+        for r in read_csv(folder / "runs.csv"):
+            if r["policy"] == policy:
+                out.append({**r, "load": float(r["load"]), "seed": int(r["seed"]),
+                            **{k: float(r[k]) for k in ("excess_slowdown", "mean_jct")},
+                            **{k: int(r[k]) for k in ("unfinished", "unschedulable")}})
+        return out
+
+    pairs = pair_rows(rows(candidate), rows(served))
+    iv = interval([p.ratio for p in pairs])
+    unfinished = (sum(p.candidate_unfinished for p in pairs), sum(p.served_unfinished for p in pairs))
+    by_family: dict[str, list[float]] = defaultdict(list)
+    for pr in pairs:
+        by_family[pr.scenario].append(math.log(pr.ratio))
+    families = ", ".join(f"{f} {math.exp(np.mean(v)):.3f}" for f, v in sorted(by_family.items()))
+    print(f"{policy}: {candidate} / {served}: {decide(iv, unfinished=unfinished).reason}; "  # noqa: T201
+          f"unfinished {unfinished[0]} / {unfinished[1]}; per family (geometric mean): {families}")
+    return 0
+
+
 def read_csv(path: Path) -> list[dict]:
-    with path.open() as f:
+    """``path``'s rows, or those of ``path`` + ``.gz`` where only the compressed copy is kept (decisions.csv)."""
+    if not path.is_file() and path.with_name(path.name + ".gz").is_file():
+        with gzip.open(path.with_name(path.name + ".gz"), "rt", newline="") as f:
+            return list(csv.DictReader(f))
+    with path.open(newline="") as f:
         return list(csv.DictReader(f))
 
 
-def print_tables(folder: Path, policy: str) -> int:
+def have(path: Path) -> bool:
+    return path.is_file() or path.with_name(path.name + ".gz").is_file()
+
+
+def print_tables(folder: Path) -> int:
     """Print the markdown tables of whatever CSVs ``folder`` holds (stdout: this script's output)."""
     parts = []
+    if (folder / "summary.csv").is_file():  # a policy.evaluate folder
+        summary, setting = read_summary(folder / "summary.csv"), served_setting_of(folder)
+        scoring = (f"served, {setting['mapping']} at weight {setting['weight']:g}, hot filter {setting['hot_filter']}"
+                   if setting.get("weight") else ARGMAX_SCORING)
+        parts.append(comparison(summary, scoring) + "\ndqn:default / the best of default-k8s, demand-aware, "
+                     f"lookahead (geometric mean over the cases): {ratio_to_best(excess_by_case(summary), DQN):.3f}")
     if (folder / "outcomes.csv").is_file():
         rows = read_csv(folder / "outcomes.csv")
         for pol in dict.fromkeys(r["policy"] for r in rows):
-            if pol not in HEURISTICS:
+            if pol not in same_setting(pol, {r["policy"] for r in rows}) and pol.split("@")[0] not in HEURISTICS:
                 parts.append(f"### {pol} / the best heuristic's excess, per case\n\n{outcome_table(rows, pol)}")
-    if (folder / "decisions.csv").is_file():
+    if have(folder / "decisions.csv"):
         rows = read_csv(folder / "decisions.csv")
         parts.append(f"### decisions, by job kind\n\n{decision_table(rows)}")
         io = [r for r in rows if r["kind"] == "io"]
         parts.append(f"### io pods' decisions, by config\n\n{decision_table(io, 'config')}")
+        parts.append(type_table(io))
+    if (folder / "response.csv").is_file():
+        parts.append("### per unit of a node's estimated use / capacity: the model's dQ and lookahead's -d cost\n\n"
+                     "| kind | resource | model dQ | lookahead -d cost | correlation over nodes | node-decisions |\n"
+                     "|---|---|---:|---:|---:|---:|\n" + "\n".join(
+                         f"| {r['kind']} | {r['resource']} | {float(r['mean_dq']):+.3f} | "
+                         f"{float(r['mean_neg_dcost']):+.3f} | {float(r['corr']):.2f} | {r['n']} |"
+                         for r in read_csv(folder / "response.csv")))
     if (folder / "sensitivity.csv").is_file():
         rows = read_csv(folder / "sensitivity.csv")
         parts.append(sensitivity_table(rows))
