@@ -254,32 +254,36 @@ def outcome_table(rows: Sequence[dict], policy: str) -> str:
 
 DECISION_HEADER = ("| {} | decisions | served = argmax "
                    "| argmax refused by the hot filter (demand-aware's / lookahead's) "
-                   "| served among band ties "
+                   "| served another band-tied node | served outside the band "
                    "| lookahead's predicted added excess: served pick / argmax pick / demand-aware served / "
                    "lookahead served "
-                   "| of which the hot filter's refusals |")
+                   "| of which the hot filter's refusals | of which the band's ties |")
 
 
 def decision_table(rows: Sequence[dict], group: str = "kind") -> str:
     """Markdown: per ``group`` value, where the model's served pick leaves its argmax (the hot filter refused the
     argmax node, or kube-scheduler's scoring chose among the nodes the band ties) and what each rule's pick costs
     by ``lookahead``'s prediction on the same snapshot (mean per decision)."""
-    out = [DECISION_HEADER.format(group), "|---|---:|---:|---:|---:|---|---:|"]
+    out = [DECISION_HEADER.format(group), "|---|---:|---:|---:|---:|---:|---|---:|---:|"]
     by: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         by[r[group]].append(r)
     for g, rs in sorted(by.items()):
-        f = {k: np.array([float(r[k]) for r in rs]) for k in ("pick", "argmax", "argmax_allowed", "cost_pick",
-                                                              "cost_argmax", "cost_demand_aware", "cost_lookahead")}
+        keys = ("pick", "argmax", "argmax_allowed", "pick_tied", "cost_pick", "cost_argmax", "cost_demand_aware",
+                "cost_lookahead")
+        f = {k: np.array([float(r[k]) for r in rs]) for k in keys}
         moved = f["pick"] != f["argmax"]
         refused = moved & (f["argmax_allowed"] == 0)
+        tied = moved & ~refused & (f["pick_tied"] == 1)
         added = np.where(refused, f["cost_pick"] - f["cost_argmax"], 0.0).mean()
+        added_tied = np.where(tied, f["cost_pick"] - f["cost_argmax"], 0.0).mean()
         costs = " / ".join(f"{f[k].mean():.3f}" for k in ("cost_pick", "cost_argmax", "cost_demand_aware",
                                                           "cost_lookahead"))
         others = " / ".join(f"{1 - np.mean([float(r[k]) for r in rs]):.2f}" for k in ("demand_aware_argmax_allowed",
                                                                                    "lookahead_argmax_allowed"))
         out.append(f"| {g} | {len(rs)} | {1 - moved.mean():.2f} | {refused.mean():.2f} ({others}) | "
-                   f"{(moved & ~refused).mean():.2f} | {costs} | {added:+.3f} |")
+                   f"{tied.mean():.2f} | {(moved & ~refused & ~tied).mean():.2f} | {costs} | {added:+.3f} | "
+                   f"{added_tied:+.4f} |")
     return "\n".join(out)
 
 
@@ -334,11 +338,16 @@ def type_table(rows: Sequence[dict]) -> str:
     """Markdown: the node types the decisions' picks went to (share of the decisions with a choice)."""
     picks = (("pick_type", "model served"), ("argmax_type", "model argmax"), ("lookahead_type", "lookahead served"))
     types = sorted({r[k] for r in rows for k, _ in picks})
+    refused = [r for r in rows if r["pick"] != r["argmax"] and r["argmax_allowed"] == "0"]
     out = ["### node types of the io pods' picks (share of decisions)", "",
            "| pick | " + " | ".join(types) + " |", "|---|" + "---:|" * len(types)]
     for k, label in picks:
         n = len(rows)
         out.append(f"| {label} | " + " | ".join(f"{sum(r[k] == t for r in rows) / n:.2f}" for t in types) + " |")
+    for k, label in picks[:2]:
+        n = max(len(refused), 1)
+        out.append(f"| {label}, where the filter refused the argmax | "
+                   + " | ".join(f"{sum(r[k] == t for r in refused) / n:.2f}" for t in types) + " |")
     return "\n".join(out)
 
 
@@ -433,7 +442,7 @@ def print_tables(folder: Path) -> int:
     if (folder / "outcomes.csv").is_file():
         rows = read_csv(folder / "outcomes.csv")
         for pol in dict.fromkeys(r["policy"] for r in rows):
-            if pol not in same_setting(pol, {r["policy"] for r in rows}) and pol.split("@")[0] not in HEURISTICS:
+            if pol not in same_setting(pol, {r["policy"] for r in rows}):
                 parts.append(f"### {pol} / the best heuristic's excess, per case\n\n{outcome_table(rows, pol)}")
     if have(folder / "decisions.csv"):
         rows = read_csv(folder / "decisions.csv")
