@@ -53,3 +53,27 @@ def test_decisions_compare_the_models_pick_with_the_rules_on_one_snapshot(tmp_pa
         # the cheapest allowed node by lookahead's prediction costs no more than any allowed pick
         assert float(r["cost_min"]) <= float(r["cost_pick"]) + 1e-12
         assert r["argmax_allowed"] in ("0", "1") and r["pick_tied"] in ("0", "1")
+
+
+def _runs(folder: Path, excess: list[float]) -> Path:
+    folder.mkdir()
+    cols = ("scenario", "workload", "load", "seed", "policy", "excess_slowdown", "mean_jct", "unfinished",
+            "unschedulable")
+    with (folder / "runs.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for seed, ex in enumerate(excess):
+            w.writerow(("standard", "drs", 0.9, seed, "dqn:default", ex, 60.0, 0, 0))
+            w.writerow(("standard", "drs", 0.9, seed, "lookahead", 1.0, 60.0, 0, 0))
+    return folder
+
+
+def test_gate_applies_promotes_rule_to_one_policy_in_two_settings(tmp_path):
+    a = _runs(tmp_path / "a", [0.1, 0.2, 0.4])
+    b = _runs(tmp_path / "b", [0.2, 0.4, 0.8])
+    out = subprocess.run([sys.executable, str(SCRIPT), "gate", "--runs", str(a), str(b), "--policies", "dqn:default"],
+                         check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                         text=True).stdout
+    # every pair halves: ratio 0.5 with no spread, so the interval is [0.5, 0.5] and the rule says yes
+    assert "candidate loses less: geometric mean ratio 0.500, 95 % interval 0.500-0.500 over 3 pairs" in out
+    assert "per family (geometric mean): standard 0.500" in out
