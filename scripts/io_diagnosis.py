@@ -362,8 +362,9 @@ def write_csv(rows: list[dict], path: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("what", choices=("outcomes", "decisions", "sensitivity", "response", "table", "gate"))
-    p.add_argument("--runs", type=Path, nargs=2, metavar=("CANDIDATE", "SERVED"),
-                   help="gate: two policy.evaluate folders (runs.csv) of the same cases, e.g. two hot filters")
+    p.add_argument("--runs", type=Path, nargs="+", metavar="DIR",
+                   help="gate: two policy.evaluate folders (runs.csv) of the same cases, e.g. two hot filters, and "
+                        "one --policies entry; or one folder and --policies CANDIDATE,SERVED")
     p.add_argument("--configs", default=",".join(CONFIGS), type=lambda s: s.split(","))
     p.add_argument("--loads", default=",".join(map(str, LOADS)), type=lambda s: [float(x) for x in s.split(",")])
     p.add_argument("--seeds", type=int, default=5)
@@ -378,7 +379,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         p.error(f"unknown configs {unknown}; known: {', '.join(CONFIGS)}")
     if args.what == "gate":
-        return print_gate(*args.runs, policy=args.policies[0])
+        if len(args.runs) == 2 and len(args.policies) == 1:
+            return print_gate(*args.runs, policy=args.policies[0])
+        if len(args.runs) == 1 and len(args.policies) == 2:
+            return print_gate(args.runs[0], args.runs[0], policy=args.policies[0], served_policy=args.policies[1])
+        p.error("gate: two --runs folders and one policy, or one folder and two policies")
     if args.out is None:
         p.error("--out is required")
     if args.what == "table":
@@ -391,28 +396,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def print_gate(candidate: Path, served: Path, *, policy: str) -> int:
+def print_gate(candidate: Path, served: Path, *, policy: str, served_policy: str | None = None) -> int:
     """``policy.promote``'s rule (its ``pair_rows``, ``interval`` and ``decide``) on ``policy``'s episodes in two
-    ``policy.evaluate`` folders that differ by a served setting: the gate a model meets, applied to a setting."""
+    ``policy.evaluate`` folders that differ by a served setting (the gate a model meets, applied to a setting), or on
+    ``policy`` against ``served_policy`` in one folder."""
     from policy.promote import decide, interval, pair_rows
 
-    def rows(folder: Path) -> list[dict]:
+    def rows(folder: Path, name: str) -> list[dict]:
         out = []
         for r in read_csv(folder / "runs.csv"):
-            if r["policy"] == policy:
+            if r["policy"] == name:
                 out.append({**r, "load": float(r["load"]), "seed": int(r["seed"]),
                             **{k: float(r[k]) for k in ("excess_slowdown", "mean_jct")},
                             **{k: int(r[k]) for k in ("unfinished", "unschedulable")}})
         return out
 
-    pairs = pair_rows(rows(candidate), rows(served))
+    pairs = pair_rows(rows(candidate, policy), rows(served, served_policy or policy))
     iv = interval([p.ratio for p in pairs])
     unfinished = (sum(p.candidate_unfinished for p in pairs), sum(p.served_unfinished for p in pairs))
     by_family: dict[str, list[float]] = defaultdict(list)
     for pr in pairs:
         by_family[pr.scenario].append(math.log(pr.ratio))
     families = ", ".join(f"{f} {math.exp(np.mean(v)):.3f}" for f, v in sorted(by_family.items()))
-    print(f"{policy}: {candidate} / {served}: {decide(iv, unfinished=unfinished).reason}; "  # noqa: T201
+    which = f"{policy} / {served_policy}: {candidate}" if served_policy else f"{policy}: {candidate} / {served}"
+    print(f"{which}: {decide(iv, unfinished=unfinished).reason}; "  # noqa: T201
           f"unfinished {unfinished[0]} / {unfinished[1]}; per family (geometric mean): {families}")
     return 0
 

@@ -77,3 +77,7 @@ def test_gate_applies_promotes_rule_to_one_policy_in_two_settings(tmp_path):
     # every pair halves: ratio 0.5 with no spread, so the interval is [0.5, 0.5] and the rule says yes
     assert "candidate loses less: geometric mean ratio 0.500, 95 % interval 0.500-0.500 over 3 pairs" in out
     assert "per family (geometric mean): standard 0.500" in out
+    one = subprocess.run([sys.executable, str(SCRIPT), "gate", "--runs", str(a), "--policies", "dqn:default,lookahead"],
+                         check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                         text=True).stdout
+    assert one.startswith("dqn:default / lookahead: ") and "geometric mean ratio 0.200" in one  # (0.1 0.2 0.4)^(1/3)
