@@ -444,8 +444,11 @@ def print_tables(folder: Path) -> int:
         summary, setting = read_summary(folder / "summary.csv"), served_setting_of(folder)
         scoring = (f"served, {setting['mapping']} at weight {setting['weight']:g}, hot filter {setting['hot_filter']}"
                    if setting.get("weight") else ARGMAX_SCORING)
-        parts.append(comparison(summary, scoring) + "\ndqn:default / the best of default-k8s, demand-aware, "
-                     f"lookahead (geometric mean over the cases): {ratio_to_best(excess_by_case(summary), DQN):.3f}")
+        ex = excess_by_case(summary)
+        models = sorted({p for _, _, p in ex if p.startswith("dqn:")}, key=lambda p: (p != DQN, p))
+        parts.append(comparison(summary, scoring) + "\n" + "\n".join(
+            f"{m} / the best of default-k8s, demand-aware, lookahead (geometric mean over the cases): "
+            f"{ratio_to_best(ex, m):.3f}" for m in models))
     if (folder / "outcomes.csv").is_file():
         rows = read_csv(folder / "outcomes.csv")
         for pol in dict.fromkeys(r["policy"] for r in rows):
