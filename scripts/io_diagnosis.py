@@ -364,7 +364,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("what", choices=("outcomes", "decisions", "sensitivity", "response", "table", "gate"))
     p.add_argument("--runs", type=Path, nargs="+", metavar="DIR",
                    help="gate: two policy.evaluate folders (runs.csv) of the same cases, e.g. two hot filters, and "
-                        "one --policies entry; or one folder and --policies CANDIDATE,SERVED")
+                        "one --policies entry; or folders (pooled, outcomes ones too) and --policies CANDIDATE,SERVED")
+    p.add_argument("--metric", default="excess_slowdown",
+                   help="gate: the per-episode figure (outcomes folders: excess_all, excess_io, ...)")
     p.add_argument("--configs", default=",".join(CONFIGS), type=lambda s: s.split(","))
     p.add_argument("--loads", default=",".join(map(str, LOADS)), type=lambda s: [float(x) for x in s.split(",")])
     p.add_argument("--seeds", type=int, default=5)
@@ -379,11 +381,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         p.error(f"unknown configs {unknown}; known: {', '.join(CONFIGS)}")
     if args.what == "gate":
-        if len(args.runs) == 2 and len(args.policies) == 1:
-            return print_gate(*args.runs, policy=args.policies[0])
-        if len(args.runs) == 1 and len(args.policies) == 2:
-            return print_gate(args.runs[0], args.runs[0], policy=args.policies[0], served_policy=args.policies[1])
-        p.error("gate: two --runs folders and one policy, or one folder and two policies")
+        if (len(args.runs) == 2 and len(args.policies) == 1) or (args.runs and len(args.policies) == 2):
+            return print_gate(args.runs, args.policies, metric=args.metric, configs=args.configs)
+        p.error("gate: two --runs folders and one policy, or folders and two policies")
     if args.out is None:
         p.error("--out is required")
     if args.what == "table":
@@ -396,30 +396,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def print_gate(candidate: Path, served: Path, *, policy: str, served_policy: str | None = None) -> int:
-    """``policy.promote``'s rule (its ``pair_rows``, ``interval`` and ``decide``) on ``policy``'s episodes in two
-    ``policy.evaluate`` folders that differ by a served setting (the gate a model meets, applied to a setting), or on
-    ``policy`` against ``served_policy`` in one folder."""
+def gate_rows(folder: Path, name: str, metric: str) -> list[dict]:
+    """``name``'s episodes in a ``policy.evaluate`` folder (``runs.csv``) or an ``outcomes`` folder (``outcomes.csv``,
+    whose ``metric`` may be one kind's excess, ``excess_io``; its unschedulable pods are not recorded: 0), as
+    ``policy.promote.pair_rows`` takes them."""
+    evaluate = (folder / "runs.csv").is_file()
+    out = []
+    for r in read_csv(folder / ("runs.csv" if evaluate else "outcomes.csv")):
+        if r["policy"] == name:
+            out.append({"scenario": r["scenario" if evaluate else "config"], "workload": r.get("workload", ""),
+                        "load": float(r["load"]), "seed": int(r["seed"]), "excess_slowdown": float(r[metric]),
+                        "mean_jct": float(r["mean_jct"]) if evaluate else math.nan,
+                        "unfinished": int(r["unfinished"]),
+                        "unschedulable": int(r["unschedulable"]) if evaluate else 0})
+    return out
+
+
+def print_gate(runs: Sequence[Path], policies: Sequence[str], *, metric: str = "excess_slowdown",
+               configs: Sequence[str] = tuple(CONFIGS)) -> int:
+    """``policy.promote``'s rule (its ``pair_rows``, ``interval`` and ``decide``) on ``metric`` per episode: one policy
+    in two folders that differ by a served setting (the gate a model meets, applied to a setting), or the first of
+    two policies against the second, pooled over every folder given; episodes of ``configs`` only."""
     from policy.promote import decide, interval, pair_rows
 
-    def rows(folder: Path, name: str) -> list[dict]:
-        out = []
-        for r in read_csv(folder / "runs.csv"):
-            if r["policy"] == name:
-                out.append({**r, "load": float(r["load"]), "seed": int(r["seed"]),
-                            **{k: float(r[k]) for k in ("excess_slowdown", "mean_jct")},
-                            **{k: int(r[k]) for k in ("unfinished", "unschedulable")}})
-        return out
-
-    pairs = pair_rows(rows(candidate, policy), rows(served, served_policy or policy))
+    if len(policies) == 1:
+        candidate, served = gate_rows(runs[0], policies[0], metric), gate_rows(runs[1], policies[0], metric)
+        which = f"{policies[0]}: {runs[0]} / {runs[1]}"
+    else:
+        candidate = [r for f in runs for r in gate_rows(f, policies[0], metric)]
+        served = [r for f in runs for r in gate_rows(f, policies[1], metric)]
+        which = f"{policies[0]} / {policies[1]}: {', '.join(map(str, runs))}"
+    candidate, served = ([r for r in rows if r["scenario"] in configs] for rows in (candidate, served))
+    pairs = [p for p in pair_rows(candidate, served) if math.isfinite(p.ratio)]  # NaN: no job of that kind finished
     iv = interval([p.ratio for p in pairs])
     unfinished = (sum(p.candidate_unfinished for p in pairs), sum(p.served_unfinished for p in pairs))
     by_family: dict[str, list[float]] = defaultdict(list)
     for pr in pairs:
         by_family[pr.scenario].append(math.log(pr.ratio))
     families = ", ".join(f"{f} {math.exp(np.mean(v)):.3f}" for f, v in sorted(by_family.items()))
-    which = f"{policy} / {served_policy}: {candidate}" if served_policy else f"{policy}: {candidate} / {served}"
-    print(f"{which}: {decide(iv, unfinished=unfinished).reason}; "  # noqa: T201
+    print(f"{which} ({metric}): {decide(iv, unfinished=unfinished).reason}; "  # noqa: T201
           f"unfinished {unfinished[0]} / {unfinished[1]}; per family (geometric mean): {families}")
     return 0
 
