@@ -214,12 +214,12 @@ def mean_rows(rows: Sequence[dict], metric: str) -> list[dict]:
 
 def same_setting(policy: str, present: set[str]) -> tuple[str, ...]:
     """The heuristics ``policy`` is judged against: default-k8s (always plain kube-scheduler) and demand-aware and
-    lookahead in ``policy``'s own setting (its ``@`` suffix) where ``present`` has them, as issue #22 asks (the same
-    command for every policy)."""
+    lookahead in ``policy``'s own setting (its ``@`` suffix), those of them ``present`` has, as issue #22 asks (the
+    same command for every policy); the shipped setting's where none is."""
     _, sep, tail = policy.rpartition("@")
     suffix = "@" + tail if sep and tail != ARGMAX[1:] else ""
-    same = tuple(h + suffix for h in HEURISTICS[1:])
-    return (HEURISTICS[0], *same) if suffix and set(same) <= present else HEURISTICS
+    same = tuple(h + suffix for h in HEURISTICS[1:] if h + suffix in present)
+    return (HEURISTICS[0], *same) if suffix and same else HEURISTICS
 
 
 def outcome_table(rows: Sequence[dict], policy: str) -> str:
@@ -227,7 +227,8 @@ def outcome_table(rows: Sequence[dict], policy: str) -> str:
     all jobs and over each kind's jobs alone; geometric means over the cases below."""
     metrics = ("excess_all", *(f"excess_{k}" for k in KINDS))
     ex = {m: excess_by_case(mean_rows(rows, m), m) for m in metrics}
-    against = same_setting(policy, {r["policy"] for r in rows})
+    present = {r["policy"] for r in rows}
+    against = tuple(h for h in same_setting(policy, present) if h in present)
     lines = [f"against: {', '.join(against)}", "",
              "| config | load | best heuristic (all jobs) | all | cpu jobs | net jobs | io jobs |",
              "|---|---:|---|---:|---:|---:|---:|"]

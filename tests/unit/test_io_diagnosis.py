@@ -42,6 +42,13 @@ def test_outcomes_split_the_excess_by_kind_and_serve_each_setting(tmp_path):
         assert float(row["excess_all"]) == pytest.approx(run_episode(cfg, seed, scorer).excess_slowdown, rel=1e-12)
         assert float(row["excess_io"]) == pytest.approx(float(row["excess_all"]), rel=1e-12)  # io jobs only
         assert row["excess_cpu"] == "nan"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    table = subprocess.run([sys.executable, str(SCRIPT), "table", "--out", str(tmp_path)], check=True, cwd=ROOT,
+                           env=env, capture_output=True, text=True).stdout
+    # a policy is judged against the heuristics served as it is (an argmax against the shipped setting's); a
+    # heuristic in its own setting is a reference, not judged
+    assert "### lookahead@argmax / the best heuristic's excess, per case\n\nagainst: lookahead\n" in table
+    assert table.count("### ") == 1
 
 
 def test_decisions_compare_the_models_pick_with_the_rules_on_one_snapshot(tmp_path):
