@@ -476,6 +476,7 @@ def print_tables(folder: Path) -> int:
         io = [r for r in rows if r["kind"] == "io"]
         parts.append(f"### io pods' decisions, by config\n\n{decision_table(io, 'config')}")
         parts.append(type_table(io))
+        parts.append(f"### every pod's decisions, by config\n\n{decision_table(rows, 'config')}")
     if (folder / "response.csv").is_file():
         parts.append("### per unit of a node's estimated use / capacity: the model's dQ and lookahead's -d cost\n\n"
                      "| kind | resource | model dQ | lookahead -d cost | correlation over nodes | node-decisions |\n"
