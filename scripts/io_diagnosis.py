@@ -64,7 +64,14 @@ IO_RICH = {
     "io-net-mixed": dict(cluster="mixed:16", workload="io:2,net:1,cpu:1", profile_error=0.25, sample_interval=30.0),
     "io-only-mixed": dict(cluster="mixed:8", workload="io:1", profile_error=0.1, sample_interval=10.0),
 }
-CONFIGS = {**{k: f.config for k, f in VALIDATION.items()}, **IO_RICH}
+REGIME = {
+    # two io-rich mixes with their input quality swapped, to test whether the student's lead over lookahead follows
+    # the inputs (stale usage, noisy profiles) rather than the mix (README, item 5)
+    "io-net-mixed-clean": {**IO_RICH["io-net-mixed"], "profile_error": 0.1, "sample_interval": 10.0},
+    "io-only-mixed-noisy": {**IO_RICH["io-only-mixed"], "profile_error": 0.5, "sample_interval": 60.0},
+}
+DEFAULT_CONFIGS = {**{k: f.config for k, f in VALIDATION.items()}, **IO_RICH}
+CONFIGS = {**DEFAULT_CONFIGS, **REGIME}
 ARGMAX = "@argmax"
 
 
@@ -368,7 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "one --policies entry; or folders (pooled, outcomes ones too) and --policies CANDIDATE,SERVED")
     p.add_argument("--metric", default="excess_slowdown",
                    help="gate: the per-episode figure (outcomes folders: excess_all, excess_io, ...)")
-    p.add_argument("--configs", default=",".join(CONFIGS), type=lambda s: s.split(","))
+    p.add_argument("--configs", default=",".join(DEFAULT_CONFIGS), type=lambda s: s.split(","),
+                   help=f"from {', '.join(CONFIGS)}")
     p.add_argument("--loads", default=",".join(map(str, LOADS)), type=lambda s: [float(x) for x in s.split(",")])
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--offset", type=int, default=None, help="into the validation split's seeds (>= 140: unused)")
