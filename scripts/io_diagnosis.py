@@ -73,6 +73,9 @@ REGIME = {
 DEFAULT_CONFIGS = {**{k: f.config for k, f in VALIDATION.items()}, **IO_RICH}
 CONFIGS = {**DEFAULT_CONFIGS, **REGIME}
 ARGMAX = "@argmax"
+COMPARED = ("est_util_cpu", "est_util_disk", "est_util_net", "after_util_max", "req_frac_cpu", "pods_frac",
+            "cap_rel_cpu", "cap_rel_disk", "stale")
+"""Input columns the ``decisions`` rows keep for the model's served pick and lookahead's (``input_table``)."""
 
 
 def kind_of(pod_name: str) -> str:
@@ -172,6 +175,8 @@ def decisions(args) -> list[dict]:
                 "cost_demand_aware": cost[da_pick], "cost_min": cost[allowed].min(),
                 "disk_pick": disk[node], "disk_lookahead": disk[la_pick], "disk_min": disk[allowed].min(),
                 "q_gap_lookahead": best_q - q[la_pick],
+                **{f"{c}_{w}": round(float(enc.nodes[i, NODE_FEATURES.index(c)]), 4)  # 4 places: the file stays small
+                   for w, i in (("pick", node), ("lookahead", la_pick)) for c in COMPARED},
             })
             return node
 
@@ -342,6 +347,22 @@ def response(args) -> list[dict]:
     return out
 
 
+def input_table(rows: Sequence[dict]) -> str:
+    """Markdown: where the model's served pick and lookahead's differ, the mean of each ``COMPARED`` input column on
+    the model's node and on lookahead's, per job kind."""
+    out = ["### inputs of the two picks where the model (served) and lookahead (served) differ: model / lookahead", "",
+           "| kind | decisions | " + " | ".join(COMPARED) + " |", "|---|---:|" + "---:|" * len(COMPARED)]
+    by: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        if r["pick"] != r["lookahead"]:
+            by[r["kind"]].append(r)
+    for kind, rs in sorted(by.items()):
+        mean = {(c, w): np.mean([float(r[f"{c}_{w}"]) for r in rs]) for c in COMPARED for w in ("pick", "lookahead")}
+        cells = [f"{mean[(c, 'pick')]:.2f} / {mean[(c, 'lookahead')]:.2f}" for c in COMPARED]
+        out.append(f"| {kind} | {len(rs)} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def type_table(rows: Sequence[dict]) -> str:
     """Markdown: the node types the decisions' picks went to (share of the decisions with a choice)."""
     picks = (("pick_type", "model served"), ("argmax_type", "model argmax"), ("lookahead_type", "lookahead served"))
@@ -484,6 +505,8 @@ def print_tables(folder: Path) -> int:
         io = [r for r in rows if r["kind"] == "io"]
         parts.append(f"### io pods' decisions, by config\n\n{decision_table(io, 'config')}")
         parts.append(type_table(io))
+        if f"{COMPARED[0]}_pick" in rows[0]:
+            parts.append(input_table(rows))
         parts.append(f"### every pod's decisions, by config\n\n{decision_table(rows, 'config')}")
     if (folder / "response.csv").is_file():
         parts.append("### per unit of a node's estimated use / capacity: the model's dQ and lookahead's -d cost\n\n"
