@@ -118,16 +118,16 @@ def scorer(spec: str, seed: int):
     return Served(base, w, mapping=mapping, mode=hot)
 
 
-def cases(configs: Iterable[str], loads: Sequence[float], n: int, offset: int):
+def cases(configs: Iterable[str], loads: Sequence[float], n: int, offset: int, progress: str = "none"):
     for name in configs:
         for load in loads:
             for seed in seeds("validation", n, offset):
-                yield name, load, seed, SimConfig(load=load, n_jobs=200, **CONFIGS[name])
+                yield name, load, seed, SimConfig(load=load, n_jobs=200, progress_shown=progress, **CONFIGS[name])
 
 
 def outcomes(args) -> list[dict]:
     rows = []
-    for name, load, seed, cfg in cases(args.configs, args.loads, args.seeds, args.offset):
+    for name, load, seed, cfg in cases(args.configs, args.loads, args.seeds, args.offset, args.progress):
         for spec in args.policies:
             res = run_episode(cfg, seed, scorer(spec, seed))
             ex = excess_by_kind(res.slowdown, res.kinds)
@@ -405,6 +405,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    type=lambda s: s.split(","))
     p.add_argument("--model", default=MODEL)
     p.add_argument("--step", type=float, default=0.05)
+    p.add_argument("--progress", default="none", help="outcomes: what the scheduler is shown of running pods' "
+                   "progress (SimConfig.progress_shown; only lookahead-time reads it)")
     p.add_argument("--out", type=Path, help="the folder the CSV goes to (table: the folder read)")
     args = p.parse_args(argv)
     unknown = [c for c in args.configs if c not in CONFIGS]
