@@ -78,6 +78,8 @@ class DistillArgs:
     """weight of the squared error of each decision's mean value"""
     seed: int = 0
     """seed of the episodes, the exploration, the initialisation and the batch order"""
+    workloads: str | None = None
+    """the episodes' job mixes, as policy.train's --workloads (unset: the shipped recipe's)"""
 
 
 @dataclass
@@ -94,12 +96,14 @@ class States:
         return len(self.episode)
 
 
-def train_episodes(n: int, seed: int) -> list[tuple[SimConfig, int]]:
+def train_episodes(n: int, seed: int, workloads: str | None = None) -> list[tuple[SimConfig, int]]:
     """``n`` (config, simulator seed) pairs drawn as ``policy.env.ClusterEnv`` draws them under the shipped
-    recipe (``policy.train``'s defaults), simulator seeds in the train split."""
+    recipe (``policy.train``'s defaults; its job mixes replaced by ``workloads`` if given), simulator seeds in the
+    train split."""
     from policy.train import Args, make_env_config
 
-    env_cfg, rng = make_env_config(Args()), np.random.default_rng(seed)
+    recipe = Args() if workloads is None else Args(workloads=workloads)
+    env_cfg, rng = make_env_config(recipe), np.random.default_rng(seed)
     return [(env_cfg.draw(rng), int(rng.integers(TRAIN_SEED_LIMIT))) for _ in range(n)]
 
 
@@ -264,7 +268,7 @@ def distill(args: DistillArgs) -> tuple[Path, dict]:
     teacher = load_model(args.teacher)
     served = Served(ModelScorer(teacher, name="teacher"), args.weight, mapping=ScoreMapping.parse(args.mapping))
     log.info("distill config %s", json.dumps({k: str(v) for k, v in asdict(args).items()}))
-    st = collect(teacher, train_episodes(args.episodes, args.seed), served=served, epsilon=args.epsilon,
+    st = collect(teacher, train_episodes(args.episodes, args.seed, args.workloads), served=served, epsilon=args.epsilon,
                  seed=args.seed)
     log.info("collected decisions=%d rows=%d", len(st), len(st.rows))
     net, report = fit(st, args)
@@ -272,7 +276,8 @@ def distill(args: DistillArgs) -> tuple[Path, dict]:
     meta = {"version": f"{args.out.with_suffix('').name}-{source['source_commit']}", "trained_steps": None,
             "distilled_from": {"path": str(teacher.path), "version": teacher.version,
                                DIGEST_KEY: teacher.meta.get(DIGEST_KEY)},
-            "distill_states": f"train split: {args.episodes} episodes of policy.train's default draw from seed "
+            "distill_states": f"train split: {args.episodes} episodes of policy.train's default draw"
+                              f"{'' if args.workloads is None else f' with workloads {args.workloads}'} from seed "
                               f"{args.seed}, placed by the teacher served ({args.mapping} at weight {args.weight:g}), "
                               f"random feasible node at rate {args.epsilon:g}",
             "distill_config": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(args).items()},

@@ -68,6 +68,13 @@ def test_train_episodes_are_the_train_split_and_fixed_by_the_seed():
     assert eps != train_episodes(20, seed=4)
 
 
+def test_train_episodes_draw_the_given_job_mixes_else_the_recipes():
+    assert {cfg.workload for cfg, _ in train_episodes(40, seed=3)} == {"drs", "batch"}
+    mixed = train_episodes(40, seed=3, workloads="drs;io:2,cpu:1,net:1")
+    assert {cfg.workload for cfg, _ in mixed} == {"drs", "io:2,cpu:1,net:1"}
+    assert all(0 <= seed < TRAIN_SEED_LIMIT for _, seed in mixed)
+
+
 def _synthetic(n_decisions=600, seed=0):
     """Decisions of 3-9 random rows valued by a fixed nonlinear teacher, plus a level per decision."""
     rng = np.random.default_rng(seed)
