@@ -20,6 +20,7 @@ from pathlib import Path
 
 from policy.comparison import DQN, HEURISTICS, excess_by_case, ratio_to_best, read_summary, served_setting
 from policy.paired import Interval, interval, log_ratios
+from policy.served import HOT_THRESHOLDS, hot_thresholds_text
 from policy.splits import SEED_BASE
 
 ROOT = Path("results/policy/hot-sweep")
@@ -39,7 +40,9 @@ def settings(split: Path) -> list[str]:
 
 def label(folder: Path) -> str:
     s = served_setting(folder)
-    return "off" if s["hot_filter"] == "off" else f"{s['hot_filter']} {s['hot_thresholds']}"
+    # folders written before --hot-thresholds existed ran the shipped thresholds
+    thresholds = s.get("hot_thresholds", hot_thresholds_text(HOT_THRESHOLDS))
+    return "off" if s["hot_filter"] == "off" else f"{s['hot_filter']} {thresholds}"
 
 
 def guarded(name: str) -> bool:
@@ -76,17 +79,28 @@ def best_heuristic(means: dict[str, float]) -> str:
     return min(HEURISTICS, key=lambda p: means[p])
 
 
-def split_tables(split: Path) -> tuple[list[str], dict]:
-    names = settings(split)
+def load_settings(split: Path, names: list[str]) -> dict:
+    """Per setting folder: its runs, per-seed means, summary, and each policy's mean excess (and parts) overall."""
     data = {}
     for n in names:
         rows = runs(split / n)
         data[n] = {"rows": rows, "seeds": seed_means(rows), "summary": read_summary(split / n / "summary.csv",
                                                                                    metrics=METRICS)}
-        for key, metric in (("mean", "excess_slowdown"), ("queue", "excess_queue")):  # over every case and seed
+        for key, metric in (("mean", "excess_slowdown"), ("queue", "excess_queue"),
+                            ("contention", "excess_contention")):  # over every case and seed
             values = {p: [float(r[metric]) for r in rows if r["policy"] == p] for p in POLICIES}
             data[n][key] = {p: sum(v) / len(v) for p, v in values.items()}
-    seeds = sorted({int(r["seed"]) - SEED_BASE[split.name] for r in data[names[0]]["rows"]})
+    return data
+
+
+def split_tables(split: Path, *, names: list[str] | None = None, ref: dict | None = None,
+                 seed_split: str | None = None) -> tuple[list[str], dict]:
+    """The tables of one folder of settings; ``ref``: the settings the shipped / off ratios are taken against
+    (default: this folder's own), on the same episodes."""
+    names = names or settings(split)
+    data = load_settings(split, names)
+    ref = ref or data
+    seeds = sorted({int(r["seed"]) - SEED_BASE[seed_split or split.name] for r in data[names[0]]["rows"]})
     cases = sorted({(r["scenario"], r["load"]) for r in data[names[0]]["rows"]})
     out = [f"### {split.name}: {len(cases)} cases x {len(seeds)} seeds (offsets {seeds[0]}-{seeds[-1]}) per policy "
            "and setting", "",
@@ -104,12 +118,21 @@ def split_tables(split: Path) -> tuple[list[str], dict]:
         iv = paired(d["seeds"], d["seeds"], DQN, best)
         geo = ratio_to_best(excess_by_case(d["summary"]), DQN)
         out.append(f"| {label(split / n)} | {' | '.join(cells)} | {geo:.3f} | {fmt(iv)} vs {best} |")
+    out += ["", "The DQN's excess in its two parts (`excess_queue`: waiting for a node that fits by requests; "
+            "`excess_contention`: running slower than alone), mean over the cases and seeds:", "",
+            "| setting | dqn excess | queueing | contention |", "|---|---:|---:|---:|"]
+    for n in names:
+        d = data[n]
+        out.append(f"| {label(split / n)} | {d['mean'][DQN]:.4f} | {d['queue'][DQN]:.4f} | "
+                   f"{d['contention'][DQN]:.4f} |")
+    ship, off = ref[SHIPPED]["seeds"], ref[OFF]["seeds"] if OFF in ref else None
     out += ["", "Each policy's excess in a setting as a paired ratio to its own in the shipped setting "
-            f"({label(split / SHIPPED)}) and with the filter off (per-seed, `policy.paired.interval`, 95 %):", "",
+            "(prefer-cool 0.65,0.95) and the DQN's to its own with the filter off (per seed, "
+            "`policy.paired.interval`, 95 %):", "",
             "| setting | " + " | ".join(f"{p} / shipped" for p in POLICIES) + f" | {DQN} / off |",
             "|---|" + "---:|" * (len(POLICIES) + 1)]
     for n in names:
-        d, ship, off = data[n]["seeds"], data[SHIPPED]["seeds"], data[OFF]["seeds"] if OFF in data else None
+        d = data[n]["seeds"]
         cells = [fmt(paired(d, ship, p, p)) for p in POLICIES]
         cells.append(fmt(paired(d, off, DQN, DQN)) if off else "n/a")
         out.append(f"| {label(split / n)} | {' | '.join(cells)} |")
@@ -146,6 +169,24 @@ def rule(split: Path, data: dict) -> tuple[list[str], str]:
     return out, pick
 
 
+COMMITTED_TEST = (Path("results/policy/test-served"), Path("results/policy/test-served-nohot"))
+"""The committed test figures of the shipped model, with the shipped filter and without one (summaries only)."""
+
+
+def summary_row(folder: Path, name: str) -> str:
+    """One table row from a ``summary.csv``: each policy's excess averaged over the cases (queueing share), and the
+    DQN's ``ratio_to_best``."""
+    rows = read_summary(folder / "summary.csv", metrics=METRICS)
+    mean = {p: [(float(r["excess_slowdown"]), float(r["excess_queue"])) for r in rows if r["policy"] == p]
+            for p in POLICIES}
+    cells = []
+    for p in POLICIES:
+        ex, qu = (sum(v[i] for v in mean[p]) / len(mean[p]) for i in (0, 1))
+        cells.append(f"{ex:.4f} ({100 * qu / ex:.0f} %)")
+    geo = ratio_to_best(excess_by_case(rows), DQN)
+    return f"| {name} | {' | '.join(cells)} | {geo:.3f} |"
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--root", type=Path, default=ROOT)
@@ -158,10 +199,21 @@ def main() -> None:
     shown = [n for n in dict.fromkeys((SHIPPED, pick, OFF)) if n in data]
     lines += ["", "### The DQN's mean excess per case (validation)", "",
               *per_case(args.root / "validation", data, shown)]
+    explore = args.root / "explore"
+    if explore.is_dir() and any((q / "summary.csv").is_file() for q in explore.iterdir()):
+        names = sorted(q.name for q in explore.iterdir() if (q / "summary.csv").is_file())
+        ex, _ = split_tables(explore, names=names, ref=data, seed_split="validation")
+        lines += ["", "## Exploratory, after the rule: which of the two 0.95 thresholds costs (same validation "
+                  "episodes)", "", *ex]
     test = args.root / "test"
     if test.is_dir() and any((q / "summary.csv").is_file() for q in test.iterdir()):
         tt, tdata = split_tables(test)
         lines += ["", "## Test split (once, after the rule was applied)", "", *tt, "",
+                  "### Beside the committed test figures (summaries: mean over the cases)", "",
+                  "| run | default-k8s | demand-aware | lookahead | dqn | dqn / best heuristic |",
+                  "|---|---:|---:|---:|---:|---:|",
+                  *(summary_row(f, f"committed `{f}` ({label(f)})") for f in COMMITTED_TEST if f.is_dir()),
+                  *(summary_row(test / n, f"this sweep ({label(test / n)})") for n in tdata), "",
                   "### The DQN's mean excess per case (test)", "", *per_case(test, tdata, list(tdata))]
     print("\n".join(lines))  # noqa: T201
 
