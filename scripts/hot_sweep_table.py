@@ -26,16 +26,25 @@ from policy.splits import SEED_BASE
 ROOT = Path("results/policy/hot-sweep")
 SHIPPED = "prefer-cool-0.65"
 OFF = "off"
+PICK_CONFIRMED, MEMORY_ONLY = "prefer-cool-0.95", "mem-0.95-only"
+"""The confirmation block's two folders: the rule's pick and the memory-only guard."""
 POLICIES = (*HEURISTICS, DQN)
 METRICS = ("excess_slowdown", "excess_queue")
 
 
 def settings(split: Path) -> list[str]:
-    """The setting folders of ``split``: prefer-cool by threshold, off, then prefer-fit by threshold."""
+    """The setting folders of ``split``: prefer-cool by threshold, off, prefer-fit by threshold, then any other."""
     names = [p.name for p in split.iterdir() if (p / "summary.csv").is_file()]
-    order = {"prefer-cool": 0, "off": 1, "prefer-fit": 2}
-    return sorted(names, key=lambda n: (order[n.rsplit("-", 1)[0] if n != OFF else OFF],
-                                        float(n.rsplit("-", 1)[1]) if n != OFF else 0.0))
+
+    def key(name: str) -> tuple:
+        mode, _, thr = name.rpartition("-")
+        order = {"prefer-cool": 0, "": 1, "prefer-fit": 2}  # "off" partitions to ("", "", "off")
+        try:
+            return order[mode], float(thr) if mode else 0.0, name
+        except (KeyError, ValueError):
+            return 3, 0.0, name
+
+    return sorted(names, key=key)
 
 
 def label(folder: Path) -> str:
@@ -125,6 +134,8 @@ def split_tables(split: Path, *, names: list[str] | None = None, ref: dict | Non
         d = data[n]
         out.append(f"| {label(split / n)} | {d['mean'][DQN]:.4f} | {d['queue'][DQN]:.4f} | "
                    f"{d['contention'][DQN]:.4f} |")
+    if SHIPPED not in ref:
+        return out, data
     ship, off = ref[SHIPPED]["seeds"], ref[OFF]["seeds"] if OFF in ref else None
     out += ["", "Each policy's excess in a setting as a paired ratio to its own in the shipped setting "
             "(prefer-cool 0.65,0.95) and the DQN's to its own with the filter off (per seed, "
@@ -205,6 +216,14 @@ def main() -> None:
         ex, _ = split_tables(explore, names=names, ref=data, seed_split="validation")
         lines += ["", "## Exploratory, after the rule: which of the two 0.95 thresholds costs (same validation "
                   "episodes)", "", *ex]
+    confirm = args.root / "confirm"
+    if (confirm / PICK_CONFIRMED / "summary.csv").is_file() and (confirm / MEMORY_ONLY / "summary.csv").is_file():
+        cf, cdata = split_tables(confirm, names=[PICK_CONFIRMED, MEMORY_ONLY], seed_split="validation")
+        iv = paired(cdata[MEMORY_ONLY]["seeds"], cdata[PICK_CONFIRMED]["seeds"], DQN, DQN)
+        lines += ["", "## Confirmation on fresh validation episodes (registered after the exploratory runs)", "", *cf,
+                  "", f"The DQN's per-seed paired ratio, {label(confirm / MEMORY_ONLY)} / "
+                  f"{label(confirm / PICK_CONFIRMED)}: **{fmt(iv)}**; the registered condition (upper end below 1) is "
+                  f"**{'met' if iv.high < 1 else 'not met'}**."]
     test = args.root / "test"
     if test.is_dir() and any((q / "summary.csv").is_file() for q in test.iterdir()):
         tt, tdata = split_tables(test)
