@@ -7,8 +7,8 @@ interval over seeds, mean and p95 JCT, makespan, load imbalance and utilisation;
 per episode: every metric, deterministic for fixed seeds, so it is committed with the results and per-seed
 tables are made from it), ``timing.csv`` (each episode's wall seconds, which differ on every rerun: not
 committed), ``summary.csv``, ``table.txt``, ``summary.md`` (a policies x cases markdown table), with ``--served`` its
-setting (``served.json``: weight, mapping, hot filter), and PNG plots (JCT CDF, imbalance and utilisation
-over time) to ``--out``.
+setting (``served.json``: weight, mapping, hot filter and its thresholds), and PNG plots (JCT CDF, imbalance and
+utilisation over time) to ``--out``.
 
 Held-out splits (``--split``, see ``policy.splits`` and policy/README.md): ``validation`` (inside training's
 ranges; what tuning and checkpoint selection may look at) and ``test`` (families outside training's ranges;
@@ -69,7 +69,16 @@ from policy.grid import (
 )
 from policy.model import ModelError
 from policy.report import format_placements, write_csv, write_plots
-from policy.served import DEFAULT_HOT_FILTER, DEFAULT_MAPPING, DEFAULT_WEIGHT, HOT_FILTERS, ScoreMapping
+from policy.served import (
+    DEFAULT_HOT_FILTER,
+    DEFAULT_MAPPING,
+    DEFAULT_WEIGHT,
+    HOT_FILTERS,
+    HOT_THRESHOLDS,
+    ScoreMapping,
+    hot_thresholds_text,
+    parse_hot_thresholds,
+)
 from policy.sim import calibration
 from policy.sim.episode import scorer_from_spec
 from policy.sim.errors import SimError
@@ -94,6 +103,13 @@ TIMING = ("wall_s",)
 def _mapping(text: str) -> ScoreMapping:
     try:
         return ScoreMapping.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _hot_thresholds(text: str) -> tuple[float, ...]:
+    try:
+        return parse_hot_thresholds(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -137,6 +153,11 @@ class EvaluateArgs:
     """with --served: the extender's hot-node filter as its hot_filter setting (prefer-cool: only while some fit
     node is cool; prefer-fit: the same, judging each node with the pod's expected demand added; strict: always;
     off: none)"""
+    hot_thresholds: tuple = option(HOT_THRESHOLDS, type=_hot_thresholds, metavar="CPU,MEM[,NET,DISK]",
+                                   fill={"default": hot_thresholds_text(HOT_THRESHOLDS)})
+    """with --served: estimated usage / capacity at which the hot filter judges a node hot, as the extender's hot_cpu,
+    hot_mem, hot_net, hot_disk settings (none: no check; net and disk unset: none; default {default}, the
+    extender's)"""
     contention: str | None = option(None, metavar="NAME")
     """simulate with parameter set NAME of policy/sim/calibration.yaml, e.g. fitted-lab (unset: the file's active
     set, or $DRSCHED_SIM_CALIBRATION's)"""
@@ -310,6 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         rows, series = run_all(cases, policies, args.jobs, args.workers, progress=not args.quiet,
                                served_weight=args.served, hot_filter=args.hot_filter, contention=contention,
+                               hot_thresholds=args.hot_thresholds,
                                mapping=args.mapping, net_shown=args.net_shown, progress_shown=args.progress)
     except (ConfigError, SimError) as exc:  # raised in a worker and pickled back as itself (policy.errors)
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
@@ -321,7 +343,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_csv(args.out / "summary.csv", summary)
     if args.served is not None:  # what the scoring was, for the tables made from this folder
         (args.out / "served.json").write_text(json.dumps(
-            {"weight": args.served, "mapping": str(args.mapping), "hot_filter": args.hot_filter}, indent=2) + "\n")
+            {"weight": args.served, "mapping": str(args.mapping), "hot_filter": args.hot_filter,
+             "hot_thresholds": hot_thresholds_text(args.hot_thresholds)}, indent=2) + "\n")
     if args.progress != "none":
         (args.out / "progress.json").write_text(json.dumps({"progress_shown": args.progress}) + "\n")
     if contention is not None:

@@ -84,11 +84,11 @@ def policy_setting(entry: str, hot_filter: str) -> tuple[str, str]:
 
 
 def _run_case(args: tuple) -> tuple[Case, str, dict, dict]:
-    case, n_jobs, entry, label, weight, default_filter, mapping, overrides = args
+    case, n_jobs, entry, label, weight, default_filter, mapping, thresholds, overrides = args
     spec, hot_filter = policy_setting(entry, default_filter)
     scorer = scorer_from_spec(spec, seed=case.seed)
     if weight is not None and spec != BASELINE:  # default-k8s is kube-scheduler without the extender
-        scorer = Served(scorer, weight, thresholds=HOT_THRESHOLDS, mode=hot_filter, mapping=mapping)
+        scorer = Served(scorer, weight, thresholds=thresholds, mode=hot_filter, mapping=mapping)
     t0 = time.perf_counter()
     cfg = case.sim_config(n_jobs)
     result = run_episode(replace(cfg, **overrides) if overrides else cfg, case.seed, scorer)
@@ -103,20 +103,21 @@ def _run_case(args: tuple) -> tuple[Case, str, dict, dict]:
 def run_all(cases: list[Case], policies: list[str], n_jobs: int, workers: int, progress: bool = True,
             served_weight: float | None = None, hot_filter: str = DEFAULT_HOT_FILTER,
             contention: ContentionParams | None = None, mapping: ScoreMapping = DEFAULT_MAPPING,
-            net_shown: float | None = None, progress_shown: str = "none"):
+            net_shown: float | None = None, progress_shown: str = "none", hot_thresholds=HOT_THRESHOLDS):
     """Run every (case, policy), each policy scored as served with extender weight ``served_weight`` and
     value-to-score ``mapping`` if a weight is given (``policy.served``), under ``contention`` if given (else
     the calibration file's active set), every node showing net capacity ``net_shown`` if given
     (``SimConfig.net_shown``), the running pods' progress as ``progress_shown`` (``SimConfig.progress_shown``);
     ``NAME@MODE`` policies with hot filter MODE, the others ``hot_filter``
-    (``policy_setting``); returns rows (dicts) and the per-run series of the first seed."""
+    (``policy_setting``), each at ``hot_thresholds`` (``policy.served.heat``); returns rows (dicts) and the
+    per-run series of the first seed."""
     labels = [scorer_label(s) + HOT_FILTER_SEP * bool(sep) + m
               for s, sep, m in (p.partition(HOT_FILTER_SEP) for p in policies)]
     labels = [lab if labels.count(lab) == 1 else p for lab, p in zip(labels, policies, strict=True)]
     overrides = {k: v for k, v in (("contention", contention), ("net_shown", net_shown)) if v is not None}
     if progress_shown != "none":
         overrides["progress_shown"] = progress_shown
-    tasks = [(c, n_jobs, p, lab, served_weight, hot_filter, mapping, overrides) for c in cases
+    tasks = [(c, n_jobs, p, lab, served_weight, hot_filter, mapping, hot_thresholds, overrides) for c in cases
              for p, lab in zip(policies, labels, strict=True)]
     rows, series = [], {}
     bar = _progress(len(tasks), progress)

@@ -44,7 +44,7 @@ from policy.baselines.default_k8s import DefaultK8s
 from policy.baselines.koord import USAGE_THRESHOLDS
 from policy.features import DEFAULT_MAX_USAGE_AGE, estimated_usage, feasible_mask, usage_is_fresh
 from policy.model import Scorer
-from policy.state import ClusterSnapshot, PodView
+from policy.state import RESOURCES, ClusterSnapshot, PodView
 
 HOT_FILTERS = ("prefer-cool", "prefer-fit", "strict", "off")
 DEFAULT_HOT_FILTER = HOT_FILTERS[0]  # what the extender ships with (extender.settings)
@@ -54,6 +54,31 @@ HOT_THRESHOLDS = (*USAGE_THRESHOLDS, np.inf, np.inf)
 """Estimated usage / capacity at which a fresh node is filtered, per resource: the extender's defaults,
 Koordinator's for cpu and memory, none for net and disk. Defined here once; the extender's settings and
 ``extender.decide.Thresholds`` take their defaults from it."""
+def parse_hot_thresholds(text: str) -> tuple[float, ...]:
+    """``CPU,MEM[,NET,DISK]`` (``none`` for no check of a resource; net and disk unset: none) -> the four
+    thresholds ``heat`` takes, as the extender's ``hot_cpu`` .. ``hot_disk`` settings; ``ValueError`` naming what
+    is wrong. ``python -m policy.evaluate --hot-thresholds`` reads this."""
+    parts = [t.strip() for t in str(text).split(",")]
+    if len(parts) not in (2, 4):
+        raise ValueError(f"hot thresholds are CPU,MEM or CPU,MEM,NET,DISK, got {text!r}")
+    out = []
+    for name, part in zip(RESOURCES, parts + ["none"] * (len(RESOURCES) - len(parts)), strict=True):
+        try:
+            value = np.inf if part.lower() == "none" else float(part)
+        except ValueError:
+            raise ValueError(f"hot threshold {name} must be a number or none, got {part!r} in {text!r}") from None
+        if not value > 0:
+            raise ValueError(f"hot threshold {name} must be > 0 (or none), got {part!r} in {text!r}")
+        out.append(value)
+    return tuple(out)
+
+
+def hot_thresholds_text(thresholds) -> str:
+    """``parse_hot_thresholds``'s inverse, shortest form: ``0.65,0.95`` for the shipped ``HOT_THRESHOLDS``."""
+    parts = ["none" if not np.isfinite(t) else f"{t:g}" for t in thresholds]
+    return ",".join(parts[:2] if parts[2:] == ["none", "none"] else parts)
+
+
 MAX_EXTENDER_PRIORITY = 10
 NODE_SCORE_PER_PRIORITY = 10
 """kube-scheduler scales an extender's score by MaxNodeScore (100) / MaxExtenderPriority (10)."""

@@ -1,8 +1,11 @@
 """``policy.evaluate``'s choice of contention set: a named set of the shipped calibration file, or a clear error."""
 
+import json
+
+import numpy as np
 import pytest
 
-from policy.evaluate import main
+from policy.evaluate import main, parse_args
 from policy.grid import Case, run_all
 from policy.report import format_counts, format_placements, parse_counts
 from policy.sim import calibration
@@ -122,6 +125,23 @@ def test_the_hot_filter_of_a_policy_entry_reaches_its_episodes():
     off, _ = run_all(cases, ["worst-fit"], n_jobs=48, workers=1, progress=False, served_weight=10.0,
                      hot_filter="off")
     assert off[0]["mean_jct"] == by["worst-fit@off"]
+
+
+def test_hot_thresholds_reach_every_served_episode_and_served_json(capsys, tmp_path):
+    # worst-fit prefers the busiest nodes; at the shipped 65 % cpu prefer-cool filters them, with no check it cannot
+    cases = [Case("lab-mr-under", "lab-multi-resource-under", 1.07, 2**32, "lab")]
+    common = dict(n_jobs=48, workers=1, progress=False, served_weight=10.0, hot_filter="prefer-cool")
+    shipped, _ = run_all(cases, ["worst-fit"], **common)
+    unchecked, _ = run_all(cases, ["worst-fit"], hot_thresholds=(np.inf,) * 4, **common)
+    off, _ = run_all(cases, ["worst-fit@off"], **common)
+    assert shipped[0]["mean_jct"] != unchecked[0]["mean_jct"] == off[0]["mean_jct"]
+    assert parse_args(["--served", "--hot-thresholds", "0.9,0.95"]).hot_thresholds == (0.9, 0.95, np.inf, np.inf)
+    assert main(["--quick", "--served", "--policies", "default-k8s,worst-fit", "--seeds", "1", "--jobs", "8",
+                 "--no-plots", "-q", "--hot-thresholds", "0.9,none", "--out", str(tmp_path)]) == 0
+    assert json.loads((tmp_path / "served.json").read_text())["hot_thresholds"] == "0.9,none"
+    with pytest.raises(SystemExit):
+        parse_args(["--served", "--hot-thresholds", "0.9"])
+    assert "CPU,MEM" in capsys.readouterr().err
 
 
 def test_net_shown_reaches_every_episode():

@@ -6,7 +6,18 @@ import pytest
 from policy.baselines import make_scorer
 from policy.baselines.default_k8s import DefaultK8s
 from policy.features import usage_is_fresh
-from policy.served import ScoreMapping, Served, any_resource, heat, hot_nodes, served_choice, to_extender_scores
+from policy.served import (
+    HOT_THRESHOLDS,
+    ScoreMapping,
+    Served,
+    any_resource,
+    heat,
+    hot_nodes,
+    hot_thresholds_text,
+    parse_hot_thresholds,
+    served_choice,
+    to_extender_scores,
+)
 from policy.state import PodView
 from tests.unit.policy.helpers import snapshot
 
@@ -41,6 +52,33 @@ def test_hot_nodes_are_fresh_nodes_at_a_threshold():
     snap = snapshot([STD] * 4, usage=[[2.6, 0, 0, 0], [2.5, 0, 0, 0], [2.6, 0, 0, 0], [0, 15.2, 0, 0]],
                     age=[0, 0, 120, 0])
     assert hot_nodes(snap, max_usage_age=60).tolist() == [True, False, False, True]  # 65 %, 62.5 %, stale, mem 95 %
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("0.65,0.95", (0.65, 0.95, np.inf, np.inf)),
+    (" 0.9 , 0.95 ", (0.9, 0.95, np.inf, np.inf)),
+    ("0.8,none", (0.8, np.inf, np.inf, np.inf)),
+    ("0.9,0.95,0.8,NONE", (0.9, 0.95, 0.8, np.inf)),
+])
+def test_hot_thresholds_parse_as_the_extenders_four_settings(text, expected):
+    assert parse_hot_thresholds(text) == expected
+    assert parse_hot_thresholds(hot_thresholds_text(expected)) == expected
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("0.65", "CPU,MEM"), ("0.6,0.7,0.8", "CPU,MEM"), ("0.65,hot", "mem must be a number"),
+    ("0,0.95", "cpu must be > 0"), ("0.9,0.95,-1,none", "net must be > 0"), ("nan,0.95", "cpu must be > 0"),
+])
+def test_bad_hot_thresholds_are_refused_naming_the_resource(text, match):
+    with pytest.raises(ValueError, match=match):
+        parse_hot_thresholds(text)
+
+
+def test_the_shipped_thresholds_read_as_cpu_and_mem_only_and_a_higher_cpu_threshold_passes_a_node():
+    assert hot_thresholds_text(HOT_THRESHOLDS) == "0.65,0.95"
+    snap = snapshot([STD] * 2, usage=[[3.2, 1, 0, 0], [3.8, 1, 0, 0]])  # 80 % and 95 % cpu
+    assert hot_nodes(snap, parse_hot_thresholds("0.9,0.95")).tolist() == [False, True]
+    assert hot_nodes(snap, parse_hot_thresholds("none,none")).tolist() == [False, False]
 
 
 def test_any_resource_is_any_along_the_resources_and_heat_given_fresh_is_heat():

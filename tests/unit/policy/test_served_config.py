@@ -46,6 +46,6 @@ def test_a_served_evaluation_records_its_setting_and_an_argmax_one_none(tmp_path
               "--jobs", "8", "--no-plots", "-q"]
     assert main([*common, "--served", "--mapping", "band:0.1", "--out", str(tmp_path / "s")]) == 0
     assert json.loads((tmp_path / "s" / "served.json").read_text()) == {
-        "weight": DEFAULT_WEIGHT, "mapping": "band:0.1", "hot_filter": "prefer-cool"}
+        "weight": DEFAULT_WEIGHT, "mapping": "band:0.1", "hot_filter": "prefer-cool", "hot_thresholds": "0.65,0.95"}
     assert main([*common, "--out", str(tmp_path / "a")]) == 0
     assert not (tmp_path / "a" / "served.json").exists()
