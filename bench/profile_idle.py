@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     raw = args.out / "extender.raw"
     if raw.exists():
         summary = subprocess.run([sys.executable, str(Path(__file__).parent / "spy_threads.py"), str(raw),
-                                  "--top", "40"], capture_output=True, text=True, check=False)
+                                  "--process", "", "--top", "40"], capture_output=True, text=True, check=False)
         (args.out / "extender-summary.txt").write_text(summary.stdout + summary.stderr, encoding="utf-8")
         print(summary.stdout)
     return 0

@@ -52,7 +52,8 @@ def short(frame: str, *, lines: bool) -> str:
 
 
 def stacks(rows: Iterable[str], process: str) -> Iterator[tuple[list[str], int]]:
-    """(frames, samples) of each raw row whose process line contains ``process``; raises on a malformed row."""
+    """(frames, samples) of each raw row whose process line contains ``process`` (``process`` empty: every row, with
+    or without a process line, as a recording of one ``--pid`` has none); raises on a malformed row."""
     for n, row in enumerate(rows, 1):
         row = row.rstrip("\n")
         if not row:
@@ -62,7 +63,7 @@ def stacks(rows: Iterable[str], process: str) -> Iterator[tuple[list[str], int]]
             raise ValueError(f"line {n}: no sample count at the end: {row[:80]!r}")
         parts = stack.split(";")
         procs = [p for p in parts if p.startswith("process ")]
-        if not procs or process not in procs[-1]:
+        if process and (not procs or process not in procs[-1]):
             continue
         yield [p for p in parts if not p.startswith("process ")], int(count)
 

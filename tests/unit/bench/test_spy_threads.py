@@ -67,3 +67,11 @@ def test_main_reads_gzipped_raw(tmp_path, capsys):
         f.writelines(ROWS)
     assert spy_threads.main([str(raw), "--role", "watch"]) == 0
     assert "inclusive (watch), % of those 10 samples" in capsys.readouterr().out
+
+
+def test_an_empty_process_keeps_every_row_as_a_recording_of_one_pid_has_no_process_line():
+    rows = [f"{LOOP} 3\n", f"{WATCH} 2\n", f"{EXT};{WATCH} 1\n"]
+    roles, _, _ = spy_threads.summarise(rows, process="")
+    assert dict(roles) == {"loop": 3, "watch": 3}
+    roles, _, _ = spy_threads.summarise(rows, process="-m extender")  # a named process needs its process line
+    assert dict(roles) == {"watch": 1}
