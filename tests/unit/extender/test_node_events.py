@@ -47,15 +47,17 @@ VALUE_LIST = (["0", "1", "2Gi", "True", "False", "Ready", "", "unknown", 7, 2.5,
 VALUES = st.sampled_from(VALUE_LIST)
 
 
-def _set(node: dict, path: tuple, value, *, delete: bool) -> dict:
-    out = copy.deepcopy(node)
+def with_value(obj: dict, path: tuple, value, *, delete: bool) -> dict:
+    """A deep copy of ``obj`` with the member at ``path`` removed (``delete``) or set to a copy of ``value``
+    (shared with the pod-event tests)."""
+    out = copy.deepcopy(obj)
     parent = out
     for k in path[:-1]:
         parent = parent[k]
     if delete:
         del parent[path[-1]]
     else:
-        parent[path[-1]] = value
+        parent[path[-1]] = copy.deepcopy(value)
     return out
 
 
@@ -76,8 +78,8 @@ def _read(node: dict):
 
 
 MUTATION = st.tuples(st.sampled_from(LEAVES), VALUES, st.booleans())
-START_LIST = [NODE, _set(NODE, ("status", "conditions", 0, "status"), "False", delete=False),
-              _set(NODE, ("spec", "unschedulable"), True, delete=False)]
+START_LIST = [NODE, with_value(NODE, ("status", "conditions", 0, "status"), "False", delete=False),
+              with_value(NODE, ("spec", "unschedulable"), True, delete=False)]
 STARTS = st.sampled_from(START_LIST)
 """A ready node, a not-ready one (the pod index then reads its Ready condition's reason and times), a cordoned one."""
 
@@ -85,7 +87,7 @@ STARTS = st.sampled_from(START_LIST)
 def _mutated(node: dict, mutations) -> dict:
     for path, value, delete in mutations:
         try:
-            node = _set(node, path, value, delete=delete)
+            node = with_value(node, path, value, delete=delete)
         except (KeyError, IndexError, TypeError):
             continue  # an earlier mutation removed or replaced the path
     return node
@@ -110,9 +112,9 @@ def _check(before: dict, node: dict) -> None:
 def test_every_single_change_of_every_member_is_seen_or_changes_nothing_read(start):
     before = START_LIST[start]
     for path in LEAVES:
-        _check(before, _set(before, path, None, delete=True))
+        _check(before, with_value(before, path, None, delete=True))
         for value in VALUE_LIST:
-            _check(before, _set(before, path, value, delete=False))
+            _check(before, with_value(before, path, value, delete=False))
 
 
 def _watcher():
@@ -192,6 +194,6 @@ def test_the_node_watch_decodes_what_is_read_and_keeps_errors_and_odd_shapes_who
     assert w.resource_version == NODE["metadata"]["resourceVersion"]
     error = {"type": "ERROR", "object": {"kind": "Status", "code": 410, "message": "too old resource version"}}
     assert w.unmarshal_event(orjson.dumps(error).decode(), None)["raw_object"] == error["object"]
-    odd = _set(NODE, ("status", "conditions", 0), "not an object", delete=False)
+    odd = with_value(NODE, ("status", "conditions", 0), "not an object", delete=False)
     assert w.unmarshal_event(orjson.dumps({"type": "MODIFIED", "object": odd}), None)["object"] == odd
     assert w.unmarshal_event("{not json", None) is None

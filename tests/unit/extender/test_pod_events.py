@@ -27,6 +27,7 @@ from kube.affinity import node_requirement
 from kube.cache import ClusterCache, PodRecord
 from kube.objects import UNSCHEDULABLE_TAINT, pod_key, tolerates
 from kube.profiles import pod_view_for
+from tests.unit.extender.test_node_events import with_value
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 from bench_watch import kwok_node, pod_steps  # noqa: E402  -- the pod's events as kube-apiserver sends them
@@ -110,22 +111,12 @@ VALUE_LIST = ["0", "1", "100m", "2Gi", "True", "False", "", "Running", "Succeede
 VALUES = st.sampled_from(VALUE_LIST)
 
 
-def _set(pod: dict, path: tuple, value, *, delete: bool) -> dict:
-    out = copy.deepcopy(pod)
-    parent = out
-    for k in path[:-1]:
-        parent = parent[k]
-    if delete:
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = copy.deepcopy(value)
-    return out
 
 
 def _mutated(pod: dict, mutations) -> dict:
     for path, value, delete in mutations:
         try:
-            pod = _set(pod, path, value, delete=delete)
+            pod = with_value(pod, path, value, delete=delete)
         except (KeyError, IndexError, TypeError):
             continue  # an earlier mutation removed or replaced the path
     return pod
@@ -200,9 +191,9 @@ def test_every_single_change_of_every_member_reads_as_the_whole_pod(start):
     event_type, pod = START_LIST[start]
     _check(event_type, pod)
     for path in leaves(pod):
-        _check(event_type, _set(pod, path, None, delete=True))
+        _check(event_type, with_value(pod, path, None, delete=True))
         for value in VALUE_LIST:
-            _check(event_type, _set(pod, path, value, delete=False))
+            _check(event_type, with_value(pod, path, value, delete=False))
 
 
 MUTATION = st.tuples(st.sampled_from(sorted({p for _, o in START_LIST for p in leaves(o)}, key=repr)), VALUES,
@@ -235,9 +226,9 @@ def _whole(line: bytes):
     {"type": "ERROR", "object": {"kind": "Status", "code": 500}},  # a Status the schema would take: whole anyway
     {"type": "BOOKMARK", "object": {"kind": "Pod", "metadata": {"resourceVersion": "9", "annotations": {
         "k8s.io/initial-events-end": "true"}}, "spec": {"containers": None}}},
-    {"type": "MODIFIED", "object": _set(STEPS[2][1], ("spec", "containers", 0), "not an object", delete=False)},
-    {"type": "MODIFIED", "object": _set(STEPS[2][1], ("status", "conditions", 1), 7, delete=False)},
-    {"type": "ADDED", "object": _set(STEPS[0][1], ("spec",), None, delete=False)},
+    {"type": "MODIFIED", "object": with_value(STEPS[2][1], ("spec", "containers", 0), "not an object", delete=False)},
+    {"type": "MODIFIED", "object": with_value(STEPS[2][1], ("status", "conditions", 1), 7, delete=False)},
+    {"type": "ADDED", "object": with_value(STEPS[0][1], ("spec",), None, delete=False)},
     {"type": "ADDED", "object": None},
     {"type": "ADDED"},
     {"type": 7, "object": STEPS[0][1]},
