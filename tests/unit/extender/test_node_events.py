@@ -84,20 +84,22 @@ STARTS = st.sampled_from(START_LIST)
 """A ready node, a not-ready one (the pod index then reads its Ready condition's reason and times), a cordoned one."""
 
 
-def _mutated(node: dict, mutations) -> dict:
+def mutated(obj: dict, mutations) -> dict:
+    """``obj`` with each (path, value, delete) of ``mutations`` applied in turn by ``with_value``, skipping one whose
+    path an earlier mutation removed or replaced (shared with the pod-event tests)."""
     for path, value, delete in mutations:
         try:
-            node = with_value(node, path, value, delete=delete)
+            obj = with_value(obj, path, value, delete=delete)
         except (KeyError, IndexError, TypeError):
-            continue  # an earlier mutation removed or replaced the path
-    return node
+            continue
+    return obj
 
 
 @settings(max_examples=500, deadline=None)
 @given(start=STARTS, first=st.lists(MUTATION, max_size=2), then=st.lists(MUTATION, min_size=1, max_size=2))
 def test_a_node_digest_changes_whenever_what_the_extender_reads_changes(start, first, then):
-    before = _mutated(start, first)  # a node as last applied (perhaps not ready, cordoned, odd)
-    _check(before, _mutated(before, then))  # and the next event of it
+    before = mutated(start, first)  # a node as last applied (perhaps not ready, cordoned, odd)
+    _check(before, mutated(before, then))  # and the next event of it
 
 
 def _check(before: dict, node: dict) -> None:

@@ -27,7 +27,7 @@ from kube.affinity import node_requirement
 from kube.cache import ClusterCache, PodRecord
 from kube.objects import UNSCHEDULABLE_TAINT, pod_key, tolerates
 from kube.profiles import pod_view_for
-from tests.unit.extender.test_node_events import with_value
+from tests.unit.extender.test_node_events import mutated, with_value
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 from bench_watch import kwok_node, pod_steps  # noqa: E402  -- the pod's events as kube-apiserver sends them
@@ -109,17 +109,6 @@ VALUE_LIST = ["0", "1", "100m", "2Gi", "True", "False", "", "Running", "Succeede
               [{"kind": "DaemonSet", "name": "d", "controller": True}], {"app": "drsched-monitor"},
               [{"key": "k", "operator": "Exists"}], "not an object"]
 VALUES = st.sampled_from(VALUE_LIST)
-
-
-
-
-def _mutated(pod: dict, mutations) -> dict:
-    for path, value, delete in mutations:
-        try:
-            pod = with_value(pod, path, value, delete=delete)
-        except (KeyError, IndexError, TypeError):
-            continue  # an earlier mutation removed or replaced the path
-    return pod
 
 
 def _attempt(fn, *args):
@@ -204,7 +193,7 @@ MUTATION = st.tuples(st.sampled_from(sorted({p for _, o in START_LIST for p in l
 @given(start=st.sampled_from(range(len(START_LIST))), mutations=st.lists(MUTATION, max_size=4))
 def test_random_changes_read_as_the_whole_pod(start, mutations):
     event_type, pod = START_LIST[start]
-    _check(event_type, _mutated(pod, mutations))
+    _check(event_type, mutated(pod, mutations))
 
 
 def test_the_pruned_pod_leaves_out_what_no_reader_reads():
