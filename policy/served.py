@@ -54,6 +54,8 @@ HOT_THRESHOLDS = (*USAGE_THRESHOLDS, np.inf, np.inf)
 """Estimated usage / capacity at which a fresh node is filtered, per resource: the extender's defaults,
 Koordinator's for cpu and memory, none for net and disk. Defined here once; the extender's settings and
 ``extender.decide.Thresholds`` take their defaults from it."""
+
+
 def parse_hot_thresholds(text: str) -> tuple[float, ...]:
     """``CPU,MEM[,NET,DISK]`` (``none`` for no check of a resource; net and disk unset: none) -> the four
     thresholds ``heat`` takes, as the extender's ``hot_cpu`` .. ``hot_disk`` settings; ``ValueError`` naming what

@@ -29,17 +29,18 @@ SETTINGS = build_settings(None, log_level="WARNING")
 NODE = kwok_node("bench-0001", 0)
 
 
-def _leaves(obj, path=()):
+def leaves(obj, path=()):
+    """Every path into ``obj``, containers included (shared with the pod-event tests)."""
     if isinstance(obj, dict):
         for k, v in obj.items():
-            yield from _leaves(v, (*path, k))
+            yield from leaves(v, (*path, k))
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
-            yield from _leaves(v, (*path, i))
+            yield from leaves(v, (*path, i))
     yield path  # containers too: replacing or removing a whole member is a mutation
 
 
-LEAVES = [p for p in _leaves(NODE) if p and p != ("metadata", "name") and p[:3] != ("metadata", "managedFields", 1)]
+LEAVES = [p for p in leaves(NODE) if p and p != ("metadata", "name") and p[:3] != ("metadata", "managedFields", 1)]
 """Every member but the name; of managedFields the whole and the first entry (the rest is more of the same)."""
 VALUE_LIST = (["0", "1", "2Gi", "True", "False", "Ready", "", "unknown", 7, 2.5, None, True, [], {},
                           {"type": "Ready"}, [{"type": "Ready", "status": "False"}], "NoSchedule",

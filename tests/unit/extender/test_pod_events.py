@@ -27,6 +27,7 @@ from kube.affinity import node_requirement
 from kube.cache import ClusterCache, PodRecord
 from kube.objects import UNSCHEDULABLE_TAINT, pod_key, tolerates
 from kube.profiles import pod_view_for
+from tests.unit.extender.test_node_events import leaves as all_paths
 from tests.unit.extender.test_node_events import mutated, with_value
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
@@ -86,19 +87,9 @@ START_LIST = [(t, o) for t, o in STEPS] + [("MODIFIED", _rich(STEPS[1][1])), ("M
 """Each event of a scheduled pod, and the pods whose other members a reader reads."""
 
 
-def _leaves(obj, path=()):
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from _leaves(v, (*path, k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from _leaves(v, (*path, i))
-    yield path  # containers too: replacing or removing a whole member is a mutation
-
-
 def leaves(pod: dict) -> list[tuple]:
     """Every member; of managedFields the whole and the first entry (the rest is more of the same)."""
-    return [p for p in _leaves(pod) if p and not (p[:2] == ("metadata", "managedFields") and len(p) > 2 and p[2])]
+    return [p for p in all_paths(pod) if p and not (p[:2] == ("metadata", "managedFields") and len(p) > 2 and p[2])]
 
 
 VALUE_LIST = ["0", "1", "100m", "2Gi", "True", "False", "", "Running", "Succeeded", "Failed", "Pending", "Ready",
